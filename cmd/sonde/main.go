@@ -1,0 +1,48 @@
+// Command sonde is the debug and trace agent's command line: the TCF agent and
+// one-shot tools (maps, regs, stack, symbolize). See docs in ../../README.md.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// A verb is one subcommand. run returns the process exit code: 0 ok, 1 failure,
+// 2 usage error.
+type verb struct {
+	name    string
+	summary string
+	run     func(args []string) int
+}
+
+var verbs []verb
+
+func register(v verb) { verbs = append(verbs, v) }
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: sonde <verb> [flags] [args]\n\nverbs:")
+	for _, v := range verbs {
+		fmt.Fprintf(os.Stderr, "  %-10s %s\n", v.name, v.summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'sonde <verb> --help' for a verb's flags.")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "-h" || name == "--help" || name == "help" {
+		usage()
+		os.Exit(0)
+	}
+	for _, v := range verbs {
+		if v.name == name {
+			os.Exit(v.run(os.Args[2:]))
+		}
+	}
+	fmt.Fprintf(os.Stderr, "sonde: unknown verb %q\n", name)
+	usage()
+	os.Exit(2)
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+)
+
+// Version is set at release time with -ldflags "-X main.Version=...".
+var Version = "0.1.0-dev"
+
+func init() {
+	register(verb{"version", "print version, Go version and build info", runVersion})
+}
+
+func runVersion(args []string) int {
+	fs := newFlagSet("version", "sonde version", "Prints sonde's version, the Go toolchain that built it, and its build settings.")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		return usageError(fs, "version takes no arguments")
+	}
+	fmt.Printf("sonde %s\n", Version)
+	fmt.Printf("go %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision", "vcs.time", "vcs.modified", "CGO_ENABLED":
+				fmt.Printf("%s %s\n", s.Key, s.Value)
+			}
+		}
+	}
+	return 0
+}
+
+// newFlagSet makes a verb's flag set whose --help prints the usage line and a
+// description to stderr.
+func newFlagSet(name, usageLine, description string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: %s\n\n%s\n", usageLine, description)
+		var n int
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprintln(os.Stderr, "\nflags:")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args; when it returns ok=false the verb must return code
+// (0 after --help, 2 after a usage error).
+func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
+}
+
+// usageError prints msg and the verb's usage and returns exit code 2.
+func usageError(fs *flag.FlagSet, msg string) int {
+	fmt.Fprintf(os.Stderr, "sonde %s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return 2
+}

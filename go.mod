@@ -1,0 +1,10 @@
+module github.com/sondedbg/sonde
+
+go 1.26.0
+
+require (
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+	github.com/ulikunitz/xz v0.5.17
+	golang.org/x/arch v0.32.0
+	golang.org/x/sys v0.49.0
+)
