@@ -56,6 +56,9 @@ func (t *Target) MemoryMapChanged(proc *Context) {
 
 // Stopped records that a thread stopped at pc and sends Stopped.
 func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
+	if t.interceptStop(thread, reason, pc) {
+		return
+	}
 	thread.mu.Lock()
 	thread.state = StateStopped
 	thread.reason = reason
@@ -66,6 +69,9 @@ func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
 
 // Started records that a thread resumed and sends Started.
 func (t *Target) Started(thread *Context) {
+	if t.interceptStart(thread) {
+		return
+	}
 	thread.mu.Lock()
 	thread.state = StateRunning
 	thread.reason = nil
@@ -116,6 +122,9 @@ func (t *Target) Exited(c *Context, status ExitStatus) {
 		}
 	}
 	t.mu.Unlock()
+	if c.kind == KindThread {
+		t.abandonStep(c)
+	}
 	t.emit(Event{Kind: EventExited, Context: c, Exit: &st})
 	c.Release()
 }

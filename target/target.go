@@ -20,6 +20,7 @@ type Target struct {
 	nextBP      int
 	advisor     StepAdvisor
 	closed      bool
+	steps       stepState
 
 	events eventQueue
 }
@@ -330,7 +331,7 @@ func (c *Context) CanResume() ResumeModes {
 	if c.Exited() {
 		return 0
 	}
-	return c.target.backend.CanResume(c)
+	return c.target.backend.CanResume(c) | c.target.lineModesFor(c)
 }
 
 // Resume resumes a stopped thread, or every stopped thread of a process.
@@ -348,6 +349,9 @@ func (c *Context) Resume(mode ResumeMode, opts ResumeOptions) error {
 	}
 	if opts.Count <= 0 {
 		opts.Count = 1
+	}
+	if lineModes.Has(mode) && !c.target.backend.CanResume(c).Has(mode) {
+		return c.target.startLineStep(c, mode)
 	}
 	return c.target.backend.Resume(c, mode, opts)
 }

@@ -1,0 +1,308 @@
+package target
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Line stepping and step-out are built here, once, on top of each backend's
+// instruction and range stepping and the StepAdvisor that the symbols and unwind
+// layers install. A stepping thread's intermediate stops and starts are kept from
+// listeners: a client sees one Started when the step begins and one Stopped
+// ("Step", or whatever interrupted it) when it ends, as TCF expects.
+
+// lineModes are the modes implemented here rather than by backends.
+var lineModes = ResumeModes(0).With(ResumeStepOverLine).With(ResumeStepIntoLine).With(ResumeStepOut)
+
+// stepModesNeeded are the backend primitives line stepping is built from.
+var stepModesNeeded = ResumeModes(0).With(ResumeContinue).With(ResumeStepOverRange).With(ResumeStepIntoRange)
+
+// maxStepRounds bounds one line step (each round is one backend stop), so a step
+// over a line that loops forever still ends, reported as a step.
+const maxStepRounds = 100000
+
+type stepper struct {
+	thread  *Context
+	mode    ResumeMode
+	advisor StepAdvisor
+	stops   chan stepStop
+	// startCFA is the CFA of the frame the step began in; startLine the line
+	// block [lineStart, lineEnd) it began in.
+	startCFA           uint64
+	lineStart, lineEnd uint64
+}
+
+type stepStop struct {
+	reason *SuspendReason
+	pc     uint64
+}
+
+// stepState is the Target's table of threads in the middle of a line step.
+type stepState struct {
+	mu      sync.Mutex
+	active  map[*Context]*stepper
+	started map[*Context]bool // the one Started event of the step was sent
+}
+
+func (t *Target) lineModesFor(c *Context) ResumeModes {
+	if t.StepAdvisor() == nil || c.kind != KindThread {
+		return 0
+	}
+	if t.backend.CanResume(c)&stepModesNeeded != stepModesNeeded {
+		return 0
+	}
+	return lineModes
+}
+
+// interceptStop hands a stop of a stepping thread to its stepper; it reports
+// whether the stop was taken (and so must not reach listeners).
+func (t *Target) interceptStop(thread *Context, reason *SuspendReason, pc uint64) bool {
+	t.steps.mu.Lock()
+	s := t.steps.active[thread]
+	t.steps.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	thread.mu.Lock()
+	thread.state = StateStopped
+	thread.reason = reason
+	thread.pc = pc
+	thread.mu.Unlock()
+	s.stops <- stepStop{reason, pc}
+	return true
+}
+
+// interceptStart reports whether a Started event belongs to a step in progress
+// whose Started was already sent.
+func (t *Target) interceptStart(thread *Context) bool {
+	t.steps.mu.Lock()
+	defer t.steps.mu.Unlock()
+	if t.steps.active[thread] == nil {
+		return false
+	}
+	if t.steps.started[thread] {
+		thread.mu.Lock()
+		thread.state = StateRunning
+		thread.mu.Unlock()
+		return true
+	}
+	t.steps.started[thread] = true
+	return false
+}
+
+// startLineStep begins a line step or step-out of a stopped thread. It returns
+// once the first backend resume is under way; the step then continues on a
+// goroutine of its own and ends with one Stopped event.
+func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
+	adv := t.StepAdvisor()
+	if adv == nil {
+		return Errorf(CodeUnsupported, "resume", thread.id, fmt.Errorf("%s needs line information", mode))
+	}
+	_, _, pc := thread.State()
+	s := &stepper{thread: thread, mode: mode, advisor: adv, stops: make(chan stepStop, 1)}
+	var err error
+	if s.startCFA, err = adv.FrameCFA(thread); err != nil {
+		return Errorf(CodeOther, "resume", thread.id, fmt.Errorf("%s: %w", mode, err))
+	}
+	first := ResumeMode(-1)
+	var opts ResumeOptions
+	var tmp *Breakpoint
+	switch mode {
+	case ResumeStepOut:
+		ra, _, err := adv.Caller(thread)
+		if err != nil {
+			return Errorf(CodeOther, "resume", thread.id, fmt.Errorf("step out: %w", err))
+		}
+		if tmp, err = t.backendTempBreakpoint(thread, ra); err != nil {
+			return err
+		}
+		first = ResumeContinue
+	default:
+		start, end, ok := adv.LineRange(thread, pc)
+		if !ok {
+			// No line here: one instruction step, as gdb's stepi fallback would.
+			start, end = pc, pc+1
+		}
+		s.lineStart, s.lineEnd = start, end
+		first, opts = s.rangeMode(), ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}
+	}
+	t.steps.mu.Lock()
+	if t.steps.active == nil {
+		t.steps.active = map[*Context]*stepper{}
+		t.steps.started = map[*Context]bool{}
+	}
+	t.steps.active[thread] = s
+	t.steps.started[thread] = false
+	t.steps.mu.Unlock()
+	if err := t.backend.Resume(thread, first, opts); err != nil {
+		t.endStep(thread)
+		if tmp != nil {
+			t.backend.RemoveBreakpoint(tmp)
+		}
+		return err
+	}
+	go s.run(t, tmp)
+	return nil
+}
+
+func (s *stepper) rangeMode() ResumeMode {
+	if s.mode == ResumeStepIntoLine {
+		return ResumeStepIntoRange
+	}
+	return ResumeStepOverRange
+}
+
+func (t *Target) backendTempBreakpoint(thread *Context, addr uint64) (*Breakpoint, error) {
+	t.mu.Lock()
+	t.nextBP++
+	bp := &Breakpoint{ID: t.nextBP, Spec: BreakpointSpec{Addr: addr, Internal: true}, Process: thread.Process()}
+	t.mu.Unlock()
+	if err := t.backend.InsertBreakpoint(bp); err != nil {
+		return nil, err
+	}
+	return bp, nil
+}
+
+func (t *Target) endStep(thread *Context) {
+	t.steps.mu.Lock()
+	delete(t.steps.active, thread)
+	delete(t.steps.started, thread)
+	t.steps.mu.Unlock()
+}
+
+// run drives the step to its end. tmp is the internal breakpoint of a step-out
+// (or of a step-over that returned through a function without line info).
+func (s *stepper) run(t *Target, tmp *Breakpoint) {
+	finish := func(st stepStop) {
+		if tmp != nil {
+			t.backend.RemoveBreakpoint(tmp)
+		}
+		t.endStep(s.thread)
+		t.Stopped(s.thread, st.reason, st.pc)
+	}
+	for round := 0; ; round++ {
+		st, ok := <-s.stops
+		if !ok {
+			return
+		}
+		if s.thread.Exited() {
+			t.endStep(s.thread)
+			return
+		}
+		next, opts, done := s.decide(t, st, &tmp, round)
+		if done {
+			finish(st)
+			return
+		}
+		if err := t.backend.Resume(s.thread, next, opts); err != nil {
+			finish(stepStop{&SuspendReason{Kind: ReasonError, Message: err.Error()}, st.pc})
+			return
+		}
+	}
+}
+
+// decide looks at one intermediate stop and says how to go on, or that the step
+// is done (the stop is then reported as it is, or as a Step).
+func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (ResumeMode, ResumeOptions, bool) {
+	userStop := func() bool {
+		switch st.reason.Kind {
+		case ReasonStep:
+			return false
+		case ReasonBreakpoint:
+			for _, bp := range st.reason.Breakpoints {
+				if !bp.Spec.Internal {
+					return true
+				}
+			}
+			return false
+		}
+		return true
+	}
+	if userStop() || round >= maxStepRounds {
+		return 0, ResumeOptions{}, true
+	}
+	asStep := func() { st.reason.Kind, st.reason.Breakpoints = ReasonStep, nil }
+	regs, err := t.backend.Registers(s.thread)
+	if err != nil {
+		return 0, ResumeOptions{}, true
+	}
+	sp := regs.SP()
+
+	// Returned through the temporary breakpoint of a step-out (or of a call
+	// without line info being stepped through)?
+	if *tmp != nil && st.pc == (*tmp).Spec.Addr {
+		if sp < s.startCFA {
+			// A deeper (recursive) activation returned here; keep going.
+			return ResumeContinue, ResumeOptions{}, false
+		}
+		t.backend.RemoveBreakpoint(*tmp)
+		*tmp = nil
+		if s.mode == ResumeStepOut {
+			asStep()
+			return 0, ResumeOptions{}, true
+		}
+		// Back in the stepping frame after a function without lines: go on
+		// stepping the original line.
+		if st.pc >= s.lineStart && st.pc < s.lineEnd {
+			return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+		}
+	}
+
+	cfa, err := s.advisor.FrameCFA(s.thread)
+	if err != nil {
+		asStep()
+		return 0, ResumeOptions{}, true
+	}
+	start, end, hasLine := s.advisor.LineRange(s.thread, st.pc)
+	switch {
+	case cfa < s.startCFA:
+		// Entered a function (step into, or a jump into a callee).
+		if hasLine && s.mode == ResumeStepIntoLine {
+			if st.pc == start {
+				// At the function's first line: run past the prologue line so the
+				// stop lands on the first body line, as gdb's `step` does.
+				s.startCFA, s.lineStart, s.lineEnd = cfa, start, end
+				return ResumeStepOverRange, ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}, false
+			}
+			asStep()
+			return 0, ResumeOptions{}, true
+		}
+		// No line info (or step over): run to the return address.
+		ra, _, err := s.advisor.Caller(s.thread)
+		if err == nil {
+			if bp, err := t.backendTempBreakpoint(s.thread, ra); err == nil {
+				*tmp = bp
+				return ResumeContinue, ResumeOptions{}, false
+			}
+		}
+		asStep()
+		return 0, ResumeOptions{}, true
+	case cfa > s.startCFA:
+		// Returned to the caller: stop, mid-line if need be (gdb does the same).
+		asStep()
+		return 0, ResumeOptions{}, true
+	}
+	// Same frame.
+	if !hasLine || st.pc == start {
+		asStep()
+		return 0, ResumeOptions{}, true
+	}
+	if st.pc >= s.lineStart && st.pc < s.lineEnd {
+		return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+	}
+	// In the middle of another line (a jump landed there): finish that line.
+	s.lineStart, s.lineEnd = start, end
+	return s.rangeMode(), ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}, false
+}
+
+// abandonStep ends the step of a thread that exited.
+func (t *Target) abandonStep(thread *Context) {
+	t.steps.mu.Lock()
+	s := t.steps.active[thread]
+	delete(t.steps.active, thread)
+	delete(t.steps.started, thread)
+	t.steps.mu.Unlock()
+	if s != nil {
+		close(s.stops)
+	}
+}
