@@ -35,6 +35,12 @@ type BreakpointSpec struct {
 	// Internal breakpoints belong to sonde itself (stepping, library events) and
 	// are not reported as a stop reason to clients.
 	Internal bool
+	// OnHit, for an internal breakpoint, runs when a thread stops at it (on a
+	// goroutine of the Target's, with the thread stopped; it may read memory and
+	// registers). It returns nil to let the thread run on unseen by listeners, or
+	// the reason to report the stop with (e.g. ReasonSharedLibrary). This is the
+	// TCF agent's "eventpoint".
+	OnHit func(thread *Context, bp *Breakpoint) *SuspendReason
 }
 
 func (s BreakpointSpec) String() string {

@@ -56,7 +56,7 @@ func (t *Target) MemoryMapChanged(proc *Context) {
 
 // Stopped records that a thread stopped at pc and sends Stopped.
 func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
-	if t.interceptStop(thread, reason, pc) {
+	if t.interceptStop(thread, reason, pc) || t.interceptEventpoint(thread, reason, pc) {
 		return
 	}
 	thread.mu.Lock()
@@ -69,7 +69,7 @@ func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
 
 // Started records that a thread resumed and sends Started.
 func (t *Target) Started(thread *Context) {
-	if t.interceptStart(thread) {
+	if t.interceptStart(thread) || t.interceptSilentStart(thread) {
 		return
 	}
 	thread.mu.Lock()

@@ -42,6 +42,7 @@ type stepState struct {
 	mu      sync.Mutex
 	active  map[*Context]*stepper
 	started map[*Context]bool // the one Started event of the step was sent
+	silent  map[*Context]bool // resuming after an eventpoint nobody saw
 }
 
 func (t *Target) lineModesFor(c *Context) ResumeModes {
@@ -220,6 +221,19 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	}
 	if userStop() || round >= maxStepRounds {
 		return 0, ResumeOptions{}, true
+	}
+	if eventpointStop(st.reason) {
+		if show := runEventpoints(s.thread, st.reason); show != nil {
+			*st.reason = *show
+			return 0, ResumeOptions{}, true
+		}
+		if *tmp == nil || st.pc != (*tmp).Spec.Addr {
+			// An eventpoint on the way: go on as before.
+			if *tmp != nil {
+				return ResumeContinue, ResumeOptions{}, false
+			}
+			return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+		}
 	}
 	asStep := func() { st.reason.Kind, st.reason.Breakpoints = ReasonStep, nil }
 	regs, err := t.backend.Registers(s.thread)

@@ -1,0 +1,29 @@
+// Package core is the post-mortem backend of package target: it opens an ELF core
+// file (written by the Linux kernel or by gdb's gcore) and presents it as a
+// read-only Target with one process and its threads, all stopped where the dump
+// caught them.
+//
+// What comes from where:
+//   - threads and their general registers: one NT_PRSTATUS note per thread; the
+//     FP/SSE/AVX state from the NT_FPREGSET and NT_X86_XSTATE notes that follow
+//     that thread's NT_PRSTATUS;
+//   - why the process stopped: NT_SIGINFO (the thread that took the fatal signal);
+//   - the process's pid and name: NT_PRSTATUS and NT_PRPSINFO;
+//   - the auxiliary vector (vDSO address, entry point, program headers): NT_AUXV;
+//   - the memory map: the core's PT_LOAD segments, named by the NT_FILE note;
+//   - memory: the bytes the core holds (p_filesz of each PT_LOAD), then the
+//     mapped files for what the core left out. Kernel cores usually omit
+//     read-only file-backed text; those bytes come from the executable and its
+//     libraries, found by path (under Options.Sysroot), by basename in
+//     Options.SearchPath, or by build-id through Options.FindByBuildID.
+//
+// Nothing is guessed. Bytes that neither the core nor a verified file can supply
+// (a truncated core, an anonymous region the coredump_filter left out, a missing
+// or changed file) read as a *target.MemoryError, and Core.Problems lists every
+// such gap with its cause. The core file is memory-mapped and only its notes are
+// parsed at Open, so opening a core of any size costs about the same.
+//
+// The note parsers (ParseNotes, ParsePRStatus, ParsePRPSInfo, ParseSigInfo,
+// ParseAuxv, ParseFileNote) are exported for tools that read cores without a
+// Target; they return *NoteError for malformed input and never panic.
+package core
