@@ -56,3 +56,15 @@ type Backend interface {
 	// the backend's resources.
 	Close() error
 }
+
+// AuxvReader is implemented by backends that can return a process's ELF
+// auxiliary vector (live: /proc/PID/auxv; cores: NT_AUXV) as raw bytes.
+type AuxvReader interface {
+	Auxv(proc *Context) ([]byte, error)
+}
+
+// ExecutablePath is implemented by backends that know the path of a process's
+// main executable (live: /proc/PID/exe; cores: from NT_FILE and AT_ENTRY).
+type ExecutablePath interface {
+	Executable(proc *Context) (string, error)
+}

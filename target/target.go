@@ -379,3 +379,19 @@ func (c *Context) Signal(sig Signal) error {
 	}
 	return c.target.backend.Signal(c, sig)
 }
+
+// Auxv returns the ELF auxiliary vector of c's process, when the backend has it.
+func (c *Context) Auxv() ([]byte, error) {
+	if r, ok := c.target.backend.(AuxvReader); ok {
+		return r.Auxv(c.Process())
+	}
+	return nil, Errorf(CodeUnsupported, "auxv", c.id, nil)
+}
+
+// Executable returns the path of c's process's main executable, when known.
+func (c *Context) Executable() (string, error) {
+	if r, ok := c.target.backend.(ExecutablePath); ok {
+		return r.Executable(c.Process())
+	}
+	return "", Errorf(CodeUnsupported, "executable", c.id, nil)
+}
