@@ -1,0 +1,345 @@
+package tcf
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// closeFlushTimeout bounds how long a closing channel keeps trying to write
+// its last messages (the end-of-stream report) to a peer that does not read.
+const closeFlushTimeout = 2 * time.Second
+
+// Channel is one client connection. Commands are read and executed in
+// arrival order on the channel's reader goroutine; replies and events are
+// queued (bounded) and written by its writer goroutine.
+type Channel struct {
+	srv  *Server
+	conn net.Conn
+	id   string
+	log  *slog.Logger
+	rd   *Reader
+
+	mu        sync.Mutex
+	out       []byte // bytes waiting for the writer
+	spare     []byte
+	closing   bool
+	reason    error
+	wake      chan struct{}
+	writeDone chan struct{}
+	done      chan struct{}
+	onClose   []func()
+	closed    bool // hooks have run
+
+	// peer state, written by the reader goroutine, read under mu by others
+	peerHello    bool
+	peerServices []string
+	zeroCopy     bool
+}
+
+func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
+	id := fmt.Sprintf("C%d", n)
+	return &Channel{
+		srv:       s,
+		conn:      conn,
+		id:        id,
+		log:       s.log.With("channel", id, "peer", conn.RemoteAddr().String()),
+		rd:        NewReader(conn, s.cfg.MaxMessageSize),
+		wake:      make(chan struct{}, 1),
+		writeDone: make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+}
+
+// ID names the channel ("C1", "C2", ...), unique within the server. Services
+// use the *Channel itself as the key of per-channel state.
+func (c *Channel) ID() string { return c.id }
+
+// String is the channel's ID.
+func (c *Channel) String() string { return c.id }
+
+// Logger is the channel's logger (with channel and peer attributes).
+func (c *Channel) Logger() *slog.Logger { return c.log }
+
+// Server is the server the channel belongs to.
+func (c *Channel) Server() *Server { return c.srv }
+
+// RemoteAddr is the peer's address.
+func (c *Channel) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
+
+// LocalAddr is the agent's address on this channel.
+func (c *Channel) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
+// Done is closed when the channel is closed and its close hooks have run.
+func (c *Channel) Done() <-chan struct{} { return c.done }
+
+// PeerServices is the service list from the peer's latest Hello (nil before).
+func (c *Channel) PeerServices() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peerServices
+}
+
+// OnClose registers f to run once when the channel closes, after its last
+// command handler returned (hooks run on the reader goroutine, in
+// registration order). If the channel is already closed f runs now.
+// Services use it to drop what the channel owned (breakpoints, stream
+// subscriptions).
+func (c *Channel) OnClose(f func()) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		f()
+		return
+	}
+	c.onClose = append(c.onClose, f)
+	c.mu.Unlock()
+}
+
+// Close closes the channel. A non-nil reason that is not the peer's own
+// disconnect is sent to the peer as an end-of-stream error report
+// (with the reason's TCF code if it has one).
+func (c *Channel) Close(reason error) {
+	c.closeWith(reason, false)
+}
+
+func (c *Channel) closeWith(reason error, dropQueue bool) {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.closing = true
+	c.reason = reason
+	if dropQueue {
+		c.out = c.out[:0]
+	}
+	if reason != nil && !isPeerGone(reason) {
+		var b Builder
+		b.buf = append(c.out, esc, escEOS)
+		b.Error(Report(reason, c.srv.Now()))
+		b.End()
+		c.out = b.buf
+	}
+	c.mu.Unlock()
+	if reason != nil && !isPeerGone(reason) {
+		c.log.Warn("closing channel", "reason", reason)
+	} else {
+		c.log.Debug("channel closed", "reason", reason)
+	}
+	// Bound the final flush, and stop the reader.
+	_ = c.conn.SetWriteDeadline(time.Now().Add(closeFlushTimeout))
+	_ = c.conn.SetReadDeadline(time.Now())
+	c.signal()
+}
+
+func (c *Channel) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// enqueue appends an encoded message to the outgoing queue. It returns
+// false when the channel is closing. A queue overflow closes the channel.
+func (c *Channel) enqueue(msg []byte) bool {
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return false
+	}
+	if len(c.out)+len(msg) > c.srv.cfg.MaxQueueBytes {
+		c.mu.Unlock()
+		c.closeWith(&closeReason{code: CodeBufferOverflow,
+			msg: fmt.Sprintf("peer does not read: outgoing queue over %d bytes", c.srv.cfg.MaxQueueBytes)}, true)
+		return false
+	}
+	wasEmpty := len(c.out) == 0
+	c.out = append(c.out, msg...)
+	c.mu.Unlock()
+	if wasEmpty {
+		c.signal()
+	}
+	return true
+}
+
+func (c *Channel) writeLoop() {
+	defer c.srv.wg.Done()
+	defer close(c.writeDone)
+	for {
+		c.mu.Lock()
+		for len(c.out) == 0 && !c.closing {
+			c.mu.Unlock()
+			<-c.wake
+			c.mu.Lock()
+		}
+		if len(c.out) == 0 {
+			c.mu.Unlock()
+			break
+		}
+		buf := c.out
+		c.out, c.spare = c.spare[:0], nil
+		c.mu.Unlock()
+
+		_, err := c.conn.Write(buf)
+
+		c.mu.Lock()
+		if cap(buf) <= 1<<20 && c.spare == nil {
+			c.spare = buf[:0]
+		}
+		c.mu.Unlock()
+		if err != nil {
+			c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
+			c.mu.Lock()
+			c.out = nil
+			c.mu.Unlock()
+			break
+		}
+	}
+	c.conn.Close()
+}
+
+func (c *Channel) readLoop() {
+	defer c.srv.wg.Done()
+	defer c.finish()
+	for {
+		m, err := c.rd.ReadMessage()
+		if err != nil {
+			var me *MessageError
+			if errors.As(err, &me) {
+				// The frame was intact; the layout was not. Like the C
+				// agent, treat it as a protocol error: the peer's view of
+				// the conversation cannot be trusted any more.
+				c.Close(err)
+				return
+			}
+			c.mu.Lock()
+			closing := c.closing
+			c.mu.Unlock()
+			if closing {
+				return // our own Close stopped the reader
+			}
+			var ne net.Error
+			if errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+				return
+			}
+			c.Close(err)
+			return
+		}
+		c.dispatch(m)
+	}
+}
+
+// finish runs on the reader goroutine after the last handler returned.
+func (c *Channel) finish() {
+	c.Close(nil)
+	<-c.writeDone
+	c.srv.removeChannel(c)
+	c.mu.Lock()
+	hooks := c.onClose
+	c.onClose = nil
+	c.closed = true
+	c.mu.Unlock()
+	for _, h := range hooks {
+		c.runHook(h)
+	}
+	close(c.done)
+}
+
+func (c *Channel) runHook(h func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("channel close hook panicked", "panic", p)
+		}
+	}()
+	h()
+}
+
+func (c *Channel) sendHello() {
+	var b Builder
+	b.buf = getBuf()
+	b.Event("Locator", "Hello").Data(c.srv.ServiceNames()).End()
+	c.enqueue(b.buf)
+	putBuf(b.buf)
+}
+
+func (c *Channel) dispatch(m *Message) {
+	switch m.Kind {
+	case 'C':
+		c.command(m)
+	case 'E':
+		if string(m.Service) == "Locator" && string(m.Name) == "Hello" {
+			c.peerHelloEvent(m)
+			return
+		}
+		c.log.Debug("ignoring event from peer", "service", string(m.Service), "event", string(m.Name))
+	default:
+		// The agent sends no commands, so results, progress and flow
+		// control messages from the peer have nothing to match.
+		c.log.Debug("ignoring message from peer", "kind", string(m.Kind), "token", string(m.Token))
+	}
+}
+
+func (c *Channel) peerHelloEvent(m *Message) {
+	a := NewArgs(m.Fields)
+	names := a.Strings()
+	if err := a.End(); err != nil {
+		c.log.Warn("malformed Hello from peer", "err", err)
+	}
+	zc := !c.srv.cfg.NoZeroCopy && slices.Contains(names, "ZeroCopy")
+	c.mu.Lock()
+	c.peerHello = true
+	c.peerServices = names
+	c.zeroCopy = zc
+	c.mu.Unlock()
+	c.log.Debug("peer hello", "services", names)
+}
+
+func (c *Channel) command(m *Message) {
+	c.mu.Lock()
+	hello, zc := c.peerHello, c.zeroCopy
+	c.mu.Unlock()
+	call := &Call{ch: c, args: Args{fields: m.Fields}}
+	call.token = append(call.tokenBuf[:0], m.Token...)
+	call.reply.call = call
+	call.reply.b.ZeroCopy = zc
+	var h Handler
+	if hello {
+		if svc := c.srv.lookup(m.Service); svc != nil {
+			h = svc.handler(m.Name)
+			call.service = svc.name
+		}
+	}
+	if h == nil {
+		// Unknown service or command, or a command before the peer's
+		// Hello: exactly N, which clients read as "not recognized".
+		var b Builder
+		b.buf = getBuf()
+		b.Result('N', call.token).End()
+		c.enqueue(b.buf)
+		putBuf(b.buf)
+		return
+	}
+	call.command = string(m.Name)
+	c.run(h, call)
+}
+
+func (c *Channel) run(h Handler, call *Call) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("command handler panicked", "service", call.service, "command", call.command, "panic", p)
+			call.forceError(fmt.Errorf("internal error in %s.%s: %v", call.service, call.command, p))
+		}
+		call.args.fields = nil // they alias the reader's buffer
+	}()
+	h(call)
+	if !call.finished() && !call.isDeferred() {
+		c.log.Error("command handler returned without replying", "service", call.service, "command", call.command)
+		call.forceError(fmt.Errorf("internal error: %s.%s did not reply", call.service, call.command))
+	}
+}

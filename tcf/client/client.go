@@ -1,0 +1,478 @@
+// Package client is a Go client for TCF agents such as `sonde agent`: it
+// connects, exchanges Locator Hello, sends commands (pipelined, one token
+// each), decodes results with exact integers, and delivers events.
+//
+//	c, err := client.Dial(ctx, "127.0.0.1:1534", client.Options{})
+//	res, err := c.Call(ctx, "Diagnostics", "echo", "hi")
+//	var s string
+//	err = res.Decode(&s)
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// Options configure a Client. The zero value is usable.
+type Options struct {
+	// Services is the list sent in the client's Hello. The client itself
+	// serves no commands; list "ZeroCopy" to receive binary fields raw.
+	Services []string
+	// MaxMessageSize bounds one incoming message (default tcf.DefaultMaxMessageSize).
+	MaxMessageSize int
+	// NoHello skips the Hello exchange (for testing agents' handling of
+	// commands sent before Hello). The client still reads the agent's Hello.
+	NoHello bool
+}
+
+// ErrClosed is returned for commands pending or sent after the client closed.
+var ErrClosed = errors.New("tcf client: closed")
+
+// ErrNotRecognized is the error of a command answered with N (unknown
+// service or command). It is an error report with code INV_COMMAND, the
+// way other TCF clients present it.
+var ErrNotRecognized = &tcf.ErrorReport{Code: tcf.CodeInvalidCommand, Format: "Command is not recognized"}
+
+// Client is a connection to a TCF agent. Its methods are safe for
+// concurrent use.
+type Client struct {
+	conn net.Conn
+	rd   *tcf.Reader
+
+	mu        sync.Mutex
+	out       []byte
+	wake      chan struct{}
+	pending   map[string]*Pending
+	nextToken uint64
+	closed    bool
+	err       error // why the client closed
+	handlers  []eventHandler
+	hello     []string
+	helloCh   chan struct{}
+	zeroCopy  bool
+
+	readDone  chan struct{}
+	writeDone chan struct{}
+}
+
+type eventHandler struct {
+	service, name string
+	f             func(Event)
+}
+
+// Dial connects to addr ("host:port"), sends Hello and waits for the
+// agent's Hello (bounded by ctx).
+func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := New(conn, opts)
+	if err := c.WaitHello(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// New runs a client over an established connection and sends its Hello
+// (unless opts.NoHello). It does not wait for the agent's Hello: see WaitHello.
+func New(conn net.Conn, opts Options) *Client {
+	c := &Client{
+		conn:      conn,
+		rd:        tcf.NewReader(conn, opts.MaxMessageSize),
+		wake:      make(chan struct{}, 1),
+		pending:   map[string]*Pending{},
+		helloCh:   make(chan struct{}),
+		readDone:  make(chan struct{}),
+		writeDone: make(chan struct{}),
+	}
+	for _, s := range opts.Services {
+		if s == "ZeroCopy" {
+			c.zeroCopy = true
+		}
+	}
+	if !opts.NoHello {
+		names := opts.Services
+		if names == nil {
+			names = []string{}
+		}
+		var b tcf.Builder
+		b.Event("Locator", "Hello").Data(names).End()
+		msg, _ := b.Bytes()
+		c.out = append(c.out, msg...)
+	}
+	go c.writeLoop()
+	go c.readLoop()
+	c.signal()
+	return c
+}
+
+// WaitHello waits for the agent's Hello.
+func (c *Client) WaitHello(ctx context.Context) error {
+	select {
+	case <-c.helloCh:
+		return nil
+	case <-c.readDone:
+		return c.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Services is the agent's service list from its Hello (nil before it came).
+func (c *Client) Services() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hello
+}
+
+// Err is why the client closed (nil while open; ErrClosed after Close).
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Done is closed when the connection is gone.
+func (c *Client) Done() <-chan struct{} { return c.readDone }
+
+// Pending is a command sent and not yet answered.
+type Pending struct {
+	Token string
+	done  chan struct{}
+	res   *Result
+	err   error
+}
+
+// Wait waits for the command's result. A command answered with N gives
+// ErrNotRecognized; a result with an error field is not an error here (use
+// Result.Decode).
+func (p *Pending) Wait(ctx context.Context) (*Result, error) {
+	select {
+	case <-p.done:
+		return p.res, p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Done is closed when the result arrived or the client closed.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Send queues a command without waiting (commands are pipelined). Arguments
+// are encoded as JSON: integers exact, []byte as base64 (use tcf.Builder
+// through SendRaw for "(N)" binary arguments).
+func (c *Client) Send(service, command string, args ...any) (*Pending, error) {
+	return c.send(service, command, func(b *tcf.Builder) {
+		for _, a := range args {
+			b.Data(a)
+		}
+	})
+}
+
+// SendFields queues a command whose argument fields are written by fill
+// (e.g. b.Binary(data) for a raw binary argument when ZeroCopy is on).
+func (c *Client) SendFields(service, command string, fill func(b *tcf.Builder)) (*Pending, error) {
+	return c.send(service, command, fill)
+}
+
+func (c *Client) send(service, command string, fill func(b *tcf.Builder)) (*Pending, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, c.err
+	}
+	c.nextToken++
+	p := &Pending{Token: strconv.FormatUint(c.nextToken, 10), done: make(chan struct{})}
+	start := len(c.out)
+	b := tcf.Builder{ZeroCopy: c.zeroCopy && containsString(c.hello, "ZeroCopy")}
+	b.Start(c.out) // build straight into the outgoing buffer
+	b.Command(p.Token, service, command)
+	fill(&b)
+	b.End()
+	msg, err := b.Bytes()
+	if err != nil {
+		c.out = c.out[:start]
+		return nil, err
+	}
+	c.out = msg
+	c.pending[p.Token] = p
+	if start == 0 {
+		c.signal()
+	}
+	return p, nil
+}
+
+// Call sends a command and waits for its result.
+func (c *Client) Call(ctx context.Context, service, command string, args ...any) (*Result, error) {
+	p, err := c.Send(service, command, args...)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(ctx)
+}
+
+// SendRaw writes bytes to the agent as they are (for tests of bad input).
+func (c *Client) SendRaw(p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.err
+	}
+	if len(c.out) == 0 {
+		c.signal()
+	}
+	c.out = append(c.out, p...)
+	return nil
+}
+
+// OnEvent registers f for events of service named name ("" matches any
+// service or name). f runs on the client's reader goroutine, in the order
+// events arrive; it must not block for long or call Wait.
+func (c *Client) OnEvent(service, name string, f func(Event)) {
+	c.mu.Lock()
+	c.handlers = append(c.handlers, eventHandler{service, name, f})
+	c.mu.Unlock()
+}
+
+// Close closes the connection and fails pending commands with ErrClosed.
+func (c *Client) Close() error {
+	c.shut(ErrClosed)
+	<-c.readDone
+	<-c.writeDone
+	return nil
+}
+
+func (c *Client) shut(err error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.closed = true
+	c.err = err
+	pend := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.conn.Close()
+	c.signal()
+	for _, p := range pend {
+		p.err = err
+		close(p.done)
+	}
+}
+
+func (c *Client) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Client) writeLoop() {
+	defer close(c.writeDone)
+	var spare []byte
+	for {
+		c.mu.Lock()
+		for len(c.out) == 0 && !c.closed {
+			c.mu.Unlock()
+			<-c.wake
+			c.mu.Lock()
+		}
+		if c.closed {
+			c.mu.Unlock()
+			return
+		}
+		buf := c.out
+		c.out = spare[:0]
+		c.mu.Unlock()
+		if _, err := c.conn.Write(buf); err != nil {
+			c.shut(fmt.Errorf("tcf client: write: %w", err))
+			return
+		}
+		spare = buf
+	}
+}
+
+func (c *Client) readLoop() {
+	defer close(c.readDone)
+	for {
+		m, err := c.rd.ReadMessage()
+		if err != nil {
+			if err == io.EOF {
+				err = fmt.Errorf("tcf client: agent closed the connection: %w", io.EOF)
+			}
+			c.shut(err)
+			return
+		}
+		c.handle(m)
+	}
+}
+
+func (c *Client) handle(m *tcf.Message) {
+	switch m.Kind {
+	case 'R', 'N':
+		c.mu.Lock()
+		p := c.pending[string(m.Token)]
+		delete(c.pending, string(m.Token))
+		c.mu.Unlock()
+		if p == nil {
+			return
+		}
+		if m.Kind == 'N' {
+			p.err = ErrNotRecognized
+		} else {
+			p.res = &Result{Fields: copyFields(m.Fields)}
+		}
+		close(p.done)
+	case 'E':
+		ev := Event{Service: string(m.Service), Name: string(m.Name), Fields: copyFields(m.Fields)}
+		if ev.Service == "Locator" && ev.Name == "Hello" {
+			var names []string
+			a := tcf.NewArgs(ev.Fields)
+			names = a.Strings()
+			c.mu.Lock()
+			first := c.hello == nil
+			c.hello = names
+			if c.hello == nil {
+				c.hello = []string{}
+			}
+			c.mu.Unlock()
+			if first {
+				close(c.helloCh)
+			}
+		}
+		c.mu.Lock()
+		hs := c.handlers
+		c.mu.Unlock()
+		for _, h := range hs {
+			if (h.service == "" || h.service == ev.Service) && (h.name == "" || h.name == ev.Name) {
+				h.f(ev)
+			}
+		}
+	}
+}
+
+func copyFields(fs []tcf.Field) []tcf.Field {
+	out := make([]tcf.Field, len(fs))
+	n := 0
+	for _, f := range fs {
+		n += len(f.Data)
+	}
+	buf := make([]byte, 0, n)
+	for i, f := range fs {
+		buf = append(buf, f.Data...)
+		out[i] = tcf.Field{Data: buf[len(buf)-len(f.Data) : len(buf) : len(buf)], Binary: f.Binary}
+	}
+	return out
+}
+
+func containsString(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is an event received from the agent.
+type Event struct {
+	Service, Name string
+	Fields        []tcf.Field
+}
+
+// Args decodes the event's arguments.
+func (e Event) Args() *tcf.Args { return tcf.NewArgs(e.Fields) }
+
+// Decode decodes the event's arguments like Result.Decode.
+func (e Event) Decode(dst ...any) error { return decodeFields(e.Fields, dst) }
+
+// Result is a command's result fields.
+type Result struct {
+	Fields []tcf.Field
+}
+
+// Args decodes the result fields one by one.
+func (r *Result) Args() *tcf.Args { return tcf.NewArgs(r.Fields) }
+
+// Decode decodes the result fields into dst, one pointer per field, and
+// checks the field count. Pointer types: *error (an error report, nil when
+// empty), *string, *uint64, *int64, *int, *bool, *[]byte (base64 or raw
+// binary), *[]string, *tcf.Props, *json.RawMessage, or any pointer
+// encoding/json decodes into (numbers exact as json.Number in interfaces).
+// A nil dst skips its field.
+func (r *Result) Decode(dst ...any) error { return decodeFields(r.Fields, dst) }
+
+func decodeFields(fields []tcf.Field, dst []any) error {
+	a := tcf.NewArgs(fields)
+	for _, d := range dst {
+		switch p := d.(type) {
+		case nil:
+			a.Raw()
+		case *error:
+			if rep := a.Report(); rep != nil {
+				*p = rep
+			} else {
+				*p = nil
+			}
+		case *string:
+			*p = a.String()
+		case *uint64:
+			*p = a.Uint64()
+		case *int64:
+			*p = a.Int64()
+		case *int:
+			*p = a.Int()
+		case *bool:
+			*p = a.Bool()
+		case *[]byte:
+			*p = a.Binary()
+		case *[]string:
+			*p = a.Strings()
+		case *tcf.Props:
+			*p = a.Props()
+		default:
+			a.JSON(d)
+		}
+	}
+	if err := a.End(); err != nil {
+		return fmt.Errorf("tcf client: decoding result: %w", err)
+	}
+	return nil
+}
+
+// Raw returns the result fields as they came, for golden comparisons:
+// JSON texts joined by NUL bytes (binary fields as "(N)" plus the bytes).
+func (r *Result) Raw() []byte {
+	var b bytes.Buffer
+	for _, f := range r.Fields {
+		if f.Binary {
+			fmt.Fprintf(&b, "(%d)", len(f.Data))
+		}
+		b.Write(f.Data)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+// dialTimeout is used by tests and tools that want a short default.
+const dialTimeout = 5 * time.Second
+
+// DialTimeout is Dial with a timeout instead of a context.
+func DialTimeout(addr string, opts Options) (*Client, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	return Dial(ctx, addr, opts)
+}

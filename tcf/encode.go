@@ -1,0 +1,371 @@
+package tcf
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+)
+
+// Builder assembles one outgoing TCF message: a header (kind and its fixed
+// fields), then fields appended in order, then End. Field values are
+// encoded as JSON without HTML escaping; control characters become \u00XX,
+// like the C agent writes them.
+//
+// When ZeroCopy is set (both peers listed "ZeroCopy" in their Hello),
+// Binary fields are written as "(N)" plus a raw block instead of base64.
+type Builder struct {
+	ZeroCopy bool
+	buf      []byte
+	err      error
+}
+
+// Bytes returns the encoded message (valid after End) and the first
+// encoding error, if any.
+func (b *Builder) Bytes() ([]byte, error) { return b.buf, b.err }
+
+// Start makes the builder append the next message to dst (whose bytes are
+// kept); Bytes then returns dst with the message appended.
+func (b *Builder) Start(dst []byte) { b.buf, b.err = dst, nil }
+
+// Reset empties the builder, keeping its buffer.
+func (b *Builder) Reset() { b.buf, b.err = b.buf[:0], nil }
+
+// Command starts a command message.
+func (b *Builder) Command(token, service, name string) *Builder {
+	b.buf = append(b.buf, 'C', 0)
+	b.buf = appendEscapedString(b.buf, token)
+	b.buf = append(b.buf, 0)
+	b.buf = appendEscapedString(b.buf, service)
+	b.buf = append(b.buf, 0)
+	b.buf = appendEscapedString(b.buf, name)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Result starts an R message (kind 'R'), a progress message ('P') or a
+// not-recognized message ('N') for token.
+func (b *Builder) Result(kind byte, token []byte) *Builder {
+	b.buf = append(b.buf, kind, 0)
+	b.buf = appendEscaped(b.buf, token)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Event starts an event message.
+func (b *Builder) Event(service, name string) *Builder {
+	b.buf = append(b.buf, 'E', 0)
+	b.buf = appendEscapedString(b.buf, service)
+	b.buf = append(b.buf, 0)
+	b.buf = appendEscapedString(b.buf, name)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// End appends the end-of-message marker.
+func (b *Builder) End() *Builder {
+	b.buf = append(b.buf, esc, escEOM)
+	return b
+}
+
+// Empty appends an empty field, which peers read as null (the C agent's
+// "no error").
+func (b *Builder) Empty() *Builder {
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Null appends the JSON literal null.
+func (b *Builder) Null() *Builder {
+	b.buf = append(b.buf, "null\x00"...)
+	return b
+}
+
+// String appends a JSON string.
+func (b *Builder) String(s string) *Builder {
+	b.buf = AppendJSONString(b.buf, s)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Uint64 appends an exact unsigned integer.
+func (b *Builder) Uint64(v uint64) *Builder {
+	b.buf = strconv.AppendUint(b.buf, v, 10)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Int64 appends an exact signed integer.
+func (b *Builder) Int64(v int64) *Builder {
+	b.buf = strconv.AppendInt(b.buf, v, 10)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Bool appends true or false.
+func (b *Builder) Bool(v bool) *Builder {
+	b.buf = strconv.AppendBool(b.buf, v)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// RawJSON appends a JSON text as is (it must be valid JSON; empty = null).
+func (b *Builder) RawJSON(text []byte) *Builder {
+	if bytes.IndexByte(text, 0) >= 0 || bytes.IndexByte(text, esc) >= 0 {
+		b.fail(fmt.Errorf("tcf: raw JSON field contains a NUL or 0x03 byte"))
+		text = nil
+	}
+	b.buf = append(b.buf, text...)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Binary appends binary data: base64 in a JSON string, or "(N)" and a raw
+// ZeroCopy block when the Builder's ZeroCopy is set. nil data is null.
+func (b *Builder) Binary(data []byte) *Builder {
+	if data == nil {
+		return b.Null()
+	}
+	if b.ZeroCopy {
+		b.buf = append(b.buf, '(')
+		b.buf = strconv.AppendInt(b.buf, int64(len(data)), 10)
+		b.buf = append(b.buf, ')', esc, escZeroCopy)
+		b.buf = appendVarint(b.buf, uint64(len(data)))
+		b.buf = append(b.buf, data...)
+		b.buf = append(b.buf, 0)
+		return b
+	}
+	b.buf = append(b.buf, '"')
+	b.buf = base64.StdEncoding.AppendEncode(b.buf, data)
+	b.buf = append(b.buf, '"', 0)
+	return b
+}
+
+// Error appends an error field: empty for nil (as the C agent writes "no
+// error"), otherwise the report [Report] makes of err, stamped with now.
+func (b *Builder) Error(rep *ErrorReport) *Builder {
+	if rep == nil {
+		return b.Empty()
+	}
+	b.buf = appendReport(b.buf, rep)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+// Data appends any value as JSON. Integers keep their exact value; []byte
+// becomes base64; json.RawMessage is copied verbatim.
+func (b *Builder) Data(v any) *Builder {
+	var err error
+	b.buf, err = AppendJSON(b.buf, v)
+	if err != nil {
+		b.fail(err)
+		b.buf = append(b.buf, "null"...)
+	}
+	b.buf = append(b.buf, 0)
+	return b
+}
+
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// appendEscaped appends p with every 0x03 written as 03 00.
+func appendEscaped(dst, p []byte) []byte {
+	for {
+		i := bytes.IndexByte(p, esc)
+		if i < 0 {
+			return append(dst, p...)
+		}
+		dst = append(dst, p[:i+1]...)
+		dst = append(dst, escLiteral)
+		p = p[i+1:]
+	}
+}
+
+func appendEscapedString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] == esc {
+			return appendEscaped(dst, []byte(s))
+		}
+	}
+	return append(dst, s...)
+}
+
+func appendVarint(dst []byte, v uint64) []byte {
+	for v >= 0x80 {
+		dst = append(dst, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(dst, byte(v))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string: control characters as
+// \u00XX (or \n, \t, ... ), invalid UTF-8 as U+FFFD, no HTML escaping.
+// The output never contains a NUL or 0x03 byte, so it needs no TCF escaping.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoderPool = sync.Pool{New: func() any {
+	e := &jsonEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// AppendJSON appends v encoded as JSON (no HTML escaping, no newline).
+func AppendJSON(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return AppendJSONString(dst, x), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case json.RawMessage:
+		if len(x) == 0 {
+			return append(dst, "null"...), nil
+		}
+		return append(dst, x...), nil
+	case *ErrorReport:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return appendReport(dst, x), nil
+	case []string:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, s := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, s)
+		}
+		return append(dst, ']'), nil
+	}
+	e := encoderPool.Get().(*jsonEncoder)
+	defer encoderPool.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return dst, fmt.Errorf("tcf: encoding %T as JSON: %w", v, err)
+	}
+	out := e.buf.Bytes()
+	out = out[:len(out)-1] // Encode adds a newline
+	return append(dst, out...), nil
+}
+
+// appendReport writes a report with a fixed key order (Code, Time, Service,
+// Format, Params, Severity, AltCode, AltOrg, CausedBy, then extra keys
+// sorted), so replies are byte-for-byte reproducible.
+func appendReport(dst []byte, r *ErrorReport) []byte {
+	dst = append(dst, `{"Code":`...)
+	dst = strconv.AppendInt(dst, int64(r.Code), 10)
+	dst = append(dst, `,"Time":`...)
+	dst = strconv.AppendInt(dst, r.Time, 10)
+	if r.Service != "" {
+		dst = append(dst, `,"Service":`...)
+		dst = AppendJSONString(dst, r.Service)
+	}
+	if r.Format != "" {
+		dst = append(dst, `,"Format":`...)
+		dst = AppendJSONString(dst, r.Format)
+	}
+	if len(r.Params) > 0 {
+		dst = append(dst, `,"Params":`...)
+		var err error
+		if dst, err = AppendJSON(dst, r.Params); err != nil {
+			dst = append(dst, "null"...)
+		}
+	}
+	if r.Severity != 0 {
+		dst = append(dst, `,"Severity":`...)
+		dst = strconv.AppendInt(dst, int64(r.Severity), 10)
+	}
+	if r.AltCode != 0 {
+		dst = append(dst, `,"AltCode":`...)
+		dst = strconv.AppendInt(dst, int64(r.AltCode), 10)
+	}
+	if r.AltOrg != "" {
+		dst = append(dst, `,"AltOrg":`...)
+		dst = AppendJSONString(dst, r.AltOrg)
+	}
+	if r.CausedBy != nil {
+		dst = append(dst, `,"CausedBy":`...)
+		dst = appendReport(dst, r.CausedBy)
+	}
+	if len(r.Extra) > 0 {
+		keys := make([]string, 0, len(r.Extra))
+		for k := range r.Extra {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			dst = append(dst, ',')
+			dst = AppendJSONString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = AppendJSON(dst, r.Extra[k]); err != nil {
+				dst = append(dst, "null"...)
+			}
+		}
+	}
+	return append(dst, '}')
+}

@@ -1,0 +1,364 @@
+package tcf
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultMaxQueueBytes bounds the bytes waiting to be written to one
+// channel. A client that stops reading is disconnected once its queue would
+// exceed this, so it never holds back the others or grows memory without
+// bound.
+const DefaultMaxQueueBytes = 64 << 20
+
+// Config tunes a Server. The zero value is usable.
+type Config struct {
+	Logger         *slog.Logger     // default: slog.Default()
+	MaxMessageSize int              // bound on one incoming message; default DefaultMaxMessageSize
+	MaxQueueBytes  int              // bound on one channel's outgoing queue; default DefaultMaxQueueBytes
+	Now            func() time.Time // clock for error-report times; default time.Now
+	AgentID        string           // Locator agent ID; default a random UUID made once per Server
+	Name           string           // peer Name in getPeers; default "sonde"
+	NoZeroCopy     bool             // do not list "ZeroCopy" in Hello
+}
+
+// A Handler runs one command. It is called on the channel's reader goroutine,
+// in arrival order; it must reply exactly once through c.Reply() — either
+// before returning, or later from any goroutine after calling c.Defer().
+// Handlers of different channels run concurrently: services guard their
+// state with their own locks.
+type Handler func(c *Call)
+
+// Service is a named set of command handlers on a Server. Services appear
+// in the Hello of channels accepted after they were registered.
+type Service struct {
+	name     string
+	server   *Server
+	mu       sync.RWMutex
+	commands map[string]Handler
+}
+
+// Name is the service's TCF name.
+func (s *Service) Name() string { return s.name }
+
+// Command registers (or replaces) the handler of a command.
+func (s *Service) Command(name string, h Handler) {
+	s.mu.Lock()
+	s.commands[name] = h
+	s.mu.Unlock()
+}
+
+func (s *Service) handler(name []byte) Handler {
+	s.mu.RLock()
+	h := s.commands[string(name)]
+	s.mu.RUnlock()
+	return h
+}
+
+// Server is a TCF agent endpoint: it accepts channels, answers commands
+// through registered services and broadcasts events.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+
+	services atomic.Pointer[map[string]*Service] // copy on write
+	order    []string                            // registration order, guarded by regMu
+	regMu    sync.Mutex
+
+	mu         sync.Mutex // guards channels, listeners, hooks, closed; held while broadcasting
+	channels   []*Channel
+	listeners  []net.Listener
+	openHooks  []func(*Channel)
+	shutHooks  []func(context.Context)
+	shutdown   bool
+	nextID     uint64
+	wg         sync.WaitGroup // channel goroutines and accept loops
+	shutOnce   sync.Once
+	shutDoneCh chan struct{}
+}
+
+// NewServer returns a server with the Locator service registered.
+func NewServer(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxMessageSize <= 0 {
+		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.MaxQueueBytes <= 0 {
+		cfg.MaxQueueBytes = DefaultMaxQueueBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.AgentID == "" {
+		cfg.AgentID = newUUID()
+	}
+	if cfg.Name == "" {
+		cfg.Name = "sonde"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, shutDoneCh: make(chan struct{})}
+	empty := map[string]*Service{}
+	s.services.Store(&empty)
+	registerLocator(s)
+	return s
+}
+
+// newUUID makes a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// AgentID is the Locator agent ID, stable for the server's lifetime.
+func (s *Server) AgentID() string { return s.cfg.AgentID }
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.log }
+
+// Now is the server's clock (error-report times).
+func (s *Server) Now() time.Time { return s.cfg.Now() }
+
+// Service returns the service called name, registering it if needed.
+func (s *Server) Service(name string) *Service {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	old := *s.services.Load()
+	if svc, ok := old[name]; ok {
+		return svc
+	}
+	svc := &Service{name: name, server: s, commands: map[string]Handler{}}
+	m := make(map[string]*Service, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[name] = svc
+	s.order = append(s.order, name)
+	s.services.Store(&m)
+	return svc
+}
+
+func (s *Server) lookup(name []byte) *Service {
+	return (*s.services.Load())[string(name)]
+}
+
+// ServiceNames lists the names a Hello advertises: "ZeroCopy" (unless
+// disabled), then the services in registration order.
+func (s *Server) ServiceNames() []string {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	names := make([]string, 0, len(s.order)+1)
+	if !s.cfg.NoZeroCopy {
+		names = append(names, "ZeroCopy")
+	}
+	return append(names, s.order...)
+}
+
+// OnChannelOpen registers f to run for every new channel, right after the
+// agent's Hello was queued and before any command of it is read.
+func (s *Server) OnChannelOpen(f func(*Channel)) {
+	s.mu.Lock()
+	s.openHooks = append(s.openHooks, f)
+	s.mu.Unlock()
+}
+
+// OnShutdown registers cleanup run by Shutdown before channels are closed
+// (e.g. detaching every target after removing every patch). Hooks run in
+// reverse registration order.
+func (s *Server) OnShutdown(f func(context.Context)) {
+	s.mu.Lock()
+	s.shutHooks = append(s.shutHooks, f)
+	s.mu.Unlock()
+}
+
+// ErrServerClosed is returned by Serve after Shutdown.
+var ErrServerClosed = errors.New("tcf: server shut down")
+
+// Serve accepts channels on l until Shutdown or an accept error.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		l.Close()
+		return ErrServerClosed
+	}
+	s.listeners = append(s.listeners, l)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	var delay time.Duration
+	for {
+		conn, err := l.Accept()
+		if err != nil {
+			s.mu.Lock()
+			down := s.shutdown
+			s.mu.Unlock()
+			if down {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.ServeConn(conn)
+	}
+}
+
+// ServeConn runs a channel over an established connection (any byte
+// stream). It returns the channel, or nil after Shutdown.
+func (s *Server) ServeConn(conn net.Conn) *Channel {
+	s.mu.Lock()
+	if s.shutdown {
+		s.mu.Unlock()
+		conn.Close()
+		return nil
+	}
+	s.nextID++
+	ch := newChannel(s, conn, s.nextID)
+	s.channels = append(s.channels, ch)
+	hooks := slices.Clone(s.openHooks)
+	s.wg.Add(2)
+	s.mu.Unlock()
+
+	ch.sendHello()
+	for _, h := range hooks {
+		h(ch)
+	}
+	go ch.writeLoop()
+	go ch.readLoop()
+	return ch
+}
+
+func (s *Server) removeChannel(ch *Channel) {
+	s.mu.Lock()
+	if i := slices.Index(s.channels, ch); i >= 0 {
+		s.channels = slices.Delete(s.channels, i, i+1)
+	}
+	s.mu.Unlock()
+}
+
+// Channels returns the open channels.
+func (s *Server) Channels() []*Channel {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.channels)
+}
+
+// Emit broadcasts an event to every open channel. Each argument is encoded
+// with Builder.Data (integers exact, []byte as base64). Concurrent Emit calls
+// reach every channel in the same order; callers emit in the order their
+// state changed.
+func (s *Server) Emit(service, name string, args ...any) error {
+	return s.EmitTo(nil, service, name, args...)
+}
+
+// EmitTo broadcasts an event to the open channels for which filter returns
+// true (all channels when filter is nil). filter runs with the server's
+// broadcast lock held and must not call back into the Server.
+func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args ...any) error {
+	var b Builder
+	b.buf = getBuf()
+	b.Event(service, name)
+	for _, a := range args {
+		b.Data(a)
+	}
+	b.End()
+	msg, err := b.Bytes()
+	if err != nil {
+		putBuf(msg)
+		return fmt.Errorf("tcf: event %s.%s: %w", service, name, err)
+	}
+	s.mu.Lock()
+	for _, ch := range s.channels {
+		if filter == nil || filter(ch) {
+			ch.enqueue(msg)
+		}
+	}
+	s.mu.Unlock()
+	putBuf(msg)
+	return nil
+}
+
+// Shutdown stops accepting, runs the shutdown hooks, closes every channel
+// (each peer gets an end-of-stream report) and waits for the channels'
+// goroutines, or for ctx.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutOnce.Do(func() {
+		s.mu.Lock()
+		s.shutdown = true
+		ls := s.listeners
+		hooks := s.shutHooks
+		s.mu.Unlock()
+		for _, l := range ls {
+			l.Close()
+		}
+		for i := len(hooks) - 1; i >= 0; i-- {
+			hooks[i](ctx)
+		}
+		for _, ch := range s.Channels() {
+			ch.Close(&closeReason{code: CodeChannelClosed, msg: "agent shutting down"})
+		}
+		go func() {
+			s.wg.Wait()
+			close(s.shutDoneCh)
+		}()
+	})
+	select {
+	case <-s.shutDoneCh:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// closeReason is why the agent closes a channel; it is sent to the peer in
+// the end-of-stream report.
+type closeReason struct {
+	code int
+	msg  string
+	err  error
+}
+
+func (r *closeReason) Error() string {
+	if r.err != nil {
+		return r.msg + ": " + r.err.Error()
+	}
+	return r.msg
+}
+func (r *closeReason) Unwrap() error { return r.err }
+func (r *closeReason) TCFCode() int  { return r.code }
+
+// isPeerGone reports errors that mean the peer went away (nothing to tell it).
+func isPeerGone(err error) bool {
+	var eos *EOSError
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || errors.As(err, &eos)
+}
+
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func getBuf() []byte { return (*bufPool.Get().(*[]byte))[:0] }
+
+func putBuf(b []byte) {
+	if cap(b) > 64<<10 {
+		return
+	}
+	bufPool.Put(&b)
+}
