@@ -1,0 +1,397 @@
+package elfsym
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Error reports a symbol table that could not be read: which file, which
+// section, why.
+type Error struct {
+	File    string // the name given to New / the path given to Open
+	Section string // ".symtab", ".dynsym", "PLT", or "" for the whole file
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Section == "" {
+		return fmt.Sprintf("elfsym: %s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("elfsym: %s: %s: %v", e.File, e.Section, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Table is an immutable index of a module's symbols, safe for concurrent use.
+type Table struct {
+	name string
+	// syms holds every symbol, sorted by address, then sized before
+	// zero-size, then larger before smaller, then by preference.
+	syms []Symbol
+	// One entry per distinct (Addr, Size) range, in the order of syms:
+	// start/end of the range, the index of its preferred symbol in syms,
+	// and the entry of the nearest earlier range still open at this start
+	// (-1 if none), which is where Lookup continues when a range ends
+	// before the address.
+	start, end []uint64
+	first      []int32
+	parent     []int32
+
+	byName map[string][]int32
+
+	demangledOnce sync.Once
+	byDemangled   map[string][]int32
+}
+
+// New builds a table from the symbol tables of files that describe one
+// module (the binary, its separate debug file, its MiniDebugInfo ELF), plus
+// PLT stub names from those files whose PLT sections have contents. name
+// identifies the module in errors. When some table is corrupt, New returns
+// the symbols it could read together with an error; a nil Table comes only
+// with a nil file list.
+func New(name string, files ...*elf.File) (*Table, error) {
+	var all []Symbol
+	var errs []error
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		syms, err := readFile(f)
+		all = append(all, syms...)
+		for _, e := range err {
+			e.File = name
+			errs = append(errs, e)
+		}
+	}
+	t := build(name, all)
+	return t, errors.Join(errs...)
+}
+
+// Open reads the symbol tables of the ELF file at path.
+func Open(path string) (*Table, error) {
+	osf, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	defer osf.Close()
+	f, err := parseELF(func() (*elf.File, error) { return elf.NewFile(osf) })
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	return New(path, f)
+}
+
+// FromImage reads the symbols of an ELF image held in memory, such as the
+// vDSO copied out of a target process.
+func FromImage(name string, image []byte) (*Table, error) {
+	f, err := parseELF(func() (*elf.File, error) { return elf.NewFile(bytes.NewReader(image)) })
+	if err != nil {
+		return nil, &Error{File: name, Err: err}
+	}
+	return New(name, f)
+}
+
+// parseELF runs a debug/elf call, turning a panic on hostile bytes into an
+// error so one bad module cannot take the process down.
+func parseELF(fn func() (*elf.File, error)) (f *elf.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed ELF (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+func isNoSymbols(err error) bool { return errors.Is(err, elf.ErrNoSymbols) }
+
+// readFile collects the usable symbols of one file; errors name the section.
+func readFile(f *elf.File) (out []Symbol, errs []*Error) {
+	add := func(list []elf.Symbol, origin Origin) {
+		for i := range list {
+			if !inAllocSection(f, list[i].Section) {
+				continue
+			}
+			if s, ok := convert(&list[i], origin); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	if syms, err := safeSymbols(f.Symbols); err != nil && !isNoSymbols(err) {
+		errs = append(errs, &Error{Section: ".symtab", Err: err})
+	} else {
+		add(syms, OriginSymtab)
+	}
+	if syms, err := safeSymbols(f.DynamicSymbols); err != nil && !isNoSymbols(err) {
+		errs = append(errs, &Error{Section: ".dynsym", Err: err})
+	} else {
+		add(syms, OriginDynsym)
+	}
+	plt, err := safeSymbols2(func() ([]Symbol, error) { return pltSymbols(f) })
+	if err != nil {
+		errs = append(errs, &Error{Section: "PLT", Err: err})
+	}
+	out = append(out, plt...)
+	return out, errs
+}
+
+func safeSymbols(fn func() ([]elf.Symbol, error)) (s []elf.Symbol, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("malformed symbol table (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+func safeSymbols2(fn func() ([]Symbol, error)) (s []Symbol, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("malformed PLT (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+// inAllocSection drops symbols of sections that are not loaded into
+// memory (.gnu.warning.*, .comment, debug sections): their "addresses" are
+// offsets that would collide with real code addresses near 0. A section of a
+// separate debug file that is NOBITS keeps its SHF_ALLOC flag, so debug-file
+// symbols survive. Special indices (SHN_COMMON, ...) are judged by convert.
+func inAllocSection(f *elf.File, idx elf.SectionIndex) bool {
+	if idx >= elf.SHN_LORESERVE || idx == elf.SHN_UNDEF {
+		return true
+	}
+	if int(idx) >= len(f.Sections) {
+		return false // corrupt index: no section to place the symbol in
+	}
+	return f.Sections[idx].Flags&elf.SHF_ALLOC != 0
+}
+
+// convert keeps defined symbols that name code or data addresses.
+func convert(es *elf.Symbol, origin Origin) (Symbol, bool) {
+	if es.Section == elf.SHN_UNDEF || es.Section == elf.SHN_ABS || es.Name == "" {
+		return Symbol{}, false
+	}
+	kind, ok := kindOf(elf.ST_TYPE(es.Info))
+	if !ok {
+		return Symbol{}, false
+	}
+	name, version := StripVersion(es.Name)
+	if version == "" {
+		version = es.Version // .dynsym versions come from .gnu.version
+	}
+	return Symbol{Name: name, Version: version, Addr: es.Value, Size: es.Size,
+		Kind: kind, Bind: elf.ST_BIND(es.Info), Origin: origin}, true
+}
+
+func build(name string, all []Symbol) *Table {
+	// Drop duplicates (the same symbol in .symtab and .dynsym, or in the
+	// binary and its debug file), keeping the best origin and any version.
+	slices.SortFunc(all, func(a, b Symbol) int {
+		if c := cmpU64(a.Addr, b.Addr); c != 0 {
+			return c
+		}
+		if c := cmpU64(a.Size, b.Size); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return int(a.Origin) - int(b.Origin)
+	})
+	uniq := all[:0]
+	for _, s := range all {
+		if n := len(uniq); n > 0 {
+			p := &uniq[n-1]
+			if p.Addr == s.Addr && p.Size == s.Size && p.Name == s.Name {
+				if p.Version == "" {
+					p.Version = s.Version
+				}
+				if p.Bind == elf.STB_LOCAL && s.Bind != elf.STB_LOCAL {
+					p.Bind = s.Bind
+				}
+				continue
+			}
+		}
+		uniq = append(uniq, s)
+	}
+	syms := slices.Clip(uniq)
+	slices.SortFunc(syms, func(a, b Symbol) int {
+		if c := cmpU64(a.Addr, b.Addr); c != 0 {
+			return c
+		}
+		// Zero-size first, then larger before smaller: the last range
+		// starting at an address is its smallest sized one, which is the
+		// innermost and what Lookup finds first.
+		if (a.Size == 0) != (b.Size == 0) {
+			if a.Size == 0 {
+				return -1
+			}
+			return 1
+		}
+		if c := cmpU64(b.Size, a.Size); c != 0 {
+			return c
+		}
+		if better(&a, &b) {
+			return -1
+		}
+		if better(&b, &a) {
+			return 1
+		}
+		return 0
+	})
+
+	t := &Table{name: name, syms: syms, byName: make(map[string][]int32, len(syms))}
+	var stack []int32 // open ranges, innermost on top
+	for i := range syms {
+		s := &syms[i]
+		t.byName[s.Name] = append(t.byName[s.Name], int32(i))
+		if n := len(t.start); n > 0 && t.start[n-1] == s.Addr && t.end[n-1] == s.End() &&
+			(t.start[n-1] == t.end[n-1]) == (s.Size == 0) {
+			continue // alias of the previous range: already sorted behind its preferred symbol
+		}
+		for len(stack) > 0 && t.end[stack[len(stack)-1]] <= s.Addr {
+			stack = stack[:len(stack)-1]
+		}
+		parent := int32(-1)
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1]
+		}
+		idx := int32(len(t.start))
+		t.start = append(t.start, s.Addr)
+		t.end = append(t.end, s.End())
+		t.first = append(t.first, int32(i))
+		t.parent = append(t.parent, parent)
+		if s.Size > 0 {
+			stack = append(stack, idx)
+		}
+	}
+	return t
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Name is the module name the table was built with.
+func (t *Table) Name() string { return t.name }
+
+// Len is the number of symbols (aliases included).
+func (t *Table) Len() int { return len(t.syms) }
+
+// Lookup returns the symbol containing addr and addr's offset into it. It
+// never returns a symbol whose range does not contain addr (see the package
+// comment); ok is false when no symbol does. Where ranges nest, the
+// innermost wins; where symbols share a range, the preferred one.
+func (t *Table) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
+	// Last range starting at or before addr (hand-written binary search:
+	// this is the hot path of symbolization without DWARF).
+	lo, hi := 0, len(t.start)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.start[m] <= addr {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	for i := int32(lo - 1); i >= 0; i = t.parent[i] {
+		if addr < t.end[i] || (addr == t.start[i] && t.start[i] == t.end[i]) {
+			s := t.syms[t.first[i]]
+			return s, addr - s.Addr, true
+		}
+	}
+	return Symbol{}, 0, false
+}
+
+// Aliases returns every symbol that starts at addr, preferred first.
+func (t *Table) Aliases(addr uint64) []Symbol {
+	i, _ := slices.BinarySearchFunc(t.syms, addr, func(s Symbol, a uint64) int { return cmpU64(s.Addr, a) })
+	var out []Symbol
+	for ; i < len(t.syms) && t.syms[i].Addr == addr; i++ {
+		out = append(out, t.syms[i])
+	}
+	slices.SortStableFunc(out, func(a, b Symbol) int {
+		if better(&a, &b) {
+			return -1
+		}
+		if better(&b, &a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Symbols returns the preferred symbol of every distinct address range, in
+// address order.
+func (t *Table) Symbols() []Symbol {
+	out := make([]Symbol, len(t.first))
+	for i, j := range t.first {
+		out[i] = t.syms[j]
+	}
+	return out
+}
+
+// ByName returns the symbols called name, matched against the linkage name
+// ("_ZN2ns3fooEv", "puts@plt"), then, if nothing matched, against demangled
+// names with and without parameters ("ns::foo()", "ns::foo"). Results are
+// in address order.
+func (t *Table) ByName(name string) []Symbol {
+	idx := t.byName[name]
+	if len(idx) == 0 {
+		t.demangledOnce.Do(t.indexDemangled)
+		idx = t.byDemangled[name]
+	}
+	out := make([]Symbol, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, t.syms[i])
+	}
+	return out
+}
+
+// indexDemangled builds the demangled-name index on first use: demangling
+// every C++ symbol of a large library is not free and most sessions never
+// look a demangled name up.
+func (t *Table) indexDemangled() {
+	t.byDemangled = make(map[string][]int32)
+	for i := range t.syms {
+		n := t.syms[i].Name
+		d := Demangle(n)
+		if d == n {
+			continue
+		}
+		t.byDemangled[d] = append(t.byDemangled[d], int32(i))
+		base, plt := strings.CutSuffix(n, "@plt")
+		short := demangleNoParams(base)
+		if plt {
+			short += "@plt"
+		}
+		if short != d && short != n {
+			t.byDemangled[short] = append(t.byDemangled[short], int32(i))
+		}
+	}
+}
+
+func demangleNoParams(name string) (out string) {
+	defer func() {
+		if recover() != nil {
+			out = name
+		}
+	}()
+	return demangle.Filter(name, demangle.NoParams, demangle.MaxLength(16))
+}
