@@ -22,8 +22,8 @@ var pltVariants = []struct {
 	flags []string
 }{
 	{"lazy", []string{"-O1"}},                                         // .plt + .plt.got
-	{"now", []string{"-O1", "-Wl,-z,now"}},                             // .plt without lazy binding
-	{"ibt", []string{"-O1", "-fcf-protection=full", "-Wl,-z,ibtplt"}},    // .plt + .plt.sec + 16-byte .plt.got
+	{"now", []string{"-O1", "-Wl,-z,now"}},                            // .plt without lazy binding
+	{"ibt", []string{"-O1", "-fcf-protection=full", "-Wl,-z,ibtplt"}}, // .plt + .plt.sec + 16-byte .plt.got
 	{"ibtnow", []string{"-O1", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}},
 	{"nopie", []string{"-O1", "-no-pie"}},
 }
