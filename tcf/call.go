@@ -1,6 +1,9 @@
 package tcf
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Call is one command being executed: its arguments and its reply.
 type Call struct {
@@ -23,6 +26,9 @@ const (
 // Channel is the channel the command came on (for per-channel state and
 // OnClose hooks).
 func (c *Call) Channel() *Channel { return c.ch }
+
+// Context is cancelled when the channel closes (see Channel.Context).
+func (c *Call) Context() context.Context { return c.ch.ctx }
 
 // Service and Command name the command being run.
 func (c *Call) Service() string { return c.service }

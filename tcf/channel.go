@@ -1,6 +1,7 @@
 package tcf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,11 +20,13 @@ const closeFlushTimeout = 2 * time.Second
 // arrival order on the channel's reader goroutine; replies and events are
 // queued (bounded) and written by its writer goroutine.
 type Channel struct {
-	srv  *Server
-	conn net.Conn
-	id   string
-	log  *slog.Logger
-	rd   *Reader
+	srv    *Server
+	conn   net.Conn
+	id     string
+	log    *slog.Logger
+	rd     *Reader
+	ctx    context.Context
+	cancel context.CancelFunc
 
 	mu        sync.Mutex
 	out       []byte // bytes waiting for the writer
@@ -44,7 +47,10 @@ type Channel struct {
 
 func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 	id := fmt.Sprintf("C%d", n)
+	ctx, cancel := context.WithCancel(context.Background())
 	return &Channel{
+		ctx:       ctx,
+		cancel:    cancel,
 		srv:       s,
 		conn:      conn,
 		id:        id,
@@ -74,6 +80,10 @@ func (c *Channel) RemoteAddr() net.Addr { return c.conn.RemoteAddr() }
 
 // LocalAddr is the agent's address on this channel.
 func (c *Channel) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
+// Context is cancelled when the channel starts closing; long operations
+// done for the channel's commands can watch it.
+func (c *Channel) Context() context.Context { return c.ctx }
 
 // Done is closed when the channel is closed and its close hooks have run.
 func (c *Channel) Done() <-chan struct{} { return c.done }
@@ -127,6 +137,7 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 		c.out = b.buf
 	}
 	c.mu.Unlock()
+	c.cancel()
 	if reason != nil && !isPeerGone(reason) {
 		c.log.Warn("closing channel", "reason", reason)
 	} else {
