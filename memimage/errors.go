@@ -43,6 +43,8 @@ func (e *StaleFileError) Error() string {
 	case "mtime":
 		return fmt.Sprintf("memimage: stale file %s: mtime changed from %s to %s", e.Path,
 			e.RecordedMtime.Format(time.RFC3339Nano), e.NowMtime.Format(time.RFC3339Nano))
+	case "identity":
+		return fmt.Sprintf("memimage: stale file %s: replaced by another file (device/inode changed)", e.Path)
 	case "missing":
 		return fmt.Sprintf("memimage: stale file %s: %v", e.Path, e.Err)
 	default:
