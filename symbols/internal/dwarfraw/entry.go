@@ -1,0 +1,308 @@
+package dwarfraw
+
+import "fmt"
+
+// Class says how to interpret a Field's Val.
+type Class uint8
+
+const (
+	ClassNone      Class = iota
+	ClassAddress         // an address
+	ClassAddrx           // an index into .debug_addr (relative to DW_AT_addr_base)
+	ClassConst           // an unsigned constant
+	ClassSConst          // a signed constant (Val holds the int64 bits)
+	ClassFlag            // a flag (Val 0 or 1)
+	ClassRef             // a DIE offset in this unit's section
+	ClassRefAlt          // a DIE offset in the supplementary (dwz) file
+	ClassRefSig          // a type signature
+	ClassString          // an inline string: Val is its offset in the unit's section
+	ClassStrp            // an offset in .debug_str
+	ClassLineStrp        // an offset in .debug_line_str
+	ClassStrx            // an index into .debug_str_offsets (relative to DW_AT_str_offsets_base)
+	ClassStrpAlt         // an offset in the supplementary file's .debug_str
+	ClassSecOffset       // an offset in another section (lines, ranges, location lists)
+	ClassRnglistx        // an index into .debug_rnglists (relative to DW_AT_rnglists_base)
+	ClassLoclistx        // an index into .debug_loclists
+	ClassBlock           // a block or expression; not decoded (Val is its offset)
+)
+
+// Field is one decoded attribute.
+type Field struct {
+	Attr  uint16
+	Form  uint16
+	Class Class
+	Val   uint64
+}
+
+// Entry is one DIE. Tag 0 is the null entry that ends a list of children.
+type Entry struct {
+	Offset   uint64
+	Tag      uint16
+	Children bool
+	Fields   []Field
+}
+
+// Field returns the entry's attribute attr, or nil.
+func (e *Entry) Field(attr uint16) *Field {
+	for i := range e.Fields {
+		if e.Fields[i].Attr == attr {
+			return &e.Fields[i]
+		}
+	}
+	return nil
+}
+
+// Int returns a constant attribute's value (0, false when absent or not a constant).
+func (e *Entry) Int(attr uint16) (int64, bool) {
+	f := e.Field(attr)
+	if f == nil || (f.Class != ClassConst && f.Class != ClassSConst) {
+		return 0, false
+	}
+	return int64(f.Val), true
+}
+
+// UnitReader reads the DIEs of one unit in order.
+type UnitReader struct {
+	u  *Unit
+	ab *AbbrevTable
+	r  reader
+}
+
+// NewUnitReader starts reading u's DIEs; data is the whole section holding u.
+func NewUnitReader(sec string, data []byte, u *Unit, ab *AbbrevTable) *UnitReader {
+	end := u.End
+	if end > uint64(len(data)) {
+		end = uint64(len(data))
+	}
+	ur := &UnitReader{u: u, ab: ab, r: newReader(sec, data[:end], u.DataOffset)}
+	return ur
+}
+
+// Unit returns the unit being read.
+func (ur *UnitReader) Unit() *Unit { return ur.u }
+
+// Offset returns the section offset of the next DIE.
+func (ur *UnitReader) Offset() uint64 { return ur.r.off }
+
+// Seek positions the reader at the DIE at section offset off (inside the unit).
+func (ur *UnitReader) Seek(off uint64) error {
+	if off < ur.u.DataOffset || off >= ur.u.End || off > uint64(len(ur.r.data)) {
+		return &FormatError{ur.r.sec, off, "DIE offset outside its unit"}
+	}
+	ur.r.off = off
+	ur.r.err = nil
+	return nil
+}
+
+// Done reports whether the unit has no more DIEs.
+func (ur *UnitReader) Done() bool { return ur.r.err != nil || ur.r.off >= uint64(len(ur.r.data)) }
+
+// Next decodes the DIE at the cursor into e, reusing e.Fields' storage.
+func (ur *UnitReader) Next(e *Entry) error {
+	r := &ur.r
+	e.Offset = r.off
+	e.Fields = e.Fields[:0]
+	code := r.uleb()
+	if r.err != nil {
+		return r.err
+	}
+	if code == 0 {
+		e.Tag, e.Children = 0, false
+		return nil
+	}
+	a := ur.ab.Lookup(code)
+	if a == nil {
+		return &FormatError{r.sec, e.Offset, fmt.Sprintf("unknown abbreviation code %d", code)}
+	}
+	e.Tag, e.Children = a.Tag, a.Children
+	for _, s := range a.Attrs {
+		f := Field{Attr: s.Attr, Form: s.Form}
+		ur.value(&f, s.Implicit)
+		if r.err != nil {
+			return r.err
+		}
+		e.Fields = append(e.Fields, f)
+	}
+	return nil
+}
+
+// SkipChildren moves past the children of e (just read by Next): via its
+// DW_AT_sibling when it has a usable one, else by reading them.
+func (ur *UnitReader) SkipChildren(e *Entry) error {
+	if !e.Children {
+		return nil
+	}
+	if f := e.Field(AttrSibling); f != nil && f.Class == ClassRef && f.Val > e.Offset && f.Val <= ur.u.End {
+		ur.r.off = f.Val
+		return nil
+	}
+	var tmp Entry
+	depth := 1
+	for depth > 0 {
+		if ur.Done() {
+			if ur.r.err != nil {
+				return ur.r.err
+			}
+			return nil // unit ended without null entries: tolerated
+		}
+		if err := ur.Next(&tmp); err != nil {
+			return err
+		}
+		if tmp.Tag == 0 {
+			depth--
+		} else if tmp.Children {
+			if f := tmp.Field(AttrSibling); f != nil && f.Class == ClassRef && f.Val > tmp.Offset && f.Val <= ur.u.End {
+				ur.r.off = f.Val
+			} else {
+				depth++
+			}
+		}
+	}
+	return nil
+}
+
+// value decodes one attribute value of form f.Form.
+func (ur *UnitReader) value(f *Field, implicit int64) {
+	r := &ur.r
+	u := ur.u
+	for hops := 0; ; hops++ {
+		switch f.Form {
+		case formAddr:
+			f.Class, f.Val = ClassAddress, r.sized(u.AddrSize)
+		case formAddrx, formGNUAddrIndex:
+			f.Class, f.Val = ClassAddrx, r.uleb()
+		case formAddrx1:
+			f.Class, f.Val = ClassAddrx, uint64(r.u8())
+		case formAddrx2:
+			f.Class, f.Val = ClassAddrx, uint64(r.u16())
+		case formAddrx3:
+			f.Class, f.Val = ClassAddrx, uint64(r.u24())
+		case formAddrx4:
+			f.Class, f.Val = ClassAddrx, uint64(r.u32())
+		case formData1:
+			f.Class, f.Val = ClassConst, uint64(r.u8())
+		case formData2:
+			f.Class, f.Val = ClassConst, uint64(r.u16())
+		case formData4:
+			f.Class, f.Val = ClassConst, uint64(r.u32())
+		case formData8:
+			f.Class, f.Val = ClassConst, r.u64()
+		case formUdata:
+			f.Class, f.Val = ClassConst, r.uleb()
+		case formSdata:
+			f.Class, f.Val = ClassSConst, uint64(r.sleb())
+		case formImplicitConst:
+			f.Class, f.Val = ClassSConst, uint64(implicit)
+		case formData16:
+			f.Class, f.Val = ClassBlock, r.off
+			r.skip(16)
+		case formFlag:
+			f.Class, f.Val = ClassFlag, uint64(r.u8())
+		case formFlagPresent:
+			f.Class, f.Val = ClassFlag, 1
+		case formRef1:
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u8())
+		case formRef2:
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u16())
+		case formRef4:
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u32())
+		case formRef8:
+			f.Class, f.Val = ClassRef, u.Offset+r.u64()
+		case formRefUdata:
+			f.Class, f.Val = ClassRef, u.Offset+r.uleb()
+		case formRefAddr:
+			if u.Version <= 2 {
+				f.Class, f.Val = ClassRef, r.sized(u.AddrSize)
+			} else {
+				f.Class, f.Val = ClassRef, r.offset(u.Is64)
+			}
+		case formRefSig8:
+			f.Class, f.Val = ClassRefSig, r.u64()
+		case formRefSup4:
+			f.Class, f.Val = ClassRefAlt, uint64(r.u32())
+		case formRefSup8:
+			f.Class, f.Val = ClassRefAlt, r.u64()
+		case formGNURefAlt:
+			f.Class, f.Val = ClassRefAlt, r.offset(u.Is64)
+		case formString:
+			f.Class, f.Val = ClassString, r.off
+			r.cstring()
+		case formStrp:
+			f.Class, f.Val = ClassStrp, r.offset(u.Is64)
+		case formLineStrp:
+			f.Class, f.Val = ClassLineStrp, r.offset(u.Is64)
+		case formStrpSup, formGNUStrpAlt:
+			f.Class, f.Val = ClassStrpAlt, r.offset(u.Is64)
+		case formStrx, formGNUStrIndex:
+			f.Class, f.Val = ClassStrx, r.uleb()
+		case formStrx1:
+			f.Class, f.Val = ClassStrx, uint64(r.u8())
+		case formStrx2:
+			f.Class, f.Val = ClassStrx, uint64(r.u16())
+		case formStrx3:
+			f.Class, f.Val = ClassStrx, uint64(r.u24())
+		case formStrx4:
+			f.Class, f.Val = ClassStrx, uint64(r.u32())
+		case formSecOffset:
+			f.Class, f.Val = ClassSecOffset, r.offset(u.Is64)
+		case formRnglistx:
+			f.Class, f.Val = ClassRnglistx, r.uleb()
+		case formLoclistx:
+			f.Class, f.Val = ClassLoclistx, r.uleb()
+		case formExprloc, formBlock:
+			n := r.uleb()
+			f.Class, f.Val = ClassBlock, r.off
+			r.skip(n)
+		case formBlock1:
+			n := uint64(r.u8())
+			f.Class, f.Val = ClassBlock, r.off
+			r.skip(n)
+		case formBlock2:
+			n := uint64(r.u16())
+			f.Class, f.Val = ClassBlock, r.off
+			r.skip(n)
+		case formBlock4:
+			n := uint64(r.u32())
+			f.Class, f.Val = ClassBlock, r.off
+			r.skip(n)
+		case formIndirect:
+			if hops > 4 {
+				r.fail("DW_FORM_indirect chain too long")
+				return
+			}
+			f.Form = uint16(r.uleb())
+			if f.Form == formImplicitConst {
+				implicit = r.sleb()
+			}
+			continue
+		default:
+			r.fail(fmt.Sprintf("unknown attribute form %#x", f.Form))
+		}
+		return
+	}
+}
+
+// StrOffset reads entry index of a .debug_str_offsets table whose entries
+// start at base (DW_AT_str_offsets_base, or the .dwo section's header end).
+func StrOffset(strOffsets []byte, base uint64, index uint64, is64 bool) (uint64, error) {
+	size := uint64(4)
+	if is64 {
+		size = 8
+	}
+	if index > uint64(len(strOffsets))/size {
+		return 0, &FormatError{".debug_str_offsets", base, fmt.Sprintf("string index %d out of range", index)}
+	}
+	r := newReader(".debug_str_offsets", strOffsets, base+index*size)
+	v := r.offset(is64)
+	return v, r.err
+}
+
+// AddrAt reads entry index of the .debug_addr table starting at base.
+func AddrAt(addr []byte, base uint64, index uint64, addrSize uint8) (uint64, error) {
+	if index > uint64(len(addr))/uint64(addrSize) {
+		return 0, &FormatError{".debug_addr", base, fmt.Sprintf("address index %d out of range", index)}
+	}
+	r := newReader(".debug_addr", addr, base+index*uint64(addrSize))
+	v := r.sized(addrSize)
+	return v, r.err
+}

@@ -1,0 +1,162 @@
+package dwarfraw
+
+import "fmt"
+
+// Range is a half-open address range [Lo, Hi).
+type Range struct{ Lo, Hi uint64 }
+
+// RangesV4 decodes a DWARF 2-4 .debug_ranges list at off; base is the unit's
+// base address (its DW_AT_low_pc).
+func RangesV4(data []byte, off uint64, addrSize uint8, base uint64, dst []Range) ([]Range, error) {
+	r := newReader(".debug_ranges", data, off)
+	maxAddr := ^uint64(0)
+	if addrSize == 4 {
+		maxAddr = 0xffffffff
+	}
+	for r.err == nil {
+		lo, hi := r.sized(addrSize), r.sized(addrSize)
+		if r.err != nil {
+			break
+		}
+		switch {
+		case lo == 0 && hi == 0:
+			return dst, nil
+		case lo == maxAddr:
+			base = hi
+		case hi > lo:
+			dst = append(dst, Range{base + lo, base + hi})
+		}
+	}
+	return dst, r.err
+}
+
+// RnglistOffset resolves a DW_FORM_rnglistx index: the offset table starts at
+// base (DW_AT_rnglists_base) and its entries are relative to base.
+func RnglistOffset(data []byte, base, index uint64, is64 bool) (uint64, error) {
+	size := uint64(4)
+	if is64 {
+		size = 8
+	}
+	if index > uint64(len(data))/size {
+		return 0, &FormatError{".debug_rnglists", base, fmt.Sprintf("range list index %d out of range", index)}
+	}
+	r := newReader(".debug_rnglists", data, base+index*size)
+	v := r.offset(is64)
+	return base + v, r.err
+}
+
+// DW_RLE_* range list entry kinds.
+const (
+	rleEndOfList    = 0
+	rleBaseAddressx = 1
+	rleStartxEndx   = 2
+	rleStartxLength = 3
+	rleOffsetPair   = 4
+	rleBaseAddress  = 5
+	rleStartEnd     = 6
+	rleStartLength  = 7
+)
+
+// Rnglist decodes a DWARF 5 range list at off in .debug_rnglists. addrx
+// resolves indexes into .debug_addr (nil when the unit has none).
+func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(uint64) (uint64, error), dst []Range) ([]Range, error) {
+	r := newReader(".debug_rnglists", data, off)
+	ax := func(i uint64) uint64 {
+		if addrx == nil {
+			r.fail("DW_RLE_*x entry without .debug_addr")
+			return 0
+		}
+		v, err := addrx(i)
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+		return v
+	}
+	for r.err == nil {
+		switch kind := r.u8(); kind {
+		case rleEndOfList:
+			return dst, r.err
+		case rleBaseAddressx:
+			base = ax(r.uleb())
+		case rleStartxEndx:
+			lo := ax(r.uleb())
+			hi := ax(r.uleb())
+			dst = appendRange(dst, lo, hi)
+		case rleStartxLength:
+			lo := ax(r.uleb())
+			dst = appendRange(dst, lo, lo+r.uleb())
+		case rleOffsetPair:
+			lo, hi := r.uleb(), r.uleb()
+			dst = appendRange(dst, base+lo, base+hi)
+		case rleBaseAddress:
+			base = r.sized(addrSize)
+		case rleStartEnd:
+			lo, hi := r.sized(addrSize), r.sized(addrSize)
+			dst = appendRange(dst, lo, hi)
+		case rleStartLength:
+			lo := r.sized(addrSize)
+			dst = appendRange(dst, lo, lo+r.uleb())
+		default:
+			r.fail(fmt.Sprintf("unknown range list entry kind %d", kind))
+		}
+	}
+	return dst, r.err
+}
+
+func appendRange(dst []Range, lo, hi uint64) []Range {
+	if hi > lo {
+		dst = append(dst, Range{lo, hi})
+	}
+	return dst
+}
+
+// Arange is one .debug_aranges entry: a range and the offset of the unit
+// (in .debug_info) that covers it.
+type Arange struct {
+	Range
+	UnitOffset uint64
+}
+
+// ReadAranges decodes all of .debug_aranges. On malformed input it returns
+// the sets decoded so far and an error.
+func ReadAranges(data []byte) ([]Arange, error) {
+	var out []Arange
+	var off uint64
+	for off < uint64(len(data)) {
+		r := newReader(".debug_aranges", data, off)
+		length, is64 := r.initialLength()
+		if r.err != nil {
+			return out, r.err
+		}
+		if length > r.remaining() {
+			return out, &FormatError{".debug_aranges", off, "set length runs past the section end"}
+		}
+		end := r.off + length
+		version := r.u16()
+		unit := r.offset(is64)
+		addrSize, segSize := r.u8(), r.u8()
+		if r.err != nil {
+			return out, r.err
+		}
+		if version != 2 || (addrSize != 4 && addrSize != 8) || segSize != 0 {
+			return out, &FormatError{".debug_aranges", off, fmt.Sprintf("unsupported set (version %d, address size %d, segment size %d)", version, addrSize, segSize)}
+		}
+		// Tuples are aligned to twice the address size from the set start.
+		tuple := 2 * uint64(addrSize)
+		if rem := (r.off - off) % tuple; rem != 0 {
+			r.skip(tuple - rem)
+		}
+		sub := newReader(".debug_aranges", data[:end], r.off)
+		for sub.err == nil && sub.remaining() >= tuple {
+			lo, n := sub.sized(addrSize), sub.sized(addrSize)
+			if lo == 0 && n == 0 {
+				break
+			}
+			if n > 0 && lo+n > lo {
+				out = append(out, Arange{Range{lo, lo + n}, unit})
+			}
+		}
+		off = end
+	}
+	return out, nil
+}

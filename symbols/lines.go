@@ -1,0 +1,112 @@
+package symbols
+
+import (
+	"sort"
+
+	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+)
+
+// lineTable is a unit's line-number matrix with its sequences sorted by
+// address, so that one binary search finds the row for an address.
+type lineTable struct {
+	files []string
+	rows  []dwarfraw.LineRow
+}
+
+func newLineTable(t *dwarfraw.LineTable) *lineTable {
+	lt := &lineTable{files: t.Files}
+	// Split into sequences (each ends with an end_sequence row), sort them by
+	// start address, and concatenate.
+	type seq struct{ i, j int }
+	var seqs []seq
+	start := 0
+	for i, r := range t.Rows {
+		if r.Flags&dwarfraw.RowEndSequence != 0 {
+			if i > start || true {
+				seqs = append(seqs, seq{start, i + 1})
+			}
+			start = i + 1
+		}
+	}
+	// Rows after the last end_sequence belong to no complete sequence: a
+	// truncated program. They are dropped, as a sequence has no known end.
+	sorted := true
+	for k := 1; k < len(seqs); k++ {
+		if t.Rows[seqs[k].i].Addr < t.Rows[seqs[k-1].i].Addr {
+			sorted = false
+			break
+		}
+	}
+	if !sorted {
+		sort.SliceStable(seqs, func(a, b int) bool { return t.Rows[seqs[a].i].Addr < t.Rows[seqs[b].i].Addr })
+	}
+	rows := make([]dwarfraw.LineRow, 0, len(t.Rows))
+	for _, s := range seqs {
+		part := t.Rows[s.i:s.j]
+		// Rows of a sequence must not go backwards; a corrupt one is sorted
+		// rather than trusted (the end row stays last).
+		if !sort.SliceIsSorted(part, func(a, b int) bool { return part[a].Addr < part[b].Addr }) {
+			part = append([]dwarfraw.LineRow(nil), part...)
+			sort.SliceStable(part, func(a, b int) bool {
+				ea, eb := part[a].Flags&dwarfraw.RowEndSequence != 0, part[b].Flags&dwarfraw.RowEndSequence != 0
+				if ea != eb {
+					return eb
+				}
+				return part[a].Addr < part[b].Addr
+			})
+		}
+		rows = append(rows, part...)
+	}
+	lt.rows = rows
+	return lt
+}
+
+// find returns the index of the row describing pc, or -1. Conventions (gdb's):
+// an address at or past its sequence's end has no row; where several rows
+// share the address, the last is_stmt one wins (the last row when none is).
+func (lt *lineTable) find(pc uint64) int {
+	rows := lt.rows
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > pc }) - 1
+	if i < 0 || rows[i].Flags&dwarfraw.RowEndSequence != 0 {
+		return -1
+	}
+	if rows[i].Flags&dwarfraw.RowStmt == 0 {
+		for j := i - 1; j >= 0 && rows[j].Addr == rows[i].Addr && rows[j].Flags&dwarfraw.RowEndSequence == 0; j-- {
+			if rows[j].Flags&dwarfraw.RowStmt != 0 {
+				return j
+			}
+		}
+	}
+	return i
+}
+
+func (lt *lineTable) file(i uint32) string {
+	if lt == nil || int(i) >= len(lt.files) {
+		return ""
+	}
+	return lt.files[i]
+}
+
+// lineTable returns the unit's line table (a skeleton's for split units),
+// decoding it on first use; nil when the unit has none.
+func (cu *compUnit) lineTable() (*lineTable, error) {
+	cu.linesOnce.Do(func() {
+		if err := cu.readUnitDIE(); err != nil {
+			cu.linesErr = err
+			return
+		}
+		if !cu.hasStmtList {
+			return
+		}
+		d := cu.file
+		t, err := dwarfraw.ParseLineTable(d.sec.line, cu.stmtList, cu.compDir, cu.hdr.AddrSize,
+			dwarfraw.LineStrings{Str: d.sec.str, LineStr: d.sec.lineStr}, false)
+		if t != nil {
+			cu.lines = newLineTable(t)
+		}
+		if err != nil {
+			cu.linesErr = cu.fail("read line table", err)
+		}
+	})
+	return cu.lines, cu.linesErr
+}

@@ -1,0 +1,266 @@
+package symbols
+
+import (
+	"sync"
+
+	"github.com/ianlancetaylor/demangle"
+	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+)
+
+// scopeTree is a unit's functions and inlined calls: one node per concrete
+// subprogram (depth 0) or DW_TAG_inlined_subroutine (depth > 0), and a map
+// from each address to the innermost node that covers it.
+type scopeTree struct {
+	nodes  []scopeNode
+	ranges []dwarfraw.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
+	seg    segmentMap
+}
+
+type scopeNode struct {
+	parent   int32 // -1 for functions
+	depth    int32
+	r0, r1   int32
+	name     *fnName
+	callFile uint32 // call site of an inlined node, in the unit's line table files
+	callLine uint32
+	callCol  uint32
+	declOff  uint64 // DIE offset (for diagnostics and reverse lookups)
+}
+
+// fnName is a function's name, shared by all its concrete and inlined copies.
+type fnName struct {
+	raw     string // DW_AT_name
+	prefix  string // enclosing namespaces and classes from DIE parents, "a::B"
+	linkage string // DW_AT_linkage_name (mangled)
+
+	once    sync.Once
+	display string
+}
+
+// Display returns the name as gdb shows it: the demangled linkage name when
+// there is one, else the DWARF name qualified by its enclosing scopes.
+func (n *fnName) Display() string {
+	if n == nil {
+		return ""
+	}
+	n.once.Do(func() {
+		switch {
+		case n.linkage != "":
+			if d, err := demangle.ToString(n.linkage); err == nil {
+				n.display = d
+				return
+			}
+			if n.raw == "" {
+				n.display = n.linkage
+				return
+			}
+			fallthrough
+		case n.prefix != "" && n.raw != "":
+			n.display = n.prefix + "::" + n.raw
+		default:
+			n.display = n.raw
+		}
+	})
+	return n.display
+}
+
+// declInfo is what a DIE contributes to a function's name; strings stay
+// undecoded until a name is needed.
+type declInfo struct {
+	name, linkage dwarfraw.Field
+	ref           dwarfraw.Field // DW_AT_abstract_origin or DW_AT_specification
+	prefix        string
+}
+
+func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
+	di := declInfo{prefix: prefix}
+	for _, f := range e.Fields {
+		switch f.Attr {
+		case dwarfraw.AttrName:
+			di.name = f
+		case dwarfraw.AttrLinkageName, dwarfraw.AttrMIPSLinkageName:
+			di.linkage = f
+		case dwarfraw.AttrAbstractOrigin, dwarfraw.AttrSpecification:
+			if di.ref.Class == dwarfraw.ClassNone {
+				di.ref = f
+			}
+		}
+	}
+	return di
+}
+
+// fillName completes n from di and the DIEs it refers to (abstract origin,
+// specification), following at most a few hops: names come from the first
+// DIE that has them.
+func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, hops int) {
+	for ; hops < 8; hops++ {
+		if n.linkage == "" && di.linkage.Class != dwarfraw.ClassNone {
+			n.linkage, _ = cu.str(&di.linkage)
+		}
+		if n.raw == "" && di.name.Class != dwarfraw.ClassNone {
+			n.raw, _ = cu.str(&di.name)
+			n.prefix = di.prefix
+		}
+		if n.raw != "" && n.linkage != "" {
+			return
+		}
+		var other *fnName
+		switch di.ref.Class {
+		case dwarfraw.ClassRef:
+			if next, ok := decls[di.ref.Val]; ok {
+				di = next
+				continue
+			}
+			other, _ = cu.file.nameAt(di.ref.Val, hops+1)
+		case dwarfraw.ClassRefAlt:
+			if cu.file.alt != nil {
+				other, _ = cu.file.alt.nameAt(di.ref.Val, hops+1)
+			}
+		}
+		if other != nil {
+			if n.linkage == "" {
+				n.linkage = other.linkage
+			}
+			if n.raw == "" {
+				n.raw, n.prefix = other.raw, other.prefix
+			}
+		}
+		return
+	}
+}
+
+// scopesFor returns the scope tree of the unit, decoding it on first use.
+func (cu *compUnit) scopeTree() (*scopeTree, error) {
+	cu.scopesOnce.Do(func() { cu.scopes, cu.scopesErr = cu.buildScopes() })
+	return cu.scopes, cu.scopesErr
+}
+
+// buildScopes walks the unit's DIEs once. It descends into functions, lexical
+// blocks, namespaces and classes, and skips every other subtree.
+func (cu *compUnit) buildScopes() (*scopeTree, error) {
+	if err := cu.readUnitDIE(); err != nil {
+		return nil, err
+	}
+	ur, err := cu.reader()
+	if err != nil {
+		return nil, err
+	}
+	t := &scopeTree{}
+	decls := map[uint64]declInfo{}
+	type level struct {
+		node   int32
+		prefix string
+	}
+	var e dwarfraw.Entry
+	if err := ur.Next(&e); err != nil {
+		return nil, cu.fail("read unit DIE", err)
+	}
+	if !e.Children {
+		return t, nil
+	}
+	stack := []level{{node: -1}}
+	var walkErr error
+	var rs []dwarfraw.Range
+	for len(stack) > 0 && !ur.Done() {
+		if err := ur.Next(&e); err != nil {
+			walkErr = cu.fail("read DIE", err)
+			break
+		}
+		if e.Tag == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		top := stack[len(stack)-1]
+		descend := false
+		next := top
+		switch e.Tag {
+		case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine:
+			decls[e.Offset] = cu.declOf(&e, top.prefix)
+			rs, err = cu.rangesOf(&e, rs[:0])
+			if err != nil {
+				walkErr = cu.fail("read ranges", err)
+			}
+			inlined := e.Tag == dwarfraw.TagInlinedSubroutine
+			if len(rs) == 0 || (inlined && top.node < 0) {
+				break // a declaration, an abstract instance, or no code
+			}
+			n := scopeNode{parent: -1, declOff: e.Offset}
+			if inlined {
+				n.parent = top.node
+				n.depth = t.nodes[top.node].depth + 1
+				for _, f := range e.Fields {
+					switch f.Attr {
+					case dwarfraw.AttrCallFile:
+						n.callFile = uint32(f.Val)
+					case dwarfraw.AttrCallLine:
+						n.callLine = uint32(f.Val)
+					case dwarfraw.AttrCallColumn:
+						n.callCol = uint32(f.Val)
+					}
+				}
+			}
+			n.r0 = int32(len(t.ranges))
+			t.ranges = append(t.ranges, rs...)
+			n.r1 = int32(len(t.ranges))
+			t.nodes = append(t.nodes, n)
+			next.node = int32(len(t.nodes) - 1)
+			descend = true
+		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
+			descend = top.node >= 0
+		case dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
+			name := ""
+			if f := e.Field(dwarfraw.AttrName); f != nil {
+				name, _ = cu.str(f)
+			} else if e.Tag == dwarfraw.TagNamespace {
+				name = "(anonymous namespace)"
+			}
+			if name != "" {
+				if next.prefix != "" {
+					next.prefix += "::" + name
+				} else {
+					next.prefix = name
+				}
+			}
+			descend = true
+		}
+		if !e.Children {
+			continue
+		}
+		if descend {
+			stack = append(stack, next)
+		} else if err := ur.SkipChildren(&e); err != nil {
+			walkErr = cu.fail("skip DIE children", err)
+			break
+		}
+	}
+
+	// Names: one fnName per naming DIE, shared by nodes naming the same thing.
+	names := map[uint64]*fnName{}
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		di := decls[n.declOff]
+		key := n.declOff
+		if di.ref.Class == dwarfraw.ClassRef {
+			key = di.ref.Val // inlined and out-of-line copies share their origin's name
+		}
+		fn := names[key]
+		if fn == nil {
+			fn = &fnName{}
+			cu.fillName(fn, di, decls, 0)
+			names[key] = fn
+		}
+		n.name = fn
+	}
+
+	spans := make([]span, 0, len(t.ranges))
+	for i, n := range t.nodes {
+		for _, r := range t.ranges[n.r0:n.r1] {
+			if usableRange(r.Lo, r.Hi) {
+				spans = append(spans, span{r.Lo, r.Hi, int32(i), n.depth})
+			}
+		}
+	}
+	t.seg = buildSegments(spans)
+	// A partly decoded unit is still useful: report the error alongside.
+	return t, walkErr
+}

@@ -1,0 +1,269 @@
+package symbols
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+)
+
+// compUnit is one unit of .debug_info with what its first DIE says, and its
+// lazily decoded scope tree and line table.
+type compUnit struct {
+	file     *dwarfFile
+	hdr      dwarfraw.Unit
+	skeleton *compUnit // set on split units: the skeleton that holds addresses and lines
+
+	dieOnce      sync.Once
+	dieErr       error
+	name         string
+	compDir      string
+	lowPC        uint64
+	hasLowPC     bool
+	ranges       []dwarfraw.Range
+	strOffBase   uint64
+	addrBase     uint64
+	rnglistsBase uint64
+	rangesBase   uint64 // DW_AT_GNU_ranges_base (DWARF 4 split units)
+	stmtList     uint64
+	hasStmtList  bool
+	dwoName      string
+	dwoID        uint64
+
+	splitOnce sync.Once
+	split     *compUnit
+	splitErr  error
+
+	scopesOnce sync.Once
+	scopes     *scopeTree
+	scopesErr  error
+
+	linesOnce sync.Once
+	lines     *lineTable
+	linesErr  error
+}
+
+func (cu *compUnit) secName() string {
+	if cu.file.isDWO {
+		return ".debug_info.dwo"
+	}
+	return ".debug_info"
+}
+
+func (cu *compUnit) fail(op string, err error) error {
+	return &Error{File: cu.file.name, Op: fmt.Sprintf("%s (unit at %#x)", op, cu.hdr.Offset), Err: err}
+}
+
+func (cu *compUnit) reader() (*dwarfraw.UnitReader, error) {
+	ab, err := cu.file.abbrevTable(cu.hdr.AbbrevOff)
+	if err != nil {
+		return nil, cu.fail("read abbreviations", err)
+	}
+	return dwarfraw.NewUnitReader(cu.secName(), cu.file.sec.info, &cu.hdr, ab), nil
+}
+
+// readUnitDIE decodes the unit's first DIE once: its name, directories,
+// address ranges, the bases of indexed forms, and split-DWARF links.
+func (cu *compUnit) readUnitDIE() error {
+	cu.dieOnce.Do(func() { cu.dieErr = cu.decodeUnitDIE() })
+	return cu.dieErr
+}
+
+func (cu *compUnit) decodeUnitDIE() error {
+	ur, err := cu.reader()
+	if err != nil {
+		return err
+	}
+	var e dwarfraw.Entry
+	if err := ur.Next(&e); err != nil {
+		return cu.fail("read unit DIE", err)
+	}
+	// Defaults for the indexed-form bases: right after a section header in
+	// DWARF 5 .dwo files (which carry no base attributes), else zero.
+	if cu.hdr.Version >= 5 {
+		hdr := uint64(8)
+		if cu.hdr.Is64 {
+			hdr = 16
+		}
+		cu.strOffBase = hdr
+		cu.rnglistsBase = 12 // length, version, address size, segment size, offset count
+		if cu.hdr.Is64 {
+			cu.rnglistsBase = 20
+		}
+	}
+	// Bases first: other attributes of this DIE may use indexed forms.
+	for _, f := range e.Fields {
+		switch f.Attr {
+		case dwarfraw.AttrStrOffsetsBase:
+			cu.strOffBase = f.Val
+		case dwarfraw.AttrAddrBase, dwarfraw.AttrGNUAddrBase:
+			cu.addrBase = f.Val
+		case dwarfraw.AttrRnglistsBase:
+			cu.rnglistsBase = f.Val
+		case dwarfraw.AttrGNURangesBase:
+			cu.rangesBase = f.Val
+		}
+	}
+	if cu.skeleton != nil {
+		// A split unit's addresses live in the skeleton's .debug_addr.
+		if err := cu.skeleton.readUnitDIE(); err != nil {
+			return err
+		}
+		cu.addrBase = cu.skeleton.addrBase
+		cu.rangesBase = cu.skeleton.rangesBase
+	}
+	cu.dwoID = cu.hdr.Signature
+	for i := range e.Fields {
+		f := &e.Fields[i]
+		switch f.Attr {
+		case dwarfraw.AttrName:
+			cu.name, _ = cu.str(f)
+		case dwarfraw.AttrCompDir:
+			cu.compDir, _ = cu.str(f)
+		case dwarfraw.AttrLowPC:
+			if v, err := cu.addr(f); err == nil {
+				cu.lowPC, cu.hasLowPC = v, true
+			}
+		case dwarfraw.AttrStmtList:
+			cu.stmtList, cu.hasStmtList = f.Val, true
+		case dwarfraw.AttrDwoName, dwarfraw.AttrGNUDwoName:
+			cu.dwoName, _ = cu.str(f)
+		case dwarfraw.AttrGNUDwoID:
+			cu.dwoID = f.Val
+		}
+	}
+	if cu.skeleton != nil && !cu.hasLowPC {
+		cu.lowPC = cu.skeleton.lowPC
+	}
+	cu.ranges, err = cu.rangesOf(&e, nil)
+	if err != nil {
+		return cu.fail("read unit ranges", err)
+	}
+	return nil
+}
+
+func (cu *compUnit) isSkeleton() bool {
+	return cu.hdr.Type == dwarfraw.UnitSkeleton || (cu.dwoName != "" && cu.skeleton == nil)
+}
+
+// str resolves a string-class attribute.
+func (cu *compUnit) str(f *dwarfraw.Field) (string, error) {
+	d := cu.file
+	switch f.Class {
+	case dwarfraw.ClassString:
+		return dwarfraw.CString(cu.secName(), d.sec.info, f.Val)
+	case dwarfraw.ClassStrp:
+		return dwarfraw.CString(".debug_str", d.sec.str, f.Val)
+	case dwarfraw.ClassLineStrp:
+		return dwarfraw.CString(".debug_line_str", d.sec.lineStr, f.Val)
+	case dwarfraw.ClassStrx:
+		off, err := dwarfraw.StrOffset(d.sec.strOffsets, cu.strOffBase, f.Val, cu.hdr.Is64)
+		if err != nil {
+			return "", err
+		}
+		return dwarfraw.CString(".debug_str", d.sec.str, off)
+	case dwarfraw.ClassStrpAlt:
+		if d.alt == nil {
+			return "", errors.New("string in a dwz supplementary file that was not found")
+		}
+		return dwarfraw.CString(".debug_str", d.alt.sec.str, f.Val)
+	}
+	return "", fmt.Errorf("attribute %#x is not a string", f.Attr)
+}
+
+// addrSection returns the .debug_addr that indexed addresses use.
+func (cu *compUnit) addrSection() []byte {
+	if cu.skeleton != nil {
+		return cu.skeleton.file.sec.addr
+	}
+	return cu.file.sec.addr
+}
+
+// addr resolves an address-class attribute.
+func (cu *compUnit) addr(f *dwarfraw.Field) (uint64, error) {
+	switch f.Class {
+	case dwarfraw.ClassAddress:
+		return f.Val, nil
+	case dwarfraw.ClassAddrx:
+		return dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, f.Val, cu.hdr.AddrSize)
+	}
+	return 0, fmt.Errorf("attribute %#x is not an address", f.Attr)
+}
+
+// rangesOf returns the code ranges of a DIE (DW_AT_low_pc/high_pc or
+// DW_AT_ranges), appended to dst; none when it has neither.
+func (cu *compUnit) rangesOf(e *dwarfraw.Entry, dst []dwarfraw.Range) ([]dwarfraw.Range, error) {
+	var low, high, rng *dwarfraw.Field
+	for i := range e.Fields {
+		switch e.Fields[i].Attr {
+		case dwarfraw.AttrLowPC:
+			low = &e.Fields[i]
+		case dwarfraw.AttrHighPC:
+			high = &e.Fields[i]
+		case dwarfraw.AttrRanges:
+			rng = &e.Fields[i]
+		}
+	}
+	if rng != nil {
+		return cu.rangeList(rng, dst)
+	}
+	if low == nil || high == nil {
+		return dst, nil
+	}
+	lo, err := cu.addr(low)
+	if err != nil {
+		return dst, err
+	}
+	var hi uint64
+	switch high.Class {
+	case dwarfraw.ClassConst, dwarfraw.ClassSConst:
+		hi = lo + high.Val
+	default:
+		if hi, err = cu.addr(high); err != nil {
+			return dst, err
+		}
+	}
+	if hi > lo {
+		dst = append(dst, dwarfraw.Range{Lo: lo, Hi: hi})
+	}
+	return dst, nil
+}
+
+func (cu *compUnit) rangeList(f *dwarfraw.Field, dst []dwarfraw.Range) ([]dwarfraw.Range, error) {
+	base := cu.lowPC
+	addrx := func(i uint64) (uint64, error) {
+		return dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, i, cu.hdr.AddrSize)
+	}
+	switch {
+	case f.Class == dwarfraw.ClassRnglistx:
+		off, err := dwarfraw.RnglistOffset(cu.file.sec.rnglists, cu.rnglistsBase, f.Val, cu.hdr.Is64)
+		if err != nil {
+			return dst, err
+		}
+		return dwarfraw.Rnglist(cu.file.sec.rnglists, off, cu.hdr.AddrSize, base, addrx, dst)
+	case cu.hdr.Version >= 5:
+		sec := cu.file.sec.rnglists
+		return dwarfraw.Rnglist(sec, f.Val, cu.hdr.AddrSize, base, addrx, dst)
+	default:
+		sec := cu.file.sec.ranges
+		if cu.skeleton != nil {
+			// DWARF 4 split units keep range lists in the skeleton's file.
+			sec = cu.skeleton.file.sec.ranges
+		}
+		return dwarfraw.RangesV4(sec, f.Val+cu.rangesBase, cu.hdr.AddrSize, base, dst)
+	}
+}
+
+// dieUnit returns the unit whose DIEs describe this unit's code: the split
+// unit for a skeleton (loading the .dwo on first use), else cu itself.
+func (cu *compUnit) dieUnit() (*compUnit, error) {
+	if err := cu.readUnitDIE(); err != nil {
+		return nil, err
+	}
+	if !cu.isSkeleton() {
+		return cu, nil
+	}
+	cu.splitOnce.Do(func() { cu.split, cu.splitErr = cu.file.loadSplit(cu) })
+	return cu.split, cu.splitErr
+}
