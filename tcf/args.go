@@ -201,7 +201,21 @@ func (a *Args) Int() int {
 	return int(v)
 }
 
-var errNotInteger = errors.New("not an integer")
+var (
+	errNotInteger = errors.New("not an integer")
+	errOutOfRange = errors.New("out of range")
+)
+
+// numErr turns strconv's errors into short ones for error reports.
+func numErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, strconv.ErrRange) {
+		return errOutOfRange
+	}
+	return errNotInteger
+}
 
 func parseUint(f Field) (uint64, error) {
 	if f.Binary {
@@ -211,7 +225,8 @@ func parseUint(f Field) (uint64, error) {
 	if len(d) == 0 || d[0] < '0' || d[0] > '9' || (d[0] == '0' && len(d) > 1) {
 		return 0, errNotInteger
 	}
-	return strconv.ParseUint(string(d), 10, 64)
+	v, err := strconv.ParseUint(string(d), 10, 64)
+	return v, numErr(err)
 }
 
 func parseInt(f Field, bits int) (int64, error) {
@@ -226,7 +241,8 @@ func parseInt(f Field, bits int) (int64, error) {
 	if len(digits) == 0 || digits[0] < '0' || digits[0] > '9' || (digits[0] == '0' && len(digits) > 1) {
 		return 0, errNotInteger
 	}
-	return strconv.ParseInt(string(d), 10, bits)
+	v, err := strconv.ParseInt(string(d), 10, bits)
+	return v, numErr(err)
 }
 
 // Bool decodes true or false; null gives false.

@@ -223,9 +223,14 @@ func (c *Channel) readLoop() {
 		if err != nil {
 			var me *MessageError
 			if errors.As(err, &me) {
-				// The frame was intact; the layout was not. Like the C
-				// agent, treat it as a protocol error: the peer's view of
-				// the conversation cannot be trusted any more.
+				// The frame was intact, so the stream is still in sync. A
+				// command whose header was readable gets an error reply
+				// and the channel goes on; anything else is a peer that
+				// does not speak TCF.
+				if m != nil && m.Kind == 'C' && m.Token != nil {
+					c.badCommand(m, Errorf(CodeProtocol, "malformed arguments: %s", me.Reason))
+					continue
+				}
 				c.Close(err)
 				return
 			}
@@ -311,32 +316,57 @@ func (c *Channel) peerHelloEvent(m *Message) {
 	c.log.Debug("peer hello", "services", names)
 }
 
-func (c *Channel) command(m *Message) {
+// lookup finds the handler of a command; nil means the answer is N
+// (unknown service or command, or the peer has not said Hello yet).
+func (c *Channel) lookup(m *Message) (Handler, *Service, bool) {
 	c.mu.Lock()
 	hello, zc := c.peerHello, c.zeroCopy
 	c.mu.Unlock()
-	call := &Call{ch: c, args: Args{fields: m.Fields}}
-	call.token = append(call.tokenBuf[:0], m.Token...)
-	call.reply.call = call
-	call.reply.b.ZeroCopy = zc
-	var h Handler
-	if hello {
-		if svc := c.srv.lookup(m.Service); svc != nil {
-			h = svc.handler(m.Name)
-			call.service = svc.name
-		}
+	if !hello {
+		return nil, nil, zc
 	}
+	svc := c.srv.lookup(m.Service)
+	if svc == nil {
+		return nil, nil, zc
+	}
+	return svc.handler(m.Name), svc, zc
+}
+
+func (c *Channel) notRecognized(token []byte) {
+	var b Builder
+	b.buf = getBuf()
+	b.Result('N', token).End()
+	c.enqueue(b.buf)
+	putBuf(b.buf)
+}
+
+// badCommand answers a command whose arguments could not be split: N if
+// the command is unknown anyway, else an error-only reply.
+func (c *Channel) badCommand(m *Message, err error) {
+	if h, _, _ := c.lookup(m); h == nil {
+		c.notRecognized(m.Token)
+		return
+	}
+	c.log.Debug("malformed command", "service", string(m.Service), "command", string(m.Name), "err", err)
+	var b Builder
+	b.buf = getBuf()
+	b.Result('R', m.Token).Error(Report(err, c.srv.Now())).End()
+	c.enqueue(b.buf)
+	putBuf(b.buf)
+}
+
+func (c *Channel) command(m *Message) {
+	h, svc, zc := c.lookup(m)
 	if h == nil {
 		// Unknown service or command, or a command before the peer's
 		// Hello: exactly N, which clients read as "not recognized".
-		var b Builder
-		b.buf = getBuf()
-		b.Result('N', call.token).End()
-		c.enqueue(b.buf)
-		putBuf(b.buf)
+		c.notRecognized(m.Token)
 		return
 	}
-	call.command = string(m.Name)
+	call := &Call{ch: c, args: Args{fields: m.Fields}, service: svc.name, command: string(m.Name)}
+	call.token = append(call.tokenBuf[:0], m.Token...)
+	call.reply.call = call
+	call.reply.b.ZeroCopy = zc
 	c.run(h, call)
 }
 

@@ -64,7 +64,7 @@ func RegisterDiagnostics(s *Server) *Service {
 			if ok {
 				v, err := parseUint(f)
 				if err == nil && typ == 1 && v > 1<<32-1 {
-					err = strconv.ErrRange
+					err = errOutOfRange
 				}
 				if err != nil {
 					a.fail(f, "unsigned integer", CodeInvalidNumber, err)

@@ -181,17 +181,21 @@ func (r *Reader) truncated(err error) error {
 
 // ReadMessage returns the next message. At a clean end of input between
 // messages it returns io.EOF; after the peer's end-of-stream marker it
-// returns an *EOSError; a *MessageError leaves the reader usable; any other
-// error (including *FramingError) is final.
+// returns an *EOSError; a *MessageError leaves the reader usable and comes
+// with the message as far as it was decoded (Kind, and for a command its
+// Token, Service and Name when those were intact); any other error
+// (including *FramingError) is final.
 func (r *Reader) ReadMessage() (*Message, error) {
 	if err := r.readBody(); err != nil {
 		return nil, err
 	}
 	m, reason := splitMessage(r.body, r.fields[:0])
-	if reason != "" {
-		return nil, &MessageError{Offset: r.off, Reason: reason}
-	}
 	r.fields = m.Fields
+	if reason != "" {
+		// m keeps what was decoded of the header (a command's token), so
+		// the channel can still answer it.
+		return &m, &MessageError{Offset: r.off, Reason: reason}
+	}
 	return &m, nil
 }
 
@@ -312,7 +316,8 @@ func splitMessage(body []byte, fields []Field) (Message, string) {
 	m.Kind = kind[0]
 	switch m.Kind {
 	case 'C':
-		if m.Token, rest, ok = cutField(rest); !ok {
+		var tok []byte
+		if tok, rest, ok = cutField(rest); !ok {
 			return m, "command without token"
 		}
 		if m.Service, rest, ok = cutField(rest); !ok {
@@ -321,6 +326,7 @@ func splitMessage(body []byte, fields []Field) (Message, string) {
 		if m.Name, rest, ok = cutField(rest); !ok {
 			return m, "command without command name"
 		}
+		m.Token = tok // only a complete header makes the command answerable
 	case 'R', 'P', 'N':
 		if m.Token, rest, ok = cutField(rest); !ok {
 			return m, "reply without token"

@@ -1,0 +1,137 @@
+// Package services holds sonde's TCF services over debug targets: one file per
+// service, each translating protocol commands into calls on the target model
+// (and, for the symbol-level services, on the symbols and unwind layers), and
+// target events into protocol events.
+//
+// An Agent owns the live target that every channel shares. Events are emitted
+// from one target listener, so every channel sees them in the order the target
+// changed.
+package services
+
+import (
+	"log/slog"
+	"sync"
+
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/target"
+)
+
+// Agent is the state the services share: the server, the live target and what
+// the services remember per context.
+type Agent struct {
+	srv    *tcf.Server
+	target *target.Target
+	log    *slog.Logger
+
+	mu sync.Mutex
+	// clientMaps are MemoryMap.set entries per context ID.
+	clientMaps map[string][]map[string]any
+
+	removeListener func()
+}
+
+// New makes an Agent serving tgt on srv. Call Register* for the services to
+// offer, then Start before srv.Serve.
+func New(srv *tcf.Server, tgt *target.Target) *Agent {
+	return &Agent{
+		srv:        srv,
+		target:     tgt,
+		log:        srv.Logger(),
+		clientMaps: map[string][]map[string]any{},
+	}
+}
+
+// Target returns the target the agent serves.
+func (a *Agent) Target() *target.Target { return a.target }
+
+// Start subscribes to the target's events and registers the shutdown hook that
+// removes every patch and detaches every process.
+func (a *Agent) Start() {
+	a.removeListener = a.target.AddListener(a.onEvent)
+	a.srv.OnShutdown(func(ctx_ interface{ Done() <-chan struct{} }) {})
+}
+
+// lookup finds a context by its TCF ID.
+func (a *Agent) lookup(id string) (*target.Context, error) {
+	return a.target.Lookup(target.ID(id))
+}
+
+// onEvent turns one target event into the protocol events of every service, in
+// the order the C agent sends them.
+func (a *Agent) onEvent(e target.Event) {
+	c := e.Context
+	id := string(c.ID())
+	switch e.Kind {
+	case target.EventCreated:
+		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
+		if c.IsProcess() {
+			a.emit("Memory", "contextAdded", []any{memoryContext(c)})
+		}
+	case target.EventChanged:
+		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
+		if c.IsProcess() {
+			a.emit("Memory", "contextChanged", []any{memoryContext(c)})
+		} else {
+			a.emit("RunControl", "contextStateChanged", id)
+		}
+	case target.EventStopped:
+		reason, params := stateOf(e.Reason)
+		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
+		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
+			s := e.Reason.Signal
+			a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())
+		}
+	case target.EventStarted:
+		a.emit("RunControl", "contextResumed", id)
+	case target.EventMemoryMapChanged:
+		a.emit("MemoryMap", "changed", id)
+	case target.EventExited:
+		if c.IsProcess() {
+			code := 0
+			if e.Exit != nil {
+				code = e.Exit.TCFCode()
+			}
+			a.emit("Processes", "exited", id, code)
+			a.emit("ProcessesV1", "exited", id, code)
+			a.emit("RunControl", "contextRemoved", []string{id})
+			a.emit("Memory", "contextRemoved", []string{id})
+			a.mu.Lock()
+			delete(a.clientMaps, id)
+			a.mu.Unlock()
+		} else {
+			a.emit("RunControl", "contextRemoved", []string{id})
+		}
+	}
+}
+
+// emit sends an event to every channel that knows the service (clients close
+// the channel on events of services they were not told about? no — they ignore
+// them; but only channels whose agent Hello listed the service get them).
+func (a *Agent) emit(service, name string, args ...any) {
+	if !a.srv.HasService(service) {
+		return
+	}
+	if err := a.srv.Emit(service, name, args...); err != nil {
+		a.log.Error("emitting event", "service", service, "event", name, "err", err)
+	}
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b []byte
+	for n > 0 {
+		b = append([]byte{digits[n%10]}, b...)
+		n /= 10
+	}
+	if neg {
+		b = append([]byte{'-'}, b...)
+	}
+	return string(b)
+}
