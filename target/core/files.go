@@ -1,0 +1,157 @@
+package core
+
+import (
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// MappedFile is one file the process had mapped (a path of the NT_FILE note)
+// and what sonde found to stand in for it.
+type MappedFile struct {
+	// Path is the path the core records, without the kernel's " (deleted)".
+	Path string
+	// Deleted: the file had been unlinked while mapped.
+	Deleted bool
+	// BuildID is the GNU build-id read from the core's copy of the file's ELF
+	// header page, nil when the core does not hold it (or the file is not ELF).
+	BuildID []byte
+	// Found is the file used for the bytes the core left out; "" if none.
+	Found string
+	// How says how Found was found: "executable option", "path", "sysroot",
+	// "search path" or "build-id".
+	How string
+	// Rejected lists candidates that exist but are not the mapped file.
+	Rejected []error
+	// Err says why no file was found (Found == "").
+	Err error
+
+	extent uint64 // the file must reach this offset: the furthest mapped byte
+}
+
+// FileChangedError says a candidate file is not the file the process mapped.
+type FileChangedError struct {
+	Path   string // the candidate
+	Mapped string // the path recorded in the core
+	Reason string
+}
+
+func (e *FileChangedError) Error() string {
+	return fmt.Sprintf("core: %s is not the %s the process mapped: %s", e.Path, e.Mapped, e.Reason)
+}
+
+// FileMissingError says no candidate for a mapped file exists.
+type FileMissingError struct {
+	Path  string
+	Tried []string
+}
+
+func (e *FileMissingError) Error() string {
+	return fmt.Sprintf("core: mapped file %s not found (tried %q)", e.Path, e.Tried)
+}
+
+// candidate is one place a mapped file might be.
+type candidate struct {
+	path, how string
+}
+
+// candidates lists where to look for mf, in order of preference.
+func (o *Options) candidates(mf *MappedFile, isExecutable bool) []candidate {
+	var out []candidate
+	if isExecutable && o.Executable != "" {
+		out = append(out, candidate{o.Executable, "executable option"})
+	}
+	if o.Sysroot != "" {
+		out = append(out, candidate{filepath.Join(o.Sysroot, mf.Path), "sysroot"})
+	} else {
+		out = append(out, candidate{mf.Path, "path"})
+	}
+	for _, dir := range o.SearchPath {
+		out = append(out, candidate{filepath.Join(dir, filepath.Base(mf.Path)), "search path"})
+	}
+	return out
+}
+
+// resolve finds the file that stands in for mf. coreTime is the core file's
+// mtime: without a build-id to compare, a file modified after the core was
+// written cannot be trusted.
+func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreSize uint64, coreTime int64) {
+	var tried []string
+	try := func(c candidate) bool {
+		tried = append(tried, c.path)
+		st, err := os.Stat(c.path)
+		if err != nil || !st.Mode().IsRegular() {
+			return false
+		}
+		if err := mf.verify(c.path, st, coreTime); err != nil {
+			mf.Rejected = append(mf.Rejected, err)
+			return false
+		}
+		mf.Found, mf.How = c.path, c.how
+		return true
+	}
+	for _, c := range o.candidates(mf, isExecutable) {
+		if try(c) {
+			return
+		}
+	}
+	if o.FindByBuildID != nil && len(mf.BuildID) > 0 {
+		if p := o.FindByBuildID(append([]byte(nil), mf.BuildID...)); p != "" && try(candidate{p, "build-id"}) {
+			return
+		}
+	}
+	if len(mf.Rejected) > 0 {
+		mf.Err = mf.Rejected[len(mf.Rejected)-1]
+	} else {
+		mf.Err = &FileMissingError{Path: mf.Path, Tried: tried}
+	}
+}
+
+// verify checks that the file at path can be the one the process mapped.
+func (mf *MappedFile) verify(path string, st os.FileInfo, coreTime int64) error {
+	changed := func(format string, args ...any) error {
+		return &FileChangedError{Path: path, Mapped: mf.Path, Reason: fmt.Sprintf(format, args...)}
+	}
+	if size := uint64(st.Size()); alignUp(size, pageSize) < mf.extent {
+		return changed("it has %d bytes but the process mapped it up to offset %d", size, mf.extent)
+	}
+	if mf.BuildID != nil {
+		f, err := os.Open(path)
+		if err != nil {
+			return changed("cannot read its build-id: %v", err)
+		}
+		defer f.Close()
+		id, err := readBuildID(f, uint64(st.Size()))
+		if err != nil {
+			return changed("the core says build-id %s, the file has none (%v)", hex.EncodeToString(mf.BuildID), err)
+		}
+		if !bytes.Equal(id, mf.BuildID) {
+			return changed("build-id %s, the core says %s", hex.EncodeToString(id), hex.EncodeToString(mf.BuildID))
+		}
+		return nil
+	}
+	if st.ModTime().UnixNano() > coreTime {
+		return changed("modified at %s, after the core was written, and the core holds no build-id to prove it unchanged", st.ModTime().Format("2006-01-02 15:04:05.000000000"))
+	}
+	return nil
+}
+
+// pageSize is the x86-64 Linux page size; mappings and core segments are
+// multiples of it.
+const pageSize = 4096
+
+// offsetReader reads an io.ReaderAt from base on: an ELF image mapped at base.
+type offsetReader struct {
+	r    io.ReaderAt
+	base uint64
+}
+
+func (o offsetReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || o.base+uint64(off) < o.base {
+		return 0, io.EOF
+	}
+	return o.r.ReadAt(p, int64(o.base+uint64(off)))
+}

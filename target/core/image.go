@@ -1,0 +1,239 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/sondedbg/sonde/memimage"
+	"github.com/sondedbg/sonde/target"
+)
+
+// zeroPage backs the zero-filled tail of a file mapping's last page.
+var zeroPage = make([]byte, pageSize)
+
+// buildImage makes the memory image: first the bytes the core holds (sections
+// of the core file itself, mapped lazily), then, for what it left out, the
+// mapped files that can stand in, and a fallback that explains every other
+// address. The file pieces never overlap the core's, so the order of adds does
+// not decide any byte.
+func (c *Core) buildImage(coreTime int64) error {
+	cache := c.opts.Cache
+	if cache == nil {
+		cache = memimage.NewSectionCache(memimage.NoLimit)
+	}
+	c.image = memimage.New(c.path)
+	for _, ld := range c.layout.loads {
+		if ld.present == 0 {
+			continue
+		}
+		id, err := cache.AddFile(c.path, ld.Offset, ld.present, ld.Vaddr)
+		if err != nil {
+			return fmt.Errorf("core: segment 0x%x-0x%x: %w", ld.Vaddr, ld.End(), err)
+		}
+		if err := c.image.AddCached(cache, id, asid); err != nil {
+			return fmt.Errorf("core: segment 0x%x-0x%x: %w", ld.Vaddr, ld.End(), err)
+		}
+	}
+	byPath := c.resolveFiles(coreTime)
+	for _, a := range c.layout.areas {
+		c.fillArea(a, byPath, cache)
+	}
+	sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
+	c.image.SetFallback(c.fallback)
+	return nil
+}
+
+// resolveFiles makes one MappedFile per NT_FILE path and finds a stand-in
+// for each. It reads build-ids from the core's copy of each file's first page,
+// so the core's sections must already be in the image.
+func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
+	byPath := map[string]*MappedFile{}
+	entry, _ := c.auxv.Lookup(AT_ENTRY)
+	var exe *MappedFile
+	for _, f := range c.layout.files {
+		p, deleted := trimDeleted(f.Path)
+		mf := byPath[f.Path]
+		if mf == nil {
+			mf = &MappedFile{Path: p, Deleted: deleted}
+			byPath[f.Path] = mf
+			c.files = append(c.files, mf)
+		}
+		if ext := f.Offset + (f.End - f.Start); ext > mf.extent && ext >= f.Offset {
+			mf.extent = ext
+		}
+		if f.Offset == 0 && mf.BuildID == nil && f.End > f.Start {
+			r := offsetReader{c.image.ReaderAt(asid), f.Start}
+			if id, err := readBuildID(r, f.End-f.Start); err == nil {
+				mf.BuildID = id
+			}
+		}
+		if entry != 0 && f.Start <= entry && entry < f.End {
+			exe = mf
+		}
+	}
+	for _, mf := range c.files {
+		c.opts.resolve(mf, mf == exe, c.size, coreTime)
+		if mf.Err == nil {
+			continue
+		}
+		kind := ProblemFileMissing
+		var fc *FileChangedError
+		if errors.As(mf.Err, &fc) {
+			kind = ProblemFileChanged
+		}
+		c.problems = append(c.problems, Problem{Kind: kind, Path: mf.Path, Offset: -1, Err: mf.Err})
+	}
+	return byPath
+}
+
+// fillArea adds the file pieces for the parts of area a the core left out,
+// and records a gap for what no file can supply.
+func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.SectionCache) {
+	ms, te := c.layout.missing(a)
+	if ms >= a.end {
+		return
+	}
+	var mf *MappedFile
+	var fm FileMapping
+	if a.file >= 0 {
+		fm = c.layout.files[a.file]
+		mf = byPath[fm.Path]
+	}
+	usable := mf != nil && mf.Found != "" && !c.layout.writable(a)
+	if usable {
+		c.addFilePiece(mf, fm, ms, a.end, cache)
+		return
+	}
+	why := ""
+	switch {
+	case a.load < 0:
+		why = fmt.Sprintf("NT_FILE lists %s here but the core has no PT_LOAD for it", fm.Path)
+	case mf != nil && c.layout.writable(a):
+		why = fmt.Sprintf("writable mapping of %s was not dumped, and the file's bytes may differ from the process's", mf.Path)
+	case mf != nil:
+		why = mf.Err.Error()
+	default:
+		why = "anonymous memory not dumped (left out by the coredump_filter or the dumper)"
+	}
+	if te > ms {
+		ld := c.layout.loads[a.load]
+		c.addGap(ms, te, fmt.Sprintf("the core is truncated: segment 0x%x-0x%x should hold these bytes at file offset %d, the file ends at %d",
+			ld.Vaddr, ld.End(), ld.Offset+(ms-ld.Vaddr), c.size), pathOf(mf))
+	}
+	if a.end > te {
+		c.addGap(te, a.end, why, pathOf(mf))
+	}
+}
+
+func pathOf(mf *MappedFile) string {
+	if mf == nil {
+		return ""
+	}
+	return mf.Path
+}
+
+// addFilePiece serves [start, end) of the mapping fm from the file mf.Found.
+// Bytes past the file's end but within its last page read as zero, as they do
+// in the process; anything further is a gap.
+func (c *Core) addFilePiece(mf *MappedFile, fm FileMapping, start, end uint64, cache *memimage.SectionCache) {
+	off := fm.Offset + (start - fm.Start)
+	st, err := os.Stat(mf.Found)
+	if err != nil {
+		c.addGap(start, end, fmt.Sprintf("%s: %v", mf.Found, err), mf.Path)
+		return
+	}
+	size := uint64(st.Size())
+	fileEnd := start // address of the file's end
+	if off < size {
+		fileEnd = start + min(size-off, end-start)
+		id, err := cache.AddFile(mf.Found, off, fileEnd-start, start)
+		if err == nil {
+			err = c.image.AddCached(cache, id, asid)
+		}
+		if err != nil {
+			c.addGap(start, end, fmt.Sprintf("%s: %v", mf.Found, err), mf.Path)
+			return
+		}
+	}
+	if fileEnd >= end {
+		return
+	}
+	if zeroEnd := min(alignUp(fileEnd, pageSize), end); zeroEnd > fileEnd {
+		s, err := memimage.NewMemorySection("zero fill after "+mf.Found, zeroPage[:zeroEnd-fileEnd])
+		if err == nil {
+			err = c.image.Add(s, asid, fileEnd)
+		}
+		if err != nil {
+			c.addGap(fileEnd, end, err.Error(), mf.Path)
+			return
+		}
+		fileEnd = zeroEnd
+	}
+	if fileEnd < end {
+		c.addGap(fileEnd, end, fmt.Sprintf("the mapping reaches past the end of %s (%d bytes)", mf.Found, size), mf.Path)
+	}
+}
+
+// addGap records that [start, end) has no bytes, and why.
+func (c *Core) addGap(start, end uint64, why, path string) {
+	g := &MissingError{Start: start, End: end, Mapped: true, Reason: why}
+	c.gaps = append(c.gaps, g)
+	c.problems = append(c.problems, Problem{Kind: ProblemNotDumped, Start: start, End: end, Path: path, Offset: -1, Err: errors.New(why)})
+}
+
+// fallback is the image's answer for every address no section covers.
+func (c *Core) fallback(p []byte, _ memimage.ASID, addr uint64) (int, error) {
+	i := sort.Search(len(c.gaps), func(i int) bool { return c.gaps[i].End > addr })
+	if i < len(c.gaps) && c.gaps[i].Start <= addr {
+		g := *c.gaps[i]
+		return 0, &g
+	}
+	// Not mapped at all: say up to where.
+	end := ^uint64(0)
+	j := sort.Search(len(c.regions), func(j int) bool { return c.regions[j].End() > addr })
+	if j < len(c.regions) {
+		end = c.regions[j].Addr
+	}
+	start := uint64(0)
+	if j > 0 {
+		start = c.regions[j-1].End()
+	}
+	return 0, &MissingError{Start: start, End: end, Mapped: false}
+}
+
+// buildRegions makes the memory map from the areas.
+func (c *Core) buildRegions() {
+	vdso, _ := c.auxv.Lookup(AT_SYSINFO_EHDR)
+	stack, ok := c.auxv.Lookup(AT_EXECFN)
+	if !ok {
+		stack, _ = c.auxv.Lookup(AT_RANDOM)
+	}
+	for _, a := range c.layout.areas {
+		r := target.MemoryRegion{Addr: a.start, Size: a.end - a.start}
+		if a.load >= 0 {
+			fl := c.layout.loads[a.load].Flags
+			if fl&pfR != 0 {
+				r.Perm |= target.PermRead
+			}
+			if fl&pfW != 0 {
+				r.Perm |= target.PermWrite
+			}
+			if fl&pfX != 0 {
+				r.Perm |= target.PermExec
+			}
+		}
+		switch {
+		case a.file >= 0:
+			f := c.layout.files[a.file]
+			r.FileName = f.Path
+			r.Offset = f.Offset + (a.start - f.Start)
+		case vdso != 0 && a.start <= vdso && vdso < a.end:
+			r.FileName = "[vdso]"
+		case stack != 0 && a.start <= stack && stack < a.end:
+			r.FileName = "[stack]"
+		}
+		c.regions = append(c.regions, r)
+	}
+}
