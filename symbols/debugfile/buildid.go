@@ -85,9 +85,11 @@ func parseNotes(data []byte, order binary.ByteOrder, align int) ([]byte, error) 
 		namesz := uint64(order.Uint32(data[off:]))
 		descsz := uint64(order.Uint32(data[off+4:]))
 		typ := order.Uint32(data[off+8:])
+		// Padding aligns offsets, not sizes: in an 8-aligned note the
+		// 4-byte "GNU\0" name ends at 16, already aligned.
 		nameOff := uint64(off) + 12
-		descOff := nameOff + roundUp(namesz, align)
-		end := descOff + roundUp(descsz, align)
+		descOff := roundUp(nameOff+namesz, align)
+		end := roundUp(descOff+descsz, align)
 		// descOff+descsz (not padded) may end exactly at the section end.
 		if descOff > uint64(len(data)) || descOff+descsz > uint64(len(data)) {
 			return nil, &FormatError{What: "note", Offset: int64(off),

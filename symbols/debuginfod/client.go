@@ -87,7 +87,7 @@ var (
 type Error struct {
 	BuildID  string // hex
 	Artifact string // "debuginfo", "executable" or "source/<path>"
-	URL      string // the server URL that failed, "" when no server was asked
+	URL      string // the request URL that failed, "" when no server was asked
 	Err      error
 }
 

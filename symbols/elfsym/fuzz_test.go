@@ -1,0 +1,111 @@
+package elfsym
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// FuzzFromImage feeds arbitrary bytes to the whole reader (ELF headers,
+// .symtab, .dynsym, relocations, PLT decoding): it must return, not panic,
+// and whatever table it returns must answer lookups sanely.
+func FuzzFromImage(f *testing.F) {
+	if p, err := testprog.BuildE(testprog.Spec{Sources: []string{"sym_plt.c"}, Flags: []string{"-O1"}, Name: "sym_plt_lazy"}); err == nil {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, _ := FromImage("fuzz", data)
+		if tab == nil {
+			return
+		}
+		for _, s := range tab.Symbols() {
+			for _, a := range []uint64{s.Addr, s.Addr + 1, s.End()} {
+				if got, _, ok := tab.Lookup(a); ok && !got.Contains(a) {
+					t.Fatalf("Lookup(%#x) = %+v which does not contain it", a, got)
+				}
+			}
+			tab.ByName(s.Name)
+		}
+	})
+}
+
+// FuzzLookup builds tables from arbitrary (address, size) lists, overlaps
+// and nesting included, and checks Lookup against a brute-force scan: a
+// symbol is returned exactly when one contains the address, it contains
+// the address, and no containing symbol starts later.
+func FuzzLookup(f *testing.F) {
+	f.Add([]byte{0, 10, 5, 0, 5, 3, 20, 4}, uint16(6))
+	f.Add([]byte{0, 30, 5, 5, 12, 3, 4, 0}, uint16(13))
+	f.Fuzz(func(t *testing.T, spec []byte, probe uint16) {
+		if len(spec) > 64 {
+			spec = spec[:64]
+		}
+		var syms []Symbol
+		for i := 0; i+1 < len(spec); i += 2 {
+			syms = append(syms, Symbol{Name: string(rune('a' + i/2%26)), Addr: uint64(spec[i]), Size: uint64(spec[i+1] % 40),
+				Kind: KindFunc, Bind: elf.STB_GLOBAL})
+		}
+		tab := build("fuzz", append([]Symbol(nil), syms...))
+		for a := uint64(0); a < 300; a++ {
+			if probe != 0 && a != uint64(probe%300) && a%7 != 0 {
+				continue
+			}
+			var best *Symbol
+			for i := range syms {
+				if syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
+					best = &syms[i]
+				}
+			}
+			got, off, ok := tab.Lookup(a)
+			if ok != (best != nil) {
+				t.Fatalf("Lookup(%d): ok=%v, brute force found %v (symbols %v)", a, ok, best, syms)
+			}
+			if !ok {
+				continue
+			}
+			if !got.Contains(a) || off != a-got.Addr || got.Addr != best.Addr {
+				t.Fatalf("Lookup(%d) = %+v+%d, brute force %+v (symbols %v)", a, got, off, *best, syms)
+			}
+		}
+	})
+}
+
+// FuzzDecodePLT: arbitrary section bytes, base and entry size never make
+// the PLT decoder panic or produce a stub outside the section.
+func FuzzDecodePLT(f *testing.F) {
+	entry := []byte{0xf3, 0x0f, 0x1e, 0xfa, 0xf2, 0xff, 0x25, 0x10, 0, 0, 0, 0x0f, 0x1f, 0x44, 0, 0}
+	f.Add(entry, uint64(0x1000), uint64(16), uint64(0x1000+11+0x10))
+	f.Add([]byte{0xff, 0x25, 0, 0, 0, 0, 0x66, 0x90}, uint64(0x2000), uint64(8), uint64(0x2006))
+	f.Fuzz(func(t *testing.T, data []byte, base, entsize, slot uint64) {
+		syms := decodePLT(data, base, entsize, map[uint64]string{slot: "f"})
+		for _, s := range syms {
+			if s.Addr < base || s.Addr-base+s.Size > uint64(len(data)) || s.Name != "f@plt" {
+				t.Fatalf("stub %+v outside section [%#x,+%d)", s, base, len(data))
+			}
+		}
+	})
+}
+
+// FuzzParseRela: arbitrary relocation bytes against a small .dynsym.
+func FuzzParseRela(f *testing.F) {
+	rec := make([]byte, 24)
+	binary.LittleEndian.PutUint64(rec, 0x4000)
+	binary.LittleEndian.PutUint64(rec[8:], 1<<32|rX86_64JumpSlot)
+	f.Add(rec)
+	irel := make([]byte, 24)
+	binary.LittleEndian.PutUint64(irel[8:], rX86_64Irelative)
+	f.Add(irel)
+	dyn := []elf.Symbol{{Name: "puts"}, {Name: "memcpy@GLIBC_2.2.5"}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		slots := map[uint64]string{}
+		if err := parseRela(data, binary.LittleEndian, dyn, slots); err == nil && len(slots) > len(data)/24 {
+			t.Fatalf("%d slots from %d records", len(slots), len(data)/24)
+		}
+	})
+}
