@@ -55,7 +55,7 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 				return part[a].Addr < part[b].Addr
 			})
 		}
-		rows = append(rows, part...)
+		rows = appendGDBRows(rows, part)
 	}
 	lt.rows = rows
 	return lt
@@ -109,4 +109,54 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 		}
 	})
 	return cu.lines, cu.linesErr
+}
+
+// appendGDBRows appends a sequence's rows as gdb records them, so that
+// lookups agree with gdb where producers emit several rows per address:
+//   - a row repeating the previous row's file and line is dropped when that
+//     line has had a non-zero discriminator (gdb PR 17276);
+//   - a non-statement row that switches file at an address that already
+//     has a statement row is dropped;
+//   - a row that switches file replaces the previous file's rows at its
+//     address (gdb ends the previous file's range there);
+//   - line-0 rows (code attributed to no line) are dropped.
+func appendGDBRows(out, seq []dwarfraw.LineRow) []dwarfraw.LineRow {
+	const noFile = ^uint32(0)
+	lastFile, lastLine := noFile, uint32(0)
+	lastAddr := ^uint64(0)
+	seenLine, nonZeroDisc := uint32(0), false
+	stmtAtAddr := false
+	start := len(out)
+	for _, r := range seq {
+		if r.Flags&dwarfraw.RowEndSequence != 0 {
+			out = append(out, r)
+			break
+		}
+		if r.Line != seenLine {
+			nonZeroDisc = r.Discriminator != 0
+			seenLine = r.Line
+		} else if r.Discriminator != 0 {
+			nonZeroDisc = true
+		}
+		if r.Addr != lastAddr {
+			stmtAtAddr = false
+		}
+		stmt := r.Flags&dwarfraw.RowStmt != 0
+		fileChanged := r.File != lastFile
+		ignore := r.Line == 0 || (fileChanged && r.Addr == lastAddr && !stmt && stmtAtAddr)
+		stmtAtAddr = stmtAtAddr || stmt
+		if !ignore {
+			if fileChanged && lastFile != noFile {
+				for len(out) > start && out[len(out)-1].Addr == r.Addr && out[len(out)-1].File == lastFile {
+					out = out[:len(out)-1]
+				}
+			}
+			if fileChanged || r.Line != lastLine || !nonZeroDisc {
+				out = append(out, r)
+			}
+			lastFile, lastLine = r.File, r.Line
+		}
+		lastAddr = r.Addr
+	}
+	return out
 }
