@@ -9,11 +9,13 @@
 package services
 
 import (
+	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 
-	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
 )
 
 // Agent is the state the services share: the server, the live target and what
@@ -26,8 +28,14 @@ type Agent struct {
 	mu sync.Mutex
 	// clientMaps are MemoryMap.set entries per context ID.
 	clientMaps map[string][]map[string]any
+	// launched remembers what Processes.start made, per process ID.
+	launched map[string]*launchedProcess
+
+	streams streamTable
 
 	removeListener func()
+	// offered is the set of services registered on the server when Start ran.
+	offered map[string]bool
 }
 
 // New makes an Agent serving tgt on srv. Call Register* for the services to
@@ -38,6 +46,7 @@ func New(srv *tcf.Server, tgt *target.Target) *Agent {
 		target:     tgt,
 		log:        srv.Logger(),
 		clientMaps: map[string][]map[string]any{},
+		launched:   map[string]*launchedProcess{},
 	}
 }
 
@@ -47,8 +56,16 @@ func (a *Agent) Target() *target.Target { return a.target }
 // Start subscribes to the target's events and registers the shutdown hook that
 // removes every patch and detaches every process.
 func (a *Agent) Start() {
+	a.offered = map[string]bool{}
+	for _, name := range a.srv.ServiceNames() {
+		a.offered[name] = true
+	}
 	a.removeListener = a.target.AddListener(a.onEvent)
-	a.srv.OnShutdown(func(ctx_ interface{ Done() <-chan struct{} }) {})
+	a.srv.OnShutdown(func(context.Context) {
+		if err := a.target.Close(); err != nil {
+			a.log.Error("closing the target at shutdown", "err", err)
+		}
+	})
 }
 
 // lookup finds a context by its TCF ID.
@@ -104,11 +121,9 @@ func (a *Agent) onEvent(e target.Event) {
 	}
 }
 
-// emit sends an event to every channel that knows the service (clients close
-// the channel on events of services they were not told about? no — they ignore
-// them; but only channels whose agent Hello listed the service get them).
+// emit sends an event of an offered service to every channel.
 func (a *Agent) emit(service, name string, args ...any) {
-	if !a.srv.HasService(service) {
+	if !a.offered[service] {
 		return
 	}
 	if err := a.srv.Emit(service, name, args...); err != nil {
@@ -116,22 +131,4 @@ func (a *Agent) emit(service, name string, args ...any) {
 	}
 }
 
-func itoa(n int) string {
-	const digits = "0123456789"
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{digits[n%10]}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
-}
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,217 @@
+package services
+
+import (
+	"errors"
+	"time"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// Memory.get/set/fill mode bits.
+const (
+	memModeContinueOnError = 1
+	memModeVerify          = 2
+)
+
+// Range error status bits (TCF Memory "stat").
+const (
+	rangeUnknown     = 1
+	rangeInvalid     = 2
+	rangeCannotRead  = 4
+	rangeCannotWrite = 8
+)
+
+// maxMemoryTransfer bounds one Memory.get/set/fill, so a client cannot make the
+// agent allocate without bound.
+const maxMemoryTransfer = 64 << 20
+
+// memoryContext is a process's Memory properties.
+func memoryContext(c *target.Context) map[string]any {
+	return map[string]any{
+		"ID":          string(c.ID()),
+		"ProcessID":   string(c.ID()),
+		"Name":        c.Name(),
+		"BigEndian":   false,
+		"AddressSize": 8,
+		"StartBound":  uint64(0),
+		"EndBound":    ^uint64(0),
+		"AccessTypes": []string{string(target.AccessInstruction), string(target.AccessData), string(target.AccessUser), "rd-stop", "wr-stop"},
+	}
+}
+
+// memoryRange is one entry of a Memory reply's error ranges.
+type memoryRange struct {
+	Addr uint64 `json:"addr"`
+	Size uint64 `json:"size"`
+	Stat int    `json:"stat"`
+	Msg  any    `json:"msg,omitempty"`
+}
+
+// RegisterMemory adds the Memory service. Software breakpoints never show in
+// what it reads; writes under them keep them planted.
+func (a *Agent) RegisterMemory() {
+	svc := a.srv.Service("Memory")
+	svc.Command("getContext", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err == nil && !ctx.IsProcess() {
+			err = target.Errorf(target.CodeInvalidContext, "memory context", ctx.ID(), errors.New("threads share their process's memory: use the process ID"))
+		}
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(memoryContext(ctx)).Send()
+	})
+	svc.Command("getChildren", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		out := []string{}
+		if id == "" {
+			for _, p := range a.target.Processes() {
+				out = append(out, string(p.ID()))
+			}
+		} else if _, err := a.lookup(id); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(out).Send()
+	})
+	svc.Command("get", func(c *tcf.Call) {
+		args := c.Args()
+		id, addr := args.String(), args.Uint64()
+		_ = args.Int() // word size: bytes are bytes on x86-64
+		size, mode := args.Int(), args.Int()
+		if err := args.End(); err != nil {
+			c.Reply().Null().Error(err).Null().Send()
+			return
+		}
+		ctx, err := a.memoryArgs(id, size)
+		if err != nil {
+			c.Reply().Null().Error(err).Null().Send()
+			return
+		}
+		data := make([]byte, size)
+		ranges, err := transfer(addr, data, mode, ctx.ReadMemory, rangeCannotRead)
+		c.Reply().Binary(data).Error(err).Data(nullIfEmpty(ranges)).Send()
+	})
+	svc.Command("set", func(c *tcf.Call) {
+		args := c.Args()
+		id, addr := args.String(), args.Uint64()
+		_ = args.Int()
+		size, mode := args.Int(), args.Int()
+		data := args.Binary()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		if len(data) < size {
+			size = len(data)
+		}
+		a.write(c, id, addr, data[:size], mode)
+	})
+	svc.Command("fill", func(c *tcf.Call) {
+		args := c.Args()
+		id, addr := args.String(), args.Uint64()
+		_ = args.Int()
+		size, mode := args.Int(), args.Int()
+		var pattern []int
+		args.JSON(&pattern)
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		if _, err := a.memoryArgs(id, size); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		if len(pattern) == 0 {
+			pattern = []int{0}
+		}
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(pattern[i%len(pattern)])
+		}
+		a.write(c, id, addr, data, mode)
+	})
+}
+
+func (a *Agent) memoryArgs(id string, size int) (*target.Context, error) {
+	if size < 0 || size > maxMemoryTransfer {
+		return nil, tcf.Errorf(tcf.CodeInvalidDataSize, "memory transfer of %d bytes: at most %d per command", size, maxMemoryTransfer)
+	}
+	return a.lookup(id)
+}
+
+func (a *Agent) write(c *tcf.Call, id string, addr uint64, data []byte, mode int) {
+	ctx, err := a.memoryArgs(id, len(data))
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ranges, err := transfer(addr, data, mode, ctx.WriteMemory, rangeCannotWrite)
+	if err == nil && mode&memModeVerify != 0 {
+		back := make([]byte, len(data))
+		if n, rerr := ctx.ReadMemory(addr, back); rerr != nil || n != len(data) || string(back) != string(data) {
+			err = tcf.Errorf(tcf.CodeOther, "memory at 0x%x did not verify after writing", addr)
+		}
+	}
+	c.Reply().Error(err).Data(nullIfEmpty(ranges)).Send()
+	if len(data) > 0 {
+		a.emit("Memory", "memoryChanged", string(ctx.Process().ID()), []map[string]any{{"addr": addr, "size": uint64(len(data))}})
+	}
+}
+
+// transfer moves data with op, page by page past a failure when the mode asks
+// to continue on error, and describes what failed as TCF error ranges.
+func transfer(addr uint64, data []byte, mode int, op func(uint64, []byte) (int, error), stat int) ([]memoryRange, error) {
+	var ranges []memoryRange
+	var first error
+	for done := 0; done < len(data); {
+		n, err := op(addr+uint64(done), data[done:])
+		done += n
+		if err == nil {
+			if n == 0 {
+				break
+			}
+			continue
+		}
+		if first == nil {
+			first = err
+		}
+		if done >= len(data) {
+			break
+		}
+		// Skip to the next page and record the failed span.
+		at := addr + uint64(done)
+		next := (at | 4095) + 1
+		skip := int(next - at)
+		if skip > len(data)-done {
+			skip = len(data) - done
+		}
+		if k := len(ranges); k > 0 && ranges[k-1].Addr+ranges[k-1].Size == at {
+			ranges[k-1].Size += uint64(skip)
+		} else {
+			ranges = append(ranges, memoryRange{Addr: at, Size: uint64(skip), Stat: rangeInvalid | stat, Msg: tcf.Report(err, time.Now())})
+		}
+		done += skip
+		if mode&memModeContinueOnError == 0 {
+			if rest := len(data) - done; rest > 0 {
+				ranges[len(ranges)-1].Size += uint64(rest)
+			}
+			break
+		}
+	}
+	return ranges, first
+}
+
+func nullIfEmpty(r []memoryRange) any {
+	if len(r) == 0 {
+		return nil
+	}
+	return r
+}

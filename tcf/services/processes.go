@@ -1,0 +1,489 @@
+package services
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// launchedProcess is what Processes.start made for a process.
+type launchedProcess struct {
+	stdin, stdout, stderr *stream
+	pty                   *os.File
+}
+
+// RegisterProcesses adds the Processes and ProcessesV1 services.
+func (a *Agent) RegisterProcesses() {
+	for _, name := range []string{"Processes", "ProcessesV1"} {
+		v1 := name == "ProcessesV1"
+		svc := a.srv.Service(name)
+		a.registerProcessCommands(svc, name, v1)
+	}
+}
+
+func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) {
+	svc.Command("getChildren", func(c *tcf.Call) {
+		args := c.Args()
+		parent := args.String()
+		attachedOnly := args.Bool()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		out := []string{}
+		if parent != "" {
+			c.Reply().Error(nil).Data(out).Send()
+			return
+		}
+		if attachedOnly {
+			for _, p := range a.target.Processes() {
+				out = append(out, string(p.ID()))
+			}
+		} else {
+			for _, pid := range listPIDs() {
+				out = append(out, string(target.ProcessID(pid)))
+			}
+		}
+		c.Reply().Error(nil).Data(out).Send()
+	})
+	svc.Command("getContext", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		props, err := a.processContext(id)
+		c.Reply().Error(err).Data(props).Send()
+	})
+	svc.Command("attach", func(c *tcf.Call) {
+		pid, err := pidArg(c)
+		if err == nil {
+			_, err = a.target.Attach(pid, target.AttachOptions{Stop: true})
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("detach", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err == nil {
+			err = ctx.Detach()
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("terminate", func(c *tcf.Call) {
+		pid, err := pidArg(c)
+		if err == nil {
+			if ctx := a.target.LookupPID(pid, 0); ctx != nil {
+				err = ctx.Terminate()
+			} else {
+				err = errnoError("terminate", unix.Kill(pid, unix.SIGKILL))
+			}
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("signal", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		sig := args.Int()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		pid, tid, err := target.ParseID(target.ID(id))
+		if err == nil {
+			if ctx, lerr := a.lookup(id); lerr == nil {
+				err = ctx.Signal(target.Signal(sig))
+			} else if tid != 0 {
+				err = errnoError("signal", unix.Tgkill(pid, tid, syscall.Signal(sig)))
+			} else {
+				err = errnoError("signal", unix.Kill(pid, syscall.Signal(sig)))
+			}
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("getSignalList", func(c *tcf.Call) {
+		args := c.Args()
+		_ = args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		var out []map[string]any
+		for s := 1; s <= 64; s++ {
+			sig := target.Signal(s)
+			out = append(out, map[string]any{"Index": s, "Name": sig.Name(), "Description": sig.Description(), "Code": s})
+		}
+		c.Reply().Error(nil).Data(out).Send()
+	})
+	svc.Command("getSignalMask", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err != nil {
+			c.Reply().Error(err).Null().Null().Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Uint64(uint64(ctx.DontStop())).Uint64(uint64(ctx.DontPass())).Uint64(uint64(ctx.Pending())).Send()
+	})
+	svc.Command("setSignalMask", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		dontStop, dontPass := args.Uint64(), args.Uint64()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		ctx, err := a.lookup(id)
+		if err == nil {
+			ctx.SetSignalMasks(target.SignalSet(dontStop), target.SignalSet(dontPass))
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("getEnvironment", func(c *tcf.Call) {
+		if err := c.Args().End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(os.Environ()).Send()
+	})
+	svc.Command("start", func(c *tcf.Call) {
+		args := c.Args()
+		var req startRequest
+		req.dir = args.String()
+		req.exe = args.String()
+		req.argv = args.Strings()
+		if args.IsNull() {
+			args.Raw()
+			req.inheritEnv = true
+		} else {
+			req.env = args.Strings()
+		}
+		req.attach, req.stopAtEntry, req.stopAtMain = true, true, true
+		if v1 {
+			p := args.Props()
+			flag := func(k string, def bool) bool {
+				if v, ok := p.Bool(k); ok {
+					return v
+				}
+				return def
+			}
+			req.attach = flag("Attach", true)
+			req.stopAtEntry = flag("StopAtEntry", true)
+			req.stopAtMain = flag("StopAtMain", true)
+			req.children = flag("AttachChildren", false)
+			req.terminal = flag("UseTerminal", false)
+			if v, ok := p.Uint64("SigDontStop"); ok {
+				req.dontStop = &v
+			}
+			if v, ok := p.Uint64("SigDontPass"); ok {
+				req.dontPass = &v
+			}
+		} else {
+			req.attach = args.Bool()
+		}
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		props, err := a.start(name, req)
+		c.Reply().Error(err).Data(props).Send()
+	})
+	if v1 {
+		svc.Command("getCapabilities", func(c *tcf.Call) {
+			args := c.Args()
+			if args.Remaining() > 0 {
+				_ = args.String()
+			}
+			if err := args.End(); err != nil {
+				c.Reply().Error(err).Null().Send()
+				return
+			}
+			c.Reply().Error(nil).Data(map[string]any{
+				"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
+				"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
+			}).Send()
+		})
+		svc.Command("setWinSize", func(c *tcf.Call) {
+			args := c.Args()
+			id := args.String()
+			cols, rows := args.Int(), args.Int()
+			if err := args.End(); err != nil {
+				c.ReplyError(err)
+				return
+			}
+			a.mu.Lock()
+			lp := a.launched[id]
+			a.mu.Unlock()
+			if lp == nil || lp.pty == nil {
+				c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
+				return
+			}
+			ws := &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}
+			c.ReplyError(errnoError("set window size", unix.IoctlSetWinsize(int(lp.pty.Fd()), unix.TIOCSWINSZ, ws)))
+		})
+	}
+}
+
+type startRequest struct {
+	dir, exe                        string
+	argv, env                       []string
+	inheritEnv                      bool
+	attach, stopAtEntry, stopAtMain bool
+	children, terminal              bool
+	dontStop, dontPass              *uint64
+}
+
+// start launches a program, traced (attach) or not, with its stdio on streams.
+func (a *Agent) start(service string, req startRequest) (map[string]any, error) {
+	if len(req.argv) == 0 {
+		req.argv = []string{req.exe}
+	}
+	env := req.env
+	if req.inheritEnv {
+		env = nil
+	} else if env == nil {
+		env = []string{}
+	}
+	stdio := target.StdioPipes
+	if req.terminal {
+		stdio = target.StdioPty
+	}
+	if !req.attach {
+		return a.startUntraced(service, req, env)
+	}
+	proc, pio, err := a.target.Launch(target.LaunchOptions{
+		Path: req.exe, Argv: req.argv, Env: env, Dir: req.dir,
+		StopAtEntry: true, Stdio: stdio, FollowForks: req.children,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.dontStop != nil || req.dontPass != nil {
+		ds, dp := proc.DontStop(), proc.DontPass()
+		if req.dontStop != nil {
+			ds = target.SignalSet(*req.dontStop)
+		}
+		if req.dontPass != nil {
+			dp = target.SignalSet(*req.dontPass)
+		}
+		proc.SetSignalMasks(ds, dp)
+	}
+	a.attachStreams(service, proc, pio)
+	if req.stopAtMain {
+		if err := a.stopAtMain(proc); err != nil {
+			a.log.Warn("cannot stop at main", "process", proc.ID(), "err", err)
+		}
+	}
+	if !req.stopAtEntry {
+		if err := proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	return a.processContext(string(proc.ID()))
+}
+
+// attachStreams makes streams of a launched program's stdio.
+func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.ProcessIO) {
+	if pio == nil {
+		return
+	}
+	id := string(proc.ID())
+	lp := &launchedProcess{pty: pio.Pty}
+	out, errOut := pio.Stdout, pio.Stderr
+	var in interface {
+		Write([]byte) (int, error)
+		Close() error
+	} = pio.Stdin
+	if pio.Pty != nil {
+		out, in = pio.Pty, pio.Pty
+	}
+	if in != nil {
+		if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+			lp.stdin.w = in
+		}
+	}
+	if out != nil {
+		if lp.stdout = a.newStream(service, id); lp.stdout != nil {
+			go a.pump(lp.stdout, out)
+		}
+	}
+	if errOut != nil {
+		if lp.stderr = a.newStream(service, id); lp.stderr != nil {
+			go a.pump(lp.stderr, errOut)
+		}
+	}
+	a.mu.Lock()
+	a.launched[id] = lp
+	a.mu.Unlock()
+}
+
+// startUntraced runs a program without debugging it (Attach false).
+func (a *Agent) startUntraced(service string, req startRequest, env []string) (map[string]any, error) {
+	cmd := exec.Command(req.exe, req.argv[1:]...)
+	cmd.Args = req.argv
+	cmd.Env = env
+	cmd.Dir = req.dir
+	stdin, err1 := cmd.StdinPipe()
+	stdout, err2 := cmd.StdoutPipe()
+	stderr, err3 := cmd.StderrPipe()
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, target.Errorf(target.CodeOther, "start", "", err)
+	}
+	id := string(target.ProcessID(cmd.Process.Pid))
+	lp := &launchedProcess{}
+	if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+		lp.stdin.w = stdin
+	}
+	if lp.stdout = a.newStream(service, id); lp.stdout != nil {
+		go a.pump(lp.stdout, stdout)
+	}
+	if lp.stderr = a.newStream(service, id); lp.stderr != nil {
+		go a.pump(lp.stderr, stderr)
+	}
+	a.mu.Lock()
+	a.launched[id] = lp
+	a.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = -int(ws.Signal())
+			} else {
+				code = ee.ExitCode()
+			}
+		}
+		a.emit("Processes", "exited", id, code)
+		a.emit("ProcessesV1", "exited", id, code)
+	}()
+	return a.processContext(id)
+}
+
+// stopAtMain plants a one-shot eventpoint at the program's main that stops it
+// with reason "Suspended", as the C agent's StopAtMain does.
+func (a *Agent) stopAtMain(proc *target.Context) error {
+	mods, err := modules.Find(proc)
+	if err != nil {
+		return err
+	}
+	m := mods.Main()
+	if m == nil {
+		return errors.New("no main executable among the modules")
+	}
+	addr, err := symbolAddress(m.Path, "main")
+	if err != nil {
+		return err
+	}
+	_, err = a.target.SetBreakpoint(proc, target.BreakpointSpec{
+		Addr: addr + m.Bias, Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			a.target.RemoveBreakpoint(bp)
+			return &target.SuspendReason{Kind: target.ReasonUser}
+		},
+	})
+	return err
+}
+
+// symbolAddress finds a function's link-time address in an ELF file's symbols.
+func symbolAddress(path, name string) (uint64, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	for _, load := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, _ := load()
+		for _, s := range syms {
+			if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				return s.Value, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("%s has no symbol %q", path, name)
+}
+
+// processContext is a process's Processes properties; the process need not be
+// debugged.
+func (a *Agent) processContext(id string) (map[string]any, error) {
+	pid, tid, err := target.ParseID(target.ID(id))
+	if err != nil || tid != 0 {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no process %q", id)
+	}
+	ctx := a.target.LookupPID(pid, 0)
+	var name string
+	if ctx != nil {
+		name = ctx.Name()
+	} else {
+		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+		if err != nil {
+			return nil, tcf.Errorf(tcf.CodeInvalidContext, "no process %d: %w", pid, err)
+		}
+		name = strings.TrimSpace(string(comm))
+	}
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		name = exe
+	}
+	p := map[string]any{
+		"ID":           id,
+		"Name":         name,
+		"PID":          pid,
+		"CanTerminate": true,
+		"Attached":     ctx != nil,
+	}
+	a.mu.Lock()
+	lp := a.launched[id]
+	a.mu.Unlock()
+	if lp != nil {
+		for k, s := range map[string]*stream{"StdInID": lp.stdin, "StdOutID": lp.stdout, "StdErrID": lp.stderr} {
+			if s != nil {
+				p[k] = s.id
+			}
+		}
+	}
+	return p, nil
+}
+
+func pidArg(c *tcf.Call) (int, error) {
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		return 0, err
+	}
+	pid, tid, err := target.ParseID(target.ID(id))
+	if err != nil || tid != 0 {
+		return 0, tcf.Errorf(tcf.CodeInvalidContext, "no process %q", id)
+	}
+	return pid, nil
+}
+
+// listPIDs lists the processes of the system from /proc.
+func listPIDs() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func errnoError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return target.Errorf(target.CodeOther, op, "", err)
+}

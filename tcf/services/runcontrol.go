@@ -1,0 +1,290 @@
+package services
+
+import (
+	"syscall"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// RegisterRunControl adds the RunControl service: contexts, state, resume in
+// every mode the target supports, suspend, terminate, detach.
+func (a *Agent) RegisterRunControl() {
+	svc := a.srv.Service("RunControl")
+	svc.Command("getContext", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		ctx, err := a.lookup(id)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(a.runControlContext(ctx)).Send()
+	})
+	svc.Command("getChildren", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		ids, err := a.children(id)
+		c.Reply().Error(err).Data(ids).Send()
+	})
+	svc.Command("getState", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		fail := func(err error) { c.Reply().Error(err).Bool(false).Uint64(0).Null().Null().Send() }
+		if err := args.End(); err != nil {
+			fail(err)
+			return
+		}
+		ctx, err := a.thread(id)
+		if err != nil {
+			fail(err)
+			return
+		}
+		state, reason, pc := ctx.State()
+		if state == target.StateRunning {
+			c.Reply().Error(nil).Bool(false).Uint64(0).Null().Data(runningParams(state)).Send()
+			return
+		}
+		r, params := stateOf(reason)
+		if state == target.StateExiting {
+			params["StateName"] = "Zombie"
+		}
+		c.Reply().Error(nil).Bool(state == target.StateStopped).Uint64(pc).String(r).Data(params).Send()
+	})
+	svc.Command("getMinState", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		fail := func(err error) { c.Reply().Error(err).Bool(false).Null().Null().Send() }
+		if err := args.End(); err != nil {
+			fail(err)
+			return
+		}
+		ctx, err := a.thread(id)
+		if err != nil {
+			fail(err)
+			return
+		}
+		state, reason, _ := ctx.State()
+		if state == target.StateRunning {
+			c.Reply().Error(nil).Bool(false).Null().Data(runningParams(state)).Send()
+			return
+		}
+		r, params := stateOf(reason)
+		c.Reply().Error(nil).Bool(state == target.StateStopped).String(r).Data(params).Send()
+	})
+	svc.Command("resume", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		mode := args.Int()
+		count := args.Int()
+		var params tcf.Props
+		if args.Remaining() > 0 {
+			params = args.Props()
+		}
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		ctx, err := a.lookup(id)
+		if err != nil {
+			c.ReplyError(err)
+			return
+		}
+		opts := target.ResumeOptions{Count: count}
+		if v, ok := params.Uint64("RangeStart"); ok {
+			opts.RangeStart = v
+		}
+		if v, ok := params.Uint64("RangeEnd"); ok {
+			opts.RangeEnd = v
+		}
+		c.ReplyError(ctx.Resume(target.ResumeMode(mode), opts))
+	})
+	svc.Command("suspend", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err == nil {
+			err = ctx.Suspend()
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("terminate", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err == nil {
+			err = ctx.Terminate()
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("detach", func(c *tcf.Call) {
+		ctx, err := a.contextArg(c)
+		if err == nil {
+			err = ctx.Detach()
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("getISA", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		addr := args.Uint64()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		if _, err := a.lookup(id); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(map[string]any{
+			"Addr": addr, "Size": uint64(0), "Alignment": 1, "MaxInstrSize": 15,
+			"DefISA": "X86_64", "ISA": "X86_64",
+		}).Send()
+	})
+}
+
+// contextArg decodes a single context-ID argument and looks it up.
+func (a *Agent) contextArg(c *tcf.Call) (*target.Context, error) {
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		return nil, err
+	}
+	return a.lookup(id)
+}
+
+// thread looks up a context that has a run state.
+func (a *Agent) thread(id string) (*target.Context, error) {
+	ctx, err := a.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.IsProcess() {
+		return nil, target.Errorf(target.CodeInvalidContext, "get state", ctx.ID(), errNoState)
+	}
+	return ctx, nil
+}
+
+var errNoState = tcf.Errorf(tcf.CodeInvalidContext, "a process has no run state; ask one of its threads")
+
+// children lists the RunControl children of id ("" for the roots).
+func (a *Agent) children(id string) ([]string, error) {
+	out := []string{}
+	if id == "" {
+		for _, p := range a.target.Processes() {
+			out = append(out, string(p.ID()))
+		}
+		return out, nil
+	}
+	ctx, err := a.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.IsProcess() {
+		for _, t := range ctx.Children() {
+			out = append(out, string(t.ID()))
+		}
+	}
+	return out, nil
+}
+
+// runControlContext is a context's RunControl properties, as the C agent
+// reports them on Linux.
+func (a *Agent) runControlContext(c *target.Context) map[string]any {
+	id := string(c.ID())
+	proc := string(c.Process().ID())
+	p := map[string]any{
+		"ID":           id,
+		"ProcessID":    proc,
+		"BPGroup":      proc,
+		"SymbolsGroup": proc,
+		"CanSuspend":   true,
+		"CanTerminate": true,
+		"WordSize":     8,
+		"CPUGroup":     "CPU",
+	}
+	if cr := c.Creator(); cr != nil {
+		p["CreatorID"] = string(cr.ID())
+	}
+	if c.IsProcess() {
+		p["Name"] = c.Name()
+		p["IsContainer"] = true
+		p["HasState"] = false
+		p["CanResume"] = uint64(target.ResumeModes(0).With(target.ResumeContinue))
+		p["CanDetach"] = true
+		p["RCGroup"] = proc
+		return p
+	}
+	name := c.Name()
+	if name == "" {
+		name = itoa(c.TID())
+	}
+	modes := uint64(c.CanResume())
+	p["ParentID"] = proc
+	p["Name"] = name
+	p["IsContainer"] = false
+	p["HasState"] = true
+	p["CanResume"] = modes
+	p["CanCount"] = modes &^ (1 << uint(target.ResumeContinue))
+	p["RegAccessTypes"] = []string{"rd-stop", "wr-stop"}
+	p["RCGroup"] = id
+	p["AdditionalInfo"] = "tid " + itoa(c.TID())
+	return p
+}
+
+// stateOf gives the TCF reason string and state parameters of a stop.
+func stateOf(r *target.SuspendReason) (string, map[string]any) {
+	params := map[string]any{}
+	if r == nil {
+		return "Suspended", params
+	}
+	if r.Signal != 0 {
+		params["Signal"] = int(r.Signal)
+		params["SignalName"] = r.Signal.Name()
+		params["SignalDescription"] = r.Signal.Description()
+	}
+	var bps []string
+	for _, bp := range r.Breakpoints {
+		if !bp.Spec.Internal {
+			bps = append(bps, BreakpointClientID(bp))
+		}
+	}
+	if len(bps) > 0 {
+		params["BPs"] = bps
+	}
+	switch r.Kind {
+	case target.ReasonError, target.ReasonException:
+		if r.Message != "" {
+			params["StepError"] = map[string]any{"Code": 1, "Format": r.Message}
+		}
+	case target.ReasonEvent:
+		return "Event: " + r.Event, params
+	}
+	return r.Kind.TCFName(), params
+}
+
+// BreakpointClientID maps a planted breakpoint to the client's breakpoint ID.
+// The Breakpoints service replaces it; until then breakpoints are reported by
+// their planted number.
+var BreakpointClientID = func(bp *target.Breakpoint) string { return "BP" + itoa(bp.ID) }
+
+func runningParams(s target.RunState) map[string]any {
+	if s == target.StateExiting {
+		return map[string]any{"StateName": "Zombie"}
+	}
+	return map[string]any{}
+}
+
+// isFault reports whether a signal means the program faulted (reported with a
+// contextException as well, as the C agent does).
+func isFault(s target.Signal) bool {
+	switch syscall.Signal(s) {
+	case syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGILL, syscall.SIGFPE, syscall.SIGABRT:
+		return true
+	}
+	return false
+}

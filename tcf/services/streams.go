@@ -1,0 +1,226 @@
+package services
+
+import (
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// Streams carry a launched program's standard streams. Output is buffered from
+// the first byte, so nothing is lost before a client connects; a buffer that
+// overflows drops its oldest bytes and reports them as lost.
+
+// maxStreamBuffer bounds one output stream's buffer.
+const maxStreamBuffer = 16 << 20
+
+// maxStreamRead bounds one Streams.read reply.
+const maxStreamRead = 1 << 20
+
+type stream struct {
+	id      string
+	typ     string // the service that created it: "Processes" or "ProcessesV1"
+	context string // the process it belongs to
+
+	mu      sync.Mutex
+	buf     []byte
+	lost    uint64
+	eos     bool
+	waiters []func()
+	w       io.WriteCloser // stdin streams
+}
+
+type streamTable struct {
+	mu      sync.Mutex
+	next    int
+	streams map[string]*stream
+	subs    map[*tcf.Channel]map[string]bool
+}
+
+// RegisterStreams adds the Streams service.
+func (a *Agent) RegisterStreams() {
+	st := &a.streams
+	st.streams = map[string]*stream{}
+	st.subs = map[*tcf.Channel]map[string]bool{}
+	svc := a.srv.Service("Streams")
+	sub := func(c *tcf.Call, on bool) {
+		args := c.Args()
+		typ := args.String()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		ch := c.Channel()
+		st.mu.Lock()
+		m, ok := st.subs[ch]
+		if !ok {
+			m = map[string]bool{}
+			st.subs[ch] = m
+			ch.OnClose(func() { st.mu.Lock(); delete(st.subs, ch); st.mu.Unlock() })
+		}
+		if on {
+			m[typ] = true
+		} else {
+			delete(m, typ)
+		}
+		st.mu.Unlock()
+		c.ReplyError(nil)
+	}
+	svc.Command("subscribe", func(c *tcf.Call) { sub(c, true) })
+	svc.Command("unsubscribe", func(c *tcf.Call) { sub(c, false) })
+	svc.Command("connect", func(c *tcf.Call) {
+		_, err := a.streamArg(c)
+		c.ReplyError(err)
+	})
+	svc.Command("disconnect", func(c *tcf.Call) {
+		_, err := a.streamArg(c)
+		c.ReplyError(err)
+	})
+	svc.Command("read", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		max := args.Int()
+		if err := args.End(); err != nil {
+			c.Reply().Null().Error(err).Int64(0).Bool(false).Send()
+			return
+		}
+		s := a.stream(id)
+		if s == nil {
+			c.Reply().Null().Error(tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)).Int64(0).Bool(false).Send()
+			return
+		}
+		if max <= 0 || max > maxStreamRead {
+			max = maxStreamRead
+		}
+		c.Defer()
+		s.read(max, func(data []byte, lost uint64, eos bool) {
+			c.Reply().Binary(data).Error(nil).Uint64(lost).Bool(eos).Send()
+		})
+	})
+	svc.Command("write", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		size := args.Int()
+		data := args.Binary()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		s := a.stream(id)
+		if s == nil || s.w == nil {
+			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no writable stream %q", id))
+			return
+		}
+		if size < len(data) {
+			data = data[:size]
+		}
+		_, err := s.w.Write(data)
+		c.ReplyError(err)
+	})
+	svc.Command("eos", func(c *tcf.Call) {
+		s, err := a.streamArg(c)
+		if err == nil && s.w != nil {
+			err = s.w.Close()
+		}
+		c.ReplyError(err)
+	})
+}
+
+func (a *Agent) stream(id string) *stream {
+	a.streams.mu.Lock()
+	defer a.streams.mu.Unlock()
+	return a.streams.streams[id]
+}
+
+func (a *Agent) streamArg(c *tcf.Call) (*stream, error) {
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		return nil, err
+	}
+	if s := a.stream(id); s != nil {
+		return s, nil
+	}
+	return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)
+}
+
+// newStream registers a stream and announces it to the channels subscribed to
+// its type.
+func (a *Agent) newStream(typ, context string) *stream {
+	st := &a.streams
+	st.mu.Lock()
+	if st.streams == nil {
+		st.mu.Unlock()
+		return nil // Streams not offered: nothing to announce or read
+	}
+	st.next++
+	s := &stream{id: "VS" + strconv.Itoa(st.next), typ: typ, context: context}
+	st.streams[s.id] = s
+	st.mu.Unlock()
+	a.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][typ] }, "Streams", "created", typ, s.id, context)
+	return s
+}
+
+// pump copies r into s until EOF.
+func (a *Agent) pump(s *stream, r io.Reader) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			s.append(buf[:n])
+		}
+		if err != nil {
+			s.finish()
+			return
+		}
+	}
+}
+
+func (s *stream) append(p []byte) {
+	s.mu.Lock()
+	s.buf = append(s.buf, p...)
+	if over := len(s.buf) - maxStreamBuffer; over > 0 {
+		s.lost += uint64(over)
+		s.buf = append(s.buf[:0], s.buf[over:]...)
+	}
+	w := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for _, f := range w {
+		f()
+	}
+}
+
+func (s *stream) finish() {
+	s.mu.Lock()
+	s.eos = true
+	w := s.waiters
+	s.waiters = nil
+	s.mu.Unlock()
+	for _, f := range w {
+		f()
+	}
+}
+
+// read answers with up to max bytes as soon as there are any, or at end of
+// stream (a long poll).
+func (s *stream) read(max int, reply func(data []byte, lost uint64, eos bool)) {
+	s.mu.Lock()
+	if len(s.buf) == 0 && !s.eos {
+		s.waiters = append(s.waiters, func() { s.read(max, reply) })
+		s.mu.Unlock()
+		return
+	}
+	n := len(s.buf)
+	if n > max {
+		n = max
+	}
+	data := append([]byte(nil), s.buf[:n]...)
+	s.buf = append(s.buf[:0], s.buf[n:]...)
+	lost := s.lost
+	s.lost = 0
+	eos := s.eos && len(s.buf) == 0
+	s.mu.Unlock()
+	reply(data, lost, eos)
+}
