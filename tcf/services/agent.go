@@ -31,7 +31,10 @@ type Agent struct {
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
-	streams streamTable
+	streams   streamTable
+	terminals terminalTable
+	// pathMap holds the PathMap rules clients set.
+	pathMap []map[string]any
 
 	removeListener func()
 	// offered is the set of services registered on the server when Start ran.
