@@ -111,7 +111,7 @@ func (r *rawConn) readAll() []byte {
 	r.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	b, err := io.ReadAll(r.conn)
 	if err != nil {
-		r.t.Fatalf("reading to EOF: %v (got %q)", err, b)
+		r.t.Fatalf("reading to EOF: %v (got %d bytes)", err, len(b))
 	}
 	return b
 }
@@ -132,5 +132,17 @@ func checkGoroutines(t testing.TB, base int) {
 			t.Fatalf("%d goroutines left, want <= %d:\n%s", n, base, buf)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitChannels waits until the server has n open channels.
+func waitChannels(t testing.TB, srv *tcf.Server, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(srv.Channels()) != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d channels open, want %d", len(srv.Channels()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
