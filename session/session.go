@@ -1,0 +1,220 @@
+// Package session joins a debug target to what sonde knows about its code: for
+// each process, its load modules (kept current across dlopen and exec), their
+// symbol files (opened lazily and shared between processes), and an unwinder
+// whose callbacks read through the target. Front ends — the CLI and the TCF
+// agent — use a Session so they never glue the layers together themselves; it
+// is also the target's StepAdvisor for line stepping and step-out.
+//
+// It works the same for every backend: live processes and core files are both
+// target contexts.
+package session
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/symbols/debugfile"
+	"github.com/sondedbg/sonde/symbols/debuginfod"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/unwind"
+)
+
+// Options configure where debug information is looked for.
+type Options struct {
+	// DebugDirs are searched for separate debug files (default /usr/lib/debug).
+	DebugDirs []string
+	// Debuginfod, when set, is asked for debug files found nowhere else.
+	Debuginfod *debuginfod.Client
+	// Warn, when set, receives one message per module whose debug information
+	// is missing or damaged (so a CLI can say once how to get it).
+	Warn func(msg string)
+}
+
+// Session is the shared knowledge about one target's code.
+type Session struct {
+	target *target.Target
+	opts   Options
+
+	mu     sync.Mutex
+	files  map[fileKey]*file // symbol files by identity, shared by processes
+	warned map[string]bool
+}
+
+// fileKey identifies a file on disk: the same path replaced by a rebuild is a
+// different file.
+type fileKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+// file is one opened symbol file.
+type file struct {
+	once    sync.Once
+	binary  *symbols.Binary
+	sources unwind.Sources
+	err     error
+}
+
+// procState is a Session's knowledge of one process.
+type procState struct {
+	mu      sync.Mutex
+	mods    modules.List
+	stale   bool
+	engine  map[*modules.Module]*unwind.Module
+	tracker *modules.Tracker
+}
+
+var procExt = target.NewExtension[procState]()
+
+// New makes a Session for t and installs it as t's step advisor.
+func New(t *target.Target, opts Options) *Session {
+	s := &Session{target: t, opts: opts, files: map[fileKey]*file{}, warned: map[string]bool{}}
+	t.SetStepAdvisor(s)
+	t.AddListener(func(e target.Event) {
+		if e.Kind == target.EventMemoryMapChanged || (e.Kind == target.EventChanged && e.Context.IsProcess()) {
+			st := procExt.Get(e.Context.Process())
+			st.mu.Lock()
+			st.stale = true
+			st.mu.Unlock()
+		}
+	})
+	return s
+}
+
+// Target returns the session's target.
+func (s *Session) Target() *target.Target { return s.target }
+
+// Modules returns the modules of c's process, rescanning after the process's
+// mappings changed.
+func (s *Session) Modules(c *target.Context) (modules.List, error) {
+	proc := c.Process()
+	st := procExt.Get(proc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.mods != nil && !st.stale {
+		return st.mods, nil
+	}
+	mods, err := modules.Find(proc)
+	if err != nil {
+		return nil, err
+	}
+	st.mods, st.stale = mods, false
+	st.engine = map[*modules.Module]*unwind.Module{}
+	return mods, nil
+}
+
+// TrackModules follows proc's shared-library loads and unloads with an
+// eventpoint on the dynamic linker's hook (live processes only). stop makes
+// each change stop the process with a "Shared Library" reason.
+func (s *Session) TrackModules(proc *target.Context, stop bool) error {
+	st := procExt.Get(proc.Process())
+	st.mu.Lock()
+	tr := st.tracker
+	st.mu.Unlock()
+	if tr == nil {
+		var err error
+		tr, err = modules.Track(proc.Process(), func(modules.Change) {
+			st.mu.Lock()
+			st.stale = true
+			st.mu.Unlock()
+		})
+		if err != nil {
+			return err
+		}
+		st.mu.Lock()
+		st.tracker = tr
+		st.mu.Unlock()
+	}
+	tr.StopOnChange.Store(stop)
+	return nil
+}
+
+// Binary returns the symbol file of a module (nil for a module whose file
+// cannot be read; the error says why).
+func (s *Session) Binary(m *modules.Module) (*symbols.Binary, error) {
+	f, err := s.file(m)
+	if err != nil {
+		return nil, err
+	}
+	return f.binary, f.err
+}
+
+func (s *Session) file(m *modules.Module) (*file, error) {
+	var key fileKey
+	if m.VDSO {
+		// The vDSO is the same image in every process of this kernel.
+		key = fileKey{path: "[vdso]", size: int64(len(m.Image))}
+	} else {
+		fi, err := os.Stat(m.Path)
+		if err != nil {
+			return nil, fmt.Errorf("session: %s: %w", m.Path, err)
+		}
+		key = fileKey{path: m.Path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	}
+	s.mu.Lock()
+	f := s.files[key]
+	if f == nil {
+		f = &file{}
+		s.files[key] = f
+	}
+	s.mu.Unlock()
+	f.once.Do(func() { s.open(f, m) })
+	return f, nil
+}
+
+func (s *Session) open(f *file, m *modules.Module) {
+	opts := &symbols.Options{FindDebugFile: s.findDebugFile}
+	if m.VDSO {
+		f.binary, f.err = symbols.OpenBytes("[vdso]", m.Image, opts)
+	} else {
+		f.binary, f.err = symbols.Open(m.Path, opts)
+	}
+	if f.binary == nil {
+		s.warn(m.Name, fmt.Sprintf("sonde: cannot read symbols of %s: %v", m.Name, f.err))
+		return
+	}
+	f.sources, _ = unwind.ReadSources(f.binary.ELF())
+	if dbg := f.binary.DebugFile(); dbg != "" && len(f.sources.DebugFrame.Data) == 0 {
+		if df, err := elf.Open(dbg); err == nil {
+			if ds, err := unwind.ReadSources(df); err == nil {
+				f.sources.DebugFrame = ds.DebugFrame
+			}
+			df.Close()
+		}
+	}
+}
+
+// findDebugFile looks for a separate debug file the way gdb does.
+func (s *Session) findDebugFile(path string, f *elf.File) (string, error) {
+	res, err := debugfile.Find(context.Background(), path, f, debugfile.Options{DebugDirs: s.opts.DebugDirs, Debuginfod: s.opts.Debuginfod})
+	if err != nil || res == nil {
+		return "", err
+	}
+	defer res.Close()
+	if res.File == nil || res.Path == path {
+		if h := res.Hint(); h != "" {
+			s.warn(path, h)
+		}
+		return "", nil
+	}
+	return res.Path, nil
+}
+
+func (s *Session) warn(key, msg string) {
+	if s.opts.Warn == nil {
+		return
+	}
+	s.mu.Lock()
+	seen := s.warned[key]
+	s.warned[key] = true
+	s.mu.Unlock()
+	if !seen {
+		s.opts.Warn(msg)
+	}
+}
