@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // MappedFile is one file the process had mapped (a path of the NT_FILE note)
@@ -30,6 +31,14 @@ type MappedFile struct {
 	Err error
 
 	extent uint64 // the file must reach this offset: the furthest mapped byte
+	// relro holds the link-time address ranges of Found's PT_GNU_RELRO
+	// segments: bytes the dynamic loader relocated and then made read-only,
+	// so a read-only mapping of them differs from the file. base is the
+	// link-time address of file offset 0 (the first PT_LOAD's page).
+	relro     [][2]uint64
+	base      uint64
+	bias      uint64 // load bias: mapped address minus link-time address
+	biasKnown bool
 }
 
 // FileChangedError says a candidate file is not the file the process mapped.
@@ -91,6 +100,7 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreSize uint64, co
 			return false
 		}
 		mf.Found, mf.How = c.path, c.how
+		mf.relro, mf.base = relroRanges(c.path)
 		return true
 	}
 	for _, c := range o.candidates(mf, isExecutable) {
@@ -154,4 +164,43 @@ func (o offsetReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	return o.r.ReadAt(p, int64(o.base+uint64(off)))
+}
+
+// ptGNURelro marks the part of a writable segment that the dynamic loader
+// makes read-only after relocating it.
+const ptGNURelro = 0x6474e552
+
+// relroRanges returns the link-time address ranges of an ELF file's
+// PT_GNU_RELRO segments (none if the file is not ELF), and the link-time
+// address of its first PT_LOAD's page, which the mapping of file offset 0
+// lands on.
+func relroRanges(path string) (relro [][2]uint64, base uint64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0
+	}
+	h, err := readELFHeader(f)
+	if err != nil {
+		return nil, 0
+	}
+	segs, err := readProgramHeaders(f, h, uint64(st.Size()))
+	if err != nil {
+		return nil, 0
+	}
+	first := true
+	for _, r := range segs {
+		switch {
+		case r.Type == ptLoad && first:
+			base, first = r.Vaddr&^(pageSize-1), false
+		case r.Type == ptGNURelro && r.MemSize > 0 && r.Vaddr+r.MemSize > r.Vaddr:
+			relro = append(relro, [2]uint64{r.Vaddr, r.Vaddr + r.MemSize})
+		}
+	}
+	sort.Slice(relro, func(i, j int) bool { return relro[i][0] < relro[j][0] })
+	return relro, base
 }

@@ -52,6 +52,7 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 	byPath := map[string]*MappedFile{}
 	entry, _ := c.auxv.Lookup(AT_ENTRY)
 	var exe *MappedFile
+	firstMapping := map[*MappedFile]uint64{} // where each file's offset 0 is mapped
 	for _, f := range c.layout.files {
 		p, deleted := trimDeleted(f.Path)
 		mf := byPath[f.Path]
@@ -62,6 +63,9 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 		}
 		if ext := f.Offset + (f.End - f.Start); ext > mf.extent && ext >= f.Offset {
 			mf.extent = ext
+		}
+		if _, seen := firstMapping[mf]; f.Offset == 0 && !seen {
+			firstMapping[mf] = f.Start
 		}
 		if f.Offset == 0 && mf.BuildID == nil && f.End > f.Start {
 			r := offsetReader{c.image.ReaderAt(asid), f.Start}
@@ -76,6 +80,9 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 	for _, mf := range c.files {
 		c.opts.resolve(mf, mf == exe, c.size, coreTime)
 		if mf.Err == nil {
+			if start, ok := firstMapping[mf]; ok {
+				mf.bias, mf.biasKnown = start-mf.base, true
+			}
 			continue
 		}
 		kind := ProblemFileMissing
@@ -101,9 +108,22 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 		fm = c.layout.files[a.file]
 		mf = byPath[fm.Path]
 	}
-	usable := mf != nil && mf.Found != "" && !c.layout.writable(a)
-	if usable {
-		c.addFilePiece(mf, fm, ms, a.end, cache)
+	ld := load{}
+	if a.load >= 0 {
+		ld = c.layout.loads[a.load]
+	}
+	// Bytes the core should hold but lost to truncation were dumped because
+	// they may differ from any file (the kernel dumps what was written): they
+	// are gone. Only bytes the dumper chose to leave out may come from a file.
+	if te > ms {
+		c.addGap(ms, te, fmt.Sprintf("the core is truncated: segment 0x%x-0x%x should hold these bytes at file offset %d, the file ends at %d",
+			ld.Vaddr, ld.End(), ld.Offset+(ms-ld.Vaddr), c.size), pathOf(mf))
+	}
+	if te >= a.end {
+		return
+	}
+	if mf != nil && mf.Found != "" && !c.layout.writable(a) {
+		c.addFileRange(mf, fm, te, a.end, cache)
 		return
 	}
 	why := ""
@@ -117,13 +137,37 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 	default:
 		why = "anonymous memory not dumped (left out by the coredump_filter or the dumper)"
 	}
-	if te > ms {
-		ld := c.layout.loads[a.load]
-		c.addGap(ms, te, fmt.Sprintf("the core is truncated: segment 0x%x-0x%x should hold these bytes at file offset %d, the file ends at %d",
-			ld.Vaddr, ld.End(), ld.Offset+(ms-ld.Vaddr), c.size), pathOf(mf))
+	c.addGap(te, a.end, why, pathOf(mf))
+}
+
+// addFileRange serves [start, end) of the read-only mapping fm from the file,
+// except its RELRO parts: the dynamic loader wrote those before making them
+// read-only, so the file does not hold the process's bytes. Where the file's
+// load address is unknown (no mapping of its offset 0), any RELRO makes the
+// whole range a gap, since which part is RELRO cannot be told.
+func (c *Core) addFileRange(mf *MappedFile, fm FileMapping, start, end uint64, cache *memimage.SectionCache) {
+	if len(mf.relro) > 0 && !mf.biasKnown {
+		c.addGap(start, end, fmt.Sprintf("%s has RELRO data and its load address is unknown (no mapping of its first page), so its bytes cannot be trusted here", mf.Path), mf.Path)
+		return
 	}
-	if a.end > te {
-		c.addGap(te, a.end, why, pathOf(mf))
+	cur := start
+	for _, r := range mf.relro {
+		lo, hi := r[0]+mf.bias, r[1]+mf.bias
+		if hi < lo { // wrapped: reaches past any address
+			hi = ^uint64(0)
+		}
+		lo, hi = max(lo, cur), min(hi, end)
+		if lo >= hi {
+			continue
+		}
+		if lo > cur {
+			c.addFilePiece(mf, fm, cur, lo, cache)
+		}
+		c.addGap(lo, hi, fmt.Sprintf("RELRO data of %s, relocated by the dynamic loader, was not dumped; the file's bytes are not the process's", mf.Path), mf.Path)
+		cur = hi
+	}
+	if cur < end {
+		c.addFilePiece(mf, fm, cur, end, cache)
 	}
 }
 
