@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -21,9 +22,10 @@ import (
 // Agent is the state the services share: the server, the live target and what
 // the services remember per context.
 type Agent struct {
-	srv    *tcf.Server
-	target *target.Target
-	log    *slog.Logger
+	srv     *tcf.Server
+	target  *target.Target
+	session *session.Session
+	log     *slog.Logger
 
 	mu sync.Mutex
 	// clientMaps are MemoryMap.set entries per context ID.
@@ -33,6 +35,8 @@ type Agent struct {
 
 	streams   streamTable
 	terminals terminalTable
+	bps       breakpointTable
+	stacks    stackCache
 	// pathMap holds the PathMap rules clients set.
 	pathMap []map[string]any
 
@@ -41,12 +45,13 @@ type Agent struct {
 	offered map[string]bool
 }
 
-// New makes an Agent serving tgt on srv. Call Register* for the services to
-// offer, then Start before srv.Serve.
-func New(srv *tcf.Server, tgt *target.Target) *Agent {
+// New makes an Agent serving the target of sess on srv. Call Register* for the
+// services to offer, then Start before srv.Serve.
+func New(srv *tcf.Server, sess *session.Session) *Agent {
 	return &Agent{
 		srv:        srv,
-		target:     tgt,
+		target:     sess.Target(),
+		session:    sess,
 		log:        srv.Logger(),
 		clientMaps: map[string][]map[string]any{},
 		launched:   map[string]*launchedProcess{},
@@ -95,13 +100,15 @@ func (a *Agent) onEvent(e target.Event) {
 			a.emit("RunControl", "contextStateChanged", id)
 		}
 	case target.EventStopped:
-		reason, params := stateOf(e.Reason)
+		a.forgetStack(c)
+		reason, params := a.stateOf(e.Reason)
 		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
 		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
 			s := e.Reason.Signal
 			a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())
 		}
 	case target.EventStarted:
+		a.forgetStack(c)
 		a.emit("RunControl", "contextResumed", id)
 	case target.EventMemoryMapChanged:
 		a.emit("MemoryMap", "changed", id)
@@ -119,6 +126,7 @@ func (a *Agent) onEvent(e target.Event) {
 			delete(a.clientMaps, id)
 			a.mu.Unlock()
 		} else {
+			a.forgetStack(c)
 			a.emit("RunControl", "contextRemoved", []string{id})
 		}
 	}

@@ -53,7 +53,7 @@ func (a *Agent) RegisterRunControl() {
 			c.Reply().Error(nil).Bool(false).Uint64(0).Null().Data(runningParams(state)).Send()
 			return
 		}
-		r, params := stateOf(reason)
+		r, params := a.stateOf(reason)
 		if state == target.StateExiting {
 			params["StateName"] = "Zombie"
 		}
@@ -77,7 +77,7 @@ func (a *Agent) RegisterRunControl() {
 			c.Reply().Error(nil).Bool(false).Null().Data(runningParams(state)).Send()
 			return
 		}
-		r, params := stateOf(reason)
+		r, params := a.stateOf(reason)
 		c.Reply().Error(nil).Bool(state == target.StateStopped).String(r).Data(params).Send()
 	})
 	svc.Command("resume", func(c *tcf.Call) {
@@ -237,7 +237,7 @@ func (a *Agent) runControlContext(c *target.Context) map[string]any {
 }
 
 // stateOf gives the TCF reason string and state parameters of a stop.
-func stateOf(r *target.SuspendReason) (string, map[string]any) {
+func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 	params := map[string]any{}
 	if r == nil {
 		return "Suspended", params
@@ -249,8 +249,8 @@ func stateOf(r *target.SuspendReason) (string, map[string]any) {
 	}
 	var bps []string
 	for _, bp := range r.Breakpoints {
-		if !bp.Spec.Internal {
-			bps = append(bps, BreakpointClientID(bp))
+		if id := a.breakpointClientID(bp); id != "" {
+			bps = append(bps, id)
 		}
 	}
 	if len(bps) > 0 {
@@ -267,10 +267,16 @@ func stateOf(r *target.SuspendReason) (string, map[string]any) {
 	return r.Kind.TCFName(), params
 }
 
-// BreakpointClientID maps a planted breakpoint to the client's breakpoint ID.
-// The Breakpoints service replaces it; until then breakpoints are reported by
-// their planted number.
-var BreakpointClientID = func(bp *target.Breakpoint) string { return "BP" + itoa(bp.ID) }
+// breakpointClientID maps a planted breakpoint to the client's breakpoint ID,
+// "" for sonde's own (stepping, library events).
+func (a *Agent) breakpointClientID(bp *target.Breakpoint) string {
+	a.bps.mu.Lock()
+	defer a.bps.mu.Unlock()
+	if cb := a.bps.byPlanted[bp]; cb != nil {
+		return cb.id
+	}
+	return ""
+}
 
 func runningParams(s target.RunState) map[string]any {
 	if s == target.StateExiting {

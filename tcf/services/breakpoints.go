@@ -1,0 +1,622 @@
+package services
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// Breakpoints: client-chosen IDs shared by every channel, reference-counted
+// per channel and dropped when the last channel that set them closes. Each is
+// planted in every process of its scope, at every address its location
+// resolves to (all inlined and cloned copies of a function or line), as an
+// eventpoint whose handler applies the condition, the ignore count and
+// Temporary before the stop is shown.
+
+// Locator resolves breakpoint locations in a process; the session implements
+// it.
+type Locator interface {
+	FunctionAddresses(proc *target.Context, name string) ([]uint64, error)
+	LineAddresses(proc *target.Context, file string, line, column int) ([]uint64, error)
+}
+
+// ConditionEvaluator evaluates a breakpoint condition in a stopped thread; the
+// Expressions service provides it.
+type ConditionEvaluator func(thread *target.Context, expr string) (bool, error)
+
+type clientBreakpoint struct {
+	id     string
+	props  map[string]any
+	owners map[*tcf.Channel]int
+	hits   int64
+	// planted instances per process.
+	planted map[*target.Context][]*target.Breakpoint
+	errors  map[*target.Context]string
+}
+
+type breakpointTable struct {
+	mu        sync.Mutex
+	byID      map[string]*clientBreakpoint
+	byPlanted map[*target.Breakpoint]*clientBreakpoint
+	locator   Locator
+	condition ConditionEvaluator
+}
+
+// SetLocator installs how function and file:line locations are resolved.
+func (a *Agent) SetLocator(l Locator) {
+	a.bps.mu.Lock()
+	a.bps.locator = l
+	a.bps.mu.Unlock()
+}
+
+// SetConditionEvaluator installs how breakpoint conditions are evaluated.
+func (a *Agent) SetConditionEvaluator(f ConditionEvaluator) {
+	a.bps.mu.Lock()
+	a.bps.condition = f
+	a.bps.mu.Unlock()
+}
+
+// RegisterBreakpoints adds the Breakpoints service.
+func (a *Agent) RegisterBreakpoints() {
+	bt := &a.bps
+	bt.byID = map[string]*clientBreakpoint{}
+	bt.byPlanted = map[*target.Breakpoint]*clientBreakpoint{}
+	svc := a.srv.Service("Breakpoints")
+	svc.Command("set", func(c *tcf.Call) {
+		args := c.Args()
+		var list []map[string]any
+		args.JSON(&list)
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		ch := c.Channel()
+		keep := map[string]bool{}
+		for _, p := range list {
+			id, _ := p["ID"].(string)
+			keep[id] = true
+		}
+		for _, id := range a.channelBreakpoints(ch) {
+			if !keep[id] {
+				a.release(ch, id)
+			}
+		}
+		for _, p := range list {
+			if err := a.addBreakpoint(ch, p, true); err != nil {
+				c.ReplyError(err)
+				return
+			}
+		}
+		c.ReplyError(nil)
+	})
+	svc.Command("add", func(c *tcf.Call) {
+		args := c.Args()
+		var p map[string]any
+		args.JSON(&p)
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		c.ReplyError(a.addBreakpoint(c.Channel(), p, false))
+	})
+	svc.Command("change", func(c *tcf.Call) {
+		args := c.Args()
+		var p map[string]any
+		args.JSON(&p)
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		id, _ := p["ID"].(string)
+		bt.mu.Lock()
+		cb := bt.byID[id]
+		bt.mu.Unlock()
+		if cb == nil {
+			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id))
+			return
+		}
+		a.updateBreakpoint(cb, p)
+		c.ReplyError(nil)
+	})
+	enable := func(on bool) func(c *tcf.Call) {
+		return func(c *tcf.Call) {
+			args := c.Args()
+			ids := args.Strings()
+			if err := args.End(); err != nil {
+				c.ReplyError(err)
+				return
+			}
+			for _, id := range ids {
+				bt.mu.Lock()
+				cb := bt.byID[id]
+				var p map[string]any
+				if cb != nil {
+					p = cloneProps(cb.props)
+				}
+				bt.mu.Unlock()
+				if cb == nil {
+					continue
+				}
+				p["Enabled"] = on
+				a.updateBreakpoint(cb, p)
+			}
+			c.ReplyError(nil)
+		}
+	}
+	svc.Command("enable", enable(true))
+	svc.Command("disable", enable(false))
+	svc.Command("remove", func(c *tcf.Call) {
+		args := c.Args()
+		ids := args.Strings()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		for _, id := range ids {
+			a.release(c.Channel(), id)
+		}
+		c.ReplyError(nil)
+	})
+	svc.Command("getIDs", func(c *tcf.Call) {
+		if err := c.Args().End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		bt.mu.Lock()
+		ids := make([]string, 0, len(bt.byID))
+		for id := range bt.byID {
+			ids = append(ids, id)
+		}
+		bt.mu.Unlock()
+		sort.Strings(ids)
+		c.Reply().Error(nil).Data(ids).Send()
+	})
+	svc.Command("getProperties", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		bt.mu.Lock()
+		cb := bt.byID[id]
+		var p map[string]any
+		if cb != nil {
+			p = cloneProps(cb.props)
+		}
+		bt.mu.Unlock()
+		if cb == nil {
+			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(p).Send()
+	})
+	svc.Command("getStatus", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		bt.mu.Lock()
+		cb := bt.byID[id]
+		bt.mu.Unlock()
+		if cb == nil {
+			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(a.status(cb)).Send()
+	})
+	svc.Command("getCapabilities", func(c *tcf.Call) {
+		args := c.Args()
+		if args.Remaining() > 0 {
+			_ = args.String()
+		}
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(map[string]any{
+			"ID": true, "Location": true, "File": true, "Line": true, "Column": true,
+			"Condition": true, "IgnoreCount": true, "Temporary": true, "Enabled": true,
+			"BreakpointType": true, "ContextIds": true, "ContextNames": true, "ContextQuery": true,
+			"ExecPaths": true, "AccessMode": 3, "Size": true, "ClientData": true,
+			"StopGroup": false, "SkipPrologue": false,
+		}).Send()
+	})
+}
+
+func cloneProps(p map[string]any) map[string]any {
+	out := make(map[string]any, len(p))
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// channelBreakpoints lists the IDs a channel holds.
+func (a *Agent) channelBreakpoints(ch *tcf.Channel) []string {
+	bt := &a.bps
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	var ids []string
+	for id, cb := range bt.byID {
+		if cb.owners[ch] > 0 {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// addBreakpoint adds a channel's reference to a breakpoint, creating it (or,
+// from set, updating it) as needed.
+func (a *Agent) addBreakpoint(ch *tcf.Channel, p map[string]any, fromSet bool) error {
+	id, _ := p["ID"].(string)
+	if id == "" {
+		return tcf.Errorf(tcf.CodeInvalidContext, "breakpoint without an ID")
+	}
+	bt := &a.bps
+	bt.mu.Lock()
+	cb := bt.byID[id]
+	isNew := cb == nil
+	if isNew {
+		cb = &clientBreakpoint{id: id, props: p, owners: map[*tcf.Channel]int{},
+			planted: map[*target.Context][]*target.Breakpoint{}, errors: map[*target.Context]string{}}
+		bt.byID[id] = cb
+	}
+	first := cb.owners[ch] == 0
+	if !fromSet || first {
+		cb.owners[ch]++
+	}
+	bt.mu.Unlock()
+	if first {
+		ch.OnClose(func() { a.dropChannel(ch) })
+	}
+	if isNew {
+		a.emit("Breakpoints", "contextAdded", []any{p})
+		a.plantAll(cb)
+	} else if fromSet {
+		a.updateBreakpoint(cb, p)
+	}
+	return nil
+}
+
+// release drops one of a channel's references; the breakpoint goes with the
+// last reference.
+func (a *Agent) release(ch *tcf.Channel, id string) {
+	bt := &a.bps
+	bt.mu.Lock()
+	cb := bt.byID[id]
+	if cb == nil || cb.owners[ch] == 0 {
+		bt.mu.Unlock()
+		return
+	}
+	cb.owners[ch]--
+	if cb.owners[ch] == 0 {
+		delete(cb.owners, ch)
+	}
+	gone := len(cb.owners) == 0
+	if gone {
+		delete(bt.byID, id)
+	}
+	bt.mu.Unlock()
+	if gone {
+		a.unplantAll(cb)
+		a.emit("Breakpoints", "contextRemoved", []string{id})
+	}
+}
+
+// dropChannel releases everything a closed channel held.
+func (a *Agent) dropChannel(ch *tcf.Channel) {
+	for _, id := range a.channelBreakpoints(ch) {
+		bt := &a.bps
+		bt.mu.Lock()
+		cb := bt.byID[id]
+		n := 0
+		if cb != nil {
+			n = cb.owners[ch]
+		}
+		bt.mu.Unlock()
+		for ; n > 0; n-- {
+			a.release(ch, id)
+		}
+	}
+}
+
+func (a *Agent) updateBreakpoint(cb *clientBreakpoint, p map[string]any) {
+	a.unplantAll(cb)
+	a.bps.mu.Lock()
+	cb.props = p
+	a.bps.mu.Unlock()
+	a.emit("Breakpoints", "contextChanged", []any{p})
+	a.plantAll(cb)
+}
+
+// plantAll plants a breakpoint in every process of its scope and sends its
+// status.
+func (a *Agent) plantAll(cb *clientBreakpoint) {
+	for _, proc := range a.target.Processes() {
+		a.plant(cb, proc)
+	}
+	a.emit("Breakpoints", "status", cb.id, a.status(cb))
+}
+
+// plantInProcess plants every enabled breakpoint in a new process (or after
+// exec or a library load changed what locations resolve to).
+func (a *Agent) plantInProcess(proc *target.Context) {
+	bt := &a.bps
+	bt.mu.Lock()
+	all := make([]*clientBreakpoint, 0, len(bt.byID))
+	for _, cb := range bt.byID {
+		all = append(all, cb)
+	}
+	bt.mu.Unlock()
+	for _, cb := range all {
+		a.unplant(cb, proc)
+		a.plant(cb, proc)
+		a.emit("Breakpoints", "status", cb.id, a.status(cb))
+	}
+}
+
+func (a *Agent) unplantAll(cb *clientBreakpoint) {
+	a.bps.mu.Lock()
+	procs := make([]*target.Context, 0, len(cb.planted))
+	for p := range cb.planted {
+		procs = append(procs, p)
+	}
+	a.bps.mu.Unlock()
+	for _, p := range procs {
+		a.unplant(cb, p)
+	}
+}
+
+func (a *Agent) unplant(cb *clientBreakpoint, proc *target.Context) {
+	bt := &a.bps
+	bt.mu.Lock()
+	list := cb.planted[proc]
+	delete(cb.planted, proc)
+	delete(cb.errors, proc)
+	for _, bp := range list {
+		delete(bt.byPlanted, bp)
+	}
+	bt.mu.Unlock()
+	for _, bp := range list {
+		a.target.RemoveBreakpoint(bp)
+	}
+}
+
+// plant resolves cb's location in proc and plants it there.
+func (a *Agent) plant(cb *clientBreakpoint, proc *target.Context) {
+	bt := &a.bps
+	bt.mu.Lock()
+	p := cb.props
+	loc := bt.locator
+	bt.mu.Unlock()
+	if enabled, ok := p["Enabled"].(bool); ok && !enabled {
+		return
+	}
+	if !a.inScope(p, proc) {
+		return
+	}
+	addrs, spec, err := a.resolve(p, proc, loc)
+	var planted []*target.Breakpoint
+	for _, addr := range addrs {
+		s := spec
+		s.Addr = addr
+		s.Internal = true
+		s.OnHit = a.onBreakpointHit
+		bp, perr := a.target.SetBreakpoint(proc, s)
+		if perr != nil {
+			err = perr
+			continue
+		}
+		planted = append(planted, bp)
+	}
+	if len(addrs) == 0 && err == nil {
+		err = fmt.Errorf("location not found")
+	}
+	bt.mu.Lock()
+	cb.planted[proc] = planted
+	for _, bp := range planted {
+		bt.byPlanted[bp] = cb
+	}
+	if err != nil {
+		cb.errors[proc] = err.Error()
+	}
+	bt.mu.Unlock()
+}
+
+// inScope applies ContextIds, ContextNames, ContextQuery and ExecPaths.
+func (a *Agent) inScope(p map[string]any, proc *target.Context) bool {
+	if ids, ok := p["ContextIds"].([]any); ok && len(ids) > 0 {
+		match := false
+		for _, v := range ids {
+			s, _ := v.(string)
+			if s == string(proc.ID()) || strings.HasPrefix(s, string(proc.ID())+".") {
+				match = true
+			}
+		}
+		if !match {
+			return false
+		}
+	}
+	if names, ok := p["ContextNames"].([]any); ok && len(names) > 0 {
+		match := false
+		for _, v := range names {
+			if s, _ := v.(string); s == proc.Name() {
+				match = true
+			}
+		}
+		if !match {
+			return false
+		}
+	}
+	if q, ok := p["ContextQuery"].(string); ok && q != "" {
+		match := false
+		for _, id := range a.Query(q) {
+			if id == string(proc.ID()) || strings.HasPrefix(id, string(proc.ID())+".") {
+				match = true
+			}
+		}
+		if !match {
+			return false
+		}
+	}
+	if paths, ok := p["ExecPaths"].([]any); ok && len(paths) > 0 {
+		exe, _ := proc.Executable()
+		match := false
+		for _, v := range paths {
+			if s, _ := v.(string); s != "" && (s == exe || strings.HasSuffix(exe, "/"+s)) {
+				match = true
+			}
+		}
+		if !match {
+			return false
+		}
+	}
+	return true
+}
+
+// resolve turns a breakpoint's location properties into addresses and a kind.
+func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]uint64, target.BreakpointSpec, error) {
+	var spec target.BreakpointSpec
+	if t, _ := p["BreakpointType"].(string); t == "Hardware" {
+		spec.Kind = target.BreakpointHardware
+	}
+	if mode, ok := propInt(p, "AccessMode"); ok && mode != 0 && mode&4 == 0 {
+		// Read (1) and/or write (2) access without execute: a watchpoint.
+		spec.Kind = target.Watchpoint
+		spec.Access = target.AccessWrite
+		if mode&1 != 0 {
+			spec.Access = target.AccessReadWrite
+		}
+		spec.Size = 1
+		if n, ok := propInt(p, "Size"); ok {
+			spec.Size = int(n)
+		}
+	}
+	if file, ok := p["File"].(string); ok && file != "" {
+		line, _ := propInt(p, "Line")
+		col, _ := propInt(p, "Column")
+		if loc == nil {
+			return nil, spec, fmt.Errorf("no line information service")
+		}
+		addrs, err := loc.LineAddresses(proc, a.MapPath(file), int(line), int(col))
+		return addrs, spec, err
+	}
+	text, _ := p["Location"].(string)
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, spec, fmt.Errorf("breakpoint has neither Location nor File")
+	}
+	if v, err := strconv.ParseUint(text, 0, 64); err == nil {
+		return []uint64{v}, spec, nil
+	}
+	if loc == nil {
+		return nil, spec, fmt.Errorf("no symbol service to resolve %q", text)
+	}
+	addrs, err := loc.FunctionAddresses(proc, strings.TrimPrefix(text, "&"))
+	return addrs, spec, err
+}
+
+func propInt(p map[string]any, k string) (int64, bool) {
+	switch v := p[k].(type) {
+	case float64:
+		return int64(v), true
+	case interface{ Int64() (int64, error) }:
+		n, err := v.Int64()
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// status is a breakpoint's TCF status object.
+func (a *Agent) status(cb *clientBreakpoint) map[string]any {
+	bt := &a.bps
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	var inst []map[string]any
+	for proc, list := range cb.planted {
+		for _, bp := range list {
+			typ := "Software"
+			switch bp.Spec.Kind {
+			case target.BreakpointHardware, target.Watchpoint:
+				typ = "Hardware"
+			}
+			inst = append(inst, map[string]any{
+				"LocationContext": string(proc.ID()), "Address": bp.Spec.Addr, "Size": uint64(max(bp.Spec.Size, 1)),
+				"BreakpointType": typ, "HitCount": cb.hits,
+			})
+		}
+	}
+	for proc, e := range cb.errors {
+		inst = append(inst, map[string]any{"LocationContext": string(proc.ID()), "Error": e})
+	}
+	if len(inst) == 0 {
+		return map[string]any{}
+	}
+	sort.Slice(inst, func(i, j int) bool {
+		ai, _ := inst[i]["Address"].(uint64)
+		aj, _ := inst[j]["Address"].(uint64)
+		return ai < aj
+	})
+	return map[string]any{"Instances": inst}
+}
+
+// onBreakpointHit decides whether a hit of a client breakpoint is shown: the
+// ignore count and the condition are applied here, in the agent.
+func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+	bt := &a.bps
+	bt.mu.Lock()
+	cb := bt.byPlanted[bp]
+	if cb == nil {
+		bt.mu.Unlock()
+		return nil
+	}
+	cb.hits++
+	hits := cb.hits
+	p := cb.props
+	cond := bt.condition
+	bt.mu.Unlock()
+	a.emit("Breakpoints", "status", cb.id, a.status(cb))
+	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore {
+		return nil
+	}
+	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" {
+		if cond == nil {
+			return &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{bp},
+				Message: "cannot evaluate the condition: no expression service"}
+		}
+		ok, err := cond(thread, expr)
+		if err == nil && !ok {
+			return nil
+		}
+	}
+	if tmp, _ := p["Temporary"].(bool); tmp {
+		go func() {
+			for ch := range a.owners(cb) {
+				a.release(ch, cb.id)
+			}
+		}()
+	}
+	kind := target.ReasonBreakpoint
+	if bp.Spec.Kind == target.Watchpoint {
+		kind = target.ReasonWatchpoint
+	}
+	return &target.SuspendReason{Kind: kind, Breakpoints: []*target.Breakpoint{bp}}
+}
+
+func (a *Agent) owners(cb *clientBreakpoint) map[*tcf.Channel]int {
+	a.bps.mu.Lock()
+	defer a.bps.mu.Unlock()
+	out := map[*tcf.Channel]int{}
+	for ch, n := range cb.owners {
+		out[ch] = n
+	}
+	return out
+}
