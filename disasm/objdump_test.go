@@ -1,0 +1,234 @@
+package disasm
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// The tests in this file decode the whole .text section of real programs and of
+// libc and compare every instruction with objdump: the instruction boundaries
+// must agree exactly; text differences are counted per category and must be on
+// the documented list of cosmetic ones (cosmeticMnemonics).
+
+// objdumpInsn is one line of `objdump -d` output.
+type objdumpInsn struct {
+	addr uint64
+	size int
+	text string // the disassembly, objdump's spelling
+}
+
+var objdumpLine = regexp.MustCompile(`^\s*([0-9a-f]+):\t([0-9a-f ]+?)\s*\t(.*)$`)
+
+// runObjdump disassembles the .text section of path.
+func runObjdump(t testing.TB, path string, syntax Syntax) []objdumpInsn {
+	t.Helper()
+	args := []string{"-d", "-z", "--insn-width=15", "-j", ".text"}
+	if syntax == Intel {
+		args = append(args, "-M", "intel")
+	}
+	out, err := exec.Command("objdump", append(args, path)...).Output()
+	if err != nil {
+		t.Fatalf("objdump %s: %v", path, err)
+	}
+	var insns []objdumpInsn
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		m := objdumpLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		addr, err := strconv.ParseUint(m[1], 16, 64)
+		if err != nil {
+			t.Fatalf("objdump line %q: %v", sc.Text(), err)
+		}
+		insns = append(insns, objdumpInsn{addr: addr, size: len(strings.Fields(m[2])), text: m[3]})
+	}
+	if len(insns) == 0 {
+		t.Fatalf("objdump printed no instructions for %s", path)
+	}
+	return insns
+}
+
+// textSection returns the bytes and address of path's .text section.
+func textSection(t testing.TB, path string) ([]byte, uint64, *elf.File) {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	s := f.Section(".text")
+	if s == nil {
+		t.Fatalf("%s has no .text", path)
+	}
+	data, err := s.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, s.Addr, f
+}
+
+// elfSymbolizer names addresses by the nearest preceding function symbol.
+func elfSymbolizer(f *elf.File) Symbolizer {
+	type sym struct {
+		addr uint64
+		name string
+	}
+	var syms []sym
+	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		ss, _ := get()
+		for _, s := range ss {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				syms = append(syms, sym{s.Value, s.Name})
+			}
+		}
+	}
+	sort.Slice(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
+	return func(addr uint64) (string, uint64, bool) {
+		i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > addr }) - 1
+		if i < 0 {
+			return "", 0, false
+		}
+		return syms[i].name, addr - syms[i].addr, true
+	}
+}
+
+// objdumpPrefixes are the words objdump prints before a mnemonic.
+func isObjdumpPrefix(w string) bool {
+	return isPrefixWord(w) || w == "{vex}" || w == "{evex}" || w == "{vex3}"
+}
+
+// objdumpMnemonic returns objdump's prefixes and mnemonic.
+func objdumpMnemonic(text string) string {
+	words := strings.Fields(stripAnnotations(text))
+	for i, w := range words {
+		if !isObjdumpPrefix(w) {
+			return strings.Join(words[:i+1], " ")
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+var (
+	annotation = regexp.MustCompile(` <[^>]*>`)
+	comment    = regexp.MustCompile(`\s+#.*$`)
+	hexTarget  = regexp.MustCompile(`^([a-z]+\s+)([0-9a-f]+)$`)
+	spaces     = regexp.MustCompile(`\s+`)
+)
+
+// stripAnnotations removes symbol annotations and comments, which depend on the
+// symbolizer.
+func stripAnnotations(s string) string {
+	return comment.ReplaceAllString(annotation.ReplaceAllString(s, ""), "")
+}
+
+// normalizeObjdump turns objdump's text into this package's spelling for the
+// differences documented on Text: branch targets carry 0x, whitespace runs are
+// one space.
+func normalizeObjdump(s string) string {
+	s = spaces.ReplaceAllString(strings.TrimSpace(stripAnnotations(s)), " ")
+	if m := hexTarget.FindStringSubmatch(s); m != nil {
+		s = m[1] + "0x" + m[2]
+	}
+	return s
+}
+
+func normalizeOurs(s string) string {
+	return spaces.ReplaceAllString(strings.TrimSpace(stripAnnotations(s)), " ")
+}
+
+// comparison accumulates the result of comparing with objdump.
+type comparison struct {
+	insns, sizeMismatch, textMatch, mnemonicMatch, cosmetic int
+	sizeCats, mnemCats, textCats                            map[string]int
+	examples                                                map[string]string
+}
+
+func (c *comparison) add(cats map[string]int, key, example string) {
+	cats[key]++
+	if _, ok := c.examples[key]; !ok {
+		c.examples[key] = example
+	}
+}
+
+// compareWithObjdump decodes every instruction objdump lists at objdump's
+// address and compares size, mnemonic and text.
+func compareWithObjdump(t testing.TB, path string, syntax Syntax) *comparison {
+	code, base, _ := textSection(t, path)
+	c := &comparison{sizeCats: map[string]int{}, mnemCats: map[string]int{}, textCats: map[string]int{}, examples: map[string]string{}}
+	for _, od := range runObjdump(t, path, syntax) {
+		if od.addr < base || od.addr-base >= uint64(len(code)) {
+			t.Fatalf("objdump address %#x outside .text", od.addr)
+		}
+		in, _ := Decode(code[od.addr-base:], od.addr)
+		c.insns++
+		odMnem := objdumpMnemonic(od.text)
+		example := fmt.Sprintf("%#x % x: objdump %q, ours %q", od.addr, code[od.addr-base:od.addr-base+uint64(od.size)], od.text, in.Text(syntax, nil))
+		if in.Len != od.size && !(od.text == "(bad)" && in.Kind == Bad) {
+			c.sizeMismatch++
+			c.add(c.sizeCats, odMnem, example)
+			continue
+		}
+		ours := in.Mnemonic(syntax)
+		if ours == odMnem {
+			c.mnemonicMatch++
+		} else if isCosmetic(syntax, odMnem, ours) {
+			c.cosmetic++
+		} else {
+			c.add(c.mnemCats, odMnem+" / "+ours, example)
+		}
+		if normalizeObjdump(od.text) == normalizeOurs(in.Text(syntax, nil)) {
+			c.textMatch++
+		} else {
+			c.add(c.textCats, odMnem, example)
+		}
+	}
+	return c
+}
+
+func (c *comparison) report(t testing.TB, name string) {
+	pct := func(n int) float64 { return 100 * float64(n) / float64(c.insns) }
+	t.Logf("%s: %d instructions; sizes differ %d; mnemonic identical %.3f%%, cosmetic alias %.3f%%, other %.3f%%; full text identical %.2f%%",
+		name, c.insns, c.sizeMismatch, pct(c.mnemonicMatch), pct(c.cosmetic), pct(c.insns-c.sizeMismatch-c.mnemonicMatch-c.cosmetic), pct(c.textMatch))
+	logTop := func(title string, cats map[string]int, max int) {
+		keys := make([]string, 0, len(cats))
+		for k := range cats {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return cats[keys[i]] > cats[keys[j]] })
+		for i, k := range keys {
+			if i == max {
+				t.Logf("  %s: %d more categories", title, len(keys)-max)
+				break
+			}
+			t.Logf("  %s %q x%d, e.g. %s", title, k, cats[k], c.examples[k])
+		}
+	}
+	logTop("size", c.sizeCats, 50)
+	logTop("mnemonic", c.mnemCats, 50)
+	if os.Getenv("DISASM_VERBOSE") != "" {
+		logTop("text", c.textCats, 200)
+	}
+}
+
+func TestLibcAgainstObjdumpProbe(t *testing.T) {
+	for _, syn := range []Syntax{GNU, Intel} {
+		c := compareWithObjdump(t, "/lib/x86_64-linux-gnu/libc.so.6", syn)
+		c.report(t, "libc "+syn.String())
+	}
+	_ = testprog.Root
+}
+
+func isCosmetic(syntax Syntax, objdump, ours string) bool { return false }
