@@ -2,8 +2,8 @@ package debugfile
 
 import (
 	"context"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
