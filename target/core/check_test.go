@@ -184,7 +184,11 @@ func checkMap(t *testing.T, proc *target.Context, live []liveMap, strict bool) {
 			continue
 		}
 		matched++
-		if r.End() != m.end || r.Perm.String()[:3] != m.perm[:3] {
+		permOK := r.Perm.String()[:3] == m.perm[:3]
+		if !strict && m.perm[:3] == "---" && r.Perm.String()[:3] == "r--" {
+			permOK = true // gcore writes guard pages as readable PT_LOADs (gdb's choice, not the core reader's)
+		}
+		if r.End() != m.end || !permOK {
 			t.Errorf("region %v, live %x-%x %s %s", r, m.start, m.end, m.perm, m.name)
 		}
 		switch {

@@ -78,7 +78,8 @@ type Core struct {
 	byTID   map[int]*Thread
 
 	layout   *layout
-	files    []*MappedFile // one per distinct path, in NT_FILE order
+	files    []*MappedFile          // one per distinct path, in NT_FILE order
+	byPath   map[string]*MappedFile // by the path NT_FILE records
 	regions  []target.MemoryRegion
 	gaps     []*MissingError // sorted by Start
 	image    *memimage.Image

@@ -36,6 +36,7 @@ type MappedFile struct {
 	// so a read-only mapping of them differs from the file. base is the
 	// link-time address of file offset 0 (the first PT_LOAD's page).
 	relro     [][2]uint64
+	loads     []Segment // Found's PT_LOAD segments, nil if it is not ELF
 	base      uint64
 	bias      uint64 // load bias: mapped address minus link-time address
 	biasKnown bool
@@ -100,7 +101,7 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreSize uint64, co
 			return false
 		}
 		mf.Found, mf.How = c.path, c.how
-		mf.relro, mf.base = relroRanges(c.path)
+		mf.relro, mf.loads, mf.base = elfLayout(c.path)
 		return true
 	}
 	for _, c := range o.candidates(mf, isExecutable) {
@@ -170,37 +171,56 @@ func (o offsetReader) ReadAt(p []byte, off int64) (int, error) {
 // makes read-only after relocating it.
 const ptGNURelro = 0x6474e552
 
-// relroRanges returns the link-time address ranges of an ELF file's
-// PT_GNU_RELRO segments (none if the file is not ELF), and the link-time
-// address of its first PT_LOAD's page, which the mapping of file offset 0
-// lands on.
-func relroRanges(path string) (relro [][2]uint64, base uint64) {
+// elfLayout returns an ELF file's PT_LOAD segments, the link-time address
+// ranges of its PT_GNU_RELRO segments, and the link-time address of its first
+// PT_LOAD's page, which the mapping of file offset 0 lands on. A file that is
+// not ELF has none of them.
+func elfLayout(path string) (relro [][2]uint64, loads []Segment, base uint64) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0
+		return nil, nil, 0
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, 0
+		return nil, nil, 0
 	}
 	h, err := readELFHeader(f)
 	if err != nil {
-		return nil, 0
+		return nil, nil, 0
 	}
 	segs, err := readProgramHeaders(f, h, uint64(st.Size()))
 	if err != nil {
-		return nil, 0
+		return nil, nil, 0
 	}
-	first := true
 	for _, r := range segs {
 		switch {
-		case r.Type == ptLoad && first:
-			base, first = r.Vaddr&^(pageSize-1), false
+		case r.Type == ptLoad:
+			if len(loads) == 0 {
+				base = r.Vaddr &^ (pageSize - 1)
+			}
+			loads = append(loads, r)
 		case r.Type == ptGNURelro && r.MemSize > 0 && r.Vaddr+r.MemSize > r.Vaddr:
 			relro = append(relro, [2]uint64{r.Vaddr, r.Vaddr + r.MemSize})
 		}
 	}
 	sort.Slice(relro, func(i, j int) bool { return relro[i][0] < relro[j][0] })
-	return relro, base
+	return relro, loads, base
+}
+
+// flagsAt returns the PF_* flags of the file's PT_LOAD that covers the
+// mapped address addr, using the load bias; ok is false when that cannot be
+// told (not ELF, bias unknown, no segment there).
+func (mf *MappedFile) flagsAt(addr uint64) (flags uint32, ok bool) {
+	if !mf.biasKnown || addr < mf.bias {
+		return 0, false
+	}
+	v := addr - mf.bias
+	for _, s := range mf.loads {
+		lo := s.Vaddr &^ (pageSize - 1)
+		if v >= lo && v < alignUp(s.Vaddr+s.MemSize, pageSize) {
+			return s.Flags, true
+		}
+	}
+	return 0, false
 }

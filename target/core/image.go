@@ -36,9 +36,9 @@ func (c *Core) buildImage(coreTime int64) error {
 			return fmt.Errorf("core: segment 0x%x-0x%x: %w", ld.Vaddr, ld.End(), err)
 		}
 	}
-	byPath := c.resolveFiles(coreTime)
+	c.byPath = c.resolveFiles(coreTime)
 	for _, a := range c.layout.areas {
-		c.fillArea(a, byPath, cache)
+		c.fillArea(a, c.byPath, cache)
 	}
 	sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
 	c.image.SetFallback(c.fallback)
@@ -122,15 +122,17 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 	if te >= a.end {
 		return
 	}
-	if mf != nil && mf.Found != "" && !c.layout.writable(a) {
+	if mf != nil && mf.Found != "" && !c.writable(a) {
 		c.addFileRange(mf, fm, te, a.end, cache)
 		return
 	}
 	why := ""
 	switch {
+	case a.load < 0 && (mf == nil || mf.Found == ""):
+		why = fmt.Sprintf("the core has no PT_LOAD for this mapping of %s, and the file is not available: %v", fm.Path, mf.Err)
 	case a.load < 0:
-		why = fmt.Sprintf("NT_FILE lists %s here but the core has no PT_LOAD for it", fm.Path)
-	case mf != nil && c.layout.writable(a):
+		why = fmt.Sprintf("the core has no PT_LOAD for this mapping of %s, and the file maps it writable, so its bytes may differ", fm.Path)
+	case mf != nil && c.writable(a):
 		why = fmt.Sprintf("writable mapping of %s was not dumped, and the file's bytes may differ from the process's", mf.Path)
 	case mf != nil:
 		why = mf.Err.Error()
@@ -247,6 +249,32 @@ func (c *Core) fallback(p []byte, _ memimage.ASID, addr uint64) (int, error) {
 	return 0, &MissingError{Start: start, End: end, Mapped: false}
 }
 
+// writable reports whether area a's mapping was (or may have been)
+// writable. An area with no PT_LOAD (gdb's gcore writes none for read-only
+// file mappings it leaves out) takes the flags of the file's own segment.
+func (c *Core) writable(a area) bool {
+	if a.load >= 0 {
+		return c.layout.loads[a.load].Flags&pfW != 0
+	}
+	fl, ok := c.fileFlags(a)
+	return !ok || fl&pfW != 0
+}
+
+// fileFlags returns the flags of the mapped file's segment under area a.
+func (c *Core) fileFlags(a area) (uint32, bool) {
+	if a.file < 0 {
+		return 0, false
+	}
+	mf := c.byPath[c.layout.files[a.file].Path]
+	if mf == nil || mf.Found == "" {
+		return 0, false
+	}
+	if mf.loads == nil {
+		return pfR, true // not ELF: a dumper that left it out found it unmodified
+	}
+	return mf.flagsAt(a.start)
+}
+
 // buildRegions makes the memory map from the areas.
 func (c *Core) buildRegions() {
 	vdso, _ := c.auxv.Lookup(AT_SYSINFO_EHDR)
@@ -256,8 +284,11 @@ func (c *Core) buildRegions() {
 	}
 	for _, a := range c.layout.areas {
 		r := target.MemoryRegion{Addr: a.start, Size: a.end - a.start}
+		fl, known := c.fileFlags(a)
 		if a.load >= 0 {
-			fl := c.layout.loads[a.load].Flags
+			fl, known = c.layout.loads[a.load].Flags, true
+		}
+		if known {
 			if fl&pfR != 0 {
 				r.Perm |= target.PermRead
 			}

@@ -184,12 +184,6 @@ func (l *layout) missing(a area) (start, truncEnd uint64) {
 	return start, truncEnd
 }
 
-// writable reports whether area a's mapping was writable. Areas without a
-// PT_LOAD count as writable: nothing says their bytes still equal the file's.
-func (l *layout) writable(a area) bool {
-	return a.load < 0 || l.loads[a.load].Flags&pfW != 0
-}
-
 // trimDeleted strips the " (deleted)" the kernel appends to the path of a
 // file that was unlinked while mapped.
 func trimDeleted(path string) (string, bool) {

@@ -1,0 +1,84 @@
+package core
+
+import (
+	"math/rand"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+// TestGcore checks a core written by gdb's gcore of a live, stopped process
+// against what gdb and /proc showed of it at the same moment: the registers
+// gdb printed before dumping, the memory map, and 1,000 sampled addresses.
+func TestGcore(t *testing.T) {
+	requireGDB(t)
+	p := startTarget(t, buildTarget(t), 0)
+	maps := readMaps(t, p.pid)
+	samples := sampleMemory(t, p.pid, maps, p.exe, 1000, rand.New(rand.NewSource(7)))
+	corePath := filepath.Join(t.TempDir(), "gcore")
+	live := gdbRegisters(t, "-p", itoa(p.pid), "-ex", "gcore "+corePath)
+
+	_, c := openCore(t, corePath, Options{})
+	checkThreads(t, c, p)
+	checkRegisters(t, c, p, live)
+	checkMap(t, c.Process(), maps, false)
+	if missing := checkMemory(t, c.Process(), samples); len(missing) != 0 {
+		t.Errorf("unavailable samples: %v", missing)
+	}
+	for _, th := range c.Process().Children() {
+		_, r, _ := th.State()
+		if r.Kind != target.ReasonUser && r.Kind != target.ReasonContainer {
+			t.Errorf("%s: gdb stopped it, yet the reason is %v %v", th, r.Kind, r.Signal.Name())
+		}
+	}
+	for _, pr := range c.Problems() {
+		t.Logf("problem: %v", pr)
+	}
+	if exe := findMapped(c, p.exe); exe == nil || exe.Found != p.exe {
+		t.Errorf("executable: %+v", exe)
+	}
+}
+
+// TestKernelCoreFault checks the stop reason of a real fault: the faulting
+// thread is stopped with ReasonException, SIGSEGV and the address; the other
+// threads with ReasonContainer.
+func TestKernelCoreFault(t *testing.T) {
+	requireFileCores(t)
+	p := startTarget(t, buildTarget(t), 0)
+	p.allowCore(t, 0x33)
+	if _, err := p.stdin.Write([]byte("fault 2\n")); err != nil {
+		t.Fatal(err)
+	}
+	corePath := p.waitCore(t)
+	_, c := openCore(t, corePath, Options{})
+	checkThreads(t, c, p)
+	checkSignal(t, c, p.tids[2], target.ReasonException, syscall.SIGSEGV)
+	th := c.Thread(p.tids[2])
+	if th.SigInfo == nil || th.SigInfo.Addr != 0x18 || th.SigInfo.Code != 1 /* SEGV_MAPERR */ {
+		t.Errorf("siginfo %+v, want SIGSEGV SEGV_MAPERR at 0x18", th.SigInfo)
+	}
+	_, r, pc := th.Context.State()
+	t.Logf("%s: %v: %s at 0x%x", th.Context, r.Kind, r.Message, pc)
+	// The faulting instruction is in core_target's worker, in its text.
+	text := false
+	m, _ := c.Process().MemoryMap()
+	for _, reg := range m {
+		if reg.Contains(pc) && reg.FileName == p.exe && reg.Perm&target.PermExec != 0 {
+			text = true
+		}
+	}
+	if !text {
+		t.Errorf("fault pc 0x%x is not in %s's text", pc, p.exe)
+	}
+	buf := make([]byte, 1)
+	if _, err := c.Process().ReadMemory(pc, buf); err != nil {
+		t.Errorf("reading the faulting instruction: %v", err)
+	}
+	requireGDB(t)
+	checkRegisters(t, c, p, gdbRegisters(t, p.exe, corePath))
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
