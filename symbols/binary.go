@@ -2,7 +2,10 @@ package symbols
 
 import (
 	"debug/elf"
+	"strings"
+
 	"errors"
+	"github.com/ianlancetaylor/demangle"
 	"os"
 	"path/filepath"
 	"sync"
@@ -244,6 +247,7 @@ func (b *Binary) AppendFrames(dst []Frame, addr uint64) ([]Frame, error) {
 		dst, err = b.dw.appendFrames(dst, addr)
 	}
 	if len(dst) > n && dst[n].Function != "" {
+		b.completeLinkageName(&dst[len(dst)-1])
 		return dst, err
 	}
 	// No DWARF function here: name the address from the ELF symbols, but
@@ -277,4 +281,26 @@ func (b *Binary) symbols() symbolSource {
 func fileExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// completeLinkageName gives an out-of-line function frame that DWARF names
+// without a linkage name (GCC omits it for lambdas and some templates) the
+// mangled name of the ELF symbol starting at the same address, so that C++
+// names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
+// part of the source name and are dropped.
+func (b *Binary) completeLinkageName(f *Frame) {
+	if f.LinkageName != "" || f.Inlined || f.Start == 0 {
+		return
+	}
+	s, ok := b.symbols().lookup(f.Start)
+	if !ok || s.start != f.Start || !(strings.HasPrefix(s.name, "_Z") || strings.HasPrefix(s.name, "_R")) {
+		return
+	}
+	name := s.name
+	if i := strings.IndexByte(name, '.'); i > 0 {
+		name = name[:i]
+	}
+	if full, err := demangle.ToString(name); err == nil {
+		f.Function, f.LinkageName = withoutReturnType(name, full), name
+	}
 }

@@ -35,6 +35,9 @@ type dwarfFile struct {
 
 	declMu sync.Mutex
 	decls  map[uint64]*fnName // names of DIEs referenced from other units
+
+	namesOnce sync.Once
+	nameIdx   *nameIndex // built by the first name lookup
 }
 
 // loadDWARFSections reads the DWARF sections of ef; dwo selects the .dwo names.

@@ -10,11 +10,13 @@ import (
 // symbolSource names addresses from ELF symbol tables.
 type symbolSource interface {
 	lookup(addr uint64) (symbolHit, bool)
+	byName(name string) []symbolHit
+	objectsByName(name string) []symbolHit
 }
 
 type symbolHit struct {
 	name, display string
-	start         uint64
+	start, size   uint64
 }
 
 type symEntry struct {
@@ -56,9 +58,21 @@ func (s simpleSymbols) lookup(addr uint64) (symbolHit, bool) {
 			if err != nil {
 				d = e.name
 			}
-			return symbolHit{e.name, d, e.start}, true
+			return symbolHit{e.name, d, e.start, e.size}, true
 		}
 		break
 	}
 	return symbolHit{}, false
 }
+
+func (s simpleSymbols) byName(name string) []symbolHit {
+	var out []symbolHit
+	for _, e := range s {
+		if e.name == name {
+			out = append(out, symbolHit{e.name, e.name, e.start, e.size})
+		}
+	}
+	return out
+}
+
+func (s simpleSymbols) objectsByName(name string) []symbolHit { return nil }

@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
@@ -14,6 +15,14 @@ type scopeTree struct {
 	nodes  []scopeNode
 	ranges []dwarfraw.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
 	seg    segmentMap
+	vars   []globalVar // variables with a static address, outside functions
+}
+
+// globalVar is a variable with a fixed address (DW_OP_addr location).
+type globalVar struct {
+	name    *fnName
+	addr    uint64
+	declOff uint64
 }
 
 type scopeNode struct {
@@ -47,7 +56,7 @@ func (n *fnName) Display() string {
 		switch {
 		case n.linkage != "":
 			if d, err := demangle.ToString(n.linkage); err == nil {
-				n.display = d
+				n.display = withoutReturnType(n.linkage, d)
 				return
 			}
 			if n.raw == "" {
@@ -62,6 +71,19 @@ func (n *fnName) Display() string {
 		}
 	})
 	return n.display
+}
+
+// withoutReturnType drops the return type the demangler prints for template
+// functions ("void ns::f<int>(int)" -> "ns::f<int>(int)"), as gdb does.
+func withoutReturnType(mangled, full string) string {
+	bare, err := demangle.ToString(mangled, demangle.NoParams)
+	if err != nil || bare == "" {
+		return full
+	}
+	if i := strings.Index(full, bare); i > 0 && full[i-1] == ' ' {
+		return full[i:]
+	}
+	return full
 }
 
 // declInfo is what a DIE contributes to a function's name; strings stay
@@ -205,6 +227,14 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 			t.nodes = append(t.nodes, n)
 			next.node = int32(len(t.nodes) - 1)
 			descend = true
+		case dwarfraw.TagVariable:
+			if top.node >= 0 {
+				break
+			}
+			if addr, ok := cu.staticAddress(e.Field(dwarfraw.AttrLocation)); ok {
+				decls[e.Offset] = cu.declOf(&e, top.prefix)
+				t.vars = append(t.vars, globalVar{addr: addr, declOff: e.Offset})
+			}
 		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
 		case dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
@@ -252,6 +282,12 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		n.name = fn
 	}
 
+	for i := range t.vars {
+		v := &t.vars[i]
+		v.name = &fnName{}
+		cu.fillName(v.name, decls[v.declOff], decls, 0)
+	}
+
 	spans := make([]span, 0, len(t.ranges))
 	for i, n := range t.nodes {
 		for _, r := range t.ranges[n.r0:n.r1] {
@@ -263,4 +299,40 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	t.seg = buildSegments(spans)
 	// A partly decoded unit is still useful: report the error alongside.
 	return t, walkErr
+}
+
+// staticAddress decodes a location expression that is just an address
+// (DW_OP_addr or DW_OP_addrx), as for global and static variables.
+func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
+	if f == nil || f.Class != dwarfraw.ClassBlock || f.Len == 0 {
+		return 0, false
+	}
+	info := cu.file.sec.info
+	if f.Val >= uint64(len(info)) || uint64(f.Len) > uint64(len(info))-f.Val {
+		return 0, false
+	}
+	b := info[f.Val : f.Val+uint64(f.Len)]
+	switch {
+	case b[0] == 0x03 && len(b) == 1+int(cu.hdr.AddrSize): // DW_OP_addr
+		var v uint64
+		for i := len(b) - 1; i >= 1; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return v, v != 0
+	case b[0] == 0xa1 || b[0] == 0xfb: // DW_OP_addrx, DW_OP_GNU_addr_index
+		var idx uint64
+		var shift uint
+		for i := 1; i < len(b); i++ {
+			idx |= uint64(b[i]&0x7f) << shift
+			shift += 7
+			if b[i]&0x80 == 0 {
+				if i != len(b)-1 || shift > 63 {
+					return 0, false
+				}
+				v, err := dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
+				return v, err == nil && v != 0
+			}
+		}
+	}
+	return 0, false
 }

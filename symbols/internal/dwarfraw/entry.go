@@ -30,6 +30,7 @@ const (
 type Field struct {
 	Attr  uint16
 	Form  uint16
+	Len   uint32 // ClassBlock: the block's length (capped at 4 GiB)
 	Class Class
 	Val   uint64
 }
@@ -194,7 +195,7 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 		case formImplicitConst:
 			f.Class, f.Val = ClassSConst, uint64(implicit)
 		case formData16:
-			f.Class, f.Val = ClassBlock, r.off
+			f.Class, f.Val, f.Len = ClassBlock, r.off, 16
 			r.skip(16)
 		case formFlag:
 			f.Class, f.Val = ClassFlag, uint64(r.u8())
@@ -251,19 +252,19 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 			f.Class, f.Val = ClassLoclistx, r.uleb()
 		case formExprloc, formBlock:
 			n := r.uleb()
-			f.Class, f.Val = ClassBlock, r.off
+			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
 			r.skip(n)
 		case formBlock1:
 			n := uint64(r.u8())
-			f.Class, f.Val = ClassBlock, r.off
+			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
 			r.skip(n)
 		case formBlock2:
 			n := uint64(r.u16())
-			f.Class, f.Val = ClassBlock, r.off
+			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
 			r.skip(n)
 		case formBlock4:
 			n := uint64(r.u32())
-			f.Class, f.Val = ClassBlock, r.off
+			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
 			r.skip(n)
 		case formIndirect:
 			if hops > 4 {
