@@ -37,6 +37,7 @@ type Agent struct {
 	terminals terminalTable
 	bps       breakpointTable
 	stacks    stackCache
+	files     fsTable
 	// pathMap holds the PathMap rules clients set.
 	pathMap []map[string]any
 

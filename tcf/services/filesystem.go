@@ -1,0 +1,567 @@
+package services
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// FileSystem is TCF's SFTP-like file access: handles for open files and
+// directories, stat, and the usual path operations. Errors carry the
+// service's own codes (EOF, no such file, permission denied).
+
+// FileSystem error codes (service specific).
+const (
+	fsStatusEOF              = 0x10001
+	fsStatusNoSuchFile       = 0x10002
+	fsStatusPermissionDenied = 0x10003
+)
+
+// Open modes.
+const (
+	fsRead   = 0x01
+	fsWrite  = 0x02
+	fsAppend = 0x04
+	fsCreat  = 0x08
+	fsTrunc  = 0x10
+	fsExcl   = 0x20
+)
+
+// maxFSRead bounds one read reply; maxFSHandles bounds the open handles of a
+// channel, so a client cannot exhaust the agent.
+const (
+	maxFSRead    = 1 << 20
+	maxFSHandles = 256
+	readdirBatch = 64
+)
+
+// fsError is a FileSystem error with its service code.
+type fsError struct {
+	code int
+	err  error
+}
+
+func (e *fsError) Error() string      { return e.err.Error() }
+func (e *fsError) Unwrap() error      { return e.err }
+func (e *fsError) TCFCode() int       { return e.code }
+func (e *fsError) TCFService() string { return "FileSystem" }
+
+// fsErr maps an OS error onto the service's codes.
+func fsErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return &fsError{fsStatusNoSuchFile, err}
+	case errors.Is(err, fs.ErrPermission):
+		return &fsError{fsStatusPermissionDenied, err}
+	}
+	return &fsError{tcf.CodeOther, err}
+}
+
+type fsHandle struct {
+	file    *os.File
+	dir     bool
+	entries []os.DirEntry
+	eof     bool
+}
+
+type fsTable struct {
+	mu      sync.Mutex
+	next    int
+	handles map[*tcf.Channel]map[string]*fsHandle
+}
+
+// RegisterFileSystem adds the FileSystem service.
+func (a *Agent) RegisterFileSystem() {
+	ft := &a.files
+	ft.handles = map[*tcf.Channel]map[string]*fsHandle{}
+	svc := a.srv.Service("FileSystem")
+	svc.Command("open", func(c *tcf.Call) {
+		args := c.Args()
+		path, mode := args.String(), args.Int()
+		attrs := args.Props()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		flags := 0
+		switch {
+		case mode&fsRead != 0 && mode&fsWrite != 0:
+			flags = os.O_RDWR
+		case mode&fsWrite != 0:
+			flags = os.O_WRONLY
+		}
+		for bit, f := range map[int]int{fsAppend: os.O_APPEND, fsCreat: os.O_CREATE, fsTrunc: os.O_TRUNC, fsExcl: os.O_EXCL} {
+			if mode&bit != 0 {
+				flags |= f
+			}
+		}
+		perm := os.FileMode(0o666)
+		if p, ok := attrs.Uint64("Permissions"); ok {
+			perm = os.FileMode(p & 0o7777)
+		}
+		f, err := os.OpenFile(resolveHome(path), flags, perm)
+		if err != nil {
+			c.Reply().Error(fsErr(err)).Null().Send()
+			return
+		}
+		id, err := a.addHandle(c.Channel(), &fsHandle{file: f})
+		if err != nil {
+			f.Close()
+		}
+		c.Reply().Error(err).Data(nullable(id)).Send()
+	})
+	svc.Command("close", func(c *tcf.Call) {
+		h, id, err := a.handleArg(c)
+		if err == nil {
+			err = fsErr(h.file.Close())
+			a.dropHandle(c.Channel(), id)
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("read", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		off, size := args.Int64(), args.Int()
+		if err := args.End(); err != nil {
+			c.Reply().Null().Error(err).Bool(false).Send()
+			return
+		}
+		h, err := a.handle(c.Channel(), id)
+		if err != nil {
+			c.Reply().Null().Error(err).Bool(false).Send()
+			return
+		}
+		if size < 0 || size > maxFSRead {
+			size = maxFSRead
+		}
+		buf := make([]byte, size)
+		n, err := h.file.ReadAt(buf, off)
+		eof := errors.Is(err, io.EOF)
+		if eof {
+			err = nil
+		}
+		c.Reply().Binary(buf[:n]).Error(fsErr(err)).Bool(eof && n < size).Send()
+	})
+	svc.Command("write", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		off := args.Int64()
+		data := args.Binary()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		h, err := a.handle(c.Channel(), id)
+		if err == nil {
+			_, err = h.file.WriteAt(data, off)
+			err = fsErr(err)
+		}
+		c.ReplyError(err)
+	})
+	statCmd := func(stat func(string) (os.FileInfo, error)) func(c *tcf.Call) {
+		return func(c *tcf.Call) {
+			args := c.Args()
+			path := args.String()
+			if err := args.End(); err != nil {
+				c.Reply().Error(err).Null().Send()
+				return
+			}
+			fi, err := stat(resolveHome(path))
+			if err != nil {
+				c.Reply().Error(fsErr(err)).Null().Send()
+				return
+			}
+			c.Reply().Error(nil).Data(fileAttrs(fi)).Send()
+		}
+	}
+	svc.Command("stat", statCmd(os.Stat))
+	svc.Command("lstat", statCmd(os.Lstat))
+	svc.Command("fstat", func(c *tcf.Call) {
+		h, _, err := a.handleArg(c)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		fi, err := h.file.Stat()
+		if err != nil {
+			c.Reply().Error(fsErr(err)).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(fileAttrs(fi)).Send()
+	})
+	svc.Command("setstat", func(c *tcf.Call) {
+		args := c.Args()
+		path := args.String()
+		attrs := args.Props()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		c.ReplyError(setAttrs(resolveHome(path), attrs))
+	})
+	svc.Command("fsetstat", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		attrs := args.Props()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		h, err := a.handle(c.Channel(), id)
+		if err == nil {
+			err = setAttrs(h.file.Name(), attrs)
+		}
+		c.ReplyError(err)
+	})
+	svc.Command("opendir", func(c *tcf.Call) {
+		args := c.Args()
+		path := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		f, err := os.Open(resolveHome(path))
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = f.Stat(); err == nil && !fi.IsDir() {
+				err = &fsError{tcf.CodeOther, fmt.Errorf("%s is not a directory", path)}
+			}
+			if err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			c.Reply().Error(fsErr(err)).Null().Send()
+			return
+		}
+		id, err := a.addHandle(c.Channel(), &fsHandle{file: f, dir: true})
+		if err != nil {
+			f.Close()
+		}
+		c.Reply().Error(err).Data(nullable(id)).Send()
+	})
+	svc.Command("readdir", func(c *tcf.Call) {
+		h, _, err := a.handleArg(c)
+		if err != nil || !h.dir {
+			if err == nil {
+				err = &fsError{tcf.CodeOther, errors.New("not a directory handle")}
+			}
+			c.Reply().Null().Error(err).Bool(false).Send()
+			return
+		}
+		entries, rerr := h.file.ReadDir(readdirBatch)
+		eof := errors.Is(rerr, io.EOF) || len(entries) < readdirBatch
+		if errors.Is(rerr, io.EOF) {
+			rerr = nil
+		}
+		out := []map[string]any{}
+		for _, e := range entries {
+			ent := map[string]any{"FileName": e.Name()}
+			if fi, err := os.Lstat(filepath.Join(h.file.Name(), e.Name())); err == nil {
+				ent["Attrs"] = fileAttrs(fi)
+				ent["LongName"] = fmt.Sprintf("%s %8d %s %s", fi.Mode(), fi.Size(), fi.ModTime().Format("Jan _2 15:04"), e.Name())
+			}
+			out = append(out, ent)
+		}
+		c.Reply().Data(out).Error(fsErr(rerr)).Bool(eof).Send()
+	})
+	svc.Command("roots", func(c *tcf.Call) {
+		if err := c.Args().End(); err != nil {
+			c.Reply().Null().Error(err).Send()
+			return
+		}
+		ent := map[string]any{"FileName": "/"}
+		if fi, err := os.Stat("/"); err == nil {
+			ent["Attrs"] = fileAttrs(fi)
+		}
+		c.Reply().Data([]any{ent}).Error(nil).Send()
+	})
+	pathOp := func(op func(string) error) func(c *tcf.Call) {
+		return func(c *tcf.Call) {
+			args := c.Args()
+			path := args.String()
+			if err := args.End(); err != nil {
+				c.ReplyError(err)
+				return
+			}
+			c.ReplyError(fsErr(op(resolveHome(path))))
+		}
+	}
+	svc.Command("remove", pathOp(os.Remove))
+	svc.Command("rmdir", pathOp(func(p string) error { return syscall.Rmdir(p) }))
+	svc.Command("mkdir", func(c *tcf.Call) {
+		args := c.Args()
+		path := args.String()
+		attrs := args.Props()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		perm := os.FileMode(0o777)
+		if p, ok := attrs.Uint64("Permissions"); ok {
+			perm = os.FileMode(p & 0o7777)
+		}
+		c.ReplyError(fsErr(os.Mkdir(resolveHome(path), perm)))
+	})
+	pathQuery := func(op func(string) (string, error)) func(c *tcf.Call) {
+		return func(c *tcf.Call) {
+			args := c.Args()
+			path := args.String()
+			if err := args.End(); err != nil {
+				c.Reply().Error(err).Null().Send()
+				return
+			}
+			out, err := op(resolveHome(path))
+			if err != nil {
+				c.Reply().Error(fsErr(err)).Null().Send()
+				return
+			}
+			c.Reply().Error(nil).String(out).Send()
+		}
+	}
+	svc.Command("realpath", pathQuery(func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			return r, nil
+		}
+		return abs, nil
+	}))
+	svc.Command("readlink", pathQuery(os.Readlink))
+	twoPaths := func(op func(a, b string) error) func(c *tcf.Call) {
+		return func(c *tcf.Call) {
+			args := c.Args()
+			p1, p2 := args.String(), args.String()
+			if err := args.End(); err != nil {
+				c.ReplyError(err)
+				return
+			}
+			c.ReplyError(fsErr(op(resolveHome(p1), resolveHome(p2))))
+		}
+	}
+	svc.Command("rename", twoPaths(os.Rename))
+	svc.Command("symlink", twoPaths(func(link, target string) error { return os.Symlink(target, link) }))
+	svc.Command("copy", func(c *tcf.Call) {
+		args := c.Args()
+		src, dst := args.String(), args.String()
+		perms, owner := args.Bool(), args.Bool()
+		if err := args.End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		c.ReplyError(fsErr(copyFile(resolveHome(src), resolveHome(dst), perms, owner)))
+	})
+	svc.Command("user", func(c *tcf.Call) {
+		if err := c.Args().End(); err != nil {
+			c.ReplyError(err)
+			return
+		}
+		home, _ := os.UserHomeDir()
+		c.Reply().Int64(int64(os.Getuid())).Int64(int64(os.Geteuid())).Int64(int64(os.Getgid())).
+			Int64(int64(os.Getegid())).String(home).Send()
+	})
+}
+
+func nullable(id string) any {
+	if id == "" {
+		return nil
+	}
+	return id
+}
+
+// resolveHome makes relative paths relative to the user's home directory, as
+// the protocol says.
+func resolveHome(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		if u, err := user.Current(); err == nil {
+			home = u.HomeDir
+		}
+	}
+	return filepath.Join(home, p)
+}
+
+func fileAttrs(fi os.FileInfo) map[string]any {
+	m := map[string]any{
+		"Size":        uint64(fi.Size()),
+		"Permissions": uint64(unixMode(fi.Mode())),
+		"MTime":       uint64(fi.ModTime().UnixMilli()),
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		m["UID"] = uint64(st.Uid)
+		m["GID"] = uint64(st.Gid)
+		m["ATime"] = uint64(time.Unix(st.Atim.Sec, st.Atim.Nsec).UnixMilli())
+		m["Permissions"] = uint64(st.Mode)
+	}
+	return m
+}
+
+// unixMode converts a Go file mode to st_mode bits.
+func unixMode(m os.FileMode) uint32 {
+	mode := uint32(m.Perm())
+	switch {
+	case m.IsDir():
+		mode |= syscall.S_IFDIR
+	case m&os.ModeSymlink != 0:
+		mode |= syscall.S_IFLNK
+	case m&os.ModeNamedPipe != 0:
+		mode |= syscall.S_IFIFO
+	case m&os.ModeSocket != 0:
+		mode |= syscall.S_IFSOCK
+	case m&os.ModeDevice != 0 && m&os.ModeCharDevice != 0:
+		mode |= syscall.S_IFCHR
+	case m&os.ModeDevice != 0:
+		mode |= syscall.S_IFBLK
+	default:
+		mode |= syscall.S_IFREG
+	}
+	return mode
+}
+
+func setAttrs(path string, attrs tcf.Props) error {
+	if p, ok := attrs.Uint64("Permissions"); ok {
+		if err := os.Chmod(path, os.FileMode(p&0o7777)); err != nil {
+			return fsErr(err)
+		}
+	}
+	uid, uok := attrs.Int64("UID")
+	gid, gok := attrs.Int64("GID")
+	if uok || gok {
+		if !uok {
+			uid = -1
+		}
+		if !gok {
+			gid = -1
+		}
+		if err := os.Lchown(path, int(uid), int(gid)); err != nil {
+			return fsErr(err)
+		}
+	}
+	if size, ok := attrs.Int64("Size"); ok {
+		if err := os.Truncate(path, size); err != nil {
+			return fsErr(err)
+		}
+	}
+	at, aok := attrs.Int64("ATime")
+	mt, mok := attrs.Int64("MTime")
+	if aok || mok {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return fsErr(err)
+		}
+		a, m := fi.ModTime(), fi.ModTime()
+		if aok {
+			a = time.UnixMilli(at)
+		}
+		if mok {
+			m = time.UnixMilli(mt)
+		}
+		if err := os.Chtimes(path, a, m); err != nil {
+			return fsErr(err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, perms, owner bool) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if perms {
+		if err := os.Chmod(dst, fi.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	if owner {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			return os.Chown(dst, int(st.Uid), int(st.Gid))
+		}
+	}
+	return nil
+}
+
+func (a *Agent) addHandle(ch *tcf.Channel, h *fsHandle) (string, error) {
+	ft := &a.files
+	ft.mu.Lock()
+	defer ft.mu.Unlock()
+	m := ft.handles[ch]
+	if m == nil {
+		m = map[string]*fsHandle{}
+		ft.handles[ch] = m
+		ch.OnClose(func() {
+			ft.mu.Lock()
+			hs := ft.handles[ch]
+			delete(ft.handles, ch)
+			ft.mu.Unlock()
+			for _, h := range hs {
+				h.file.Close()
+			}
+		})
+	}
+	if len(m) >= maxFSHandles {
+		return "", &fsError{tcf.CodeOther, fmt.Errorf("too many open files on this channel (%d)", maxFSHandles)}
+	}
+	ft.next++
+	id := "FH" + strconv.Itoa(ft.next)
+	m[id] = h
+	return id, nil
+}
+
+func (a *Agent) handle(ch *tcf.Channel, id string) (*fsHandle, error) {
+	a.files.mu.Lock()
+	defer a.files.mu.Unlock()
+	if h := a.files.handles[ch][id]; h != nil {
+		return h, nil
+	}
+	return nil, tcf.Errorf(tcf.CodeInvalidContext, "no open file handle %q", id)
+}
+
+func (a *Agent) handleArg(c *tcf.Call) (*fsHandle, string, error) {
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		return nil, "", err
+	}
+	h, err := a.handle(c.Channel(), id)
+	return h, id, err
+}
+
+func (a *Agent) dropHandle(ch *tcf.Channel, id string) {
+	a.files.mu.Lock()
+	delete(a.files.handles[ch], id)
+	a.files.mu.Unlock()
+}
