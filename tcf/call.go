@@ -60,8 +60,7 @@ func (c *Call) finished() bool   { return c.state.Load() == callReplied }
 func (c *Call) Reply() *Reply {
 	r := &c.reply
 	if r.b.buf == nil {
-		r.b.buf = getBuf()
-		r.b.Result('R', c.token)
+		r.b.pooled().Result('R', c.token)
 	}
 	return r
 }
@@ -77,14 +76,10 @@ func (c *Call) forceError(err error) {
 		}
 	}
 	var b Builder
-	b.buf = getBuf()
-	b.Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
+	b.pooled().Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
 	c.ch.enqueue(b.buf)
-	putBuf(b.buf)
-	if c.reply.b.buf != nil {
-		putBuf(c.reply.b.buf)
-		c.reply.b.buf = nil
-	}
+	b.release()
+	c.reply.b.release()
 }
 
 // Reply builds a command's result. Each method appends one field.
@@ -145,11 +140,10 @@ func (r *Reply) Send() {
 	msg, err := r.b.Bytes()
 	if err != nil {
 		c.ch.log.Error("reply not encodable", "service", c.service, "command", c.command, "err", err)
-		r.b.Reset()
+		r.b.buf, r.b.err = r.b.buf[:0], nil
 		r.b.Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
 		msg = r.b.buf
 	}
 	c.ch.enqueue(msg)
-	putBuf(msg)
-	r.b.buf = nil
+	r.b.release()
 }

@@ -278,10 +278,9 @@ func (c *Channel) runHook(h func()) {
 
 func (c *Channel) sendHello() {
 	var b Builder
-	b.buf = getBuf()
-	b.Event("Locator", "Hello").Data(c.srv.ServiceNames()).End()
+	b.pooled().Event("Locator", "Hello").Data(c.srv.ServiceNames()).End()
 	c.enqueue(b.buf)
-	putBuf(b.buf)
+	b.release()
 }
 
 func (c *Channel) dispatch(m *Message) {
@@ -318,52 +317,51 @@ func (c *Channel) peerHelloEvent(m *Message) {
 
 // lookup finds the handler of a command; nil means the answer is N
 // (unknown service or command, or the peer has not said Hello yet).
-func (c *Channel) lookup(m *Message) (Handler, *Service, bool) {
+func (c *Channel) lookup(m *Message) (h Handler, svc *Service, name string, zeroCopy bool) {
 	c.mu.Lock()
 	hello, zc := c.peerHello, c.zeroCopy
 	c.mu.Unlock()
 	if !hello {
-		return nil, nil, zc
+		return nil, nil, "", zc
 	}
-	svc := c.srv.lookup(m.Service)
+	svc = c.srv.lookup(m.Service)
 	if svc == nil {
-		return nil, nil, zc
+		return nil, nil, "", zc
 	}
-	return svc.handler(m.Name), svc, zc
+	h, name = svc.handler(m.Name)
+	return h, svc, name, zc
 }
 
 func (c *Channel) notRecognized(token []byte) {
 	var b Builder
-	b.buf = getBuf()
-	b.Result('N', token).End()
+	b.pooled().Result('N', token).End()
 	c.enqueue(b.buf)
-	putBuf(b.buf)
+	b.release()
 }
 
 // badCommand answers a command whose arguments could not be split: N if
 // the command is unknown anyway, else an error-only reply.
 func (c *Channel) badCommand(m *Message, err error) {
-	if h, _, _ := c.lookup(m); h == nil {
+	if h, _, _, _ := c.lookup(m); h == nil {
 		c.notRecognized(m.Token)
 		return
 	}
 	c.log.Debug("malformed command", "service", string(m.Service), "command", string(m.Name), "err", err)
 	var b Builder
-	b.buf = getBuf()
-	b.Result('R', m.Token).Error(Report(err, c.srv.Now())).End()
+	b.pooled().Result('R', m.Token).Error(Report(err, c.srv.Now())).End()
 	c.enqueue(b.buf)
-	putBuf(b.buf)
+	b.release()
 }
 
 func (c *Channel) command(m *Message) {
-	h, svc, zc := c.lookup(m)
+	h, svc, name, zc := c.lookup(m)
 	if h == nil {
 		// Unknown service or command, or a command before the peer's
 		// Hello: exactly N, which clients read as "not recognized".
 		c.notRecognized(m.Token)
 		return
 	}
-	call := &Call{ch: c, args: Args{fields: m.Fields}, service: svc.name, command: string(m.Name)}
+	call := &Call{ch: c, args: Args{fields: m.Fields}, service: svc.name, command: name}
 	call.token = append(call.tokenBuf[:0], m.Token...)
 	call.reply.call = call
 	call.reply.b.ZeroCopy = zc

@@ -22,6 +22,7 @@ type Builder struct {
 	ZeroCopy bool
 	buf      []byte
 	err      error
+	pool     *[]byte // set when buf came from the package's buffer pool
 }
 
 // Bytes returns the encoded message (valid after End) and the first

@@ -40,8 +40,8 @@ func (f Field) IsNull() bool {
 	return len(d) == 0 || string(d) == "null"
 }
 
-// Message is one decoded TCF message. Its byte slices alias the Reader's
-// buffer and are valid only until the next ReadMessage call.
+// Message is one decoded TCF message. The Message and its byte slices
+// belong to the Reader and are valid only until the next ReadMessage call.
 type Message struct {
 	Kind    byte    // 'C', 'R', 'P', 'N', 'E' or 'F'
 	Token   []byte  // C, R, P, N
@@ -102,6 +102,7 @@ type Reader struct {
 	off    int64 // stream offset of buf[r]
 	body   []byte
 	fields []Field
+	msg    Message // reused: ReadMessage returns &r.msg
 	max    int
 	err    error // sticky read or framing error
 }
@@ -189,14 +190,15 @@ func (r *Reader) ReadMessage() (*Message, error) {
 	if err := r.readBody(); err != nil {
 		return nil, err
 	}
-	m, reason := splitMessage(r.body, r.fields[:0])
-	r.fields = m.Fields
+	var reason string
+	r.msg, reason = splitMessage(r.body, r.fields[:0])
+	r.fields = r.msg.Fields
 	if reason != "" {
-		// m keeps what was decoded of the header (a command's token), so
+		// msg keeps what was decoded of the header (a command's token), so
 		// the channel can still answer it.
-		return &m, &MessageError{Offset: r.off, Reason: reason}
+		return &r.msg, &MessageError{Offset: r.off, Reason: reason}
 	}
-	return &m, nil
+	return &r.msg, nil
 }
 
 // readBody reads and unescapes one message into r.body.

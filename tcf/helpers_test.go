@@ -1,6 +1,7 @@
 package tcf_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -146,3 +147,5 @@ func waitChannels(t testing.TB, srv *tcf.Server, n int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

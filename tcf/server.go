@@ -44,7 +44,12 @@ type Service struct {
 	name     string
 	server   *Server
 	mu       sync.RWMutex
-	commands map[string]Handler
+	commands map[string]command
+}
+
+type command struct {
+	name string // the registered name, so dispatch does not allocate one
+	h    Handler
 }
 
 // Name is the service's TCF name.
@@ -53,15 +58,15 @@ func (s *Service) Name() string { return s.name }
 // Command registers (or replaces) the handler of a command.
 func (s *Service) Command(name string, h Handler) {
 	s.mu.Lock()
-	s.commands[name] = h
+	s.commands[name] = command{name, h}
 	s.mu.Unlock()
 }
 
-func (s *Service) handler(name []byte) Handler {
+func (s *Service) handler(name []byte) (Handler, string) {
 	s.mu.RLock()
-	h := s.commands[string(name)]
+	c := s.commands[string(name)]
 	s.mu.RUnlock()
-	return h
+	return c.h, c.name
 }
 
 // Server is a TCF agent endpoint: it accepts channels, answers commands
@@ -139,7 +144,7 @@ func (s *Server) Service(name string) *Service {
 	if svc, ok := old[name]; ok {
 		return svc
 	}
-	svc := &Service{name: name, server: s, commands: map[string]Handler{}}
+	svc := &Service{name: name, server: s, commands: map[string]command{}}
 	m := make(map[string]*Service, len(old)+1)
 	for k, v := range old {
 		m[k] = v
@@ -275,15 +280,14 @@ func (s *Server) Emit(service, name string, args ...any) error {
 // broadcast lock held and must not call back into the Server.
 func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args ...any) error {
 	var b Builder
-	b.buf = getBuf()
-	b.Event(service, name)
+	b.pooled().Event(service, name)
 	for _, a := range args {
 		b.Data(a)
 	}
 	b.End()
 	msg, err := b.Bytes()
 	if err != nil {
-		putBuf(msg)
+		b.release()
 		return fmt.Errorf("tcf: event %s.%s: %w", service, name, err)
 	}
 	s.mu.Lock()
@@ -293,7 +297,7 @@ func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args .
 		}
 	}
 	s.mu.Unlock()
-	putBuf(msg)
+	b.release()
 	return nil
 }
 
@@ -354,11 +358,18 @@ func isPeerGone(err error) bool {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-func getBuf() []byte { return (*bufPool.Get().(*[]byte))[:0] }
+// pooled gives the builder a buffer from the pool; release returns it.
+// Holding the pool's *[]byte avoids an allocation per message.
+func (b *Builder) pooled() *Builder {
+	b.pool = bufPool.Get().(*[]byte)
+	b.buf, b.err = (*b.pool)[:0], nil
+	return b
+}
 
-func putBuf(b []byte) {
-	if cap(b) > 64<<10 {
-		return
+func (b *Builder) release() {
+	if b.pool != nil && cap(b.buf) <= 64<<10 {
+		*b.pool = b.buf[:0]
+		bufPool.Put(b.pool)
 	}
-	bufPool.Put(&b)
+	b.pool, b.buf = nil, nil
 }
