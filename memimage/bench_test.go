@@ -1,0 +1,164 @@
+package memimage
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+var benchSizes = []int{16, 256, 4096}
+
+const benchFileSize = 1 << 20
+
+// benchFile writes a 1 MiB file once per benchmark.
+func benchFile(b *testing.B) string {
+	path, _ := writeFile(b, b.TempDir(), "bench.so", benchFileSize, 3)
+	return path
+}
+
+// benchOffsets walks the file in a fixed, cache-unfriendly-enough order.
+func benchOffset(i, size int) int {
+	return (i * 4099) % (benchFileSize - size)
+}
+
+// BenchmarkCopyFromMapping is the baseline: copy out of a mapping of the file
+// with nothing in between.
+func BenchmarkCopyFromMapping(b *testing.B) {
+	f, err := os.Open(benchFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, benchFileSize, unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				off := benchOffset(i, size)
+				copy(buf, m[off:off+size])
+			}
+		})
+	}
+}
+
+// BenchmarkImageRead reads through an image from a cached, mapped file
+// section: the number to hold within 2x of BenchmarkCopyFromMapping.
+func BenchmarkImageRead(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	id, err := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				if n, _, err := im.Read(buf, p1, 0x400000+uint64(benchOffset(i, size))); n != size || err != nil {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkImageReadManySections reads from an image holding 1,000 sections
+// (a big process), with a few original bytes in the overlay.
+func BenchmarkImageReadManySections(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	path := benchFile(b)
+	im := New("bench")
+	const n, span = 1000, benchFileSize / 1000
+	for i := range n {
+		id, err := c.AddFile(path, uint64(i*span), span, 0x400000+uint64(i)*0x10000)
+		if err != nil {
+			b.Fatal(err)
+		}
+		im.AddCached(c, id, p1)
+	}
+	for i := range 100 {
+		im.SetOriginal(p1, 0x400000+uint64(i)*0x100000, []byte{0x55})
+	}
+	buf := make([]byte, 16)
+	b.SetBytes(16)
+	for i := 0; b.Loop(); i++ {
+		sec := uint64((i * 7919) % n)
+		if n, _, err := im.Read(buf, p1, 0x400000+sec*0x10000+uint64(i%(span-16))); n != 16 || err != nil {
+			b.Fatal(n, err)
+		}
+	}
+}
+
+// BenchmarkImageReadParallel reads from all CPUs at once.
+func BenchmarkImageReadParallel(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	id, _ := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	b.SetBytes(256)
+	b.RunParallel(func(pb *testing.PB) {
+		buf := make([]byte, 256)
+		for i := 0; pb.Next(); i++ {
+			im.Read(buf, p1, 0x400000+uint64(benchOffset(i, 256)))
+		}
+	})
+}
+
+// BenchmarkMemorySection reads a memory section through an image.
+func BenchmarkMemorySection(b *testing.B) {
+	data := make([]byte, benchFileSize)
+	s, _ := NewMemorySection("core", data)
+	im := New("bench")
+	im.Add(s, p1, 0x400000)
+	buf := make([]byte, 256)
+	b.SetBytes(256)
+	for i := 0; b.Loop(); i++ {
+		im.Read(buf, p1, 0x400000+uint64(benchOffset(i, 256)))
+	}
+}
+
+// BenchmarkFilePread is the alternative to mapping that was measured and
+// rejected: one pread per read.
+func BenchmarkFilePread(b *testing.B) {
+	f, err := os.Open(benchFile(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				f.ReadAt(buf, int64(benchOffset(i, size)))
+			}
+		})
+	}
+}
+
+// BenchmarkCacheChurn reads round-robin from more sections than the cache
+// may keep mapped, so every read maps and evicts: the worst case.
+func BenchmarkCacheChurn(b *testing.B) {
+	page := os.Getpagesize()
+	path := benchFile(b)
+	c := NewSectionCache(uint64(8 * page))
+	im := New("bench")
+	const n = 16
+	for i := range n {
+		id, _ := c.AddFile(path, uint64(i*page), uint64(page), 0x400000+uint64(i*page))
+		im.AddCached(c, id, p1)
+	}
+	buf := make([]byte, 16)
+	for i := 0; b.Loop(); i++ {
+		im.Read(buf, p1, 0x400000+uint64((i%n)*page))
+	}
+}
