@@ -1,26 +1,77 @@
 package session
 
-import "github.com/sondedbg/sonde/target"
+import (
+	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/target"
+)
 
-// LineRange returns the address range of the line-table block holding pc in
-// thread's process: the addresses that belong to the same source line as pc,
-// contiguous with it (for stepping over or into a line).
-func (s *Session) LineRange(thread *target.Context, pc uint64) (start, end uint64, ok bool) {
+// LineRange returns the line-table block holding pc in thread's process, for
+// line stepping: the statement rows of pc's line that are contiguous with it.
+func (s *Session) LineRange(thread *target.Context, pc uint64) (target.LineRange, bool) {
 	mods, err := s.Modules(thread)
 	if err != nil {
-		return 0, 0, false
+		return target.LineRange{}, false
 	}
 	m := mods.ForAddress(pc)
 	if m == nil {
-		return 0, 0, false
+		return target.LineRange{}, false
 	}
 	b, _ := s.Binary(m)
 	if b == nil {
-		return 0, 0, false
+		return target.LineRange{}, false
 	}
-	lo, hi, ok := lineBlock(b, pc-m.Bias)
+	r, ok := lineBlock(b, pc-m.Bias)
 	if !ok {
-		return 0, 0, false
+		return r, false
 	}
-	return lo + m.Bias, hi + m.Bias, true
+	r.Start += m.Bias
+	r.End += m.Bias
+	return r, true
+}
+
+// lineBlock finds the block of pc's line in a symbol file (link-time
+// addresses), the way gdb bounds a step: among the statement (is_stmt) rows of
+// pc's sequence, the last one at or before pc gives the line; the block grows
+// over neighbouring statement rows of the same line and ends at the next
+// statement row of another line or at the end of the sequence. Line 0 (code
+// the compiler attributes to no line) has no block.
+func lineBlock(b *symbols.Binary, pc uint64) (target.LineRange, bool) {
+	rows, err := b.LineSequence(pc)
+	if err != nil || len(rows) == 0 {
+		return target.LineRange{}, false
+	}
+	at := -1
+	for k, r := range rows {
+		if r.Addr > pc {
+			break
+		}
+		if r.IsStmt && !r.EndSequence {
+			at = k
+		}
+	}
+	if at < 0 || rows[at].Line == 0 {
+		return target.LineRange{}, false
+	}
+	line, file := rows[at].Line, rows[at].File
+	same := func(r symbols.LineEntry) bool { return r.Line == line && r.File == file }
+	lr := target.LineRange{Start: rows[at].Addr, End: rows[len(rows)-1].Addr, File: file, Line: line}
+	for k := at - 1; k >= 0; k-- {
+		if !rows[k].IsStmt {
+			continue
+		}
+		if !same(rows[k]) {
+			break
+		}
+		lr.Start = rows[k].Addr
+	}
+	for k := at + 1; k < len(rows); k++ {
+		if rows[k].EndSequence || (rows[k].IsStmt && !same(rows[k])) {
+			lr.End = rows[k].Addr
+			break
+		}
+	}
+	if lr.End <= lr.Start {
+		return target.LineRange{}, false
+	}
+	return lr, true
 }

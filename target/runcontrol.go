@@ -82,12 +82,26 @@ type ResumeOptions struct {
 // step-out need. The symbols and unwind layers implement it; target only calls
 // it, so the model stays below them.
 type StepAdvisor interface {
-	// LineRange returns the address range of the line-table block holding pc, for
-	// stepping over or into a line. ok is false when pc has no line information.
-	LineRange(thread *Context, pc uint64) (start, end uint64, ok bool)
+	// LineRange returns the line-table block holding pc, for stepping over or
+	// into a line. ok is false when pc has no line information.
+	LineRange(thread *Context, pc uint64) (r LineRange, ok bool)
 	// Caller returns the return address and the canonical frame address (CFA) of
 	// the innermost frame, for stepping out by frame identity.
 	Caller(thread *Context) (returnAddress, cfa uint64, err error)
 	// FrameCFA returns the CFA of the innermost frame.
 	FrameCFA(thread *Context) (uint64, error)
 }
+
+// LineRange is the code of one source line around an address: [Start, End),
+// the statement rows of File:Line that are contiguous with it.
+type LineRange struct {
+	Start, End uint64
+	File       string
+	Line       int
+}
+
+// Contains reports whether pc lies in the range.
+func (r LineRange) Contains(pc uint64) bool { return pc >= r.Start && pc < r.End }
+
+// SameLine reports whether o is the same source line.
+func (r LineRange) SameLine(o LineRange) bool { return r.Line == o.Line && r.File == o.File }

@@ -26,10 +26,13 @@ type stepper struct {
 	mode    ResumeMode
 	advisor StepAdvisor
 	stops   chan stepStop
-	// startCFA is the CFA of the frame the step began in; startLine the line
-	// block [lineStart, lineEnd) it began in.
-	startCFA           uint64
-	lineStart, lineEnd uint64
+	// startCFA is the CFA of the frame the step began in; line the line block
+	// being stepped.
+	startCFA uint64
+	line     LineRange
+	// enteredCallee is set once a step into has run past a callee's first
+	// line, so the next stop in that callee ends the step.
+	enteredCallee bool
 }
 
 type stepStop struct {
@@ -119,13 +122,13 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		}
 		first = ResumeContinue
 	default:
-		start, end, ok := adv.LineRange(thread, pc)
+		r, ok := adv.LineRange(thread, pc)
 		if !ok {
 			// No line here: one instruction step, as gdb's stepi fallback would.
-			start, end = pc, pc+1
+			r = LineRange{Start: pc, End: pc + 1}
 		}
-		s.lineStart, s.lineEnd = start, end
-		first, opts = s.rangeMode(), ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}
+		s.line = r
+		first, opts = s.rangeMode(), s.rangeOptions()
 	}
 	t.steps.mu.Lock()
 	if t.steps.active == nil {
@@ -144,6 +147,10 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	}
 	go s.run(t, tmp)
 	return nil
+}
+
+func (s *stepper) rangeOptions() ResumeOptions {
+	return ResumeOptions{RangeStart: s.line.Start, RangeEnd: s.line.End, Count: 1}
 }
 
 func (s *stepper) rangeMode() ResumeMode {
@@ -232,7 +239,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 			if *tmp != nil {
 				return ResumeContinue, ResumeOptions{}, false
 			}
-			return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+			return s.rangeMode(), s.rangeOptions(), false
 		}
 	}
 	asStep := func() { st.reason.Kind, st.reason.Breakpoints = ReasonStep, nil }
@@ -257,8 +264,8 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		}
 		// Back in the stepping frame after a function without lines: go on
 		// stepping the original line.
-		if st.pc >= s.lineStart && st.pc < s.lineEnd {
-			return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+		if s.line.Contains(st.pc) {
+			return s.rangeMode(), s.rangeOptions(), false
 		}
 	}
 
@@ -267,16 +274,17 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		asStep()
 		return 0, ResumeOptions{}, true
 	}
-	start, end, hasLine := s.advisor.LineRange(s.thread, st.pc)
+	here, hasLine := s.advisor.LineRange(s.thread, st.pc)
 	switch {
 	case cfa < s.startCFA:
 		// Entered a function (step into, or a jump into a callee).
 		if hasLine && s.mode == ResumeStepIntoLine {
-			if st.pc == start {
+			if st.pc == here.Start && !s.enteredCallee {
 				// At the function's first line: run past the prologue line so the
 				// stop lands on the first body line, as gdb's `step` does.
-				s.startCFA, s.lineStart, s.lineEnd = cfa, start, end
-				return ResumeStepOverRange, ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}, false
+				s.enteredCallee = true
+				s.startCFA, s.line = cfa, here
+				return ResumeStepOverRange, s.rangeOptions(), false
 			}
 			asStep()
 			return 0, ResumeOptions{}, true
@@ -297,16 +305,23 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	// Same frame.
-	if !hasLine || st.pc == start {
+	if !hasLine {
 		asStep()
 		return 0, ResumeOptions{}, true
 	}
-	if st.pc >= s.lineStart && st.pc < s.lineEnd {
-		return s.rangeMode(), ResumeOptions{RangeStart: s.lineStart, RangeEnd: s.lineEnd, Count: 1}, false
+	if s.line.Contains(st.pc) || here.SameLine(s.line) {
+		// Still the same source line (a loop back, or another block of it):
+		// keep stepping, as gdb does until the line changes.
+		s.line = here
+		return s.rangeMode(), s.rangeOptions(), false
+	}
+	if st.pc == here.Start {
+		asStep()
+		return 0, ResumeOptions{}, true
 	}
 	// In the middle of another line (a jump landed there): finish that line.
-	s.lineStart, s.lineEnd = start, end
-	return s.rangeMode(), ResumeOptions{RangeStart: start, RangeEnd: end, Count: 1}, false
+	s.line = here
+	return s.rangeMode(), s.rangeOptions(), false
 }
 
 // abandonStep ends the step of a thread that exited.
