@@ -61,7 +61,7 @@ func newLayout(segs []Segment, files []FileMapping, coreSize uint64, problems *[
 		if ld.present < ld.declared {
 			*problems = append(*problems, Problem{Kind: ProblemTruncated, Start: s.Vaddr + ld.present, End: s.Vaddr + ld.declared,
 				Offset: int64(min(s.Offset+ld.present, 1<<63-1)),
-				Err:    fmt.Errorf("segment 0x%x-0x%x truncated at file offset %d: the core has %d of its %d bytes", s.Vaddr, s.End(), min(s.Offset, coreSize), ld.present, ld.declared)})
+				Err:    fmt.Errorf("segment 0x%x-0x%x (at file offset %d) truncated at file offset %d: the core has %d of its %d bytes", s.Vaddr, s.End(), s.Offset, coreSize, ld.present, ld.declared)})
 		}
 		l.loads = append(l.loads, ld)
 	}

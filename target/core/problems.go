@@ -67,7 +67,7 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	s := p.Kind.String() + ":"
+	s := p.Kind.String()
 	if p.End > p.Start {
 		s += fmt.Sprintf(" 0x%x-0x%x", p.Start, p.End)
 	}
