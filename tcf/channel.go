@@ -138,7 +138,10 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 	}
 	c.mu.Unlock()
 	c.cancel()
-	if reason != nil && !isPeerGone(reason) {
+	var cr *closeReason
+	if errors.As(reason, &cr) && cr.code == CodeChannelClosed && cr.err == nil {
+		c.log.Info("closing channel", "reason", reason) // shutdown: nothing wrong
+	} else if reason != nil && !isPeerGone(reason) {
 		c.log.Warn("closing channel", "reason", reason)
 	} else {
 		c.log.Debug("channel closed", "reason", reason)

@@ -71,7 +71,7 @@ func runAgent(args []string) int {
 	for _, f := range agentServices {
 		f(srv)
 	}
-	l, err := net.Listen("tcp", hostPort)
+	l, err := net.Listen(listenNetwork(hostPort), hostPort)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde agent: %v\n", err)
 		return 1
@@ -122,6 +122,16 @@ func parseListenAddr(s string) (string, error) {
 		return "", fmt.Errorf("bad --listen %q: want [TCP:]host:port", s)
 	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// listenNetwork keeps an IPv4 address IPv4-only (Go would otherwise make
+// 0.0.0.0 a dual-stack wildcard).
+func listenNetwork(hostPort string) string {
+	host, _, _ := net.SplitHostPort(hostPort)
+	if ip := net.ParseIP(host); ip != nil && ip.To4() != nil {
+		return "tcp4"
+	}
+	return "tcp"
 }
 
 // isLoopback reports whether host:port names only loopback interfaces.
