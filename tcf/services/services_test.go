@@ -19,11 +19,11 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/core"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/tcf/client"
 	"github.com/sondedbg/sonde/tcf/services"
-	"github.com/sondedbg/sonde/target"
-	"github.com/sondedbg/sonde/target/core"
 )
 
 // coreFixture is a gcore'd svc_target: a real process, frozen.
