@@ -1,0 +1,121 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/tcf/client"
+)
+
+// agent starts a tcf.Server with a "Test" service whose "hold" command
+// never answers until the channel closes.
+func agent(t *testing.T) string {
+	t.Helper()
+	srv := tcf.NewServer(tcf.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	tcf.RegisterDiagnostics(srv)
+	srv.Service("Test").Command("hold", func(c *tcf.Call) { c.Defer() })
+	srv.Service("Test").Command("pair", func(c *tcf.Call) {
+		c.Reply().Error(nil).Uint64(1<<64 - 1).Send()
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return l.Addr().String()
+}
+
+func TestClient(t *testing.T) {
+	addr := agent(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addr, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// N replies become ErrNotRecognized.
+	if _, err := c.Call(ctx, "Test", "nope"); !errors.Is(err, client.ErrNotRecognized) {
+		t.Fatalf("unknown command: %v", err)
+	}
+
+	// Decode checks the field count and keeps 64-bit integers exact.
+	res, err := c.Call(ctx, "Test", "pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	var v uint64
+	if err := res.Decode(&rerr, &v); err != nil || rerr != nil || v != 1<<64-1 {
+		t.Fatalf("Decode: %v %v %d", err, rerr, v)
+	}
+	if err := res.Decode(&rerr); err == nil {
+		t.Fatal("Decode with too few destinations did not fail")
+	}
+	var s string
+	if err := res.Decode(&rerr, &s); err == nil {
+		t.Fatal("Decode of an integer into a string did not fail")
+	}
+
+	// Wait honours its context.
+	held, err := c.Send("Test", "hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancelShort()
+	if _, err := held.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait: %v", err)
+	}
+
+	// Close fails what is pending, and later sends.
+	c.Close()
+	if _, err := held.Wait(ctx); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("pending after Close: %v", err)
+	}
+	if _, err := c.Send("Locator", "sync"); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("Send after Close: %v", err)
+	}
+}
+
+func TestClientSeesAgentGoAway(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		// A peer that says Hello and then ends the stream with a report.
+		var b tcf.Builder
+		b.Event("Locator", "Hello").Data([]string{"Locator"}).End()
+		msg, _ := b.Bytes()
+		conn.Write(msg)
+		conn.Write([]byte("\x03\x02{\"Code\":5,\"Time\":1,\"Format\":\"bye\"}\x00\x03\x01"))
+		conn.Close()
+	}()
+	c, err := client.DialTimeout(l.Addr().String(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	<-c.Done()
+	var eos *tcf.EOSError
+	if !errors.As(c.Err(), &eos) || eos.Report == nil || eos.Report.Message() != "bye" {
+		t.Fatalf("client error %v", c.Err())
+	}
+}
