@@ -98,10 +98,10 @@ func TestColdAndClonesUseSourceNames(t *testing.T) {
 	b := open(t, path)
 	syms := elfSymbols(t, path)
 	for sym, want := range map[string]string{
-		"checked_div.cold":          "checked_div",
-		"main.cold":                 "main",
-		"scale.constprop.0":         "scale",
-		"first_field.isra.0":        "first_field",
+		"checked_div.cold":           "checked_div",
+		"main.cold":                  "main",
+		"scale.constprop.0":          "scale",
+		"first_field.isra.0":         "first_field",
 		"report_failure.constprop.0": "report_failure",
 	} {
 		addr, ok := syms[sym]
