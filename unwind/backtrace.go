@@ -1,0 +1,76 @@
+package unwind
+
+// StackFrame is one line of a backtrace: a physical frame, or a function
+// inlined into one (gdb's numbering counts both).
+type StackFrame struct {
+	Index int
+	// PC follows gdb's conventions: the exact pc for frame 0 and for a frame a
+	// signal interrupted, the return address for callers; inlined frames carry
+	// the pc of the physical frame that contains them.
+	PC       uint64
+	LookupPC uint64 // where the symbol was looked up (PC or PC-1)
+	SP, CFA  uint64
+	Kind     FrameKind
+	Physical int // index of the physical frame
+	Module   *Module
+	Symbol   Symbol
+	// HasSymbol is false when the client knew nothing about LookupPC.
+	HasSymbol bool
+}
+
+// Trace is a whole stack.
+type Trace struct {
+	Frames []StackFrame
+	Stop   StopReason
+	Err    error // why the walk stopped, for stops other than outermost/depth
+}
+
+// BacktraceOptions select what Backtrace asks the client for.
+type BacktraceOptions struct {
+	NoSymbols bool // do not call SymbolInfo at all
+	NoInline  bool // one StackFrame per physical frame (the outermost function of each inline chain)
+}
+
+// Symbolize asks the client for the current frame's symbolic information at
+// its lookup pc (uwx_get_sym_info): innermost inlined call first.
+func (u *Unwinder) Symbolize() ([]Symbol, error) {
+	return u.lookup.SymbolInfo(u.frame.Module, u.frame.LookupPC())
+}
+
+// Backtrace walks from the current frame to the end of the stack and returns
+// every frame, expanding inline chains from the client's symbolic information.
+func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
+	var t Trace
+	physical := 0
+	for {
+		f := &u.frame
+		var syms []Symbol
+		if !opts.NoSymbols {
+			syms, _ = u.lookup.SymbolInfo(f.Module, f.LookupPC())
+		}
+		if opts.NoInline && len(syms) > 1 {
+			syms = syms[len(syms)-1:]
+		}
+		base := StackFrame{PC: f.PC, LookupPC: f.LookupPC(), SP: f.SP, CFA: f.CFA, Kind: f.Kind,
+			Physical: physical, Module: f.Module}
+		if len(syms) == 0 {
+			base.Index = len(t.Frames)
+			t.Frames = append(t.Frames, base)
+		}
+		for i, s := range syms {
+			sf := base
+			sf.Index = len(t.Frames)
+			sf.Symbol, sf.HasSymbol = s, true
+			if i < len(syms)-1 {
+				sf.Kind = KindInline
+			}
+			t.Frames = append(t.Frames, sf)
+		}
+		physical++
+		if !u.Step() {
+			break
+		}
+	}
+	t.Stop, t.Err = u.stop, u.err
+	return t
+}
