@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-var benchSizes = []int{16, 256, 4096}
+var benchSizes = []int{16, 256, 1024, 4096}
 
 const benchFileSize = 1 << 20
 
@@ -116,13 +116,20 @@ func BenchmarkImageReadParallel(b *testing.B) {
 // BenchmarkMemorySection reads a memory section through an image.
 func BenchmarkMemorySection(b *testing.B) {
 	data := make([]byte, benchFileSize)
+	for i := range data {
+		data[i] = byte(i) // touch every page, as a core segment's would be
+	}
 	s, _ := NewMemorySection("core", data)
 	im := New("bench")
 	im.Add(s, p1, 0x400000)
-	buf := make([]byte, 256)
-	b.SetBytes(256)
-	for i := 0; b.Loop(); i++ {
-		im.Read(buf, p1, 0x400000+uint64(benchOffset(i, 256)))
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				im.Read(buf, p1, 0x400000+uint64(benchOffset(i, size)))
+			}
+		})
 	}
 }
 

@@ -202,3 +202,34 @@ func TestSectionReadAt(t *testing.T) {
 		t.Error("ReadAt(-1) succeeded")
 	}
 }
+
+// TestStaleFileFallback checks that a stale section is read through the
+// fallback when the fallback can serve the address, and reports the stale
+// file when it cannot.
+func TestStaleFileFallback(t *testing.T) {
+	path, _ := writeFile(t, t.TempDir(), "f", 100, 0)
+	s, err := NewFileSection(path, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	im := New("stale")
+	im.Add(s, p1, 0x1000)
+	im.SetFallback(func(p []byte, _ ASID, addr uint64) (int, error) {
+		if addr >= 0x1010 {
+			return 0, &UnmappedError{Addr: addr}
+		}
+		for i := range p {
+			p[i] = 0x42
+		}
+		return len(p), nil
+	})
+	b := make([]byte, 32)
+	if n, id, err := im.Read(b, p1, 0x1008); n != 32 || id != 0 || err != nil || b[0] != 0x42 {
+		t.Errorf("stale section with a working fallback: %d id %d %v % x", n, id, err, b[:n])
+	}
+	var stale *StaleFileError
+	if n, _, err := im.Read(b, p1, 0x1010); n != 0 || !errors.As(err, &stale) {
+		t.Errorf("stale section, fallback has nothing: %d, %v; want a StaleFileError", n, err)
+	}
+}

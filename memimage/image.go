@@ -249,6 +249,10 @@ func (im *Image) Sections() []Mapping {
 // the fallback returned; where they exist but nothing else serves addr, they
 // are returned on their own.
 //
+// A section whose file went stale is read through the fallback instead, when
+// there is one and it can read the address: the fallback reads the target
+// itself (the process, the core), so its bytes are right when the file is not.
+//
 // It returns an error only when it read nothing: an *UnmappedError (which
 // wraps ErrNoMap), a *StaleFileError, or a *FallbackError.
 func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, err error) {
@@ -272,6 +276,15 @@ func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, er
 	case win != nil:
 		n, err = win.section.read(p, win.offset+(addr-win.begin))
 		id = win.id
+		var stale *StaleFileError
+		if err != nil && st.fallback != nil && errors.As(err, &stale) {
+			// The fallback reads the target itself, so its bytes are right
+			// even when the file is not; keep the stale error if it has
+			// nothing.
+			if fn, ferr := callFallback(st.fallback, p, asid, addr); ferr == nil {
+				n, id, err = fn, 0, nil
+			}
+		}
 	case st.fallback != nil:
 		n, err = callFallback(st.fallback, p, asid, addr)
 	default:
