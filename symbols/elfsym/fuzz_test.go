@@ -109,3 +109,22 @@ func FuzzParseRela(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSortKey: the packed sort key orders symbols exactly as the
+// documented rules (compareSymbols / better) do.
+func FuzzSortKey(f *testing.F) {
+	f.Add("clone3", "__clone3", uint8(0), uint8(0), uint16(71), uint16(71))
+	f.Add("a", "b", uint8(0x12), uint8(0x21), uint16(0), uint16(5))
+	f.Fuzz(func(t *testing.T, n1, n2 string, flags1, flags2 uint8, size1, size2 uint16) {
+		mk := func(n string, fl uint8, size uint16) Symbol {
+			return Symbol{Name: n, Addr: 0x1000, Size: uint64(size % 4),
+				Bind: elf.SymBind(fl & 3), Kind: Kind(fl >> 2 & 3), Origin: Origin(fl >> 4 % 3)}
+		}
+		a, b := mk(n1, flags1, size1), mk(n2, flags2, size2)
+		want := compareSymbols(a, b)
+		sorted := sortSymbols([]Symbol{b, a})
+		if want < 0 && sorted[0] != a || want > 0 && sorted[0] != b {
+			t.Fatalf("sortSymbols order of %+v, %+v disagrees with compareSymbols (%d)", a, b, want)
+		}
+	})
+}

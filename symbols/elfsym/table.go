@@ -193,62 +193,7 @@ func convert(es *elf.Symbol, origin Origin) (Symbol, bool) {
 }
 
 func build(name string, all []Symbol) *Table {
-	// Drop duplicates (the same symbol in .symtab and .dynsym, or in the
-	// binary and its debug file), keeping the best origin and any version.
-	slices.SortFunc(all, func(a, b Symbol) int {
-		if c := cmpU64(a.Addr, b.Addr); c != 0 {
-			return c
-		}
-		if c := cmpU64(a.Size, b.Size); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		return int(a.Origin) - int(b.Origin)
-	})
-	uniq := all[:0]
-	for _, s := range all {
-		if n := len(uniq); n > 0 {
-			p := &uniq[n-1]
-			if p.Addr == s.Addr && p.Size == s.Size && p.Name == s.Name {
-				if p.Version == "" {
-					p.Version = s.Version
-				}
-				if p.Bind == elf.STB_LOCAL && s.Bind != elf.STB_LOCAL {
-					p.Bind = s.Bind
-				}
-				continue
-			}
-		}
-		uniq = append(uniq, s)
-	}
-	syms := slices.Clip(uniq)
-	slices.SortFunc(syms, func(a, b Symbol) int {
-		if c := cmpU64(a.Addr, b.Addr); c != 0 {
-			return c
-		}
-		// Zero-size first, then larger before smaller: the last range
-		// starting at an address is its smallest sized one, which is the
-		// innermost and what Lookup finds first.
-		if (a.Size == 0) != (b.Size == 0) {
-			if a.Size == 0 {
-				return -1
-			}
-			return 1
-		}
-		if c := cmpU64(b.Size, a.Size); c != 0 {
-			return c
-		}
-		if better(&a, &b) {
-			return -1
-		}
-		if better(&b, &a) {
-			return 1
-		}
-		return 0
-	})
-
+	syms := dedupe(sortSymbols(all))
 	t := &Table{name: name, syms: syms, byName: make(map[string][]int32, len(syms))}
 	var stack []int32 // open ranges, innermost on top
 	for i := range syms {
@@ -275,6 +220,141 @@ func build(name string, all []Symbol) *Table {
 		}
 	}
 	return t
+}
+
+// sortKey is what sortSymbols compares: sorting 32-byte keys and permuting
+// once is several times faster than sorting Symbols with better() (this is
+// most of the cost of building a table for libc).
+type sortKey struct {
+	addr, size, pref uint64
+	idx              int32
+}
+
+// sortSymbols returns all in the order of compareSymbols.
+func sortSymbols(all []Symbol) []Symbol {
+	keys := make([]sortKey, len(all))
+	for i := range all {
+		s := &all[i]
+		size := uint64(0) // zero-size first, then larger before smaller
+		if s.Size > 0 {
+			size = ^s.Size + 1
+		}
+		keys[i] = sortKey{addr: s.Addr, size: size, pref: prefKey(s), idx: int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b sortKey) int {
+		if a.addr != b.addr {
+			return cmpU64(a.addr, b.addr)
+		}
+		if a.size != b.size {
+			return cmpU64(a.size, b.size)
+		}
+		if a.pref != b.pref {
+			return cmpU64(a.pref, b.pref)
+		}
+		return strings.Compare(all[a.idx].Name, all[b.idx].Name)
+	})
+	out := make([]Symbol, len(all))
+	for i, k := range keys {
+		out[i] = all[k.idx]
+	}
+	return out
+}
+
+// prefKey packs the rules of better() after the size rule into one number,
+// smaller is preferred: local, leading underscores, not GLOBAL, NOTYPE,
+// origin, name length. Ties are broken by the name itself.
+func prefKey(s *Symbol) uint64 {
+	var k uint64
+	if s.Bind == elf.STB_LOCAL {
+		k |= 1 << 63
+	}
+	k |= uint64(min(leadingUnderscores(s.Name), 255)) << 55
+	if s.Bind != elf.STB_GLOBAL {
+		k |= 1 << 54
+	}
+	if s.Kind == KindNone {
+		k |= 1 << 53
+	}
+	k |= uint64(s.Origin&3) << 51
+	k |= uint64(min(len(s.Name), 1<<40-1))
+	return k
+}
+
+// compareSymbols orders by address, then zero-size before sized, then
+// larger before smaller (so the last range starting at an address is its
+// innermost sized one, which Lookup finds first), then by preference.
+func compareSymbols(a, b Symbol) int {
+	if c := cmpU64(a.Addr, b.Addr); c != 0 {
+		return c
+	}
+	if (a.Size == 0) != (b.Size == 0) {
+		if a.Size == 0 {
+			return -1
+		}
+		return 1
+	}
+	if c := cmpU64(b.Size, a.Size); c != 0 {
+		return c
+	}
+	if better(&a, &b) {
+		return -1
+	}
+	if better(&b, &a) {
+		return 1
+	}
+	return 0
+}
+
+// dedupe drops copies of one symbol (the same name over the same range,
+// from .symtab and .dynsym, or from the binary and its debug file), keeping
+// the preferred copy, which sorts first, and any version the others carry.
+// Copies share an (Addr, Size) group of the sorted slice but need not be
+// adjacent in it.
+func dedupe(sorted []Symbol) []Symbol {
+	out := sorted[:0]
+	var seen map[string]int // name -> index in out, for large groups
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j].Addr == sorted[i].Addr && sorted[j].Size == sorted[i].Size {
+			j++
+		}
+		groupStart := len(out)
+		large := j-i > 8
+		if large {
+			clear(seen)
+			if seen == nil {
+				seen = make(map[string]int)
+			}
+		}
+		for k := i; k < j; k++ {
+			s := sorted[k]
+			dup := -1
+			if large {
+				if d, ok := seen[s.Name]; ok {
+					dup = d
+				}
+			} else {
+				for d := groupStart; d < len(out); d++ {
+					if out[d].Name == s.Name {
+						dup = d
+						break
+					}
+				}
+			}
+			if dup >= 0 {
+				if out[dup].Version == "" {
+					out[dup].Version = s.Version
+				}
+				continue
+			}
+			if large {
+				seen[s.Name] = len(out)
+			}
+			out = append(out, s)
+		}
+		i = j
+	}
+	return slices.Clip(out)
 }
 
 func cmpU64(a, b uint64) int {
