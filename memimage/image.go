@@ -2,7 +2,6 @@ package memimage
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -184,37 +183,6 @@ func (im *Image) RemoveASID(asid ASID) int {
 	return n
 }
 
-// SetOriginal records that the target's bytes at addr in asid were original
-// before sonde patched them (a breakpoint, a probe jump). From now on reads of
-// those addresses return original, whatever the sections or the fallback hold.
-// Newer calls win over older ones where they overlap. The bytes are copied.
-func (im *Image) SetOriginal(asid ASID, addr uint64, original []byte) error {
-	end, err := pieceRange(addr, uint64(len(original)))
-	if err != nil {
-		return err
-	}
-	s := &Section{name: "", size: uint64(len(original)), data: append([]byte(nil), original...)}
-	return im.update(func(st *imageState) error {
-		st.seq++
-		st.overlay = st.overlay.add(asid, piece{begin: addr, end: end, section: s, seq: st.seq})
-		return nil
-	})
-}
-
-// ClearOriginal forgets the original bytes recorded for [addr, addr+size) in
-// address spaces matching asid (the patch was removed), so reads there see the
-// sections and the fallback again.
-func (im *Image) ClearOriginal(asid ASID, addr, size uint64) error {
-	end, err := pieceRange(addr, size)
-	if err != nil {
-		return err
-	}
-	return im.update(func(st *imageState) error {
-		st.overlay = st.overlay.cut(asid, addr, end)
-		return nil
-	})
-}
-
 // Sections lists the image's sections (the visible pieces of them), sorted by
 // address, then address space.
 func (im *Image) Sections() []Mapping {
@@ -237,98 +205,4 @@ func (im *Image) Sections() []Mapping {
 		return a.ASID.Generation < b.ASID.Generation
 	})
 	return out
-}
-
-// Read reads up to len(p) bytes at addr in asid from whatever serves addr: the
-// newest section covering it, else the fallback. It never crosses a section
-// boundary, so it may return fewer bytes than asked for; loop (or use
-// ReadFull) for more. id is the SectionCache ID of the section read, 0 for
-// sections added without a cache and for the fallback.
-//
-// Original bytes recorded with SetOriginal replace whatever the section or
-// the fallback returned; where they exist but nothing else serves addr, they
-// are returned on their own.
-//
-// A section whose file went stale is read through the fallback instead, when
-// there is one and it can read the address: the fallback reads the target
-// itself (the process, the core), so its bytes are right when the file is not.
-//
-// It returns an error only when it read nothing: an *UnmappedError (which
-// wraps ErrNoMap), a *StaleFileError, or a *FallbackError.
-func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, err error) {
-	if len(p) == 0 {
-		return 0, 0, nil
-	}
-	if room := ^uint64(0) - addr; uint64(len(p)) > room {
-		// Keep addr+n representable; the address space's last byte is
-		// never readable, as no section can hold it.
-		if room == 0 {
-			return 0, 0, &UnmappedError{ASID: asid, Addr: addr}
-		}
-		p = p[:room]
-	}
-	st := im.state.Load()
-	win, limit, bounded := st.sections.lookup(asid, addr)
-	if bounded && limit-addr < uint64(len(p)) {
-		p = p[:limit-addr]
-	}
-	switch {
-	case win != nil:
-		n, err = win.section.read(p, win.offset+(addr-win.begin))
-		id = win.id
-		var stale *StaleFileError
-		if err != nil && st.fallback != nil && errors.As(err, &stale) {
-			// The fallback reads the target itself, so its bytes are right
-			// even when the file is not; keep the stale error if it has
-			// nothing.
-			if fn, ferr := callFallback(st.fallback, p, asid, addr); ferr == nil {
-				n, id, err = fn, 0, nil
-			}
-		}
-	case st.fallback != nil:
-		n, err = callFallback(st.fallback, p, asid, addr)
-	default:
-		err = &UnmappedError{ASID: asid, Addr: addr}
-	}
-	if len(st.overlay) == 0 {
-		return n, id, err
-	}
-	if n > 0 {
-		applyOverlay(st.overlay, p[:n], asid, addr)
-		return n, id, nil
-	}
-	// Nothing else could be read, but the overlay may know the bytes.
-	o, olimit, _ := st.overlay.lookup(asid, addr)
-	if o == nil {
-		return 0, id, err
-	}
-	if olimit-addr < uint64(len(p)) {
-		p = p[:olimit-addr]
-	}
-	return copy(p, o.section.data[o.offset+(addr-o.begin):]), 0, nil
-}
-
-func callFallback(fn ReadFunc, p []byte, asid ASID, addr uint64) (int, error) {
-	n, err := fn(p, asid, addr)
-	switch {
-	case n < 0 || n > len(p):
-		return 0, &FallbackError{ASID: asid, Addr: addr,
-			Err: fmt.Errorf("returned %d bytes for a %d-byte buffer", n, len(p))}
-	case n > 0:
-		return n, nil
-	case err != nil:
-		return 0, &FallbackError{ASID: asid, Addr: addr, Err: err}
-	default:
-		// (0, nil) would make callers loop forever; it means nothing is there.
-		return 0, &UnmappedError{ASID: asid, Addr: addr}
-	}
-}
-
-// applyOverlay puts original bytes over the n bytes just read at addr.
-func applyOverlay(ov layer, buf []byte, asid ASID, addr uint64) {
-	end := addr + uint64(len(buf)) // cannot wrap: reads stop at the last byte
-	ov.overlapping(asid, addr, end, func(o *piece) {
-		lo, hi := max(o.begin, addr), min(o.end, end)
-		copy(buf[lo-addr:hi-addr], o.section.data[o.offset+(lo-o.begin):])
-	})
 }
