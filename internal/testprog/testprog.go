@@ -1,7 +1,8 @@
 // Package testprog compiles the small C and C++ programs under the repository's
 // testdata/ directory for tests that debug real processes.
 //
-// Builds are keyed by the source contents, the compiler and its flags, and kept in
+// Builds are keyed by the source paths and contents, the compiler and its flags
+// (debug information records the paths), and kept in
 // one directory under os.TempDir, so the packages of one `go test ./...` run share
 // them and no test ever sees a stale binary. Concurrent builds of the same key
 // (from parallel test binaries) are safe: each writes a private file and renames it
@@ -86,7 +87,8 @@ func BuildE(spec Spec) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("testprog: %w", err)
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", s, len(data))
+		// The path is part of the key: DWARF records it, and tests compare it.
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(data))
 		h.Write(data)
 		srcPaths = append(srcPaths, p)
 	}
