@@ -2,7 +2,11 @@ package elfsym
 
 import (
 	"debug/elf"
+	"fmt"
 	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -89,4 +93,53 @@ func BenchmarkDemangledByName(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		tab.ByName("malloc")
 	}
+}
+
+// BenchmarkVersusAddr2line symbolizes the same 100,000 random addresses
+// with symbol tables only (libc's build-id debug file with its DWARF
+// stripped) through binutils addr2line -f and through this package, start-up
+// included in both ("cold": open + index + look up), and reports
+// addresses per second for each.
+func BenchmarkVersusAddr2line(b *testing.B) {
+	libc, debug := libcDebugFile(b)
+	_ = libc
+	needTool(b, "addr2line")
+	needTool(b, "objcopy")
+	symOnly := filepath.Join(b.TempDir(), "libc-symtab-only")
+	run(b, "objcopy", "--strip-debug", debug, symOnly)
+	tab := openTable(b, symOnly)
+	syms := tab.Symbols()
+	lo, hi := syms[0].Addr, syms[len(syms)-1].End()
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 100000
+	addrs := make([]uint64, n)
+	var input strings.Builder
+	for i := range addrs {
+		addrs[i] = lo + r.Uint64N(hi-lo)
+		fmt.Fprintf(&input, "%#x\n", addrs[i])
+	}
+	b.Run("sonde-cold", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			t, err := Open(symOnly)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, a := range addrs {
+				if s, _, ok := t.Lookup(a); ok {
+					_ = s.Demangled()
+				}
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+	})
+	b.Run("addr2line", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cmd := exec.Command("addr2line", "-f", "-C", "-e", symOnly)
+			cmd.Stdin = strings.NewReader(input.String())
+			if out, err := cmd.Output(); err != nil || len(out) == 0 {
+				b.Fatalf("addr2line: %v", err)
+			}
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "addr/s")
+	})
 }
