@@ -50,9 +50,13 @@ type Options struct {
 	// CacheDir holds downloaded files; default $XDG_CACHE_HOME/sonde/debuginfod
 	// or ~/.cache/sonde/debuginfod.
 	CacheDir string
-	// Timeout bounds connecting to a server and waiting for its response
-	// headers. The body download is bounded by MaxSize and the context.
+	// Timeout bounds connecting to a server, waiting for its response
+	// headers, and any pause of the body download (a server that stops
+	// sending for this long is abandoned), like elfutils' DEBUGINFOD_TIMEOUT.
 	Timeout time.Duration
+	// MaxTime bounds one whole download (0: no bound besides Timeout),
+	// like elfutils' DEBUGINFOD_MAXTIME.
+	MaxTime time.Duration
 	// MaxSize is the largest file accepted (bytes).
 	MaxSize int64
 	// NegativeTTL is how long "no server has it" is remembered; < 0 disables
@@ -69,6 +73,8 @@ type Client struct {
 	cacheDir string
 	maxSize  int64
 	negTTL   time.Duration
+	stall    time.Duration
+	maxTime  time.Duration
 	http     *http.Client
 }
 
@@ -103,7 +109,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // New returns a client with explicit options. With no URLs every request
 // fails with ErrDisabled.
 func New(opts Options) (*Client, error) {
-	c := &Client{cacheDir: opts.CacheDir, maxSize: opts.MaxSize, negTTL: opts.NegativeTTL, http: opts.HTTPClient}
+	c := &Client{cacheDir: opts.CacheDir, maxSize: opts.MaxSize, negTTL: opts.NegativeTTL,
+		stall: opts.Timeout, maxTime: opts.MaxTime, http: opts.HTTPClient}
+	if c.stall <= 0 {
+		c.stall = DefaultTimeout
+	}
 	for _, u := range opts.URLs {
 		u = strings.TrimRight(strings.TrimSpace(u), "/")
 		if u == "" {
@@ -145,7 +155,7 @@ func New(opts Options) (*Client, error) {
 }
 
 // FromEnv configures a client from DEBUGINFOD_URLS, DEBUGINFOD_TIMEOUT and
-// DEBUGINFOD_MAXSIZE. It returns nil (and no error) when DEBUGINFOD_URLS is
+// DEBUGINFOD_MAXSIZE and DEBUGINFOD_MAXTIME. It returns nil (and no error) when DEBUGINFOD_URLS is
 // unset or empty, which callers treat as "debuginfod off".
 func FromEnv() (*Client, error) {
 	urls := strings.Fields(os.Getenv("DEBUGINFOD_URLS"))
@@ -166,6 +176,13 @@ func FromEnv() (*Client, error) {
 			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_MAXSIZE=%q: want a positive number of bytes", v)
 		}
 		opts.MaxSize = n
+	}
+	if v := os.Getenv("DEBUGINFOD_MAXTIME"); v != "" {
+		secs, err := strconv.Atoi(v)
+		if err != nil || secs <= 0 {
+			return nil, fmt.Errorf("debuginfod: DEBUGINFOD_MAXTIME=%q: want a positive number of seconds", v)
+		}
+		opts.MaxTime = time.Duration(secs) * time.Second
 	}
 	return New(opts)
 }
@@ -311,6 +328,13 @@ func (c *Client) fetch(ctx context.Context, buildID []byte, artifact, cacheName 
 
 // download GETs u and stores the body at final via a temporary file in dir.
 func (c *Client) download(ctx context.Context, u, dir, final string, wantELF bool) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.maxTime > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, c.maxTime, fmt.Errorf("download took longer than %v", c.maxTime))
+		defer stop()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
@@ -340,8 +364,17 @@ func (c *Client) download(ctx context.Context, u, dir, final string, wantELF boo
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, io.LimitReader(resp.Body, c.maxSize+1))
+	// A server that stops sending mid-body must not hold us forever: each
+	// read re-arms a watchdog that cancels the request after c.stall.
+	stalled := fmt.Errorf("server sent nothing for %v", c.stall)
+	watchdog := time.AfterFunc(c.stall, func() { cancel(stalled) })
+	defer watchdog.Stop()
+	body := &progressReader{r: resp.Body, onRead: func() { watchdog.Reset(c.stall) }}
+	n, err := io.Copy(tmp, io.LimitReader(body, c.maxSize+1))
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+		}
 		return fmt.Errorf("download: %w", err)
 	}
 	if n > c.maxSize {
@@ -373,4 +406,18 @@ func (c *Client) download(ctx context.Context, u, dir, final string, wantELF boo
 		return fmt.Errorf("cache: %w", err)
 	}
 	return nil
+}
+
+// progressReader calls onRead after every read that returned data.
+type progressReader struct {
+	r      io.Reader
+	onRead func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.onRead()
+	}
+	return n, err
 }

@@ -292,3 +292,55 @@ func TestSourceArguments(t *testing.T) {
 		t.Errorf("empty build-id accepted")
 	}
 }
+
+// TestStalledBody: headers arrive, then the body stops (Timeout), or
+// trickles forever (MaxTime); neither holds the caller.
+func TestStalledBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000")
+		w.Write([]byte("\x7fELF"))
+		w.(http.Flusher).Flush()
+		if r.URL.Path == "/buildid/01020304/debuginfo" { // stall
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		for { // trickle
+			select {
+			case <-release:
+				return
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+				w.Write([]byte{0})
+				w.(http.Flusher).Flush()
+			}
+		}
+	}))
+	defer ts.Close()
+	c, err := debuginfod.New(debuginfod.Options{URLs: []string{ts.URL}, CacheDir: t.TempDir(),
+		Timeout: 300 * time.Millisecond, MaxTime: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c2 := range []struct {
+		id   []byte
+		want string
+	}{
+		{[]byte{1, 2, 3, 4}, "sent nothing"},
+		{[]byte{5, 6, 7, 8}, "longer than"},
+	} {
+		start := time.Now()
+		_, err := c.DebugInfo(context.Background(), c2.id)
+		if err == nil || !strings.Contains(err.Error(), c2.want) {
+			t.Errorf("%x: %v, want %q", c2.id, err, c2.want)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("%x: took %v", c2.id, d)
+		}
+	}
+}

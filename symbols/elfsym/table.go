@@ -160,14 +160,17 @@ func safeSymbols2(fn func() ([]Symbol, error)) (s []Symbol, err error) {
 	return fn()
 }
 
-// inAllocSection drops symbols of sections that are not loaded into
-// memory (.gnu.warning.*, .comment, debug sections): their "addresses" are
-// offsets that would collide with real code addresses near 0. A section of a
+// inAllocSection keeps symbols defined in a section that is loaded into
+// memory. It drops undefined ones, the reserved indices (SHN_ABS values are
+// not addresses, SHN_COMMON only occurs in object files, SHN_XINDEX needs a
+// table executables do not have), and symbols of non-allocated sections
+// (.gnu.warning.*, .comment, debug sections), whose "addresses" are offsets
+// that would collide with real code addresses near 0. A section of a
 // separate debug file that is NOBITS keeps its SHF_ALLOC flag, so debug-file
-// symbols survive. Special indices (SHN_COMMON, ...) are judged by convert.
+// symbols survive.
 func inAllocSection(f *elf.File, idx elf.SectionIndex) bool {
-	if idx >= elf.SHN_LORESERVE || idx == elf.SHN_UNDEF {
-		return true
+	if idx == elf.SHN_UNDEF || idx >= elf.SHN_LORESERVE {
+		return false
 	}
 	if int(idx) >= len(f.Sections) {
 		return false // corrupt index: no section to place the symbol in
@@ -177,7 +180,7 @@ func inAllocSection(f *elf.File, idx elf.SectionIndex) bool {
 
 // convert keeps defined symbols that name code or data addresses.
 func convert(es *elf.Symbol, origin Origin) (Symbol, bool) {
-	if es.Section == elf.SHN_UNDEF || es.Section == elf.SHN_ABS || es.Name == "" {
+	if es.Name == "" {
 		return Symbol{}, false
 	}
 	kind, ok := kindOf(elf.ST_TYPE(es.Info))
