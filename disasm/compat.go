@@ -15,8 +15,9 @@ import (
 // gnuMnemonics renames x86asm's GNU mnemonics to objdump's.
 var gnuMnemonics = map[string]string{
 	"callq": "call", "jmpq": "jmp", "retq": "ret", "leaveq": "leave",
-	"pushq": "push", "popq": "pop", "xbeginq": "xbegin",
-	"movsxd": "movslq", "cdqe": "cltq", "cwde": "cwtl", "cdq": "cltd",
+	"pushq": "push", "popq": "pop", "xbeginq": "xbegin", "lretq": "lret",
+	"pushfq": "pushf", "popfq": "popf", "enterq": "enter", "lcallq": "lcall", "ljmpq": "ljmp",
+	"icebp": "int1", "cdqe": "cltq", "cwde": "cwtl", "cdq": "cltd",
 	"cqo": "cqto", "cbw": "cbtw", "cwd": "cwtd",
 }
 
@@ -44,10 +45,17 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 		return
 	}
 	prefixes, mnem := words[:len(words)-1], words[len(words)-1]
-	p := legacyPrefixLen(in.Bytes)
+	code := in.Bytes[in.lead:] // what x86asm decoded
+	p := legacyPrefixLen(code)
+	if in.rename != "" {
+		mnem = in.rename
+	}
+	if mnem == "icebp" {
+		mnem = "int1"
+	}
 
 	// 66 90 is "xchg %ax,%ax" to objdump (x86asm: "data16 nop").
-	if len(in.Bytes) == 2 && in.Bytes[0] == 0x66 && in.Bytes[1] == 0x90 {
+	if len(code) == 2 && code[0] == 0x66 && code[1] == 0x90 {
 		ax := "ax"
 		if syntax == GNU {
 			ax = "%ax"
@@ -58,6 +66,9 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 	}
 
 	if syntax == GNU {
+		if mnem == "movsxd" && in.inst.DataSize == 64 {
+			mnem = "movslq" // objdump keeps movsxd for the 32-bit form
+		}
 		if r, ok := gnuMnemonics[mnem]; ok {
 			mnem = r
 		} else if n := len(mnem); n > 1 && (mnem[n-1] == 'l' || mnem[n-1] == 'q') && bmiNoSuffix[mnem[:n-1]] {
@@ -76,8 +87,8 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 
 	// movabs: mov with a 64-bit immediate (REX.W B8+r) or a 64-bit absolute
 	// address (A0-A3).
-	if op == x86asm.MOV && p < len(in.Bytes) {
-		b := in.Bytes[p:]
+	if op == x86asm.MOV && p < len(code) {
+		b := code[p:]
 		if len(b) > 1 && b[0]&0xf8 == 0x48 && b[1]&0xf8 == 0xb8 || b[0] >= 0xa0 && b[0] <= 0xa3 ||
 			len(b) > 1 && b[0]&0xf0 == 0x40 && b[1] >= 0xa0 && b[1] <= 0xa3 {
 			mnem = "movabs"
@@ -99,9 +110,27 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 		}
 	}
 
+	// pclmulqdq with a selector immediate: objdump's pseudo-ops.
+	if op == x86asm.PCLMULQDQ || op == x86asm.VPCLMULQDQ {
+		immAt := len(f.operands) - 1
+		if syntax == GNU {
+			immAt = 0
+		}
+		if immAt >= 0 && f.operands[immAt].Kind == OperandImmediate {
+			if name, ok := pclmulNames[f.operands[immAt].Value]; ok {
+				mnem = strings.TrimSuffix(mnem, "pclmulqdq") + name
+				f.operands = append(f.operands[:immAt], f.operands[immAt+1:]...)
+			}
+		}
+	}
+
 	// Prefix words.
 	for i, w := range prefixes {
 		switch {
+		case w == "repn":
+			prefixes[i] = "repnz"
+		case w == "rep" && op != x86asm.RET && !repIsPlain(op):
+			prefixes[i] = "repz"
 		case w == "data32":
 			prefixes[i] = "data16" // x86asm repeats libopcodes' old 32-bit spelling
 		case w == "rep" && (op == x86asm.RET):
@@ -110,16 +139,16 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 			prefixes[i] = "notrack" // CET: 3E on an indirect branch
 		}
 	}
-	if (op == x86asm.CALL || op == x86asm.JMP) && p > 0 && in.Bytes[p-1] == 0x3e && !contains(prefixes, "notrack") {
+	if (op == x86asm.CALL || op == x86asm.JMP) && p > 0 && code[p-1] == 0x3e && !contains(prefixes, "notrack") {
 		prefixes = append(prefixes, "notrack")
 	}
-	if op == x86asm.RET && p > 0 && in.Bytes[p-1] == 0xf3 && !contains(prefixes, "repz") {
+	if op == x86asm.RET && p > 0 && code[p-1] == 0xf3 && !contains(prefixes, "repz") {
 		prefixes = append(prefixes, "repz")
 	}
 	if op == x86asm.NOP {
 		// Multi-byte NOP padding (66 66 2E 0F 1F 84 ...): objdump shows every
 		// prefix but the operand-size one as a word, in byte order.
-		prefixes = nopPrefixWords(in.Bytes[:p])
+		prefixes = nopPrefixWords(code[:p])
 	}
 
 	// Operands.
@@ -138,10 +167,10 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 			continue
 		}
 		if !haveEnc {
-			enc, haveEnc = addressing(in.Bytes), true
+			enc, haveEnc = addressing(code), true
 		}
 		if op != x86asm.NOP {
-			prefixes = appendSegmentWords(prefixes, in.Bytes[:p])
+			prefixes = appendSegmentWords(prefixes, code[:p])
 		}
 		suffix := ""
 		if k := strings.IndexByte(o.Text, '{'); k >= 0 && !strings.HasPrefix(o.Text, "{") {
@@ -160,22 +189,40 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 			f.operands = f.operands[:1] // 0F 1F /r: the reg field is not an operand
 		case isString:
 			mnem = in.intelString(mnem, f)
+		case op == x86asm.LRET:
+			mnem = "retf"
+			if len(f.operands) > 0 && f.operands[0].Text == "far" {
+				f.operands = f.operands[1:]
+			}
+		case mnem == "iretd" || mnem == "popfq" || mnem == "pushfq":
+			mnem = mnem[:len(mnem)-1]
+		case op == x86asm.CMPSS || op == x86asm.CMPSD_XMM || op == x86asm.CMPPS || op == x86asm.CMPPD:
+			if n := len(f.operands); n > 0 && f.operands[n-1].Kind == OperandImmediate && f.operands[n-1].Value < 8 {
+				suffix := map[x86asm.Op]string{x86asm.CMPSS: "ss", x86asm.CMPSD_XMM: "sd", x86asm.CMPPS: "ps", x86asm.CMPPD: "pd"}[op]
+				mnem = "cmp" + ssePredicates[f.operands[n-1].Value] + suffix
+				f.operands = f.operands[:n-1]
+			}
 		case isPrefetch(op):
 			for i := range f.operands {
 				if f.operands[i].Kind == OperandMemory {
 					f.operands[i].Text = "BYTE PTR " + strings.TrimPrefix(f.operands[i].Text, intelSizeKeyword(f.operands[i].Text))
 				}
 			}
-		case p < len(in.Bytes) && (in.Bytes[p]&0xfe == 0xd0 || p+1 < len(in.Bytes) && in.Bytes[p]&0xf0 == 0x40 && in.Bytes[p+1]&0xfe == 0xd0):
+		case p < len(code) && (code[p]&0xfe == 0xd0 || p+1 < len(code) && code[p]&0xf0 == 0x40 && code[p+1]&0xfe == 0xd0):
 			// Shift or rotate by one (D0/D1): objdump writes the count as "1".
 			if n := len(f.operands); n == 2 && f.operands[1].Text == "0x1" {
 				f.operands[1].Text = "1"
 			}
 		}
 	}
-	in.adjustX87(syntax, f)
-
+	if syntax == Intel && p > 0 && op != x86asm.NOP {
+		// x86asm's Intel syntax drops prefixes its GNU syntax shows (and
+		// objdump shows in both): take the prefix words from the GNU rendering.
+		g := strings.Fields(in.format(GNU).mnemonic)
+		prefixes = g[:len(g)-1]
+	}
 	f.mnemonic = strings.Join(append(prefixes, mnem), " ")
+	in.adjustX87(syntax, f)
 }
 
 // adjustImmediate prints an immediate as objdump does: unsigned, in the width
@@ -185,7 +232,9 @@ func (in *Instruction) adjustImmediate(syntax Syntax, o *Operand) {
 		return
 	}
 	bits := in.inst.DataSize
-	if in.inst.MemBytes == 1 || in.hasByteRegister() {
+	if in.inst.Op == x86asm.PUSH {
+		bits = 64 // push imm8/imm32 pushes the sign-extended 64-bit value
+	} else if in.inst.MemBytes == 1 || in.hasByteRegister() {
 		bits = 8
 	}
 	v := o.Value
@@ -235,7 +284,9 @@ func isStringOp(op x86asm.Op) bool {
 func (in *Instruction) intelString(mnem string, f *formatted) string {
 	size := mnem[len(mnem)-1]
 	base := mnem[:len(mnem)-1]
-	if base != "movs" && base != "stos" && base != "lods" && base != "scas" && base != "cmps" {
+	switch base {
+	case "movs", "stos", "lods", "scas", "cmps", "ins", "outs":
+	default:
 		return mnem
 	}
 	var kw, acc string
@@ -264,6 +315,10 @@ func (in *Instruction) intelString(mnem string, f *formatted) string {
 		ops = []string{acc, di}
 	case "cmps":
 		ops = []string{si, di}
+	case "ins":
+		ops = []string{di, "dx"}
+	case "outs":
+		ops = []string{"dx", si}
 	}
 	f.operands = f.operands[:0]
 	for _, t := range ops {
@@ -356,16 +411,23 @@ func isPrefetch(op x86asm.Op) bool {
 // "st" (and not shown at all beside a memory operand or for no-operand
 // instructions such as fchs), the ModRM-encoded register is "st(i)".
 func (in *Instruction) adjustX87(syntax Syntax, f *formatted) {
-	p := legacyPrefixLen(in.Bytes)
-	if p < len(in.Bytes) && in.Bytes[p]&0xf0 == 0x40 {
+	code := in.Bytes[in.lead:]
+	p := legacyPrefixLen(code)
+	if p < len(code) && code[p]&0xf0 == 0x40 {
 		p++
 	}
-	if p+1 >= len(in.Bytes) || in.Bytes[p] < 0xd8 || in.Bytes[p] > 0xdf {
+	if p+1 >= len(code) || code[p] < 0xd8 || code[p] > 0xdf {
 		return
 	}
-	opc, modrm := in.Bytes[p], in.Bytes[p+1]
+	opc, modrm := code[p], code[p+1]
 	if modrm < 0xc0 { // memory form: only the memory operand is shown
 		reg := modrm >> 3 & 7
+		if syntax == GNU && (opc == 0xde || opc == 0xdf && reg <= 3) {
+			// 16-bit integer operand: objdump says fiadds, filds, fistps...
+			if m := f.mnemonic; strings.HasPrefix(m, "fi") && !strings.HasSuffix(m, "s") {
+				f.mnemonic = m + "s"
+			}
+		}
 		tbyte := (opc == 0xdb && (reg == 5 || reg == 7)) || (opc == 0xdf && (reg == 4 || reg == 6))
 		kept := f.operands[:0]
 		for _, o := range f.operands {
@@ -402,3 +464,23 @@ func (in *Instruction) adjustX87(syntax Syntax, f *formatted) {
 		f.operands = []Operand{reg(st), reg(sti)}
 	}
 }
+
+// pclmulNames are objdump's names for pclmulqdq's selector immediates.
+var pclmulNames = map[uint64]string{0x00: "pclmullqlqdq", 0x01: "pclmulhqlqdq", 0x10: "pclmullqhqdq", 0x11: "pclmulhqhqdq"}
+
+// repIsPlain reports whether objdump calls an F3 prefix "rep" on op (the
+// string moves); elsewhere it says "repz".
+func repIsPlain(op x86asm.Op) bool {
+	switch op {
+	case x86asm.MOVSB, x86asm.MOVSW, x86asm.MOVSD, x86asm.MOVSQ,
+		x86asm.STOSB, x86asm.STOSW, x86asm.STOSD, x86asm.STOSQ,
+		x86asm.LODSB, x86asm.LODSW, x86asm.LODSD, x86asm.LODSQ,
+		x86asm.INSB, x86asm.INSW, x86asm.INSD, x86asm.OUTSB, x86asm.OUTSW, x86asm.OUTSD:
+		return true
+	}
+	return false
+}
+
+// ssePredicates are the names of cmpss/cmpsd/cmpps/cmppd's predicate
+// immediates (0..7).
+var ssePredicates = [8]string{"eq", "lt", "le", "unord", "neq", "nlt", "nle", "ord"}

@@ -39,8 +39,9 @@ const (
 	// Named is a fixed-encoding instruction x86asm does not know (endbr64,
 	// rdpkru, ...), recognised by its bytes.
 	Named
-	// Bad is a one-byte ".byte 0x.." pseudo-instruction for bytes that do not
-	// decode (or are truncated at the end of the buffer).
+	// Bad is a ".byte 0x.." pseudo-instruction for bytes that do not decode
+	// (or are truncated at the end of the buffer); it is one byte long, except
+	// for an AMD XOP instruction this package can size but not name.
 	Bad
 )
 
@@ -48,8 +49,7 @@ const (
 type Instruction struct {
 	// Address is where the instruction lives in the target.
 	Address uint64
-	// Len is the encoded length in bytes (1 to 15). Bad pseudo-instructions
-	// have length 1.
+	// Len is the encoded length in bytes (1 to 15).
 	Len int
 	// Bytes is the encoding; it aliases the buffer passed to Decode.
 	Bytes []byte
@@ -57,8 +57,10 @@ type Instruction struct {
 	// an undecodable byte.
 	Kind Kind
 
-	inst  x86asm.Inst // valid when Kind == Decoded
-	named *namedInsn  // valid when Kind == Named
+	inst   x86asm.Inst // valid when Kind == Decoded
+	rename string      // mnemonic replacing x86asm's for synthesized decodings (synth.go)
+	lead   int         // bytes before the part x86asm decoded (a merged fwait)
+	named  *namedInsn  // valid when Kind == Named
 }
 
 // Next returns the address of the instruction that follows in memory (the
@@ -101,9 +103,17 @@ func Decode(code []byte, addr uint64) (Instruction, error) {
 	if n, size := matchNamed(code); n != nil {
 		return Instruction{Address: addr, Len: size, Bytes: code[:size:size], Kind: Named, named: n}, nil
 	}
+	if in, ok := synthesize(code, addr); ok {
+		return in, nil
+	}
 	inst, err := x86asm.Decode(code, 64)
 	if err == nil {
 		err = fixup(&inst, code)
+	}
+	if err != nil {
+		if in, ok := decodeAlias(code, addr); ok {
+			return in, nil
+		}
 	}
 	if err != nil || inst.Len <= 0 || inst.Len > len(code) {
 		if err == nil {

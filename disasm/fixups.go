@@ -28,6 +28,8 @@ var namedInsns = []namedInsn{
 	// Memory protection keys: unknown to x86asm (glibc's pkey_get/pkey_set).
 	{bytes: []byte{0x0f, 0x01, 0xee}, name: "rdpkru"},
 	{bytes: []byte{0x0f, 0x01, 0xef}, name: "wrpkru"},
+	// AMD 3DNow! exit: unknown to x86asm.
+	{bytes: []byte{0x0f, 0x0e}, name: "femms"},
 }
 
 // The two VEX-encoded instructions without ModRM: VEX.0F 77 is vzeroupper
@@ -43,12 +45,12 @@ var (
 // matchNamed returns the named instruction code starts with and its length,
 // or nil.
 func matchNamed(code []byte) (*namedInsn, int) {
-	if len(code) < 3 {
+	if len(code) < 2 {
 		return nil, 0
 	}
 	switch code[0] {
 	case 0xc5: // 2-byte VEX: C5 [R vvvv L pp] opcode (map 0F implied)
-		if code[1]&0x03 == 0 && code[2] == 0x77 {
+		if len(code) >= 3 && code[1]&0x03 == 0 && code[2] == 0x77 {
 			return vzeroKind(code[1]), 3
 		}
 		return nil, 0
@@ -76,6 +78,12 @@ func vzeroKind(vexPayload byte) *namedInsn {
 
 // fixup corrects a successful x86asm decoding of code in place, or rejects it.
 func fixup(inst *x86asm.Inst, code []byte) error {
+	if inst.Op == 0 {
+		// x86asm returns a prefix followed by an unknown opcode as a one-byte
+		// instruction made of the prefix alone ("data16", "rep"); objdump and
+		// the CPU see no such instruction.
+		return x86asm.ErrUnrecognized
+	}
 	for i, a := range inst.Args {
 		m, ok := a.(x86asm.Mem)
 		if !ok {

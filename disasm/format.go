@@ -107,9 +107,11 @@ type formatted struct {
 func (in *Instruction) format(syntax Syntax) formatted {
 	switch in.Kind {
 	case Bad:
-		return formatted{mnemonic: ".byte", operands: []Operand{{
-			Kind: OperandImmediate, Text: "0x" + strconv.FormatUint(uint64(in.Bytes[0]), 16), Value: uint64(in.Bytes[0]),
-		}}}
+		ops := make([]Operand, len(in.Bytes))
+		for i, b := range in.Bytes {
+			ops[i] = Operand{Kind: OperandImmediate, Text: "0x" + strconv.FormatUint(uint64(b), 16), Value: uint64(b), HasValue: true}
+		}
+		return formatted{mnemonic: ".byte", operands: ops}
 	case Named:
 		return formatted{mnemonic: in.named.name}
 	}
