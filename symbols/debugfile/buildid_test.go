@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/symbols/debuginfod"
@@ -69,5 +70,66 @@ func TestDebuginfodWrongFile(t *testing.T) {
 	}
 	if _, err := os.Stat(last.Path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("mismatched download still cached at %s", last.Path)
+	}
+}
+
+// patchSectionSize writes a copy of path whose section header for section
+// claims size bytes.
+func patchSectionSize(t *testing.T, path, section string, size uint64) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := openELF(t, path)
+	idx := -1
+	for i, s := range f.Sections {
+		if s.Name == section {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		t.Fatalf("%s has no %s", path, section)
+	}
+	shoff := binary.LittleEndian.Uint64(data[0x28:])
+	binary.LittleEndian.PutUint64(data[shoff+uint64(idx)*64+0x20:], size)
+	out := filepath.Join(t.TempDir(), "lying"+section)
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestLyingSectionSizes: section headers that claim absurd sizes give
+// errors that name the binary and the section, without allocating them.
+func TestLyingSectionSizes(t *testing.T) {
+	dir := t.TempDir()
+	linked, _ := addDebugLink(t, buildProg(t, "sym_dbg"), dir)
+	mini := makeMiniDebugInfo(t, buildProg(t, "sym_dbg"), t.TempDir())
+	for _, c := range []struct {
+		bin, section string
+		method       Method
+	}{
+		{linked, ".note.gnu.build-id", MethodBuildID},
+		{linked, ".gnu_debuglink", MethodDebugLink},
+		{mini, ".gnu_debugdata", MethodMiniDebugInfo},
+	} {
+		for _, size := range []uint64{1 << 40, 3} {
+			bad := patchSectionSize(t, c.bin, c.section, size)
+			f, err := elf.Open(bad)
+			if err != nil {
+				t.Logf("%s size %d: rejected by debug/elf already: %v", c.section, size, err)
+				continue
+			}
+			r, err := Find(context.Background(), bad, f, Options{DebugDirs: []string{}})
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := attemptErr(r, c.method, bad)
+			if e == nil || !strings.Contains(e.Error(), bad) {
+				t.Errorf("%s claiming %d bytes: attempt error %v, want one naming %s", c.section, size, e, bad)
+			}
+		}
 	}
 }
