@@ -15,6 +15,9 @@ type Call struct {
 	args     Args
 	reply    Reply
 	state    atomic.Uint32 // callPending, callDeferred, callReplied
+	// inHandler is set while the handler runs on the reader goroutine,
+	// which then flushes the reply itself.
+	inHandler atomic.Bool
 }
 
 const (
@@ -77,7 +80,7 @@ func (c *Call) forceError(err error) {
 	}
 	var b Builder
 	b.pooled().Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
-	c.ch.enqueue(b.buf)
+	c.ch.enqueueMsg(b.buf, !c.inHandler.Load())
 	b.release()
 	c.reply.b.release()
 }
@@ -144,6 +147,6 @@ func (r *Reply) Send() {
 		r.b.Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
 		msg = r.b.buf
 	}
-	c.ch.enqueue(msg)
+	c.ch.enqueueMsg(msg, !c.inHandler.Load())
 	r.b.release()
 }

@@ -32,6 +32,7 @@ type Channel struct {
 	out       []byte // bytes waiting for the writer
 	spare     []byte
 	closing   bool
+	writing   bool // a goroutine is in conn.Write (see flushOnce)
 	reason    error
 	wake      chan struct{}
 	writeDone chan struct{}
@@ -159,9 +160,19 @@ func (c *Channel) signal() {
 	}
 }
 
-// enqueue appends an encoded message to the outgoing queue. It returns
-// false when the channel is closing. A queue overflow closes the channel.
-func (c *Channel) enqueue(msg []byte) bool {
+// inlineFlushLimit is how much reply data the reader goroutine lets pile
+// up (while more input is buffered) before it wakes the writer anyway.
+const inlineFlushLimit = 16 << 10
+
+// enqueue appends an encoded message to the outgoing queue and wakes the
+// writer. It returns false when the channel is closing. A queue overflow
+// closes the channel.
+func (c *Channel) enqueue(msg []byte) bool { return c.enqueueMsg(msg, true) }
+
+// enqueueMsg is enqueue; wake=false is for replies produced on the reader
+// goroutine, which flushes them itself when its input is drained (saving
+// a goroutine hop per round trip).
+func (c *Channel) enqueueMsg(msg []byte, wake bool) bool {
 	c.mu.Lock()
 	if c.closing {
 		c.mu.Unlock()
@@ -175,11 +186,41 @@ func (c *Channel) enqueue(msg []byte) bool {
 	}
 	wasEmpty := len(c.out) == 0
 	c.out = append(c.out, msg...)
+	big := len(c.out) > inlineFlushLimit
 	c.mu.Unlock()
-	if wasEmpty {
+	if (wake && wasEmpty) || big {
 		c.signal()
 	}
 	return true
+}
+
+// flushOnce writes what is queued unless another goroutine is writing.
+// Writes are serialized by the writing flag so that messages keep their
+// queue order whichever goroutine writes them.
+func (c *Channel) flushOnce() error {
+	c.mu.Lock()
+	if c.writing || len(c.out) == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	c.writing = true
+	buf := c.out
+	c.out, c.spare = c.spare[:0], nil
+	c.mu.Unlock()
+
+	_, err := c.conn.Write(buf)
+
+	c.mu.Lock()
+	c.writing = false
+	if cap(buf) <= 1<<20 && c.spare == nil {
+		c.spare = buf[:0]
+	}
+	more := len(c.out) > 0 || c.closing
+	c.mu.Unlock()
+	if more {
+		c.signal()
+	}
+	return err
 }
 
 func (c *Channel) writeLoop() {
@@ -187,27 +228,17 @@ func (c *Channel) writeLoop() {
 	defer close(c.writeDone)
 	for {
 		c.mu.Lock()
-		for len(c.out) == 0 && !c.closing {
+		for c.writing || (len(c.out) == 0 && !c.closing) {
 			c.mu.Unlock()
 			<-c.wake
 			c.mu.Lock()
 		}
-		if len(c.out) == 0 {
+		if len(c.out) == 0 { // closing, and everything was written
 			c.mu.Unlock()
 			break
 		}
-		buf := c.out
-		c.out, c.spare = c.spare[:0], nil
 		c.mu.Unlock()
-
-		_, err := c.conn.Write(buf)
-
-		c.mu.Lock()
-		if cap(buf) <= 1<<20 && c.spare == nil {
-			c.spare = buf[:0]
-		}
-		c.mu.Unlock()
-		if err != nil {
+		if err := c.flushOnce(); err != nil {
 			c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
 			c.mu.Lock()
 			c.out = nil
@@ -232,6 +263,9 @@ func (c *Channel) readLoop() {
 				// does not speak TCF.
 				if m != nil && m.Kind == 'C' && m.Token != nil {
 					c.badCommand(m, Errorf(CodeProtocol, "malformed arguments: %s", me.Reason))
+					if !c.flushIfDrained() {
+						return
+					}
 					continue
 				}
 				c.Close(err)
@@ -251,7 +285,23 @@ func (c *Channel) readLoop() {
 			return
 		}
 		c.dispatch(m)
+		if !c.flushIfDrained() {
+			return
+		}
 	}
+}
+
+// flushIfDrained sends queued replies from the reader goroutine once no
+// more input is buffered. It returns false if the write failed.
+func (c *Channel) flushIfDrained() bool {
+	if c.rd.Buffered() {
+		return true
+	}
+	if err := c.flushOnce(); err != nil {
+		c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
+		return false
+	}
+	return true
 }
 
 // finish runs on the reader goroutine after the last handler returned.
@@ -338,7 +388,7 @@ func (c *Channel) lookup(m *Message) (h Handler, svc *Service, name string, zero
 func (c *Channel) notRecognized(token []byte) {
 	var b Builder
 	b.pooled().Result('N', token).End()
-	c.enqueue(b.buf)
+	c.enqueueMsg(b.buf, false)
 	b.release()
 }
 
@@ -352,7 +402,7 @@ func (c *Channel) badCommand(m *Message, err error) {
 	c.log.Debug("malformed command", "service", string(m.Service), "command", string(m.Name), "err", err)
 	var b Builder
 	b.pooled().Result('R', m.Token).Error(Report(err, c.srv.Now())).End()
-	c.enqueue(b.buf)
+	c.enqueueMsg(b.buf, false)
 	b.release()
 }
 
@@ -379,7 +429,9 @@ func (c *Channel) run(h Handler, call *Call) {
 		}
 		call.args.fields = nil // they alias the reader's buffer
 	}()
+	call.inHandler.Store(true)
 	h(call)
+	call.inHandler.Store(false)
 	if !call.finished() && !call.isDeferred() {
 		c.log.Error("command handler returned without replying", "service", call.service, "command", call.command)
 		call.forceError(fmt.Errorf("internal error: %s.%s did not reply", call.service, call.command))

@@ -50,6 +50,8 @@ type Client struct {
 
 	mu        sync.Mutex
 	out       []byte
+	spare     []byte
+	writing   bool
 	wake      chan struct{}
 	pending   map[string]*Pending
 	nextToken uint64
@@ -174,20 +176,18 @@ func (p *Pending) Done() <-chan struct{} { return p.done }
 // are encoded as JSON: integers exact, []byte as base64 (use tcf.Builder
 // through SendRaw for "(N)" binary arguments).
 func (c *Client) Send(service, command string, args ...any) (*Pending, error) {
-	return c.send(service, command, func(b *tcf.Builder) {
-		for _, a := range args {
-			b.Data(a)
-		}
-	})
+	return c.send(service, command, args, nil, true)
 }
 
 // SendFields queues a command whose argument fields are written by fill
 // (e.g. b.Binary(data) for a raw binary argument when ZeroCopy is on).
 func (c *Client) SendFields(service, command string, fill func(b *tcf.Builder)) (*Pending, error) {
-	return c.send(service, command, fill)
+	return c.send(service, command, nil, fill, true)
 }
 
-func (c *Client) send(service, command string, fill func(b *tcf.Builder)) (*Pending, error) {
+// send queues a command with args (or the fields fill writes). wake=false
+// leaves the writing to the caller (Call writes inline, saving a hop).
+func (c *Client) send(service, command string, args []any, fill func(b *tcf.Builder), wake bool) (*Pending, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -199,7 +199,12 @@ func (c *Client) send(service, command string, fill func(b *tcf.Builder)) (*Pend
 	b := tcf.Builder{ZeroCopy: c.zeroCopy && containsString(c.hello, "ZeroCopy")}
 	b.Start(c.out) // build straight into the outgoing buffer
 	b.Command(p.Token, service, command)
-	fill(&b)
+	for _, a := range args {
+		b.Data(a)
+	}
+	if fill != nil {
+		fill(&b)
+	}
 	b.End()
 	msg, err := b.Bytes()
 	if err != nil {
@@ -208,7 +213,7 @@ func (c *Client) send(service, command string, fill func(b *tcf.Builder)) (*Pend
 	}
 	c.out = msg
 	c.pending[p.Token] = p
-	if start == 0 {
+	if start == 0 && wake {
 		c.signal()
 	}
 	return p, nil
@@ -216,9 +221,18 @@ func (c *Client) send(service, command string, fill func(b *tcf.Builder)) (*Pend
 
 // Call sends a command and waits for its result.
 func (c *Client) Call(ctx context.Context, service, command string, args ...any) (*Result, error) {
-	p, err := c.Send(service, command, args...)
+	p, err := c.send(service, command, args, nil, false)
 	if err != nil {
 		return nil, err
+	}
+	if err := c.flushOnce(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	left := len(c.out) > 0 // another goroutine was writing: let the writer finish
+	c.mu.Unlock()
+	if left {
+		c.signal()
 	}
 	return p.Wait(ctx)
 }
@@ -280,12 +294,40 @@ func (c *Client) signal() {
 	}
 }
 
+// flushOnce writes what is queued unless another goroutine is writing
+// (the writing flag keeps messages in queue order).
+func (c *Client) flushOnce() error {
+	c.mu.Lock()
+	if c.writing || len(c.out) == 0 || c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.writing = true
+	buf := c.out
+	c.out, c.spare = c.spare[:0], nil
+	c.mu.Unlock()
+	_, err := c.conn.Write(buf)
+	c.mu.Lock()
+	c.writing = false
+	if c.spare == nil && cap(buf) <= 1<<20 {
+		c.spare = buf[:0]
+	}
+	more := len(c.out) > 0
+	c.mu.Unlock()
+	if more {
+		c.signal()
+	}
+	if err != nil {
+		c.shut(fmt.Errorf("tcf client: write: %w", err))
+	}
+	return err
+}
+
 func (c *Client) writeLoop() {
 	defer close(c.writeDone)
-	var spare []byte
 	for {
 		c.mu.Lock()
-		for len(c.out) == 0 && !c.closed {
+		for !c.closed && (c.writing || len(c.out) == 0) {
 			c.mu.Unlock()
 			<-c.wake
 			c.mu.Lock()
@@ -294,14 +336,10 @@ func (c *Client) writeLoop() {
 			c.mu.Unlock()
 			return
 		}
-		buf := c.out
-		c.out = spare[:0]
 		c.mu.Unlock()
-		if _, err := c.conn.Write(buf); err != nil {
-			c.shut(fmt.Errorf("tcf client: write: %w", err))
+		if c.flushOnce() != nil {
 			return
 		}
-		spare = buf
 	}
 }
 
