@@ -121,7 +121,7 @@ func (c *SectionCache) MappedBytes() uint64 {
 func (c *SectionCache) noteMapped(f *fileMap) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if f.inLRU || !f.mapped() {
+	if f.inLRU || !f.mapped.Load() {
 		return // someone else registered it, or a fault already dropped it
 	}
 	f.inLRU = true
@@ -150,12 +150,12 @@ func (c *SectionCache) dropLocked(i int) {
 	c.lru[last] = nil
 	c.lru = c.lru[:last]
 	f.inLRU = false
-	f.release()
+	f.unmap()
 	c.used -= f.mapLength()
 }
 
-// unmap drops f's mapping (after a fault) and its share of the mapped bytes.
-func (c *SectionCache) unmap(f *fileMap) {
+// forget removes f, already unmapped after a fault, from the LRU.
+func (c *SectionCache) forget(f *fileMap) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, g := range c.lru {
@@ -164,5 +164,4 @@ func (c *SectionCache) unmap(f *fileMap) {
 			return
 		}
 	}
-	f.release()
 }

@@ -120,7 +120,7 @@ func TestCacheLRU(t *testing.T) {
 		var out []byte
 		for _, name := range []string{"A", "B", "C"} {
 			s, _, _ := c.Section(files[name])
-			if s.file.mapped() {
+			if s.file.mapped.Load() {
 				out = append(out, name...)
 			}
 		}
@@ -149,8 +149,8 @@ func TestCacheLRU(t *testing.T) {
 	if n != 64 || err != nil || !bytes.Equal(b, bigData[2*page:2*page+64]) {
 		t.Errorf("read of an over-limit section = %d, %v", n, err)
 	}
-	if s, _, _ := c.Section(big); s.file.mapped() || mapped() != "AC" {
-		t.Errorf("over-limit read changed what is mapped: big %v, others %q", s.file.mapped(), mapped())
+	if s, _, _ := c.Section(big); s.file.mapped.Load() || mapped() != "AC" {
+		t.Errorf("over-limit read changed what is mapped: big %v, others %q", s.file.mapped.Load(), mapped())
 	}
 
 	c.SetLimit(page)

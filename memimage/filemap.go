@@ -7,14 +7,22 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // fileMap is the lazily made memory mapping behind one file section.
 //
-// Readers hold mu for reading while they copy out of the mapping; mapping and
-// unmapping hold it for writing, so a mapping never disappears under a copy.
+// Reads take no lock. The trick: a section's address range, once mapped, stays
+// reserved for the section's whole life. Unmapping it (cache eviction, a
+// truncated file) replaces the file mapping with an inaccessible anonymous
+// one at the same addresses, so the range is never reused for anything
+// else, and a reader that raced with the unmapping takes a recoverable fault
+// (see guardedCopy) and retries under mu instead of reading foreign bytes.
+// Mapping again puts the file back at the same addresses. The range is
+// released only when the section becomes unreachable.
+//
 // Lock order: SectionCache.mu before fileMap.mu; nobody holding a fileMap lock
 // takes the cache lock.
 type fileMap struct {
@@ -23,12 +31,17 @@ type fileMap struct {
 	recorded     fileStamp
 	cache        *SectionCache // nil: stays mapped until the section is unreachable
 
-	lruStamp atomic.Uint64 // cache clock value at the last use; guarded by nothing
+	lruStamp atomic.Uint64 // cache clock value at the last use
 	inLRU    bool          // guarded by cache.mu
 
-	mu   sync.RWMutex
-	base []byte // the whole page-aligned mapping; nil while unmapped
-	view []byte // the section's bytes within base
+	// mapped says whether view holds the file's bytes. It is set after view
+	// (so a reader that sees true also sees view) and cleared before the
+	// range is made inaccessible.
+	mapped atomic.Bool
+
+	mu   sync.Mutex // serialises mapping and unmapping
+	base []byte     // the reserved, page-aligned range; set once
+	view []byte     // the section's bytes within base; set once
 }
 
 // fileStamp is what staleness is judged by.
@@ -80,61 +93,62 @@ func (f *fileMap) mapLength() uint64 {
 }
 
 // mapFile opens the file, checks that it is still the file the section was made
-// from, and maps the section's range read-only.
-func (f *fileMap) mapFile() (base, view []byte, err error) {
+// from, and maps the section's range read-only at addr (nil: anywhere).
+func (f *fileMap) mapFile(addr unsafe.Pointer) ([]byte, error) {
 	fd, err := unix.Open(f.path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, nil, &StaleFileError{Path: f.path, Reason: "missing",
+		return nil, &StaleFileError{Path: f.path, Reason: "missing",
 			Err: &os.PathError{Op: "open", Path: f.path, Err: err}}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, nil, &StaleFileError{Path: f.path, Reason: "missing",
+		return nil, &StaleFileError{Path: f.path, Reason: "missing",
 			Err: &os.PathError{Op: "fstat", Path: f.path, Err: err}}
 	}
 	if err := f.staleness(stampOf(&st)); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	adjust := f.offset % uint64(os.Getpagesize())
-	base, err = unix.Mmap(fd, int64(f.offset-adjust), int(f.size+adjust), unix.PROT_READ, unix.MAP_PRIVATE)
+	flags := unix.MAP_PRIVATE
+	if addr != nil {
+		flags |= unix.MAP_FIXED
+	}
+	length := f.mapLength()
+	p, err := unix.MmapPtr(fd, int64(f.offset-(length-f.size)), addr, uintptr(length), unix.PROT_READ, flags)
 	if err != nil {
-		return nil, nil, &os.PathError{Op: "mmap", Path: f.path, Err: err}
+		return nil, &os.PathError{Op: "mmap", Path: f.path, Err: err}
 	}
-	return base, base[adjust : adjust+f.size], nil
+	return unsafe.Slice((*byte)(p), length), nil
 }
 
 // readAt copies section bytes at off into p (off+len(p) <= f.size).
 func (f *fileMap) readAt(p []byte, off uint64) (int, error) {
-	f.mu.RLock()
-	if f.view != nil {
-		n, ok := guardedCopy(p, f.view[off:])
-		f.mu.RUnlock()
-		if !ok {
-			return 0, f.faulted()
+	if f.mapped.Load() {
+		if n, ok := guardedCopy(p, f.view[off:]); ok {
+			if c := f.cache; c != nil && f.lruStamp.Load() != c.clock.Load() {
+				// Only when another section was used since this one: the
+				// hot loop over one section touches no shared cache line.
+				f.lruStamp.Store(c.clock.Add(1))
+			}
+			return n, nil
 		}
-		if c := f.cache; c != nil && f.lruStamp.Load() != c.clock.Load() {
-			// Only when another section was used since this one: the hot
-			// loop over one section touches no shared cache line.
-			f.lruStamp.Store(c.clock.Add(1))
-		}
-		return n, nil
+		// Unmapped under us, or the file shrank: sort it out under the lock.
 	}
-	f.mu.RUnlock()
 	return f.readSlow(p, off)
 }
 
-// readSlow maps the section and reads; sections larger than their cache's
-// limit are mapped only for the duration of the read.
+// readSlow maps the section if needed and reads under the lock, so nothing
+// can unmap it during the copy; a fault now means the file shrank. Sections
+// larger than their cache's limit are mapped only for the duration of the read.
 func (f *fileMap) readSlow(p []byte, off uint64) (int, error) {
 	c := f.cache
 	if c != nil && f.mapLength() > c.limit.Load() {
-		base, view, err := f.mapFile()
+		base, err := f.mapFile(nil)
 		if err != nil {
 			return 0, err
 		}
-		n, ok := guardedCopy(p, view[off:])
-		unix.Munmap(base)
+		n, ok := guardedCopy(p, base[f.mapLength()-f.size+off:])
+		unix.MunmapPtr(unsafe.Pointer(&base[0]), uintptr(len(base)))
 		if !ok {
 			return 0, &StaleFileError{Path: f.path, Reason: "truncated while mapped"}
 		}
@@ -142,21 +156,26 @@ func (f *fileMap) readSlow(p []byte, off uint64) (int, error) {
 	}
 	f.mu.Lock()
 	fresh := false
-	if f.view == nil {
-		base, view, err := f.mapFile()
-		if err != nil {
+	if !f.mapped.Load() {
+		if err := f.mapLocked(); err != nil {
 			f.mu.Unlock()
 			return 0, err
 		}
-		f.base, f.view, fresh = base, view, true
+		fresh = true
 		if c != nil {
 			f.lruStamp.Store(c.clock.Add(1))
 		}
 	}
 	n, ok := guardedCopy(p, f.view[off:])
+	if !ok {
+		f.unmapLocked()
+	}
 	f.mu.Unlock()
 	if !ok {
-		return 0, f.faulted()
+		if c != nil {
+			c.forget(f)
+		}
+		return 0, &StaleFileError{Path: f.path, Reason: "truncated while mapped"}
 	}
 	if fresh && c != nil {
 		c.noteMapped(f)
@@ -164,42 +183,66 @@ func (f *fileMap) readSlow(p []byte, off uint64) (int, error) {
 	return n, nil
 }
 
-// faulted handles a fault while copying from the mapping: the file shrank under
-// it. The mapping is dropped; the next map attempt sees the new size and
-// reports the file stale again.
-func (f *fileMap) faulted() error {
-	if c := f.cache; c != nil {
-		c.unmap(f)
-	} else {
-		f.release()
+// mapLocked maps the file into the section's reserved range, reserving one on
+// first use.
+func (f *fileMap) mapLocked() error {
+	var addr unsafe.Pointer
+	if f.base != nil {
+		addr = unsafe.Pointer(&f.base[0])
 	}
-	return &StaleFileError{Path: f.path, Reason: "truncated while mapped"}
+	base, err := f.mapFile(addr)
+	if err != nil {
+		return err
+	}
+	if f.base == nil {
+		adjust := f.mapLength() - f.size
+		f.base, f.view = base, base[adjust:adjust+f.size]
+	}
+	f.mapped.Store(true)
+	return nil
 }
 
-// release unmaps the file if it is mapped and reports how many bytes that
-// freed.
-func (f *fileMap) release() uint64 {
+// unmapLocked drops the file mapping but keeps the range reserved and
+// inaccessible. It reports whether there was a mapping to drop.
+func (f *fileMap) unmapLocked() bool {
+	if !f.mapped.Load() {
+		return false
+	}
+	f.mapped.Store(false)
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&f.base[0]), uintptr(len(f.base)), unix.PROT_NONE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+	if err != nil {
+		// Out of memory for page tables; the file stays mapped, which is
+		// safe, only not bounded.
+		f.mapped.Store(true)
+		return false
+	}
+	return true
+}
+
+// unmap drops the file mapping (see unmapLocked).
+func (f *fileMap) unmap() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.base == nil {
-		return 0
-	}
-	n := uint64(len(f.base))
-	unix.Munmap(f.base)
-	f.base, f.view = nil, nil
-	return n
+	return f.unmapLocked()
 }
 
-func (f *fileMap) mapped() bool {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	return f.base != nil
+// destroy releases the reserved range once the section is unreachable.
+func (f *fileMap) destroy() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.base != nil {
+		f.mapped.Store(false)
+		unix.MunmapPtr(unsafe.Pointer(&f.base[0]), uintptr(len(f.base)))
+		f.base, f.view = nil, nil
+	}
 }
 
 // guardedCopy copies from a file mapping. If the file was truncated under the
-// mapping, touching a page past its new end raises SIGBUS; with panic-on-fault
-// set that becomes a recoverable panic, reported here as ok == false, instead
-// of killing the agent.
+// mapping, or the mapping was made inaccessible by an eviction, touching it
+// raises SIGBUS or SIGSEGV; with panic-on-fault set that becomes a
+// recoverable panic, reported here as ok == false, instead of killing the
+// agent.
 func guardedCopy(dst, src []byte) (n int, ok bool) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {

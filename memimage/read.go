@@ -43,8 +43,7 @@ func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, er
 	case win != nil:
 		n, err = win.section.read(p, win.offset+(addr-win.begin))
 		id = win.id
-		var stale *StaleFileError
-		if err != nil && st.fallback != nil && errors.As(err, &stale) {
+		if err != nil && st.fallback != nil && isStale(err) {
 			// The fallback reads the target itself, so its bytes are right
 			// even when the file is not; keep the stale error if it has
 			// nothing.
@@ -73,6 +72,13 @@ func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, er
 		p = p[:olimit-addr]
 	}
 	return copy(p, o.section.data[o.offset+(addr-o.begin):]), 0, nil
+}
+
+// isStale is a function of its own so that the errors.As target is allocated
+// only on this rare path, not on every read.
+func isStale(err error) bool {
+	var stale *StaleFileError
+	return errors.As(err, &stale)
 }
 
 func callFallback(fn ReadFunc, p []byte, asid ASID, addr uint64) (int, error) {

@@ -67,7 +67,7 @@ func newFileSection(path string, offset, size uint64, cache *SectionCache) (*Sec
 	// The mapping belongs to the section: release it once nothing can read
 	// through the section any more. The cleanup refers to the mapping only, so
 	// it does not keep the section alive.
-	runtime.AddCleanup(s, func(f *fileMap) { f.release() }, f)
+	runtime.AddCleanup(s, (*fileMap).destroy, f)
 	return s, nil
 }
 
