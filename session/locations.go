@@ -77,3 +77,28 @@ func finish(addrs []uint64, errs []error, what string) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// VariableAddresses returns the static addresses of the named global or
+// static variable in c's process, in every module.
+func (s *Session) VariableAddresses(c *target.Context, name string) ([]uint64, error) {
+	mods, err := s.Modules(c)
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	var errs []error
+	for _, m := range mods {
+		b, _ := s.Binary(m)
+		if b == nil {
+			continue
+		}
+		vars, err := b.LookupVariable(name)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, v := range vars {
+			out = append(out, v.Addr+m.Bias)
+		}
+	}
+	return finish(out, errs, "variable "+name)
+}

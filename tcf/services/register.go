@@ -9,6 +9,8 @@ func (a *Agent) RegisterAll() {
 	a.RegisterMemoryMap()
 	a.RegisterRegisters()
 	a.RegisterStackTrace()
+	a.RegisterSymbols()
+	a.RegisterLineNumbers()
 	a.RegisterBreakpoints()
 	a.RegisterStreams()
 	a.RegisterTerminals()

@@ -383,3 +383,73 @@ func num(v any) uint64 {
 	}
 	return 0
 }
+
+func TestSymbolsAndLineNumbersOverCore(t *testing.T) {
+	fx, c := openCore(t)
+	main := "P" + strconv.Itoa(fx.pid) + "." + strconv.Itoa(fx.pid)
+	var rerr error
+	var frames []string
+	call(t, c, "StackTrace", "getChildrenRange", main, 0, 100).Decode(&rerr, &frames)
+	var props []map[string]any
+	call(t, c, "StackTrace", "getContext", frames).Decode(&props, &rerr)
+	// Name every frame the way clients do: findByAddr at IP (IP-1 for callers),
+	// then getContext; lines with mapToSource.
+	var names []string
+	var lines []int
+	for i, p := range props {
+		ip := num(p["IP"])
+		if i > 0 {
+			ip--
+		}
+		var sym string
+		call(t, c, "Symbols", "findByAddr", frames[i], ip).Decode(&rerr, &sym)
+		var sp map[string]any
+		if sym != "" {
+			call(t, c, "Symbols", "getContext", sym).Decode(&rerr, &sp)
+		}
+		name, _ := sp["Name"].(string)
+		names = append(names, name)
+		var areas []map[string]any
+		call(t, c, "LineNumbers", "mapToSource", frames[i], ip, ip+1).Decode(&rerr, &areas)
+		line := 0
+		for _, a := range areas {
+			if a["File"] == "svc_target.c" {
+				line = int(num(a["SLine"]))
+			}
+		}
+		lines = append(lines, line)
+	}
+	joined := strings.Join(names, " ")
+	if !strings.Contains(joined, "wait_here main") {
+		t.Fatalf("frame names %q", joined)
+	}
+	for i, n := range names {
+		if n == "wait_here" && lines[i] != 21 {
+			t.Errorf("wait_here at line %d, want 21", lines[i])
+		}
+		if n == "main" && lines[i] != 28 {
+			t.Errorf("main at line %d, want 28", lines[i])
+		}
+	}
+	// By name: the global and the function.
+	var ids []string
+	call(t, c, "Symbols", "findByName", main, nil, "svc_global").Decode(&rerr, &ids)
+	if len(ids) != 1 {
+		t.Fatalf("svc_global: %v %v", ids, rerr)
+	}
+	var vp map[string]any
+	call(t, c, "Symbols", "getContext", ids[0]).Decode(&rerr, &vp)
+	if num(vp["Address"]) != fx.globalAddr {
+		t.Fatalf("svc_global at %v, want %x", vp["Address"], fx.globalAddr)
+	}
+	call(t, c, "Symbols", "findByName", main, nil, "no_such_symbol").Decode(&rerr, &ids)
+	if errCode(t, rerr) != tcf.CodeSymbolNotFound {
+		t.Fatalf("unknown name: %v", rerr)
+	}
+	// mapToMemory: line 20 (`for (;;)`) has no code of its own; gdb moves to 21.
+	var areas []map[string]any
+	call(t, c, "LineNumbers", "mapToMemory", main, "svc_target.c", 20, 0).Decode(&rerr, &areas)
+	if len(areas) == 0 || num(areas[0]["SLine"]) != 21 {
+		t.Fatalf("mapToMemory: %v %v", areas, rerr)
+	}
+}

@@ -1,0 +1,217 @@
+package services
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+)
+
+// Symbol IDs are opaque to clients. Two kinds exist here:
+//
+//	F@<process>@<hex pc>@<depth>  the function at inline depth <depth> (0 the
+//	                              innermost) at run-time address pc
+//	V@<process>@<hex addr>@<name> a variable with a static address
+//
+// They stay valid while the process's modules do (UpdatePolicy 0: "on memory
+// map change").
+
+// TCF symbol classes and type classes used here.
+const (
+	symClassValue     = 1
+	symClassReference = 2
+	symClassFunction  = 3
+	typeClassFunction = 8
+)
+
+// RegisterSymbols adds the Symbols service (functions and static variables by
+// address and by name, and the module of an address).
+func (a *Agent) RegisterSymbols() {
+	svc := a.srv.Service("Symbols")
+	svc.Command("getContext", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		props, err := a.symbolContext(id)
+		c.Reply().Error(err).Data(props).Send()
+	})
+	svc.Command("findByAddr", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		addr := args.Uint64()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		sym, err := a.findByAddr(id, addr)
+		c.Reply().Error(err).Data(nullable(sym)).Send()
+	})
+	byName := func(c *tcf.Call) (string, []string, error) {
+		args := c.Args()
+		id := args.String()
+		_ = args.Raw() // ip: names are looked up process-wide
+		name := args.String()
+		if err := args.End(); err != nil {
+			return "", nil, err
+		}
+		ids, err := a.findByName(id, name)
+		return name, ids, err
+	}
+	svc.Command("find", func(c *tcf.Call) {
+		_, ids, err := byName(c)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).String(ids[0]).Send()
+	})
+	svc.Command("findByName", func(c *tcf.Call) {
+		_, ids, err := byName(c)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(ids).Send()
+	})
+	svc.Command("getSymFileInfo", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		addr := args.Uint64()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		ctx, err := a.scopeContext(id)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		mods, err := a.session.Modules(ctx)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		m := mods.ForAddress(addr)
+		if m == nil {
+			c.Reply().Error(nil).Null().Send()
+			return
+		}
+		info := map[string]any{"Addr": m.Start, "Size": m.End - m.Start, "FileName": m.Name}
+		if b, _ := a.session.Binary(m); b != nil && b.DebugFile() != "" {
+			info["DebugFileName"] = b.DebugFile()
+		}
+		c.Reply().Error(nil).Data(info).Send()
+	})
+}
+
+func symNotFound(format string, args ...any) error {
+	return tcf.Errorf(tcf.CodeSymbolNotFound, format, args...)
+}
+
+func (a *Agent) findByAddr(ctxID string, addr uint64) (string, error) {
+	ctx, err := a.scopeContext(ctxID)
+	if err != nil {
+		return "", err
+	}
+	_, frames, err := a.session.Symbolize(ctx, addr, false)
+	if len(frames) == 0 || frames[0].Function == "" {
+		if err == nil {
+			err = symNotFound("no symbol at 0x%x", addr)
+		}
+		return "", err
+	}
+	return fmt.Sprintf("F@%s@%x@0", ctx.Process().ID(), addr), nil
+}
+
+func (a *Agent) findByName(ctxID, name string) ([]string, error) {
+	ctx, err := a.scopeContext(ctxID)
+	if err != nil {
+		return nil, err
+	}
+	proc := ctx.Process()
+	var ids []string
+	if addrs, err := a.session.FunctionAddresses(proc, name); err == nil {
+		for _, addr := range addrs {
+			ids = append(ids, fmt.Sprintf("F@%s@%x@0", proc.ID(), addr))
+		}
+	}
+	if vars, err := a.session.VariableAddresses(proc, name); err == nil {
+		for _, addr := range vars {
+			ids = append(ids, fmt.Sprintf("V@%s@%x@%s", proc.ID(), addr, name))
+		}
+	}
+	if len(ids) == 0 {
+		return nil, symNotFound("symbol %q not found", name)
+	}
+	return ids, nil
+}
+
+// symbolContext describes a symbol ID.
+func (a *Agent) symbolContext(id string) (map[string]any, error) {
+	parts := strings.SplitN(id, "@", 4)
+	if len(parts) != 4 {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no symbol %q", id)
+	}
+	proc, err := a.lookup(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	addr, err := strconv.ParseUint(parts[2], 16, 64)
+	if err != nil {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no symbol %q", id)
+	}
+	props := map[string]any{"ID": id, "OwnerID": string(proc.ID()), "UpdatePolicy": 0}
+	switch parts[0] {
+	case "V":
+		props["Name"] = parts[3]
+		props["Class"] = symClassReference
+		props["Address"] = addr
+		return props, nil
+	case "F":
+		depth, err := strconv.Atoi(parts[3])
+		if err != nil || depth < 0 {
+			return nil, tcf.Errorf(tcf.CodeInvalidContext, "no symbol %q", id)
+		}
+		return a.functionProps(proc, addr, depth, props)
+	}
+	return nil, tcf.Errorf(tcf.CodeInvalidContext, "no symbol %q", id)
+}
+
+func (a *Agent) functionProps(proc *target.Context, addr uint64, depth int, props map[string]any) (map[string]any, error) {
+	m, frames, err := a.session.Symbolize(proc, addr, false)
+	if depth >= len(frames) {
+		if err == nil {
+			err = symNotFound("no function at 0x%x", addr)
+		}
+		return nil, err
+	}
+	f := frames[depth]
+	props["Name"] = f.Function
+	props["Class"] = symClassFunction
+	props["TypeClass"] = typeClassFunction
+	if f.LinkageName != "" {
+		props["LinkageName"] = f.LinkageName
+	}
+	start := f.Start
+	if start == 0 {
+		start = addr
+	}
+	props["Address"] = start
+	if m != nil {
+		if b, _ := a.session.Binary(m); b != nil {
+			if scopes, _ := b.Scopes(addr - m.Bias); depth < len(scopes) {
+				for _, r := range scopes[depth].Ranges {
+					if addr-m.Bias >= r.Lo && addr-m.Bias < r.Hi {
+						props["Size"] = r.Hi - r.Lo
+					}
+				}
+			}
+		}
+	}
+	return props, nil
+}
