@@ -315,6 +315,7 @@ func (c *Core) makeTarget() {
 	}
 	for i, th := range c.threads {
 		th.Context = c.target.AddThread(c.process, th.TID, nil, "")
+		c.target.SetPending(th.Context, target.SignalSet(th.Status.Pending))
 		c.target.Stopped(th.Context, th.reason(i == 0 && !anySig), th.Registers().PC())
 	}
 }

@@ -126,6 +126,13 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 		c.addFileRange(mf, fm, te, a.end, cache)
 		return
 	}
+	if a.load >= 0 && ld.Flags&pfR == 0 {
+		// A guard page or PROT_NONE reservation: unreadable in the process
+		// too, so nothing is missing and there is no problem to report.
+		c.gaps = append(c.gaps, &MissingError{Start: te, End: a.end, Mapped: true,
+			Reason: "the mapping is not readable (PROT_NONE) in the process either"})
+		return
+	}
 	why := ""
 	switch {
 	case a.load < 0 && (mf == nil || mf.Found == ""):

@@ -251,3 +251,46 @@ func copyFile(t testing.TB, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestKernelCoreDeletedExecutable dumps a process whose executable was
+// deleted while it ran: NT_FILE records "PATH (deleted)". The text must then
+// come from Options.Executable (or the search path), and without either must
+// be reported missing, never read from whatever now sits at PATH.
+func TestKernelCoreDeletedExecutable(t *testing.T) {
+	requireFileCores(t)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "core_target")
+	copyFile(t, buildTarget(t), exe)
+	p := startTarget(t, exe, 0)
+	p.allowCore(t, 0x33)
+	maps := readMaps(t, p.pid)
+	samples := sampleMemory(t, p.pid, maps, exe, 300, rand.New(rand.NewSource(3)))
+	if err := os.Remove(exe); err != nil {
+		t.Fatal(err)
+	}
+	// Another build now sits at the old path.
+	copyFile(t, buildOther(t), exe)
+	corePath := p.killForCore(t, syscall.SIGQUIT, p.tids[0])
+
+	_, c := openCore(t, corePath, Options{})
+	mf := findMapped(c, exe)
+	if mf == nil || !mf.Deleted || mf.Found != "" {
+		t.Fatalf("deleted executable: %+v", mf)
+	}
+	if missing := checkMemory(t, c.Process(), samples); missing["text"] == 0 {
+		t.Errorf("text read from the other build at %s", exe)
+	}
+
+	keep := filepath.Join(t.TempDir(), "saved")
+	copyFile(t, buildTarget(t), keep)
+	for name, opts := range map[string]Options{
+		"executable option": {Executable: keep},
+		"search path":       {Sysroot: t.TempDir(), SearchPath: []string{filepath.Dir(buildTarget(t))}},
+	} {
+		_, c := openCore(t, corePath, opts)
+		if mf := findMapped(c, exe); mf == nil || mf.How != name {
+			t.Errorf("%s: %+v", name, mf)
+		}
+		checkMemoryKinds(t, c, samples, "text")
+	}
+}
