@@ -47,7 +47,10 @@ type cacheKey struct {
 
 // NewSectionCache returns an empty cache that keeps at most limit bytes
 // mapped. As in libipt, a limit of 0 keeps nothing mapped between reads (each
-// read maps and unmaps); NoLimit keeps everything.
+// read maps and unmaps); NoLimit keeps everything. An unmapped section keeps
+// its address range reserved (inaccessible, costing address space but no
+// memory) so that it can be read without locks; the range is released when
+// the section becomes unreachable.
 func NewSectionCache(limit uint64) *SectionCache {
 	c := &SectionCache{byKey: map[cacheKey]SectionID{}, sections: map[fileRange]*Section{}}
 	c.limit.Store(limit)

@@ -233,3 +233,34 @@ func TestStaleFileFallback(t *testing.T) {
 		t.Errorf("stale section, fallback has nothing: %d, %v; want a StaleFileError", n, err)
 	}
 }
+
+// TestEvictedRangeStaysReserved checks the property lock-free reads rely on:
+// an unmapped section's range stays reserved and inaccessible, so a reader
+// that raced with the unmapping faults recoverably instead of reading
+// whatever else could have been mapped there, and mapping again reuses the
+// same addresses.
+func TestEvictedRangeStaysReserved(t *testing.T) {
+	path, data := writeFile(t, t.TempDir(), "f", 3*os.Getpagesize(), 0)
+	s, err := NewFileSection(path, 10, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 64)
+	if _, err := s.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	f := s.file
+	view := f.view
+	if !f.unmap() {
+		t.Fatal("unmap found nothing mapped")
+	}
+	if _, ok := guardedCopy(b, view[100:]); ok {
+		t.Fatal("copy from an unmapped section's range succeeded; the range is not inaccessible")
+	}
+	if n, err := s.ReadAt(b, 4000); n != 64 || err != nil || !bytes.Equal(b, data[4010:4074]) {
+		t.Fatalf("read after unmapping = %d, %v", n, err)
+	}
+	if &f.view[0] != &view[0] {
+		t.Error("the section was mapped again at a different address")
+	}
+}
