@@ -44,6 +44,9 @@ type Agent struct {
 	removeListener func()
 	// offered is the set of services registered on the server when Start ran.
 	offered map[string]bool
+	// adopted holds the processes whose breakpoints and library tracking are
+	// set up.
+	adopted map[*target.Context]*sync.Once
 }
 
 // New makes an Agent serving the target of sess on srv. Call Register* for the
@@ -56,6 +59,7 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		log:        srv.Logger(),
 		clientMaps: map[string][]map[string]any{},
 		launched:   map[string]*launchedProcess{},
+		adopted:    map[*target.Context]*sync.Once{},
 	}
 }
 
@@ -92,6 +96,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
 		if c.IsProcess() {
 			a.emit("Memory", "contextAdded", []any{memoryContext(c)})
+			a.adopt(c)
 		}
 	case target.EventChanged:
 		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
@@ -113,6 +118,9 @@ func (a *Agent) onEvent(e target.Event) {
 		a.emit("RunControl", "contextResumed", id)
 	case target.EventMemoryMapChanged:
 		a.emit("MemoryMap", "changed", id)
+		if a.bps.byID != nil {
+			a.plantInProcess(c)
+		}
 	case target.EventExited:
 		if c.IsProcess() {
 			code := 0
@@ -125,6 +133,7 @@ func (a *Agent) onEvent(e target.Event) {
 			a.emit("Memory", "contextRemoved", []string{id})
 			a.mu.Lock()
 			delete(a.clientMaps, id)
+			delete(a.adopted, c)
 			a.mu.Unlock()
 		} else {
 			a.forgetStack(c)
@@ -144,3 +153,25 @@ func (a *Agent) emit(service, name string, args ...any) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// adopt sets a new process up once: its shared-library loads are followed (so
+// breakpoints in libraries are planted when they load) and the client's
+// breakpoints are planted. Launch and attach call it before the process runs;
+// the Created event calls it for processes that appear on their own (forks).
+func (a *Agent) adopt(proc *target.Context) {
+	a.mu.Lock()
+	once := a.adopted[proc]
+	if once == nil {
+		once = &sync.Once{}
+		a.adopted[proc] = once
+	}
+	a.mu.Unlock()
+	once.Do(func() {
+		if err := a.session.TrackModules(proc, false); err != nil {
+			a.log.Debug("not following shared libraries", "process", proc.ID(), "err", err)
+		}
+		if a.bps.byID != nil {
+			a.plantInProcess(proc)
+		}
+	})
+}

@@ -70,7 +70,10 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 	svc.Command("attach", func(c *tcf.Call) {
 		pid, err := pidArg(c)
 		if err == nil {
-			_, err = a.target.Attach(pid, target.AttachOptions{Stop: true})
+			var proc *target.Context
+			if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
+				a.adopt(proc)
+			}
 		}
 		c.ReplyError(err)
 	})
@@ -278,6 +281,7 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 		proc.SetSignalMasks(ds, dp)
 	}
 	a.attachStreams(service, proc, pio)
+	a.adopt(proc)
 	if req.stopAtMain {
 		if err := a.stopAtMain(proc); err != nil {
 			a.log.Warn("cannot stop at main", "process", proc.ID(), "err", err)
