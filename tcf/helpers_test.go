@@ -22,8 +22,8 @@ func quietLogger() *slog.Logger {
 }
 
 // startServer runs a server with Diagnostics on a loopback port and returns
-// it with its address; it is shut down (and checked for leaked goroutines)
-// when the test ends.
+// it with its address; it is shut down when the test ends, and the test
+// fails if goroutines are left over.
 func startServer(t testing.TB, cfg tcf.Config) (*tcf.Server, string) {
 	t.Helper()
 	if cfg.Logger == nil {
@@ -35,6 +35,7 @@ func startServer(t testing.TB, cfg tcf.Config) (*tcf.Server, string) {
 	if cfg.AgentID == "" {
 		cfg.AgentID = "00000000-1111-4222-8333-444444444444"
 	}
+	base := runtime.NumGoroutine()
 	srv := tcf.NewServer(cfg)
 	tcf.RegisterDiagnostics(srv)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -48,6 +49,9 @@ func startServer(t testing.TB, cfg tcf.Config) (*tcf.Server, string) {
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
+		// Every test doubles as a goroutine-leak check: clients were
+		// closed by their own cleanups (which run first).
+		checkGoroutines(t, base)
 	})
 	return srv, l.Addr().String()
 }
