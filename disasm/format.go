@@ -54,9 +54,11 @@ const mnemonicWidth = 6
 // Text formats the instruction the way objdump does in the given syntax:
 // prefixes and mnemonic padded to 6 columns, a space, the operands separated by
 // commas, branch targets as `0x401136 <foo+0x10>`, and RIP-relative memory
-// operands followed by a `# 0x404028 <counter>` comment. Two cosmetic
-// differences from objdump: addresses in targets and comments carry a 0x prefix
-// (as gdb prints them), and the comment is separated by 8 spaces.
+// operands followed by a `# 0x404028 <counter>` comment (8 spaces before the
+// #, as objdump). Cosmetic differences from objdump: addresses in targets and
+// comments carry a 0x prefix (as gdb prints them), and in Intel syntax a
+// negative RIP-relative displacement is written `[rip-0x16e]` where objdump
+// writes `[rip+0xfffffffffffffe92]`.
 func (in *Instruction) Text(syntax Syntax, sym Symbolizer) string {
 	f := in.format(syntax)
 	var b strings.Builder

@@ -125,6 +125,7 @@ var (
 	annotation = regexp.MustCompile(` <[^>]*>`)
 	comment    = regexp.MustCompile(`\s+#.*$`)
 	hexTarget  = regexp.MustCompile(`^([a-z]+\s+)([0-9a-f]+)$`)
+	ripNeg     = regexp.MustCompile(`rip\+0x(f{8}[0-9a-f]{8})\]`)
 	spaces     = regexp.MustCompile(`\s+`)
 )
 
@@ -135,10 +136,18 @@ func stripAnnotations(s string) string {
 }
 
 // normalizeObjdump turns objdump's text into this package's spelling for the
-// differences documented on Text: branch targets carry 0x, whitespace runs are
-// one space.
+// cosmetic differences documented on Text: branch targets carry 0x, a negative
+// RIP-relative displacement in Intel syntax is written as one (`[rip-0x16e]`,
+// objdump: `[rip+0xfffffffffffffe92]`), whitespace runs are one space.
 func normalizeObjdump(s string) string {
 	s = spaces.ReplaceAllString(strings.TrimSpace(stripAnnotations(s)), " ")
+	s = ripNeg.ReplaceAllStringFunc(s, func(m string) string {
+		v, err := strconv.ParseUint(ripNeg.FindStringSubmatch(m)[1], 16, 64)
+		if err != nil {
+			return m
+		}
+		return "rip-0x" + strconv.FormatUint(-v, 16) + "]"
+	})
 	if m := hexTarget.FindStringSubmatch(s); m != nil {
 		s = m[1] + "0x" + m[2]
 	}
@@ -223,12 +232,110 @@ func (c *comparison) report(t testing.TB, name string) {
 	}
 }
 
-func TestLibcAgainstObjdumpProbe(t *testing.T) {
-	for _, syn := range []Syntax{GNU, Intel} {
-		c := compareWithObjdump(t, "/lib/x86_64-linux-gnu/libc.so.6", syn)
-		c.report(t, "libc "+syn.String())
-	}
-	_ = testprog.Root
+// cosmeticMnemonics are the documented mnemonic differences from objdump that
+// do not change meaning: objdump's name for undecodable bytes.
+var cosmeticMnemonics = map[string]string{
+	"(bad)": ".byte",
 }
 
-func isCosmetic(syntax Syntax, objdump, ours string) bool { return false }
+func isCosmetic(syntax Syntax, objdump, ours string) bool {
+	return cosmeticMnemonics[objdump] == ours
+}
+
+// checkLinearSweep decodes the whole .text linearly and requires exactly
+// objdump's instruction addresses (valid for sections without data in them,
+// as gcc output and libc are: objdump restarts at every symbol, a linear sweep
+// does not).
+func checkLinearSweep(t *testing.T, path string) {
+	code, base, _ := textSection(t, path)
+	ours := DecodeAll(code, base)
+	theirs := runObjdump(t, path, GNU)
+	for i := 0; i < len(ours) && i < len(theirs); i++ {
+		if ours[i].Address != theirs[i].addr {
+			t.Fatalf("%s: linear sweep desynchronised at instruction %d: ours at %#x (%s), objdump at %#x (%s)",
+				path, i, ours[i].Address, ours[i].Text(GNU, nil), theirs[i].addr, theirs[i].text)
+		}
+	}
+	if len(ours) != len(theirs) {
+		t.Fatalf("%s: linear sweep found %d instructions, objdump %d", path, len(ours), len(theirs))
+	}
+}
+
+// checkComparison fails on any size mismatch and any mnemonic mismatch that is
+// not cosmetic, and requires the full text to match at least minText percent.
+func checkComparison(t *testing.T, name string, c *comparison, minText float64) {
+	c.report(t, name)
+	if c.sizeMismatch != 0 {
+		t.Errorf("%s: %d instructions sized differently from objdump", name, c.sizeMismatch)
+	}
+	if n := c.insns - c.sizeMismatch - c.mnemonicMatch - c.cosmetic; n != 0 {
+		t.Errorf("%s: %d mnemonics differ from objdump beyond the cosmetic list", name, n)
+	}
+	if pct := 100 * float64(c.textMatch) / float64(c.insns); pct < minText {
+		t.Errorf("%s: only %.2f%% of instruction texts match objdump's (want >= %.2f%%)", name, pct, minText)
+	}
+}
+
+// testPrograms are the gcc builds compared with objdump; mustContain names
+// instructions whose presence makes the build worth comparing.
+var testPrograms = []struct {
+	name        string
+	spec        testprog.Spec
+	mustContain string
+}{
+	{"mix-O0", testprog.Spec{Sources: []string{"dis_mix.c"}, Flags: []string{"-O0"}, Name: "dis_mix_O0"}, "call"},
+	{"mix-O2", testprog.Spec{Sources: []string{"dis_mix.c"}, Flags: []string{"-O2"}, Name: "dis_mix_O2"}, "lock"},
+	{"mix-O2-cet", testprog.Spec{Sources: []string{"dis_mix.c"}, Flags: []string{"-O2", "-fcf-protection=full"}, Name: "dis_mix_cet"}, "endbr64"},
+	{"avx2-O3", testprog.Spec{Sources: []string{"dis_avx.c"}, Flags: []string{"-O3", "-mavx2"}, Name: "dis_avx"}, "vzeroupper"},
+}
+
+func TestProgramsAgainstObjdump(t *testing.T) {
+	requireObjdump(t)
+	for _, p := range testPrograms {
+		t.Run(p.name, func(t *testing.T) {
+			path := testprog.Build(t, p.spec)
+			for _, syn := range []Syntax{GNU, Intel} {
+				checkComparison(t, p.name+" "+syn.String(), compareWithObjdump(t, path, syn), 100)
+			}
+			checkLinearSweep(t, path)
+			code, base, _ := textSection(t, path)
+			found := false
+			for _, in := range DecodeAll(code, base) {
+				if strings.Contains(in.Mnemonic(GNU), p.mustContain) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s: no %s instruction: the build does not exercise what it should", p.name, p.mustContain)
+			}
+		})
+	}
+}
+
+// The system libraries: libc (hand-written AVX2/AVX-512 string functions,
+// vzeroupper, rdpkru/wrpkru, x87) and libm (SSE, AVX, FMA and AMD FMA4 code).
+func TestSystemLibrariesAgainstObjdump(t *testing.T) {
+	requireObjdump(t)
+	if testing.Short() {
+		t.Skip("-short: comparing the system libraries decodes ~450,000 instructions twice")
+	}
+	for _, lib := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6"} {
+		if _, err := os.Stat(lib); err != nil {
+			t.Logf("%s: not present on this machine", lib)
+			continue
+		}
+		t.Run(lib, func(t *testing.T) {
+			checkComparison(t, lib+" gnu", compareWithObjdump(t, lib, GNU), 100)
+			checkComparison(t, lib+" intel", compareWithObjdump(t, lib, Intel), 100)
+			checkLinearSweep(t, lib)
+		})
+	}
+}
+
+func requireObjdump(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("objdump"); err != nil {
+		t.Skip("objdump not installed: nothing to compare with")
+	}
+}
