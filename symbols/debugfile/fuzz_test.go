@@ -56,7 +56,7 @@ func FuzzParseNotes(f *testing.F) {
 // FuzzDecodeMiniDebugInfo: arbitrary bytes as an xz-wrapped ELF file.
 // Seeds are real streams: one from the xz tool (through a Fedora-style
 // MiniDebugInfo section of a test program, when the tools are present) and
-// one from the Go xz writer.
+// one from the Go xz writer. Inputs are large; use -fuzzminimizetime=2s.
 func FuzzDecodeMiniDebugInfo(f *testing.F) {
 	if bin, err := testprog.BuildE(testprog.Spec{Sources: []string{"sym_plt.c"}, Name: "sym_dbg"}); err == nil {
 		data, _ := os.ReadFile(bin)

@@ -11,7 +11,11 @@ import (
 
 // FuzzFromImage feeds arbitrary bytes to the whole reader (ELF headers,
 // .symtab, .dynsym, relocations, PLT decoding): it must return, not panic,
-// and whatever table it returns must answer lookups sanely.
+// and whatever table it returns must answer lookups sanely. The seed is a
+// whole executable, so minimizing a new input takes long; run with a short
+// minimize time to keep exploring:
+//
+//	go test -run XXX -fuzz FuzzFromImage -fuzztime=30s -fuzzminimizetime=2s ./symbols/elfsym
 func FuzzFromImage(f *testing.F) {
 	if p, err := testprog.BuildE(testprog.Spec{Sources: []string{"sym_plt.c"}, Flags: []string{"-O1"}, Name: "sym_plt_lazy"}); err == nil {
 		if data, err := os.ReadFile(p); err == nil {

@@ -23,7 +23,7 @@ const maxRelocSection = 256 << 20
 // whatever instruction padding the linker chose, because it decodes the
 // jump instead of assuming an entry layout. Stubs whose slot has no
 // relocation (PLT0, lazy IBT trampolines) stay unnamed, as in gdb.
-func pltSymbols(f *elf.File) ([]Symbol, error) {
+func pltSymbols(f *elf.File, dyn []elf.Symbol) ([]Symbol, error) {
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		return nil, nil // other architectures: no synthetic names yet
 	}
@@ -39,7 +39,7 @@ func pltSymbols(f *elf.File) ([]Symbol, error) {
 	if len(plts) == 0 {
 		return nil, nil
 	}
-	slots, err := gotSlotNames(f)
+	slots, err := gotSlotNames(f, dyn)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +101,9 @@ func pltJumpSlot(e []byte, addr uint64) (uint64, bool) {
 
 // gotSlotNames maps each GOT slot filled by a JUMP_SLOT, GLOB_DAT or
 // IRELATIVE relocation to the name binutils gives the stub: the dynamic
-// symbol's name, or "*ABS*+0x<resolver>" for an IRELATIVE.
-func gotSlotNames(f *elf.File) (map[uint64]string, error) {
-	dyn, err := f.DynamicSymbols()
-	if err != nil && !isNoSymbols(err) {
-		return nil, fmt.Errorf("read .dynsym: %w", err)
-	}
+// symbol's name (dyn is f's .dynsym as debug/elf returns it), or
+// "*ABS*+0x<resolver>" for an IRELATIVE.
+func gotSlotNames(f *elf.File, dyn []elf.Symbol) (map[uint64]string, error) {
 	slots := make(map[uint64]string)
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_RELA {

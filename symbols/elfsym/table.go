@@ -129,12 +129,13 @@ func readFile(f *elf.File) (out []Symbol, errs []*Error) {
 	} else {
 		add(syms, OriginSymtab)
 	}
-	if syms, err := safeSymbols(f.DynamicSymbols); err != nil && !isNoSymbols(err) {
+	dyn, err := safeSymbols(f.DynamicSymbols)
+	if err != nil && !isNoSymbols(err) {
 		errs = append(errs, &Error{Section: ".dynsym", Err: err})
-	} else {
-		add(syms, OriginDynsym)
+		return out, errs // PLT stubs are named through .dynsym
 	}
-	plt, err := safeSymbols2(func() ([]Symbol, error) { return pltSymbols(f) })
+	add(dyn, OriginDynsym)
+	plt, err := safeSymbols2(func() ([]Symbol, error) { return pltSymbols(f, dyn) })
 	if err != nil {
 		errs = append(errs, &Error{Section: "PLT", Err: err})
 	}
