@@ -202,6 +202,7 @@ func (a *Args) Int() int {
 }
 
 var (
+	errNotObject  = errors.New("not a JSON object")
 	errNotInteger = errors.New("not an integer")
 	errOutOfRange = errors.New("out of range")
 )

@@ -184,14 +184,25 @@ func (c *Channel) enqueueMsg(msg []byte, wake bool) bool {
 			msg: fmt.Sprintf("peer does not read: outgoing queue over %d bytes", c.srv.cfg.MaxQueueBytes)}, true)
 		return false
 	}
-	wasEmpty := len(c.out) == 0
 	c.out = append(c.out, msg...)
 	big := len(c.out) > inlineFlushLimit
 	c.mu.Unlock()
-	if (wake && wasEmpty) || big {
+	if wake || big {
 		c.signal()
 	}
 	return true
+}
+
+// kickWriter wakes the writer if replies are waiting. The reader calls it
+// before running the next handler, so replies already made never wait for
+// a slow handler.
+func (c *Channel) kickWriter() {
+	c.mu.Lock()
+	pending := len(c.out) > 0
+	c.mu.Unlock()
+	if pending {
+		c.signal()
+	}
 }
 
 // flushOnce writes what is queued unless another goroutine is writing.
@@ -284,6 +295,7 @@ func (c *Channel) readLoop() {
 			c.Close(err)
 			return
 		}
+		c.kickWriter()
 		c.dispatch(m)
 		if !c.flushIfDrained() {
 			return

@@ -123,6 +123,7 @@ func TestSlowClientDoesNotBlockOthers(t *testing.T) {
 // recorder is a test service: "rec" records its argument and replies at
 // once; "later" defers its reply until "release" is called.
 type recorder struct {
+	gate    chan struct{} // closed to let "block" return
 	mu      sync.Mutex
 	seen    []int
 	pending []*tcf.Call
@@ -130,7 +131,7 @@ type recorder struct {
 }
 
 func registerRecorder(srv *tcf.Server) *recorder {
-	r := &recorder{closed: map[string]bool{}}
+	r := &recorder{closed: map[string]bool{}, gate: make(chan struct{})}
 	svc := srv.Service("Test")
 	svc.Command("rec", func(c *tcf.Call) {
 		a := c.Args()
@@ -167,6 +168,13 @@ func registerRecorder(srv *tcf.Server) *recorder {
 			r.closed[ch.ID()] = true
 			r.mu.Unlock()
 		})
+		c.ReplyError(nil)
+	})
+	svc.Command("block", func(c *tcf.Call) {
+		select {
+		case <-r.gate:
+		case <-time.After(10 * time.Second):
+		}
 		c.ReplyError(nil)
 	})
 	svc.Command("panic", func(c *tcf.Call) { panic("handler bug") })
@@ -228,6 +236,34 @@ func TestCommandsRunInArrivalOrder(t *testing.T) {
 	var s string
 	if err := res.Decode(&rerr, &s); err != nil || s != "late" {
 		t.Fatalf("deferred reply: %q %v", s, err)
+	}
+}
+
+// TestRepliesDoNotWaitForSlowHandler pipelines a quick command and a slow
+// one in a single write: the quick reply and a later event must arrive
+// while the slow handler still runs.
+func TestRepliesDoNotWaitForSlowHandler(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	rec := registerRecorder(srv)
+	rc := openRaw(t, addr, "Test")
+	var b tcf.Builder
+	b.Command("q", "Test", "rec").Int64(1).End()
+	b.Command("s", "Test", "block").End()
+	wire, _ := b.Bytes()
+	rc.write(wire) // one write: both commands reach the agent's buffer together
+	want := string(msg("R", "q", "", "1"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("quick reply: got %q want %q", got, want)
+	}
+	srv.Emit("Test", "ev")
+	want = string(msg("E", "Test", "ev"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("event: got %q want %q", got, want)
+	}
+	close(rec.gate)
+	want = string(msg("R", "s", ""))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("slow reply: got %q want %q", got, want)
 	}
 }
 

@@ -2,7 +2,6 @@ package tcf
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -400,8 +399,6 @@ func parseReport(body []byte) *ErrorReport {
 	}
 	return rep
 }
-
-var errNotObject = errors.New("not a JSON object")
 
 func trimSpace(b []byte) []byte {
 	for len(b) > 0 && isSpace(b[0]) {

@@ -25,11 +25,16 @@ const helloGolden = "E\x00Locator\x00Hello\x00[\"ZeroCopy\",\"Locator\",\"Diagno
 
 // openRaw connects with a plain socket, checks the agent's Hello is the
 // first thing on the wire, and says Hello back.
-func openRaw(t *testing.T, addr string) *rawConn {
+// extraServices are services the test registered after Diagnostics.
+func openRaw(t *testing.T, addr string, extraServices ...string) *rawConn {
 	t.Helper()
 	rc := dialRaw(t, addr)
-	if got := rc.readN(len(helloGolden)); string(got) != helloGolden {
-		t.Fatalf("agent Hello:\n got %q\nwant %q", got, helloGolden)
+	hello := helloGolden
+	for _, s := range extraServices {
+		hello = strings.Replace(hello, `]`, `,"`+s+`"]`, 1)
+	}
+	if got := rc.readN(len(hello)); string(got) != hello {
+		t.Fatalf("agent Hello:\n got %q\nwant %q", got, hello)
 	}
 	rc.write(msg("E", "Locator", "Hello", `["ZeroCopy"]`))
 	return rc
