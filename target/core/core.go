@@ -47,7 +47,7 @@ type Thread struct {
 	Context *target.Context
 }
 
-// Registers returns the thread's register snapshot: NT_PRSTATUS's pr_reg and
+// Registers returns a copy of the thread's registers: NT_PRSTATUS's pr_reg and
 // the XSAVE area (or the FXSAVE image when the core has no NT_X86_XSTATE).
 func (th *Thread) Registers() *target.Registers {
 	r := &target.Registers{Arch: arch.AMD64, General: th.Status.Registers}
@@ -57,7 +57,7 @@ func (th *Thread) Registers() *target.Registers {
 	case len(th.FPRegs) >= arch.FXSaveSize:
 		r.XState = th.FPRegs[:arch.FXSaveSize]
 	}
-	return r
+	return r.Clone()
 }
 
 // Core is an opened core file: the Backend behind a core Target, and the

@@ -88,7 +88,7 @@ func (o *Options) candidates(mf *MappedFile, isExecutable bool) []candidate {
 // resolve finds the file that stands in for mf. coreTime is the core file's
 // mtime: without a build-id to compare, a file modified after the core was
 // written cannot be trusted.
-func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreSize uint64, coreTime int64) {
+func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreTime int64) {
 	var tried []string
 	try := func(c candidate) bool {
 		tried = append(tried, c.path)

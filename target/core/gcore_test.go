@@ -28,9 +28,10 @@ func TestGcore(t *testing.T) {
 	if missing := checkMemory(t, c.Process(), samples); len(missing) != 0 {
 		t.Errorf("unavailable samples: %v", missing)
 	}
+	// gdb writes each thread's NT_SIGINFO: the SIGSTOP of its attach.
 	for _, th := range c.Process().Children() {
 		_, r, _ := th.State()
-		if r.Kind != target.ReasonUser && r.Kind != target.ReasonContainer {
+		if r.Kind != target.ReasonUser || r.Signal != target.Signal(syscall.SIGSTOP) {
 			t.Errorf("%s: gdb stopped it, yet the reason is %v %v", th, r.Kind, r.Signal.Name())
 		}
 	}

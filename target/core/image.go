@@ -78,7 +78,7 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 		}
 	}
 	for _, mf := range c.files {
-		c.opts.resolve(mf, mf == exe, c.size, coreTime)
+		c.opts.resolve(mf, mf == exe, coreTime)
 		if mf.Err == nil {
 			if start, ok := firstMapping[mf]; ok {
 				mf.bias, mf.biasKnown = start-mf.base, true
