@@ -171,3 +171,15 @@ func trunc(b []byte) []byte {
 	}
 	return b
 }
+
+func TestChannelLimit(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{MaxChannels: 2})
+	dial(t, addr, client.Options{})
+	dial(t, addr, client.Options{})
+	waitChannels(t, srv, 2)
+	rc := dialRaw(t, addr)
+	expectEOS(t, rc, tcf.CodeOther, "too many open channels (2)")
+	if n := len(srv.Channels()); n != 2 {
+		t.Fatalf("%d channels open", n)
+	}
+}

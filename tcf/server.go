@@ -29,7 +29,12 @@ type Config struct {
 	AgentID        string           // Locator agent ID; default a random UUID made once per Server
 	Name           string           // peer Name in getPeers; default "sonde"
 	NoZeroCopy     bool             // do not list "ZeroCopy" in Hello
+	MaxChannels    int              // open channels at most; default DefaultMaxChannels
 }
+
+// DefaultMaxChannels bounds the number of open channels, so a peer that
+// opens connections in a loop cannot exhaust the agent.
+const DefaultMaxChannels = 256
 
 // A Handler runs one command. It is called on the channel's reader goroutine,
 // in arrival order; it must reply exactly once through c.Reply() — either
@@ -110,6 +115,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Name == "" {
 		cfg.Name = "sonde"
+	}
+	if cfg.MaxChannels <= 0 {
+		cfg.MaxChannels = DefaultMaxChannels
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, shutDoneCh: make(chan struct{})}
 	empty := map[string]*Service{}
@@ -227,13 +235,34 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
+// refuse tells a peer over the channel limit why it is dropped.
+func (s *Server) refuse(conn net.Conn) {
+	s.log.Warn("refusing channel: too many open", "peer", conn.RemoteAddr().String(), "max", s.cfg.MaxChannels)
+	var b Builder
+	b.buf = append(b.buf, esc, escEOS)
+	b.Error(Report(Errorf(CodeOther, "too many open channels (%d)", s.cfg.MaxChannels), s.Now())).End()
+	_ = conn.SetWriteDeadline(time.Now().Add(closeFlushTimeout))
+	go func() { // never block the accept loop on a peer
+		defer s.wg.Done()
+		conn.Write(b.buf)
+		conn.Close()
+	}()
+}
+
 // ServeConn runs a channel over an established connection (any byte
-// stream). It returns the channel, or nil after Shutdown.
+// stream). It returns the channel, or nil after Shutdown or when
+// Config.MaxChannels channels are open.
 func (s *Server) ServeConn(conn net.Conn) *Channel {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
 		conn.Close()
+		return nil
+	}
+	if len(s.channels) >= s.cfg.MaxChannels {
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.refuse(conn)
 		return nil
 	}
 	s.nextID++
