@@ -26,8 +26,11 @@ type Section struct {
 // NewMemorySection returns a section holding data. The name is what
 // Image.RemoveFile matches; it is usually the file the bytes came from (a core
 // file, a perf.data file). The section keeps data without copying it, so the
-// caller must not change data afterwards. It returns a *SectionError if data
-// is empty.
+// caller must not change data afterwards. Reads of data are not guarded
+// against faults: for bytes that live in a file (a core's PT_LOAD segment),
+// prefer NewFileSection on that file, which maps it lazily, notices a changed
+// file and survives the file shrinking under it. It returns a *SectionError if
+// data is empty.
 func NewMemorySection(name string, data []byte) (*Section, error) {
 	if len(data) == 0 {
 		return nil, &SectionError{Name: name, Err: errors.New("no bytes")}
