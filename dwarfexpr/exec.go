@@ -330,7 +330,8 @@ func (m *Machine) exec(op byte, r *reader, npieces *int, start int) error {
 			return ErrStackUnderflow
 		}
 		s := m.stack[m.sp-3 : m.sp]
-		s[0], s[1], s[2] = s[1], s[2], s[0]
+		// The top becomes the third entry; the second becomes the top.
+		s[0], s[1], s[2] = s[2], s[0], s[1]
 		return nil
 	case OpAbs, OpNeg, OpNot:
 		return m.unary(op)
