@@ -62,7 +62,7 @@ func (c *Core) RemoveBreakpoint(bp *target.Breakpoint) error {
 // files cannot supply end the read with a *target.MemoryError whose Err is a
 // *MissingError saying why.
 func (c *Core) ReadMemory(proc *target.Context, addr uint64, p []byte) (int, error) {
-	if proc != c.process {
+	if proc != c.process || c.closed.Load() {
 		return 0, target.Errorf(target.CodeInvalidContext, "read memory", proc.ID(), nil)
 	}
 	n, err := c.image.ReadFull(p, asid, addr)
@@ -98,6 +98,14 @@ func (c *Core) Registers(thread *target.Context) (*target.Registers, error) {
 	return th.Registers(), nil
 }
 
-// Close releases nothing the garbage collector would not: the core's and the
-// files' mappings are unmapped when the image is unreachable.
-func (c *Core) Close() error { return nil }
+// Close unmaps the core and the mapped files (unless they live in a cache
+// the caller shared through Options.Cache); reads fail afterwards.
+func (c *Core) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	if c.ownCache != nil {
+		c.ownCache.SetLimit(0) // a limit of 0 keeps nothing mapped
+	}
+	return nil
+}

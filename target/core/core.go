@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync/atomic"
 
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/memimage"
@@ -83,7 +84,11 @@ type Core struct {
 	regions  []target.MemoryRegion
 	gaps     []*MissingError // sorted by Start
 	image    *memimage.Image
+	ownCache *memimage.SectionCache // the cache Open made, released by Close
 	problems []Problem
+	closed   atomic.Bool
+
+	notesTruncated bool // a PT_NOTE segment runs past the end of the file
 }
 
 // asid is the address space of the core's one process in its image.
@@ -165,6 +170,7 @@ func (c *Core) readNotes(f io.ReaderAt) ([]FileMapping, error) {
 			n = avail
 		}
 		if n < s.FileSize {
+			c.notesTruncated = true
 			c.problems = append(c.problems, Problem{Kind: ProblemTruncated, Offset: int64(min(s.Offset+n, 1<<63-1)),
 				Err: fmt.Errorf("PT_NOTE segment at file offset %d truncated: the core has %d of its %d bytes", s.Offset, n, s.FileSize)})
 		}
@@ -286,7 +292,11 @@ func (c *Core) decodeNotes(notes []Note) ([]FileMapping, error) {
 		c.problems = append(c.problems, Problem{Kind: ProblemMissingInfo, Offset: -1,
 			Err: fmt.Errorf("no usable NT_PRPSINFO: the process id %d is the smallest thread id, and the process has no name", c.pid)})
 	default:
-		return nil, &NoteError{Msg: "the core has neither an NT_PRSTATUS nor an NT_PRPSINFO note: there is no process to show"}
+		msg := "the core has neither an NT_PRSTATUS nor an NT_PRPSINFO note: there is no process to show"
+		if c.notesTruncated {
+			msg += " (the file is truncated before the end of its notes)"
+		}
+		return nil, &NoteError{Msg: msg}
 	}
 	if !haveFile {
 		c.problems = append(c.problems, Problem{Kind: ProblemMissingInfo, Offset: -1,

@@ -1,9 +1,12 @@
 package core
 
 import (
+	"errors"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -40,6 +43,48 @@ func TestGcore(t *testing.T) {
 	}
 	if exe := findMapped(c, p.exe); exe == nil || exe.Found != p.exe {
 		t.Errorf("executable: %+v", exe)
+	}
+	testGcoreTruncated(t, c, corePath, samples)
+}
+
+// testGcoreTruncated cuts a gcore. gdb writes its notes after the memory, so
+// a cut inside the notes keeps the memory and the threads before the cut, and
+// a cut before them leaves no process (an error that says so).
+func testGcoreTruncated(t *testing.T, full *Core, corePath string, samples []sample) {
+	data, err := os.ReadFile(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes Segment
+	for _, s := range full.Segments() {
+		if s.Type == ptNote {
+			notes = s
+		}
+	}
+	// Cut in the middle of the last note (gdb writes the section headers
+	// after the notes).
+	path := filepath.Join(t.TempDir(), "core")
+	os.WriteFile(path, data[:notes.Offset+notes.FileSize-300], 0o600)
+	_, c := openCore(t, path, Options{})
+	if got, want := len(c.Threads()), len(full.Threads()); got != want {
+		t.Errorf("%d threads from a core cut in its last note, want %d", got, want)
+	}
+	kinds := map[ProblemKind]int{}
+	for _, p := range c.Problems() {
+		kinds[p.Kind]++
+	}
+	if kinds[ProblemTruncated] == 0 || kinds[ProblemBadNote] == 0 {
+		t.Errorf("problems %v", c.Problems())
+	}
+	if missing := checkMemory(t, c.Process(), samples); len(missing) != 0 {
+		t.Errorf("memory lost to a cut in the notes: %v", missing)
+	}
+	// Cut before the notes.
+	os.WriteFile(path, data[:notes.Offset-1], 0o600)
+	_, err = Open(path, Options{})
+	var ne *NoteError
+	if !errors.As(err, &ne) || !strings.Contains(err.Error(), "truncated") {
+		t.Errorf("a gcore without its notes: %v", err)
 	}
 }
 

@@ -22,6 +22,7 @@ func (c *Core) buildImage(coreTime int64) error {
 	cache := c.opts.Cache
 	if cache == nil {
 		cache = memimage.NewSectionCache(memimage.NoLimit)
+		c.ownCache = cache
 	}
 	c.image = memimage.New(c.path)
 	for _, ld := range c.layout.loads {
