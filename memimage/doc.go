@@ -23,7 +23,10 @@
 //   - A read never crosses a section boundary: Read returns a short count at the
 //     end of a section and callers loop (ReadFull does the loop for them).
 //   - File sections map their files lazily and report a file whose size, mtime
-//     or identity changed since the section was made as a *StaleFileError.
+//     or identity changed since the section was made as a *StaleFileError
+//     (or, when the fallback can read the address, read it from the target).
+//   - Original bytes set with SetOriginal are consulted first: reads show the
+//     target's bytes as they were before sonde patched them.
 //   - A SectionCache shares sections (and their mappings) between images, hands
 //     out stable SectionIDs and keeps at most a given number of bytes mapped,
 //     unmapping the least recently used sections first.
