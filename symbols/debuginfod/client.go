@@ -5,7 +5,9 @@
 // It speaks the standard protocol (GET /buildid/<hex>/debuginfo,
 // /buildid/<hex>/executable, /buildid/<hex>/source/<absolute path>) and reads
 // the usual environment variables: DEBUGINFOD_URLS (space-separated server
-// list), DEBUGINFOD_TIMEOUT (seconds) and DEBUGINFOD_MAXSIZE (bytes).
+// list), DEBUGINFOD_TIMEOUT and DEBUGINFOD_MAXTIME (seconds) and
+// DEBUGINFOD_MAXSIZE (bytes). Servers are asked one after the other, in the
+// order given. elfutils' own cache (DEBUGINFOD_CACHE_PATH) is not shared.
 //
 // The cache is sonde's own ($XDG_CACHE_HOME/sonde/debuginfod, or
 // ~/.cache/sonde/debuginfod): <cache>/<build-id hex>/<artifact>. Files appear

@@ -88,7 +88,7 @@ func BenchmarkBuildLibc(b *testing.B) {
 	}
 }
 
-func BenchmarkDemangledByName(b *testing.B) {
+func BenchmarkByName(b *testing.B) {
 	tab := benchTable(b)
 	for i := 0; i < b.N; i++ {
 		tab.ByName("malloc")
