@@ -218,8 +218,9 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 	if syntax == Intel && p > 0 && op != x86asm.NOP {
 		// x86asm's Intel syntax drops prefixes its GNU syntax shows (and
 		// objdump shows in both): take the prefix words from the GNU rendering.
-		g := strings.Fields(in.format(GNU).mnemonic)
-		prefixes = g[:len(g)-1]
+		if g := strings.Fields(in.format(GNU).mnemonic); len(g) > 0 {
+			prefixes = g[:len(g)-1]
+		}
 	}
 	f.mnemonic = strings.Join(append(prefixes, mnem), " ")
 	in.adjustX87(syntax, f)

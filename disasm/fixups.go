@@ -95,14 +95,19 @@ func fixup(inst *x86asm.Inst, code []byte) error {
 		}
 		// x86asm keeps a disp32 zero-extended (0xffffff78 for -0x88); the CPU
 		// sign-extends it.
-		m.Disp = int64(int32(m.Disp))
-		// In its AVX decoder x86asm drops the RIP base of a
-		// RIP-relative operand (ModRM mod=00 rm=101, no SIB), turning
-		// `0x4d429(%rip)` into the absolute address 0x4d429.
-		if enc.mod == 0 && enc.rm == 5 && m.Base == 0 && m.Index == 0 && inst.AddrSize != 32 {
-			m.Base = x86asm.RIP
+		changed := false
+		if d := int64(int32(m.Disp)); d != m.Disp {
+			m.Disp, changed = d, true
 		}
-		inst.Args[i] = m
+		// In its AVX decoder x86asm drops the RIP base of a RIP-relative operand
+		// (ModRM mod=00 rm=101, no SIB), turning `0x4d429(%rip)` into the
+		// absolute address 0x4d429.
+		if enc.mod == 0 && enc.rm == 5 && m.Base == 0 && m.Index == 0 && inst.AddrSize != 32 {
+			m.Base, changed = x86asm.RIP, true
+		}
+		if changed {
+			inst.Args[i] = m // (storing a Mem in the interface allocates: only when needed)
+		}
 	}
 	return nil
 }

@@ -80,7 +80,8 @@ func textSection(t testing.TB, path string) ([]byte, uint64, *elf.File) {
 	return data, s.Addr, f
 }
 
-// elfSymbolizer names addresses by the nearest preceding function symbol.
+// elfSymbolizer names addresses by the nearest preceding function or object
+// symbol, as objdump does.
 func elfSymbolizer(f *elf.File) Symbolizer {
 	type sym struct {
 		addr uint64
@@ -90,7 +91,7 @@ func elfSymbolizer(f *elf.File) Symbolizer {
 	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
 		ss, _ := get()
 		for _, s := range ss {
-			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+			if typ := elf.ST_TYPE(s.Info); (typ == elf.STT_FUNC || typ == elf.STT_OBJECT) && s.Value != 0 {
 				syms = append(syms, sym{s.Value, s.Name})
 			}
 		}
