@@ -132,3 +132,29 @@ func FuzzSortKey(f *testing.F) {
 		}
 	})
 }
+
+// compareSymbols is the reference order sortSymbols implements with packed
+// keys: by address, then zero-size before sized, then
+// larger before smaller (so the last range starting at an address is its
+// innermost sized one, which Lookup finds first), then by preference.
+func compareSymbols(a, b Symbol) int {
+	if c := cmpU64(a.Addr, b.Addr); c != 0 {
+		return c
+	}
+	if (a.Size == 0) != (b.Size == 0) {
+		if a.Size == 0 {
+			return -1
+		}
+		return 1
+	}
+	if c := cmpU64(b.Size, a.Size); c != 0 {
+		return c
+	}
+	if better(&a, &b) {
+		return -1
+	}
+	if better(&b, &a) {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,171 @@
+package elfsym
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// Error reports a symbol table that could not be read: which file, which
+// section, why.
+type Error struct {
+	File    string // the name given to New / the path given to Open
+	Section string // ".symtab", ".dynsym", "PLT", or "" for the whole file
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Section == "" {
+		return fmt.Sprintf("elfsym: %s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("elfsym: %s: %s: %v", e.File, e.Section, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// New builds a table from the symbol tables of files that describe one
+// module (the binary, its separate debug file, its MiniDebugInfo ELF), plus
+// PLT stub names from those files whose PLT sections have contents. name
+// identifies the module in errors. When some table is corrupt, New returns
+// the symbols it could read together with an error; a nil Table comes only
+// with a nil file list.
+func New(name string, files ...*elf.File) (*Table, error) {
+	var all []Symbol
+	var errs []error
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		syms, err := readFile(f)
+		all = append(all, syms...)
+		for _, e := range err {
+			e.File = name
+			errs = append(errs, e)
+		}
+	}
+	t := build(name, all)
+	return t, errors.Join(errs...)
+}
+
+// Open reads the symbol tables of the ELF file at path.
+func Open(path string) (*Table, error) {
+	osf, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	defer osf.Close()
+	f, err := parseELF(func() (*elf.File, error) { return elf.NewFile(osf) })
+	if err != nil {
+		return nil, &Error{File: path, Err: err}
+	}
+	return New(path, f)
+}
+
+// FromImage reads the symbols of an ELF image held in memory, such as the
+// vDSO copied out of a target process.
+func FromImage(name string, image []byte) (*Table, error) {
+	f, err := parseELF(func() (*elf.File, error) { return elf.NewFile(bytes.NewReader(image)) })
+	if err != nil {
+		return nil, &Error{File: name, Err: err}
+	}
+	return New(name, f)
+}
+
+// parseELF runs a debug/elf call, turning a panic on hostile bytes into an
+// error so one bad module cannot take the process down.
+func parseELF(fn func() (*elf.File, error)) (f *elf.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, fmt.Errorf("malformed ELF (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+func isNoSymbols(err error) bool { return errors.Is(err, elf.ErrNoSymbols) }
+
+// readFile collects the usable symbols of one file; errors name the section.
+func readFile(f *elf.File) (out []Symbol, errs []*Error) {
+	add := func(list []elf.Symbol, origin Origin) {
+		for i := range list {
+			if !inAllocSection(f, list[i].Section) {
+				continue
+			}
+			if s, ok := convert(&list[i], origin); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	if syms, err := safeSymbols(f.Symbols); err != nil && !isNoSymbols(err) {
+		errs = append(errs, &Error{Section: ".symtab", Err: err})
+	} else {
+		add(syms, OriginSymtab)
+	}
+	dyn, err := safeSymbols(f.DynamicSymbols)
+	if err != nil && !isNoSymbols(err) {
+		errs = append(errs, &Error{Section: ".dynsym", Err: err})
+		return out, errs // PLT stubs are named through .dynsym
+	}
+	add(dyn, OriginDynsym)
+	plt, err := safeSymbols2(func() ([]Symbol, error) { return pltSymbols(f, dyn) })
+	if err != nil {
+		errs = append(errs, &Error{Section: "PLT", Err: err})
+	}
+	out = append(out, plt...)
+	return out, errs
+}
+
+func safeSymbols(fn func() ([]elf.Symbol, error)) (s []elf.Symbol, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("malformed symbol table (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+func safeSymbols2(fn func() ([]Symbol, error)) (s []Symbol, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("malformed PLT (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+// inAllocSection keeps symbols defined in a section that is loaded into
+// memory. It drops undefined ones, the reserved indices (SHN_ABS values are
+// not addresses, SHN_COMMON only occurs in object files, SHN_XINDEX needs a
+// table executables do not have), and symbols of non-allocated sections
+// (.gnu.warning.*, .comment, debug sections), whose "addresses" are offsets
+// that would collide with real code addresses near 0. A section of a
+// separate debug file that is NOBITS keeps its SHF_ALLOC flag, so debug-file
+// symbols survive.
+func inAllocSection(f *elf.File, idx elf.SectionIndex) bool {
+	if idx == elf.SHN_UNDEF || idx >= elf.SHN_LORESERVE {
+		return false
+	}
+	if int(idx) >= len(f.Sections) {
+		return false // corrupt index: no section to place the symbol in
+	}
+	return f.Sections[idx].Flags&elf.SHF_ALLOC != 0
+}
+
+// convert keeps defined symbols that name code or data addresses.
+func convert(es *elf.Symbol, origin Origin) (Symbol, bool) {
+	if es.Name == "" {
+		return Symbol{}, false
+	}
+	kind, ok := kindOf(elf.ST_TYPE(es.Info))
+	if !ok {
+		return Symbol{}, false
+	}
+	name, version := StripVersion(es.Name)
+	if version == "" {
+		version = es.Version // .dynsym versions come from .gnu.version
+	}
+	return Symbol{Name: name, Version: version, Addr: es.Value, Size: es.Size,
+		Kind: kind, Bind: elf.ST_BIND(es.Info), Origin: origin}, true
+}
