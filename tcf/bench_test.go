@@ -96,3 +96,41 @@ func BenchmarkReadMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBinaryReply1MiB: a command answered with 1 MiB of binary data
+// (the shape of Memory.get), base64 for clients without ZeroCopy (Python)
+// and raw "(N)" blocks for clients with it (Java, the Go client).
+func BenchmarkBinaryReply1MiB(b *testing.B) {
+	for _, zc := range []bool{false, true} {
+		name := "base64"
+		opts := client.Options{}
+		if zc {
+			name, opts.Services = "zerocopy", []string{"ZeroCopy"}
+		}
+		b.Run(name, func(b *testing.B) {
+			srv, addr := startServer(b, tcf.Config{})
+			data := make([]byte, 1<<20)
+			for i := range data {
+				data[i] = byte(i * 7)
+			}
+			srv.Service("Test").Command("blob", func(c *tcf.Call) {
+				c.Reply().Binary(data).Error(nil).Null().Send()
+			})
+			c := dial(b, addr, opts)
+			ctx := context.Background()
+			b.SetBytes(int64(len(data)))
+			b.ResetTimer()
+			for b.Loop() {
+				res, err := c.Call(ctx, "Test", "blob")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var got []byte
+				var rerr error
+				if err := res.Decode(&got, &rerr, nil); err != nil || len(got) != len(data) {
+					b.Fatal(err, len(got))
+				}
+			}
+		})
+	}
+}

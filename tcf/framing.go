@@ -205,6 +205,9 @@ func (r *Reader) readBody() error {
 	if r.err != nil {
 		return r.err
 	}
+	if cap(r.body) > 4<<20 {
+		r.body = nil // do not keep a huge buffer for one big message
+	}
 	r.body = r.body[:0]
 	eos := false
 	zc := 0 // bytes left in the current ZeroCopy block
