@@ -31,6 +31,7 @@ type MappedFile struct {
 	Err error
 
 	extent uint64 // the file must reach this offset: the furthest mapped byte
+	head   []byte // the core's copy of the file's first bytes, if it holds them
 	// relro holds the link-time address ranges of Found's PT_GNU_RELRO
 	// segments: bytes the dynamic loader relocated and then made read-only,
 	// so a read-only mapping of them differs from the file. base is the
@@ -121,7 +122,9 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreTime int64) {
 	}
 }
 
-// verify checks that the file at path can be the one the process mapped.
+// verify checks that the file at path can be the one the process mapped: the
+// same build-id when the core holds one; else the same first bytes when the
+// core holds those; else not modified after the core was written.
 func (mf *MappedFile) verify(path string, st os.FileInfo, coreTime int64) error {
 	changed := func(format string, args ...any) error {
 		return &FileChangedError{Path: path, Mapped: mf.Path, Reason: fmt.Sprintf(format, args...)}
@@ -141,6 +144,18 @@ func (mf *MappedFile) verify(path string, st os.FileInfo, coreTime int64) error 
 		}
 		if !bytes.Equal(id, mf.BuildID) {
 			return changed("build-id %s, the core says %s", hex.EncodeToString(id), hex.EncodeToString(mf.BuildID))
+		}
+		return nil
+	}
+	if len(mf.head) > 0 {
+		f, err := os.Open(path)
+		if err != nil {
+			return changed("cannot read it: %v", err)
+		}
+		defer f.Close()
+		b := make([]byte, len(mf.head))
+		if n, _ := f.ReadAt(b, 0); n < len(b) || !bytes.Equal(b, mf.head) {
+			return changed("its first %d bytes differ from the core's copy of them", len(mf.head))
 		}
 		return nil
 	}

@@ -73,6 +73,12 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 			if id, err := readBuildID(r, f.End-f.Start); err == nil {
 				mf.BuildID = id
 			}
+			// Keep the core's copy of the first page (the kernel dumps it for
+			// ELF files) to compare candidates with when there is no build-id.
+			head := make([]byte, min(pageSize, f.End-f.Start))
+			if n, _ := c.image.ReadFull(head, asid, f.Start); n > 0 {
+				mf.head = head[:n]
+			}
 		}
 		if entry != 0 && f.Start <= entry && entry < f.End {
 			exe = mf

@@ -16,9 +16,9 @@ import (
 // synthetic builds a small core of process 100 with threads 100 and 101, the
 // file prog mapped at 0x400000 (read-only, partly dumped; then text not
 // dumped; then writable data not dumped), a dumped stack, a vDSO, and an
-// anonymous region the dump left out. It returns the core's path and prog's
-// contents.
-func synthetic(t *testing.T) (corePath, progPath string, prog []byte) {
+// anonymous region the dump left out. head is what the core holds of prog's
+// first page (nil: nothing). It returns the core's path and prog's contents.
+func synthetic(t *testing.T, head func(prog []byte) []byte) (corePath, progPath string, prog []byte) {
 	dir := t.TempDir()
 	prog = make([]byte, 0x3000)
 	for i := range prog {
@@ -32,7 +32,7 @@ func synthetic(t *testing.T) (corePath, progPath string, prog []byte) {
 	os.Chtimes(progPath, old, old)
 	stack := bytes.Repeat([]byte{0x5a}, 0x1000)
 	vdso := bytes.Repeat([]byte{0xc3}, 0x1000)
-	header := append([]byte("HDR!"), prog[4:0x100]...)
+	header := head(prog)
 	sc := synthCore{
 		notes: []synthNote{
 			{"CORE", NT_PRPSINFO, prpsinfoDesc(100, "synth", "./synth a b")},
@@ -65,8 +65,12 @@ func synthetic(t *testing.T) (corePath, progPath string, prog []byte) {
 	return corePath, progPath, prog
 }
 
+// sameHead dumps prog's first 0x100 bytes, as the kernel dumps an ELF
+// file's first page.
+func sameHead(prog []byte) []byte { return prog[:0x100] }
+
 func TestSyntheticCore(t *testing.T) {
-	corePath, progPath, prog := synthetic(t)
+	corePath, progPath, prog := synthetic(t, sameHead)
 	tg, c := openCore(t, corePath, Options{})
 	proc := c.Process()
 	if proc.ID() != "P100" || proc.Name() != "synth" || c.PSInfo().Args != "./synth a b" {
@@ -114,7 +118,7 @@ func TestSyntheticCore(t *testing.T) {
 		got, err := proc.ReadMemory(addr, buf)
 		return buf[:got], err
 	}
-	if b, err := read(0x400000, 8); err != nil || string(b[:4]) != "HDR!" || !bytes.Equal(b[4:], prog[4:8]) {
+	if b, err := read(0x400000, 8); err != nil || !bytes.Equal(b, prog[:8]) {
 		t.Errorf("core bytes: %q %v", b, err)
 	}
 	if b, err := read(0x4000f8, 0x20); err != nil || !bytes.Equal(b, prog[0xf8:0x118]) {
@@ -207,33 +211,43 @@ func vdsoBytes(n int) []byte { return bytes.Repeat([]byte{0xc3}, n) }
 
 // TestSyntheticFiles covers finding and refusing the mapped file.
 func TestSyntheticFiles(t *testing.T) {
-	corePath, progPath, prog := synthetic(t)
-	text := func(opts Options) ([]byte, error) {
+	text := func(corePath string, opts Options) ([]byte, error) {
 		_, c := openCore(t, corePath, opts)
 		buf := make([]byte, 16)
 		n, err := c.Process().ReadMemory(0x401000, buf)
 		return buf[:n], err
 	}
-	// Missing: the path does not exist under the sysroot.
-	_, err := text(Options{Sysroot: t.TempDir()})
 	var miss *MissingError
+	old := time.Now().Add(-time.Hour)
+	future := time.Now().Add(time.Hour)
+
+	// The core holds the file's first bytes: candidates must match them.
+	corePath, progPath, prog := synthetic(t, sameHead)
+	_, err := text(corePath, Options{Sysroot: t.TempDir()})
 	if !errors.As(err, &miss) || !strings.Contains(miss.Reason, "not found") {
 		t.Errorf("missing file: %v", err)
 	}
-	// Found by base name in the search path.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "prog"), prog, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	os.Chtimes(filepath.Join(dir, "prog"), old, old)
-	if b, err := text(Options{Sysroot: t.TempDir(), SearchPath: []string{dir}}); err != nil || !bytes.Equal(b, prog[0x1000:0x1010]) {
+	copyFile(t, progPath, filepath.Join(dir, "prog")) // a fresh copy, newer than the core
+	if b, err := text(corePath, Options{Sysroot: t.TempDir(), SearchPath: []string{dir}}); err != nil || !bytes.Equal(b, prog[0x1000:0x1010]) {
 		t.Errorf("search path: %x %v", b, err)
 	}
-	// Changed after the core was written (and no build-id to prove otherwise).
-	future := time.Now().Add(time.Hour)
+	other := append([]byte(nil), prog...)
+	other[0x80] ^= 1
+	os.WriteFile(filepath.Join(dir, "prog"), other, 0o644)
+	_, err = text(corePath, Options{Sysroot: t.TempDir(), SearchPath: []string{dir}})
+	if !errors.As(err, &miss) || !strings.Contains(miss.Reason, "first 256 bytes differ") {
+		t.Errorf("different first page: %v", err)
+	}
+
+	// The core holds nothing of the file: without a build-id or bytes to
+	// compare, a file modified after the core is not trusted.
+	corePath, progPath, prog = synthetic(t, func([]byte) []byte { return nil })
+	if b, err := text(corePath, Options{}); err != nil || !bytes.Equal(b, prog[0x1000:0x1010]) {
+		t.Errorf("older file: %x %v", b, err)
+	}
 	os.Chtimes(progPath, future, future)
-	_, err = text(Options{})
+	_, err = text(corePath, Options{})
 	if !errors.As(err, &miss) || !strings.Contains(miss.Reason, "after the core was written") {
 		t.Errorf("newer file: %v", err)
 	}
