@@ -176,6 +176,9 @@ func (b *Binary) Warnings() []error {
 	if b.dw != nil {
 		b.dw.index()
 		out = append(out, b.dw.indexErrs...)
+		b.dw.warnMu.Lock()
+		out = append(out, b.dw.warns...)
+		b.dw.warnMu.Unlock()
 	}
 	return out
 }

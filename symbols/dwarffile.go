@@ -36,6 +36,10 @@ type dwarfFile struct {
 	declMu sync.Mutex
 	decls  map[uint64]*fnName // names of DIEs referenced from other units
 
+	warnMu sync.Mutex
+	warned map[string]bool
+	warns  []error // problems met during lookups, each reported once
+
 	namesOnce sync.Once
 	nameIdx   *nameIndex // built by the first name lookup
 }
@@ -215,4 +219,17 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 	d.decls[off] = n
 	d.declMu.Unlock()
 	return n, nil
+}
+
+// warnOnce records a lookup-time problem (a missing .dwo, say) once.
+func (d *dwarfFile) warnOnce(err error) {
+	d.warnMu.Lock()
+	defer d.warnMu.Unlock()
+	if d.warned == nil {
+		d.warned = map[string]bool{}
+	}
+	if msg := err.Error(); !d.warned[msg] {
+		d.warned[msg] = true
+		d.warns = append(d.warns, err)
+	}
 }

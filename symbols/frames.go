@@ -1,5 +1,7 @@
 package symbols
 
+import "errors"
+
 // appendFrames appends the frames at pc from DWARF; nothing when no unit
 // covers pc.
 func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
@@ -17,6 +19,12 @@ func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 	keep(err)
 	var tree *scopeTree
 	du, err := cu.dieUnit()
+	if errors.Is(err, ErrNoDWO) {
+		// Missing split DWARF is missing debug info, not an error: the
+		// skeleton's lines and the symbol table still answer. Said once.
+		d.warnOnce(err)
+		err = nil
+	}
 	keep(err)
 	if du != nil {
 		tree, err = du.scopeTree()

@@ -63,16 +63,21 @@ func (d *dwarfFile) loadSplit(skel *compUnit) (*compUnit, error) {
 
 func (s *dwoSet) candidates(skel *compUnit) []string {
 	name := skel.dwoName
-	if filepath.IsAbs(name) {
-		return []string{name}
-	}
 	var out []string
-	if skel.compDir != "" {
+	switch {
+	case filepath.IsAbs(name):
+		out = append(out, name)
+	case skel.compDir != "":
 		out = append(out, filepath.Join(skel.compDir, name))
 	}
+	// The build directory may be gone (binaries get copied): look next to
+	// the binary and in the extra directories too.
 	dirs := append([]string{filepath.Dir(s.binaryPath)}, s.extraDirs...)
 	for _, dir := range dirs {
-		out = append(out, filepath.Join(dir, name), filepath.Join(dir, filepath.Base(name)))
+		if !filepath.IsAbs(name) {
+			out = append(out, filepath.Join(dir, name))
+		}
+		out = append(out, filepath.Join(dir, filepath.Base(name)))
 	}
 	return out
 }
