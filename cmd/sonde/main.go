@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 )
 
 // A verb is one subcommand. run returns the process exit code: 0 ok, 1 failure,
@@ -39,10 +40,33 @@ func main() {
 	}
 	for _, v := range verbs {
 		if v.name == name {
-			os.Exit(v.run(os.Args[2:]))
+			stop := startProfile()
+			code := v.run(os.Args[2:])
+			stop()
+			os.Exit(code)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "sonde: unknown verb %q\n", name)
 	usage()
 	os.Exit(2)
+}
+
+// startProfile writes a CPU profile to $SONDE_CPUPROFILE when it is set, for
+// finding out where a slow command spends its time.
+func startProfile() (stop func()) {
+	path := os.Getenv("SONDE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sonde: SONDE_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(os.Stderr, "sonde: SONDE_CPUPROFILE: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
