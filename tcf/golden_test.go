@@ -2,10 +2,12 @@ package tcf_test
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/tcf/client"
 )
 
 // msg builds wire bytes from readable parts: fields joined by NUL, then
@@ -150,7 +152,50 @@ func TestGoldenReportFromTypedError(t *testing.T) {
 	if tcf.Report(nil, fixedTime) != nil {
 		t.Error("Report(nil) is not nil")
 	}
-	if !strings.Contains(helloGolden, "Diagnostics") {
-		t.Fatal("unreachable")
+}
+
+func TestLocatorGetPeers(t *testing.T) {
+	_, addr := startServer(t, tcf.Config{})
+	c := dial(t, addr, client.Options{})
+	res, err := c.Call(ctx5(t), "Locator", "getPeers")
+	if err != nil {
+		t.Fatal(err)
 	}
+	var rerr error
+	var peers []map[string]string
+	if err := res.Decode(&rerr, &peers); err != nil || rerr != nil || len(peers) != 1 {
+		t.Fatalf("getPeers: %v %v %v", peers, rerr, err)
+	}
+	p := peers[0]
+	host, port, _ := net.SplitHostPort(addr)
+	want := map[string]string{"ID": "TCP:" + addr, "Name": "sonde", "OSName": "Linux", "TransportName": "TCP",
+		"Host": host, "Port": port, "AgentID": "00000000-1111-4222-8333-444444444444"}
+	for k, v := range want {
+		if p[k] != v {
+			t.Errorf("peer %s = %q, want %q", k, p[k], v)
+		}
+	}
+}
+
+// TestPeerEOSAndRepeatedHello: a second Hello replaces the peer's service
+// list; the peer's end-of-stream closes the channel without a reply.
+func TestPeerEOSAndRepeatedHello(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	var ch *tcf.Channel
+	opened := make(chan struct{})
+	srv.OnChannelOpen(func(c *tcf.Channel) { ch = c; close(opened) })
+	rc := openRaw(t, addr)
+	<-opened
+	rc.write(msg("E", "Locator", "Hello", `["A","B"]`))
+	exchange(t, rc, []struct{ name, send, want string }{
+		{"sync", string(msg("C", "1", "Locator", "sync")), string(msg("R", "1", ""))},
+	})
+	if got := ch.PeerServices(); len(got) != 2 || got[0] != "A" {
+		t.Fatalf("peer services %v", got)
+	}
+	rc.write([]byte("\x03\x02{\"Code\":5,\"Time\":1,\"Format\":\"client going\"}\x00\x03\x01"))
+	if rest := rc.readAll(); len(rest) != 0 {
+		t.Fatalf("agent answered an end of stream with %q", rest)
+	}
+	<-ch.Done()
 }
