@@ -26,11 +26,17 @@ import (
 )
 
 type liveTarget struct {
-	t       testing.TB
-	pid     int
-	cmd     *exec.Cmd
-	mem     *os.File
-	tids    []int // main thread first, then the others in /proc order
+	moduleSet
+	t    testing.TB
+	pid  int
+	cmd  *exec.Cmd
+	mem  *os.File
+	tids []int // main thread first, then the others in /proc order
+}
+
+// moduleSet is the lookup-ip side shared by the test clients: modules sorted
+// by address, names from ELF symbol tables.
+type moduleSet struct {
 	modules []*Module
 }
 
@@ -193,7 +199,7 @@ func (st *symtab) lookup(addr uint64) (elf.Symbol, bool) {
 }
 
 // LookupModule implements LookupIP.
-func (lt *liveTarget) LookupModule(pc uint64) (*Module, error) {
+func (lt *moduleSet) LookupModule(pc uint64) (*Module, error) {
 	i := sort.Search(len(lt.modules), func(i int) bool { return lt.modules[i].Start > pc }) - 1
 	if i < 0 || pc >= lt.modules[i].End {
 		return nil, nil
@@ -202,7 +208,7 @@ func (lt *liveTarget) LookupModule(pc uint64) (*Module, error) {
 }
 
 // SymbolInfo implements LookupIP from ELF symbol tables (no inline frames).
-func (lt *liveTarget) SymbolInfo(m *Module, pc uint64) ([]Symbol, error) {
+func (lt *moduleSet) SymbolInfo(m *Module, pc uint64) ([]Symbol, error) {
 	if m == nil {
 		return nil, nil
 	}

@@ -8,9 +8,10 @@ import (
 	"github.com/sondedbg/sonde/unwind/cfi"
 )
 
-// rowCacheSize is the number of decoded rows a module keeps (direct-mapped by
-// pc). Warm walks revisit the same return addresses, so exact-pc keys hit.
-const rowCacheSize = 512
+// rowCacheSize is the number of decoded rows a module keeps, two-way
+// set-associative by pc. Warm walks revisit the same return addresses, so
+// exact-pc keys hit.
+const rowCacheSize = 1024
 
 // moduleState is the engine's per-module data: the CFI tables, built on first
 // use, and a lock-free cache of decoded rows. Entries are immutable once
@@ -45,9 +46,10 @@ func (m *Module) tables() *moduleState {
 	return s
 }
 
-func rowSlot(pc uint64) uint64 {
+// rowSet returns the index of the first of the two slots pc may occupy.
+func rowSet(pc uint64) uint64 {
 	// Fibonacci hashing spreads nearby return addresses over the table.
-	return (pc * 0x9e3779b97f4a7c15) >> (64 - 9)
+	return (pc * 0x9e3779b97f4a7c15) >> (64 - 10) &^ 1
 }
 
 // row returns the CFI row for the runtime pc, or (nil, nil) when neither
@@ -55,12 +57,14 @@ func rowSlot(pc uint64) uint64 {
 func (m *Module) row(pc uint64) (*cfi.Row, error) {
 	lpc := pc - m.Bias
 	s := m.tables()
-	slot := &s.rows[rowSlot(lpc)&(rowCacheSize-1)]
-	if e := slot.Load(); e != nil && e.pc == lpc {
-		if e.ok {
-			return &e.row, nil
+	set := rowSet(lpc)
+	for i := set; i < set+2; i++ {
+		if e := s.rows[i].Load(); e != nil && e.pc == lpc {
+			if e.ok {
+				return &e.row, nil
+			}
+			return nil, e.err
 		}
-		return nil, e.err
 	}
 	e := &cachedRow{pc: lpc}
 	err := errNoFDE
@@ -81,7 +85,10 @@ func (m *Module) row(pc uint64) (*cfi.Row, error) {
 	default:
 		e.err = err
 	}
-	slot.Store(e)
+	// The newest entry takes the first slot and the previous one moves to the
+	// second: least recently inserted goes. Races only lose a cache entry.
+	s.rows[set+1].Store(s.rows[set].Load())
+	s.rows[set].Store(e)
 	if e.ok {
 		return &e.row, nil
 	}

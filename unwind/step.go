@@ -159,12 +159,15 @@ var sigreturnCode = [9]byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
 // atSigreturn reports whether f's pc is the kernel's signal trampoline
 // (__restore_rt), recognised by its code when it has no CFI.
 func (u *Unwinder) atSigreturn(f *Frame) bool {
-	var b [9]byte
-	if u.readMemory(b[:], f.PC) == 9 && b == sigreturnCode {
+	if b := u.read(f.PC, 9); b != nil && [9]byte(b) == sigreturnCode {
 		return true
 	}
 	// Frame 0 stopped on the syscall instruction itself.
-	return f.Exact && f.PC >= 7 && u.readMemory(b[:], f.PC-7) == 9 && b == sigreturnCode
+	if !f.Exact || f.PC < 7 {
+		return false
+	}
+	b := u.read(f.PC-7, 9)
+	return b != nil && [9]byte(b) == sigreturnCode
 }
 
 // Offsets in the rt_sigframe the kernel builds (arch/x86/include/uapi/asm/sigcontext.h):
@@ -178,9 +181,9 @@ var sigcontextRegs = [...]int{8, 9, 10, 11, 12, 13, 14, 15, // r8-r15
 
 // signalContext recovers the interrupted frame from the ucontext on the stack.
 func (u *Unwinder) signalContext(f, n *Frame) (StopReason, error) {
-	var b [len(sigcontextRegs) * 8]byte
 	base := f.SP + ucMcontext
-	if u.readMemory(b[:], base) < len(b) {
+	b := u.read(base, len(sigcontextRegs)*8)
+	if b == nil {
 		return StopMemoryUnreadable, fmt.Errorf("%w: signal context at %#x", ErrMemory, base)
 	}
 	for i, r := range sigcontextRegs {
@@ -228,8 +231,8 @@ func (u *Unwinder) leaf(f, n *Frame, off uint64, method Method) (StopReason, err
 // CFI at the positions where the frame-pointer chain is not yet (or no longer)
 // set up: the first instruction, after push %rbp, and ret.
 func (u *Unwinder) prologue(f, n *Frame) (StopReason, error, bool) {
-	var b [4]byte
-	if u.readMemory(b[:], f.PC) < 4 {
+	b := u.read(f.PC, 4)
+	if b == nil {
 		return 0, nil, false
 	}
 	switch {
@@ -238,8 +241,7 @@ func (u *Unwinder) prologue(f, n *Frame) (StopReason, error, bool) {
 		r, err := u.leaf(f, n, 0, MethodPrologue)
 		return r, err, true
 	case b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5: // mov %rsp,%rbp right after push %rbp
-		var p [1]byte
-		if u.readMemory(p[:], f.PC-1) == 1 && p[0] == 0x55 {
+		if p := u.read(f.PC-1, 1); p != nil && p[0] == 0x55 {
 			r, err := u.leaf(f, n, 8, MethodPrologue)
 			return r, err, true
 		}
@@ -260,11 +262,11 @@ func (u *Unwinder) framePointer(f, n *Frame) (StopReason, error, bool) {
 	if !ok || bp < f.SP || bp&7 != 0 || bp-f.SP > maxFrameSize {
 		return 0, nil, false
 	}
-	var b [16]byte
-	if u.readMemory(b[:], bp) < 16 {
+	b := u.read(bp, 16)
+	if b == nil {
 		return 0, nil, false
 	}
-	savedBP := binary.LittleEndian.Uint64(b[:])
+	savedBP := binary.LittleEndian.Uint64(b)
 	ra := binary.LittleEndian.Uint64(b[8:])
 	if ra == 0 {
 		if savedBP == 0 {
@@ -300,8 +302,8 @@ func (u *Unwinder) followsCall(ra uint64) bool {
 	if ra < 7 {
 		return false
 	}
-	var b [7]byte
-	if u.readMemory(b[:], ra-7) < 7 {
+	b := u.read(ra-7, 7)
+	if b == nil {
 		return true
 	}
 	at := func(back int) byte { return b[7-back] }

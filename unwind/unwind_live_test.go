@@ -17,7 +17,9 @@ type liveCase struct {
 	want []string
 }
 
-func buildCase(t *testing.T, c liveCase) string {
+func buildCase(t *testing.T, c liveCase) string { return buildCaseTB(t, c) }
+
+func buildCaseTB(t testing.TB, c liveCase) string {
 	srcs := []string{"uw_main.c"}
 	flags := c.flags
 	if c.asm {

@@ -45,6 +45,9 @@ type Unwinder struct {
 
 	blocks  [4]memBlock
 	blockRR int
+	// scratch receives reads that miss the block cache: a field, not a local,
+	// so that passing it to the client's ReadMemory does not allocate.
+	scratch [160]byte
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the
@@ -240,11 +243,29 @@ func (u *Unwinder) readMemory(buf []byte, addr uint64) int {
 
 // readWord reads a little-endian 64-bit word.
 func (u *Unwinder) readWord(addr uint64) (uint64, bool) {
-	var b [8]byte
-	if u.readMemory(b[:], addr) < 8 {
+	base := addr &^ (blockSize - 1)
+	off := int(addr - base)
+	for i := range u.blocks {
+		b := &u.blocks[i]
+		if b.addr == base && off+8 <= b.n {
+			return binary.LittleEndian.Uint64(b.data[off:]), true
+		}
+	}
+	b := u.read(addr, 8)
+	if b == nil {
 		return 0, false
 	}
-	return binary.LittleEndian.Uint64(b[:]), true
+	return binary.LittleEndian.Uint64(b), true
+}
+
+// read returns n (at most len(u.scratch)) bytes at addr, or nil when they
+// cannot all be read. The result is valid until the next read.
+func (u *Unwinder) read(addr uint64, n int) []byte {
+	b := u.scratch[:n]
+	if u.readMemory(b, addr) < n {
+		return nil
+	}
+	return b
 }
 
 // exprTarget adapts the Unwinder to dwarfexpr.Target: memory through the block

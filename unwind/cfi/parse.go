@@ -139,18 +139,40 @@ func (d *buf) sleb() int64 {
 	}
 }
 
-func (d *buf) cstring() string {
+// augmentation reads the CIE augmentation string without allocating for the
+// strings compilers emit.
+func (d *buf) augmentation() string {
+	s := d.cstring0()
+	switch string(s) {
+	case "":
+		return ""
+	case "zR":
+		return "zR"
+	case "zPLR":
+		return "zPLR"
+	case "zRS":
+		return "zRS"
+	case "zPR":
+		return "zPR"
+	case "zLR":
+		return "zLR"
+	}
+	return string(s)
+}
+
+func (d *buf) cstring0() []byte {
 	for i := d.off; i < d.end; i++ {
 		if d.b[i] == 0 {
-			s := string(d.b[d.off:i])
+			s := d.b[d.off:i]
 			d.off = i + 1
 			return s
 		}
 	}
 	d.bad = true
 	d.off = d.end
-	return ""
+	return nil
 }
+
 
 // pointerBases are the addresses the relative pointer encodings add.
 type pointerBases struct {
@@ -322,7 +344,7 @@ func (t *Table) parseCIE(off uint64) (CIE, error) {
 		}
 		return CIE{}, t.err(off, ErrBadVersion, "")
 	}
-	c.Augmentation = d.cstring()
+	c.Augmentation = d.augmentation()
 	aug := c.Augmentation
 	if strings.HasPrefix(aug, "eh") {
 		// Old GCC: an address-sized pointer to exception data follows.

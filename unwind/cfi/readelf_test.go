@@ -169,3 +169,41 @@ func TestRowsMatchReadelfLibc(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRowLookup is the uncached cost of one row: binary search of the
+// .eh_frame_hdr table, FDE and CIE parse, and running the instructions.
+func BenchmarkRowLookup(b *testing.B) {
+	eh, _ := tablesOf(b, "/lib/x86_64-linux-gnu/libc.so.6")
+	var pcs []uint64
+	eh.ForEachFDE(func(f FDE) error {
+		pcs = append(pcs, f.PCBegin+(f.PCEnd-f.PCBegin)/2)
+		return nil
+	})
+	var row Row
+	i := 0
+	for b.Loop() {
+		if err := eh.RowFor(pcs[i%len(pcs)], &row); err != nil {
+			b.Fatal(err)
+		}
+		i += 7919
+	}
+}
+
+// BenchmarkRowLookupNoHdr is the same without .eh_frame_hdr (sorted index).
+func BenchmarkRowLookupNoHdr(b *testing.B) {
+	eh, _ := tablesOf(b, "/lib/x86_64-linux-gnu/libc.so.6")
+	t := NewEHFrame(eh.data, Options{Addr: eh.addr})
+	var pcs []uint64
+	t.ForEachFDE(func(f FDE) error {
+		pcs = append(pcs, f.PCBegin+(f.PCEnd-f.PCBegin)/2)
+		return nil
+	})
+	var row Row
+	i := 0
+	for b.Loop() {
+		if err := t.RowFor(pcs[i%len(pcs)], &row); err != nil {
+			b.Fatal(err)
+		}
+		i += 7919
+	}
+}

@@ -60,7 +60,11 @@ func (t *Table) Row(f *FDE, pc uint64, row *Row) error {
 	if f.CIE.RAReg >= NumRegs {
 		return t.err(f.CIE.Offset, ErrBadCIE, "return address column out of range")
 	}
-	x := executor{t: t, f: f, row: row, loc: f.PCBegin, pc: pc}
+	x := executor{t: t, row: row, loc: f.PCBegin, pc: pc,
+		codeAlign: f.CIE.CodeAlign, dataAlign: f.CIE.DataAlign, addrSize: int(f.CIE.AddrSize), enc: f.CIE.FDEEncoding}
+	if t.section == DebugFrame && !f.CIE.hasAugData {
+		x.enc = EncAbsptr
+	}
 	row.Start = f.PCBegin
 	row.End = f.PCEnd
 	// The CIE's instructions set up the initial rules that DW_CFA_restore returns to.
@@ -75,9 +79,13 @@ func (t *Table) Row(f *FDE, pc uint64, row *Row) error {
 }
 
 type executor struct {
-	t       *Table
-	f       *FDE
-	row     *Row
+	t   *Table
+	row *Row
+	// The CIE's parameters, copied so that the FDE itself does not escape.
+	codeAlign uint64
+	dataAlign int64
+	addrSize  int
+	enc       uint8
 	loc     uint64 // address the rules being built apply from
 	pc      uint64
 	initial [NumRegs]Rule
@@ -102,7 +110,7 @@ func (x *executor) advance(to uint64) error {
 }
 
 func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
-	t, row, cie := x.t, x.row, &x.f.CIE
+	t, row := x.t, x.row
 	d := buf{b: ins, end: len(ins)}
 	bad := func(cause error, detail string) error {
 		// Instructions alias the section, so their offset in it is the
@@ -123,9 +131,9 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 		var err error
 		switch op & 0xc0 {
 		case cfaAdvanceLoc:
-			err = x.advance(x.loc + uint64(op&0x3f)*cie.CodeAlign)
+			err = x.advance(x.loc + uint64(op&0x3f)*x.codeAlign)
 		case cfaOffset:
-			setReg(uint64(op&0x3f), Rule{Kind: RuleOffset, Offset: int64(d.uleb()) * cie.DataAlign})
+			setReg(uint64(op&0x3f), Rule{Kind: RuleOffset, Offset: int64(d.uleb()) * x.dataAlign})
 		case cfaRestore:
 			reg := uint64(op & 0x3f)
 			if reg < NumRegs {
@@ -136,11 +144,7 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 			case cfaNop:
 			case cfaSetLoc:
 				bases := t.bases
-				enc := cie.FDEEncoding
-				if t.section == DebugFrame && !cie.hasAugData {
-					enc = EncAbsptr
-				}
-				v, ind, ok := d.pointer(enc, int(cie.AddrSize), &bases)
+				v, ind, ok := d.pointer(x.enc, x.addrSize, &bases)
 				if !ok || ind {
 					return bad(ErrBadEncoding, "DW_CFA_set_loc")
 				}
@@ -149,28 +153,28 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 				}
 				err = x.advance(v)
 			case cfaAdvanceLoc1:
-				err = x.advance(x.loc + d.fixed(1)*cie.CodeAlign)
+				err = x.advance(x.loc + d.fixed(1)*x.codeAlign)
 			case cfaAdvanceLoc2:
-				err = x.advance(x.loc + d.fixed(2)*cie.CodeAlign)
+				err = x.advance(x.loc + d.fixed(2)*x.codeAlign)
 			case cfaAdvanceLoc4:
-				err = x.advance(x.loc + d.fixed(4)*cie.CodeAlign)
+				err = x.advance(x.loc + d.fixed(4)*x.codeAlign)
 			case cfaMIPSAdvanceLoc8:
-				err = x.advance(x.loc + d.fixed(8)*cie.CodeAlign)
+				err = x.advance(x.loc + d.fixed(8)*x.codeAlign)
 			case cfaOffsetExtended:
 				reg := d.uleb()
-				setReg(reg, Rule{Kind: RuleOffset, Offset: int64(d.uleb()) * cie.DataAlign})
+				setReg(reg, Rule{Kind: RuleOffset, Offset: int64(d.uleb()) * x.dataAlign})
 			case cfaOffsetExtendedSF:
 				reg := d.uleb()
-				setReg(reg, Rule{Kind: RuleOffset, Offset: d.sleb() * cie.DataAlign})
+				setReg(reg, Rule{Kind: RuleOffset, Offset: d.sleb() * x.dataAlign})
 			case cfaGNUNegOffsetExt:
 				reg := d.uleb()
-				setReg(reg, Rule{Kind: RuleOffset, Offset: -int64(d.uleb()) * cie.DataAlign})
+				setReg(reg, Rule{Kind: RuleOffset, Offset: -int64(d.uleb()) * x.dataAlign})
 			case cfaValOffset:
 				reg := d.uleb()
-				setReg(reg, Rule{Kind: RuleValOffset, Offset: int64(d.uleb()) * cie.DataAlign})
+				setReg(reg, Rule{Kind: RuleValOffset, Offset: int64(d.uleb()) * x.dataAlign})
 			case cfaValOffsetSF:
 				reg := d.uleb()
-				setReg(reg, Rule{Kind: RuleValOffset, Offset: d.sleb() * cie.DataAlign})
+				setReg(reg, Rule{Kind: RuleValOffset, Offset: d.sleb() * x.dataAlign})
 			case cfaRestoreExtended:
 				reg := d.uleb()
 				if reg < NumRegs {
@@ -208,7 +212,7 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 				row.CFA = Rule{Kind: RuleCFARegOffset, Reg: uint16(reg), Offset: int64(off)}
 			case cfaDefCFASF:
 				reg := d.uleb()
-				off := d.sleb() * cie.DataAlign
+				off := d.sleb() * x.dataAlign
 				if reg > 0xffff {
 					return bad(ErrBadRule, "register number out of range")
 				}
@@ -229,7 +233,7 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 				}
 				row.CFA.Offset = int64(off)
 			case cfaDefCFAOffsetSF:
-				off := d.sleb() * cie.DataAlign
+				off := d.sleb() * x.dataAlign
 				if row.CFA.Kind != RuleCFARegOffset {
 					return bad(ErrBadRule, "DW_CFA_def_cfa_offset_sf without a register CFA")
 				}
