@@ -436,3 +436,31 @@ func TestNoGoroutinesLeftAfterClose(t *testing.T) {
 	}()
 	checkGoroutines(t, base)
 }
+
+// TestHelloFirstDespiteEvents connects while events are being broadcast:
+// the agent's Hello must still be the first message of every channel.
+func TestHelloFirstDespiteEvents(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				srv.Emit("Test", "noise", 1)
+			}
+		}
+	}()
+	for range 20 {
+		rc := dialRaw(t, addr)
+		if got := rc.readN(len(helloGolden)); string(got) != helloGolden {
+			t.Errorf("first message %q", got)
+		}
+		rc.conn.Close()
+	}
+	close(stop)
+	<-done
+}

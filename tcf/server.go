@@ -267,12 +267,14 @@ func (s *Server) ServeConn(conn net.Conn) *Channel {
 	}
 	s.nextID++
 	ch := newChannel(s, conn, s.nextID)
+	// Hello is queued before the channel joins the broadcast list, so no
+	// event can precede it.
+	ch.sendHello()
 	s.channels = append(s.channels, ch)
 	hooks := slices.Clone(s.openHooks)
 	s.wg.Add(2)
 	s.mu.Unlock()
 
-	ch.sendHello()
 	for _, h := range hooks {
 		h(ch)
 	}
