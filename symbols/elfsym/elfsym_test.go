@@ -26,6 +26,7 @@ var pltVariants = []struct {
 	{"ibt", []string{"-O1", "-fcf-protection=full", "-Wl,-z,ibtplt"}}, // .plt + .plt.sec + 16-byte .plt.got
 	{"ibtnow", []string{"-O1", "-fcf-protection=full", "-Wl,-z,ibtplt", "-Wl,-z,now"}},
 	{"nopie", []string{"-O1", "-no-pie"}},
+	{"static", []string{"-O1", "-static"}}, // .rela.plt of IRELATIVE only
 }
 
 func buildPLT(t testing.TB, variant string, flags []string) string {
@@ -55,9 +56,18 @@ var objdumpPLT = regexp.MustCompile(`^([0-9a-f]+) <(.+@plt)>:$`)
 // we name no stub objdump leaves unnamed.
 func TestPLTNamesMatchObjdump(t *testing.T) {
 	needTool(t, "objdump")
+	type target struct{ name, path string }
+	var targets []target
 	for _, v := range pltVariants {
-		t.Run(v.name, func(t *testing.T) {
-			bin := buildPLT(t, v.name, v.flags)
+		targets = append(targets, target{v.name, buildPLT(t, v.name, v.flags)})
+	}
+	// libc's own PLT: IRELATIVE slots named "*ABS*+0x<resolver>@plt".
+	if _, err := os.Stat("/lib/x86_64-linux-gnu/libc.so.6"); err == nil {
+		targets = append(targets, target{"libc", "/lib/x86_64-linux-gnu/libc.so.6"})
+	}
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			bin := tg.path
 			out, err := exec.Command("objdump", "-d", "-j", ".plt", "-j", ".plt.sec", "-j", ".plt.got", bin).Output()
 			if err != nil {
 				t.Fatalf("objdump: %v", err)
@@ -69,7 +79,11 @@ func TestPLTNamesMatchObjdump(t *testing.T) {
 					want[a] = m[2]
 				}
 			}
-			if len(want) < 5 {
+			if tg.name == "static" {
+				if len(want) != 0 {
+					t.Fatalf("objdump names %d stubs in a static binary", len(want))
+				}
+			} else if len(want) < 5 {
 				t.Fatalf("objdump named only %d PLT stubs; test program changed?", len(want))
 			}
 			got := map[uint64]string{}
@@ -286,8 +300,16 @@ func checkAgainstNM(t *testing.T, path string, tab *Table, syms []nmSym, files .
 
 func TestLookupMatchesNM(t *testing.T) {
 	needTool(t, "nm")
-	bin := buildPLT(t, "lazy", []string{"-O1"})
-	checkAgainstNM(t, bin, openTable(t, bin), runNM(t, bin, false), bin)
+	// The static binary carries a libc's worth of symbols: IFUNCs, aliases,
+	// hand-written assembly.
+	for _, v := range []string{"lazy", "static"} {
+		flags := []string{"-O1"}
+		if v == "static" {
+			flags = append(flags, "-static")
+		}
+		bin := buildPLT(t, v, flags)
+		checkAgainstNM(t, bin, openTable(t, bin), runNM(t, bin, false), bin)
+	}
 }
 
 // libcDebugFile returns libc and its build-id debug file, if installed.

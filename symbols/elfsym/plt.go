@@ -27,6 +27,12 @@ func pltSymbols(f *elf.File, dyn []elf.Symbol) ([]Symbol, error) {
 	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
 		return nil, nil // other architectures: no synthetic names yet
 	}
+	// Like binutils (and so gdb), name stubs only in dynamically linked
+	// files: a static binary's .plt holds IRELATIVE stubs of 8 bytes with no
+	// entry size recorded, and neither tool names them.
+	if f.Section(".dynamic") == nil {
+		return nil, nil
+	}
 	var plts []*elf.Section
 	for _, s := range f.Sections {
 		switch s.Name {
