@@ -330,3 +330,33 @@ func TestSyntheticDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentReads reads from several goroutines at once (run with -race):
+// the core, a mapped file and gaps.
+func TestConcurrentReads(t *testing.T) {
+	corePath, _, prog := synthetic(t, sameHead)
+	_, c := openCore(t, corePath, Options{})
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			buf := make([]byte, 32)
+			for i := 0; i < 500; i++ {
+				addr := uint64(0x400000 + (i*97)%0x1fe0)
+				if _, err := c.Process().ReadMemory(addr, buf); err != nil || !bytes.Equal(buf, prog[addr-0x400000:][:32]) {
+					done <- err
+					return
+				}
+				if _, err := c.Process().ReadMemory(0x500000+uint64(i), buf); err == nil {
+					done <- errors.New("a gap read succeeded")
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
