@@ -1,6 +1,7 @@
 package tcf
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -183,7 +184,8 @@ func NewError(code int) error {
 // Report turns err into the error report sent to clients, or nil for a nil
 // error. Rules, in order:
 //   - an *ErrorReport anywhere in the chain is sent as is (Time filled if 0);
-//   - the code comes from the outermost [Coder] in the chain, else CodeOther;
+//   - the code comes from the outermost [Coder] in the chain, else
+//     CodeCommandCancelled for context.Canceled, else CodeOther;
 //   - a [ServiceCoder] adds the Service name;
 //   - a syscall.Errno in the chain adds AltCode=errno, AltOrg="Linux";
 //   - Format is err.Error().
@@ -204,6 +206,8 @@ func Report(err error, now time.Time) *ErrorReport {
 	var c Coder
 	if errors.As(err, &c) {
 		r.Code = c.TCFCode()
+	} else if errors.Is(err, context.Canceled) {
+		r.Code = CodeCommandCancelled // e.g. the channel closed under a long command
 	}
 	var sc ServiceCoder
 	if errors.As(err, &sc) && sc.TCFCode() >= 0x10000 {

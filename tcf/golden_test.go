@@ -2,6 +2,8 @@ package tcf_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -139,6 +141,7 @@ func TestGoldenReportFromTypedError(t *testing.T) {
 		{"plain", errString("boom"), `{"Code":1,"Time":1700000000123,"Format":"boom"}`},
 		{"errno", wrapErrno(), `{"Code":17,"Time":1700000000123,"Format":"read 0x10: input/output error","AltCode":5,"AltOrg":"Linux"}`},
 		{"service", fsErr{}, `{"Code":65538,"Time":1700000000123,"Service":"FileSystem","Format":"no such file"}`},
+		{"cancelled", fmt.Errorf("step: %w", context.Canceled), `{"Code":6,"Time":1700000000123,"Format":"step: context canceled"}`},
 		{"report passes through", &tcf.ErrorReport{Code: 22, Time: 9, Format: "x"}, `{"Code":22,"Time":9,"Format":"x"}`},
 	}
 	for _, tc := range cases {
