@@ -131,6 +131,9 @@ type ExitStatus struct {
 	Code       int    // exit code, when Signal == 0
 	Signal     Signal // the killing signal, or 0
 	CoreDumped bool
+	// Detached means the process did not end: sonde let go of it (detach,
+	// Close) and it runs on untraced. Its contexts are gone all the same.
+	Detached bool
 }
 
 // TCFCode is the exit code TCF reports: the code, or minus the killing signal.
@@ -142,6 +145,9 @@ func (e ExitStatus) TCFCode() int {
 }
 
 func (e ExitStatus) String() string {
+	if e.Detached {
+		return "detached"
+	}
 	if e.Signal != 0 {
 		s := "killed by " + e.Signal.Name()
 		if e.CoreDumped {

@@ -1,0 +1,363 @@
+package ptrace
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/target"
+)
+
+// Backend is the live Linux implementation of target.Backend. Get one with New;
+// layers that need more than the model offers reach it with
+// tg.Backend().(*ptrace.Backend).
+type Backend struct {
+	t      *target.Target
+	reqs   chan request
+	done   chan struct{} // closed when the tracer thread has finished
+	reaper *reaper
+
+	// mu guards procByPID for goroutines other than the tracer (memory I/O).
+	mu        sync.Mutex
+	procByPID map[int]*process
+
+	// Owned by the tracer thread.
+	threads  map[int]*thread
+	orphans  map[int][]unix.WaitStatus // statuses of tids not known yet (new clone children)
+	deferred []waitEvent               // consumed statuses waiting to be handled
+	closing  bool
+}
+
+type request struct {
+	fn   func()
+	done chan struct{}
+}
+
+// process is the backend's state of one traced process.
+type process struct {
+	pid      int
+	ctx      *target.Context // nil for a hidden vfork child
+	threads  map[int]*thread
+	follow   bool // attach fork/vfork/clone children automatically
+	launched bool // sonde is its parent: it must reap it
+	// hidden marks a vfork child that is not followed: it shares its parent's
+	// memory, breakpoints included, so it stays traced (invisibly) until it
+	// execs or exits, and its breakpoint hits are stepped over silently.
+	hidden bool
+	// memOwner is the process whose memory (and breakpoints) this one shares:
+	// itself, or the parent for a vfork child before exec.
+	memOwner *process
+	parent     *process // the process that forked it, for cleaning its copy of memory
+	creatorPID int
+	stopAll    bool // an operation wants every thread stopped: new threads stop too
+	// swallowCont counts SIGCONTs sonde sent itself and must not report.
+	swallowCont int
+
+	memMu   sync.RWMutex // guards mem, sw: readers are callers' goroutines
+	mem     *os.File     // /proc/PID/mem, read-write
+	sw      map[uint64]*swBreakpoint
+	removed map[uint64]bool // software breakpoints removed while threads ran
+	hw      [4]*target.Breakpoint
+	hwGen   int // bumped on every change of hw; threads catch up before running
+}
+
+// thread is the backend's state of one traced thread.
+type thread struct {
+	tid  int
+	proc *process
+	ctx  *target.Context
+
+	running      bool // not in a ptrace-stop (running, or in PTRACE_LISTEN)
+	listening    bool // held in a job-control stop with PTRACE_LISTEN
+	groupStopped bool // the last PTRACE_EVENT_STOP said a group stop is in effect
+	newborn      bool // its first stop (PTRACE_EVENT_STOP) has not been seen
+	interrupting bool // PTRACE_INTERRUPT sent, trap not seen yet
+	wantStop     bool // a Suspend waits for this thread to stop
+	reported     bool // the model shows it stopped
+	sig          int  // signal to pass when it runs again
+	lastReq      int  // PTRACE_CONT or PTRACE_SINGLESTEP: how it was last restarted
+	hwGen        int  // hw generation its debug registers hold
+	hwExecHit    bool // stopped on a hardware instruction breakpoint: set RF to resume
+	step         *stepState
+
+	regs      [generalSize]byte
+	xstate    []byte
+	haveRegs  bool
+	haveX     bool
+	regsDirty bool
+}
+
+var errClosed = errors.New("the target is closed")
+
+// New starts a ptrace backend and returns a Target over it. Its tracer thread
+// lives until Close.
+func New() (*target.Target, error) {
+	b := &Backend{
+		reqs:      make(chan request),
+		done:      make(chan struct{}),
+		reaper:    newReaper(),
+		procByPID: map[int]*process{},
+		threads:   map[int]*thread{},
+		orphans:   map[int][]unix.WaitStatus{},
+	}
+	b.t = target.New(b)
+	started := make(chan struct{})
+	go b.loop(started)
+	<-started
+	go b.reaper.run()
+	return b.t, nil
+}
+
+// loop is the tracer thread: every ptrace request runs here, because Linux ties
+// a tracee to the thread that attached it. It returns (and lets the runtime
+// discard the locked thread) only after Close, when no tracee is left.
+func (b *Backend) loop(started chan struct{}) {
+	runtime.LockOSThread()
+	b.reaper.tracerTid = unix.Gettid()
+	close(started)
+	for {
+		select {
+		case r := <-b.reqs:
+			b.runSafely(r.fn)
+			close(r.done)
+		case <-b.reaper.notify:
+		}
+		b.drain()
+		if b.closing && len(b.threads) == 0 {
+			b.reaper.close()
+			close(b.done)
+			return
+		}
+	}
+}
+
+// runSafely runs fn and turns a panic into a logged failure: a panic on the
+// tracer thread would end the process and leave breakpoints planted in tracees.
+func (b *Backend) runSafely(fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "sonde: ptrace backend: internal error: %v\n", p)
+		}
+	}()
+	fn()
+}
+
+// do runs fn on the tracer thread: one hop for a whole operation.
+func (b *Backend) do(op string, fn func() error) (err error) {
+	done := make(chan struct{})
+	err = target.Errorf(target.CodeOther, op, "", fmt.Errorf("internal error on the tracer thread"))
+	select {
+	case b.reqs <- request{func() { err = fn() }, done}:
+	case <-b.done:
+		return target.Errorf(target.CodeInvalidContext, op, "", errClosed)
+	}
+	<-done
+	return err
+}
+
+// drain handles every consumed wait status, including those that arrive while
+// handling.
+func (b *Backend) drain() {
+	for {
+		evs := b.deferred
+		b.deferred = nil
+		evs = append(evs, b.reaper.take()...)
+		if len(evs) == 0 {
+			return
+		}
+		for _, ev := range evs {
+			b.handle(ev)
+		}
+	}
+}
+
+// waitFor returns the next wait status of tid, blocking the tracer thread. Other
+// threads' statuses met on the way are kept, in order, for drain.
+func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
+	if ws, ok := b.takeDeferred(tid); ok {
+		return ws, nil
+	}
+	b.reaper.mu.Lock()
+	defer b.reaper.mu.Unlock()
+	b.deferred = append(b.deferred, b.reaper.backlog...)
+	b.reaper.backlog = nil
+	if ws, ok := b.takeDeferred(tid); ok {
+		return ws, nil
+	}
+	return waitPatiently(tid)
+}
+
+// waitPatiently waits for tid's next status without ever blocking for good.
+// Another thread of this Go process can consume a tracee's status (a wait on
+// the pidfd of an os/exec child that sonde also traces sees its ptrace-stops),
+// and a blocking wait4 would then hang the tracer thread. So it polls: spinning
+// briefly (a single-step completes in tens of microseconds), then sleeping
+// longer, and if the thread sits in a ptrace-stop whose status went elsewhere,
+// it reports that stop as an interrupt stop.
+func waitPatiently(tid int) (unix.WaitStatus, error) {
+	start := time.Now()
+	for i := 0; ; i++ {
+		wpid, ws, err := wait4(tid, unix.WNOHANG)
+		if err != nil {
+			return 0, err
+		}
+		if wpid == tid {
+			return ws, nil
+		}
+		switch {
+		case i < 200:
+			runtime.Gosched()
+		default:
+			time.Sleep(min(time.Duration(i-199)*20*time.Microsecond, time.Millisecond))
+		}
+		if i%256 == 255 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
+			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
+		}
+	}
+}
+
+func (b *Backend) takeDeferred(tid int) (unix.WaitStatus, bool) {
+	if l := b.orphans[tid]; len(l) > 0 {
+		ws := l[0]
+		if len(l) == 1 {
+			delete(b.orphans, tid)
+		} else {
+			b.orphans[tid] = l[1:]
+		}
+		return ws, true
+	}
+	for i, ev := range b.deferred {
+		if ev.tid == tid {
+			b.deferred = append(b.deferred[:i:i], b.deferred[i+1:]...)
+			return ev.status, true
+		}
+	}
+	return 0, false
+}
+
+// --- lookups ---
+
+func (b *Backend) procOf(ctx *target.Context, op string) (*process, error) {
+	b.mu.Lock()
+	p := b.procByPID[ctx.PID()]
+	b.mu.Unlock()
+	if p == nil || p.ctx != ctx.Process() {
+		return nil, target.Errorf(target.CodeInvalidContext, op, ctx.ID(), fmt.Errorf("not traced"))
+	}
+	return p, nil
+}
+
+func (b *Backend) threadOf(ctx *target.Context, op string) (*thread, error) {
+	th := b.threads[ctx.TID()]
+	if th == nil || th.ctx != ctx {
+		if ctx.Exited() {
+			return nil, target.Errorf(target.CodeAlreadyExited, op, ctx.ID(), nil)
+		}
+		return nil, target.Errorf(target.CodeInvalidContext, op, ctx.ID(), fmt.Errorf("not traced"))
+	}
+	return th, nil
+}
+
+// sortedThreads returns a process's threads by tid, for a stable order of work.
+func (p *process) sortedThreads() []*thread {
+	out := make([]*thread, 0, len(p.threads))
+	for _, th := range p.threads {
+		out = append(out, th)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].tid < out[j].tid })
+	return out
+}
+
+func (b *Backend) addProcess(pid int) *process {
+	p := &process{pid: pid, threads: map[int]*thread{}, sw: map[uint64]*swBreakpoint{}, removed: map[uint64]bool{}}
+	p.memOwner = p
+	p.mem = openMem(pid)
+	b.mu.Lock()
+	b.procByPID[pid] = p
+	b.mu.Unlock()
+	return p
+}
+
+func (b *Backend) addThread(p *process, tid int) *thread {
+	th := &thread{tid: tid, proc: p, lastReq: unix.PTRACE_CONT}
+	p.threads[tid] = th
+	b.threads[tid] = th
+	b.reaper.add(tid)
+	return th
+}
+
+func (b *Backend) dropThread(th *thread) {
+	delete(th.proc.threads, th.tid)
+	if b.threads[th.tid] == th {
+		delete(b.threads, th.tid)
+	}
+	b.reaper.remove(th.tid)
+}
+
+func (b *Backend) dropProcess(p *process) {
+	for _, th := range p.threads {
+		b.dropThread(th)
+	}
+	b.mu.Lock()
+	if b.procByPID[p.pid] == p {
+		delete(b.procByPID, p.pid)
+	}
+	b.mu.Unlock()
+	p.memMu.Lock()
+	if p.mem != nil {
+		p.mem.Close()
+		p.mem = nil
+	}
+	p.memMu.Unlock()
+}
+
+// Arch implements target.Backend.
+func (b *Backend) Arch() *arch.Arch { return arch.AMD64 }
+
+// Close detaches from every process (launched ones too: they run on) after
+// removing every patch, then ends the tracer thread.
+func (b *Backend) Close() error {
+	var errs []error
+	err := b.do("close", func() error {
+		for _, p := range b.allProcesses() {
+			if err := b.detachProcess(p); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		b.closing = true
+		return nil
+	})
+	if err != nil && !errors.Is(err, errClosed) {
+		return err
+	}
+	<-b.done
+	return errors.Join(errs...)
+}
+
+func (b *Backend) allProcesses() []*process {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*process, 0, len(b.procByPID))
+	for _, p := range b.procByPID {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].pid < out[j].pid })
+	return out
+}
+
+// openMem opens /proc/PID/mem for reading and writing; nil if it cannot (the
+// process is gone; memory calls then fail with its errno).
+func openMem(pid int) *os.File {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	return f
+}

@@ -1,0 +1,48 @@
+// Package ptrace is sonde's live Linux backend (x86-64): it debugs running
+// processes through ptrace(2) and implements target.Backend. Get a Target with
+// New; everything else goes through package target.
+//
+// # The tracer thread
+//
+// Linux ties a tracee to the thread that attached it, so every ptrace request
+// runs on one goroutine locked to its OS thread, which lives until Close. A hop
+// to it costs ~25-30 µs on a VM, so each Backend method is one hop that does a
+// whole operation there (stop every thread, step over a breakpoint, collect a
+// register snapshot). Wait statuses are collected by a second goroutine that
+// looks with waitid(WNOWAIT) and consumes only tracees' statuses, so children
+// that the program embedding sonde starts with os/exec are left to their own
+// Wait. Memory I/O runs on the caller's goroutine: process_vm_readv for reads,
+// /proc/PID/mem for writes (it can write into read-only text).
+//
+// Every tracee is attached with PTRACE_SEIZE (launched programs too: they start
+// with PTRACE_TRACEME and are handed over before their first instruction), with
+// clone, fork, vfork, exec and exit events. Stops use PTRACE_INTERRUPT, not
+// SIGSTOP; a job-control stop is kept with PTRACE_LISTEN, so a stopped process
+// stays stopped while traced and after detach.
+//
+// # Breakpoints
+//
+// Software breakpoints are int3 bytes hidden from every read; a write under one
+// updates the saved byte. Resuming from a breakpoint never lifts it when the
+// instruction under it is one of the simple ones functions start with (endbr64,
+// nops, push, register moves): they are emulated in the registers. Other
+// instructions are single-stepped with the breakpoint lifted while every other
+// thread of the process is held. Hardware breakpoints and watchpoints use DR0-DR3
+// through PTRACE_POKEUSER in every thread, including threads created later.
+//
+// # When sonde ends
+//
+// Close (and detaching a process) removes every int3 and debug register and
+// detaches every thread; launched programs run on. If sonde is killed with
+// SIGKILL, none of that can happen: the kernel detaches every tracee, which
+// then runs on with whatever int3 bytes were planted and dies of SIGTRAP when
+// it reaches one. That is why sonde never sets PTRACE_O_EXITKILL on processes it
+// attached to: a lost debugger must not kill the program it was looking at (the
+// breakpoint risk remains). Front ends should turn SIGINT and SIGTERM into Close.
+//
+// # Known limits
+//
+// A thread single-stepped over a breakpoint on a system call instruction that
+// blocks holds the process's other threads until the call returns. A thread in
+// uninterruptible sleep (D state) delays Suspend until it wakes.
+package ptrace

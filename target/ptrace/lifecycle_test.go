@@ -1,0 +1,211 @@
+package ptrace
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+func TestLaunchExitCode(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_exit.c")
+	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: []string{path, "code", "9"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	e := r.wait(t, &i, "process exit", isExit(p))
+	if e.Exit.Code != 9 || e.Exit.Signal != 0 || e.Exit.TCFCode() != 9 {
+		t.Fatalf("exit %v, want code 9", e.Exit)
+	}
+	// Created process, created thread, ..., exited thread, exited process.
+	evs := r.all()
+	if evs[0].Kind != target.EventCreated || evs[0].Context != p || evs[1].Kind != target.EventCreated {
+		t.Fatalf("first events: %s, %s", describe(evs[0]), describe(evs[1]))
+	}
+}
+
+func TestStopAtEntryAndKilledBySignal(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_exit.c")
+	p := launch(t, tg, path, "signal", "15")
+	th := mainThread(t, p)
+	i := 0
+	e := r.wait(t, &i, "entry stop", isStop(p))
+	if e.Reason.Kind != target.ReasonUser {
+		t.Fatalf("entry stop reason %v", e.Reason.Kind)
+	}
+	regs, err := th.Registers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At entry the PC is in the dynamic loader, not yet in the program.
+	if regs.PC() != e.PC || regs.PC() == 0 {
+		t.Fatalf("pc %x, event pc %x", regs.PC(), e.PC)
+	}
+	if err := p.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e = r.wait(t, &i, "SIGTERM stop", isStop(p))
+	if e.Reason.Kind != target.ReasonSignal || e.Reason.Signal != 15 || !th.Pending().Has(15) {
+		t.Fatalf("stop %v signal %d pending %x", e.Reason.Kind, e.Reason.Signal, th.Pending())
+	}
+	if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e = r.wait(t, &i, "exit", isExit(p))
+	if e.Exit.Signal != 15 || e.Exit.TCFCode() != -15 {
+		t.Fatalf("exit %v, want killed by SIGTERM", e.Exit)
+	}
+	if _, err := th.Registers(); !errors.Is(err, target.ErrAlreadyExited) {
+		t.Fatalf("registers of exited thread: %v", err)
+	}
+	if err := p.Resume(target.ResumeContinue, target.ResumeOptions{}); !errors.Is(err, target.ErrAlreadyExited) {
+		t.Fatalf("resume of exited process: %v", err)
+	}
+}
+
+func TestLaunchStdioPipesEnvDirASLR(t *testing.T) {
+	tg, r := newTarget(t)
+	dir := t.TempDir()
+	p, pio, err := tg.Launch(target.LaunchOptions{Path: "/bin/sh", Argv: []string{"sh", "-c", "echo $FOO; pwd; cat /proc/self/personality; read x; echo got $x >&2"},
+		Env: []string{"FOO=bar"}, Dir: dir, Stdio: target.StdioPipes, DisableASLR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(pio.Stdin, "line\n")
+	pio.Stdin.Close()
+	out, _ := io.ReadAll(pio.Stdout)
+	errOut, _ := io.ReadAll(pio.Stderr)
+	i := 0
+	r.wait(t, &i, "exit", isExit(p))
+	want := "bar\n" + dir + "\n00040000\n"
+	if string(out) != want || string(errOut) != "got line\n" {
+		t.Fatalf("stdout %q (want %q), stderr %q", out, want, errOut)
+	}
+}
+
+func TestLaunchPty(t *testing.T) {
+	tg, r := newTarget(t)
+	p, pio, err := tg.Launch(target.LaunchOptions{Path: "/bin/sh", Argv: []string{"sh", "-c", "test -t 0 && test -t 1 && echo tty"}, Stdio: target.StdioPty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pio.Pty.Close()
+	buf := make([]byte, 64)
+	n, _ := pio.Pty.Read(buf)
+	i := 0
+	e := r.wait(t, &i, "exit", isExit(p))
+	if !strings.Contains(string(buf[:n]), "tty") || e.Exit.Code != 0 {
+		t.Fatalf("pty output %q, exit %v", buf[:n], e.Exit)
+	}
+}
+
+func TestLaunchMissingProgram(t *testing.T) {
+	tg, _ := newTarget(t)
+	_, _, err := tg.Launch(target.LaunchOptions{Path: "/nonexistent/prog"})
+	if err == nil || target.CodeOf(err) != target.CodeOther || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("launch of missing program: %v", err)
+	}
+}
+
+func TestAttachDetachRunsOn(t *testing.T) {
+	path := build(t, "tp_threads.c")
+	cmd := startUntraced(t, path)
+	pid := cmd.Process.Pid
+	tg, r := newTarget(t)
+	p, err := tg.Attach(pid, target.AttachOptions{Stop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ths := p.Children()
+	if len(ths) != 5 {
+		t.Fatalf("%d threads, want 5", len(ths))
+	}
+	for _, th := range ths {
+		if s, reason, _ := th.State(); s != target.StateStopped || reason.Kind != target.ReasonUser {
+			t.Fatalf("%s: state %v", th.ID(), s)
+		}
+		if _, err := th.Registers(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := procState(t, pid); st.TracerPid == 0 || st.State != 't' {
+		t.Fatalf("while attached: state %c tracer %d", st.State, st.TracerPid)
+	}
+	if _, err := tg.Attach(pid, target.AttachOptions{}); target.CodeOf(err) != target.CodeAlreadyAttached {
+		t.Fatalf("second attach: %v", err)
+	}
+	if err := p.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	if e := r.wait(t, &i, "exit after detach", isExit(p)); !e.Exit.Detached {
+		t.Fatalf("detach reported %v", e.Exit)
+	}
+	st := waitState(t, pid, "S")
+	if st.TracerPid != 0 {
+		t.Fatalf("after detach: tracer %d", st.TracerPid)
+	}
+	// The os/exec child of this process was never reaped by sonde.
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "terminated") {
+		t.Fatalf("os/exec Wait after detach: %v", err)
+	}
+}
+
+func TestDetachKeepsJobControlStop(t *testing.T) {
+	path := build(t, "tp_threads.c")
+	for _, stop := range []bool{false, true} {
+		pid := startUntraced(t, path).Process.Pid
+		unix.Kill(pid, unix.SIGSTOP)
+		waitState(t, pid, "T")
+		tg, _ := newTarget(t)
+		p, err := tg.Attach(pid, target.AttachOptions{Stop: stop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !stop {
+			// Attached and "running", but still held by the job-control stop.
+			for _, th := range p.Children() {
+				if s, _, _ := th.State(); s != target.StateRunning {
+					t.Fatalf("%s: %v", th.ID(), s)
+				}
+			}
+		}
+		if err := p.Detach(); err != nil {
+			t.Fatal(err)
+		}
+		if st := waitState(t, pid, "T"); st.TracerPid != 0 {
+			t.Fatalf("tracer %d after detach", st.TracerPid)
+		}
+		unix.Kill(pid, unix.SIGCONT)
+		waitState(t, pid, "S")
+	}
+}
+
+func TestAttachErrors(t *testing.T) {
+	path := build(t, "tp_threads.c")
+	cmd := startUntraced(t, path) // first: its cleanup runs after the targets'
+	tg, _ := newTarget(t)
+	_, err := tg.Attach(0x3ffffff0, target.AttachOptions{})
+	var te *target.Error
+	if !errors.As(err, &te) || te.Code != target.CodeInvalidContext || te.Errno != unix.ESRCH {
+		t.Fatalf("attach to missing pid: %v", err)
+	}
+	if _, err := tg.Attach(cmd.Process.Pid, target.AttachOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := newTarget(t)
+	_, err = other.Attach(cmd.Process.Pid, target.AttachOptions{})
+	if !errors.As(err, &te) || te.Code != target.CodeAlreadyAttached || te.Errno != unix.EPERM {
+		t.Fatalf("attach to a traced process: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// siginfo is the part of the kernel's siginfo_t (x86-64 layout) that sonde
+// uses. x/sys exposes the union as opaque padding, so it is decoded here.
+type siginfo struct {
+	Signo int32
+	Errno int32
+	Code  int32
+	// Pid and Uid are valid for signals sent by kill/tgkill and for SIGCHLD.
+	Pid, Uid int32
+	// Addr is the faulting address for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGTRAP.
+	Addr uint64
+	// Status is the exit status or signal for SIGCHLD.
+	Status int32
+}
+
+// si_code values that matter for telling SIGTRAPs apart.
+const (
+	siUser     = 0    // kill(2)
+	siKernel   = 0x80 // SI_KERNEL: int3 on x86
+	siTkill    = -6   // tgkill(2)
+	trapBrkpt  = 1    // TRAP_BRKPT
+	trapTrace  = 2    // TRAP_TRACE: single-step
+	trapHWBkpt = 4    // TRAP_HWBKPT: debug register hit
+)
+
+// decodeSiginfo decodes a raw siginfo_t; short input decodes as zeros beyond
+// its end (the kernel always supplies 128 bytes).
+func decodeSiginfo(b []byte) siginfo {
+	var raw [128]byte
+	copy(raw[:], b)
+	le := binary.LittleEndian
+	si := siginfo{
+		Signo: int32(le.Uint32(raw[0:])),
+		Errno: int32(le.Uint32(raw[4:])),
+		Code:  int32(le.Uint32(raw[8:])),
+	}
+	switch {
+	case si.Code <= 0 || si.Signo == int32(unix.SIGCHLD):
+		si.Pid = int32(le.Uint32(raw[16:]))
+		si.Uid = int32(le.Uint32(raw[20:]))
+		si.Status = int32(le.Uint32(raw[24:]))
+	default:
+		si.Addr = le.Uint64(raw[16:])
+	}
+	return si
+}
+
+// fromUser reports whether a process sent the signal (kill, tgkill, sigqueue)
+// rather than the kernel raising it for a fault or trap.
+func (s siginfo) fromUser() bool { return s.Code <= 0 }
+
+// faultText describes a kernel-generated fault for an exception stop.
+func (s siginfo) faultText() string {
+	var what string
+	switch unix.Signal(s.Signo) {
+	case unix.SIGSEGV:
+		what = map[int32]string{1: "address not mapped", 2: "invalid permissions for mapped object"}[s.Code]
+	case unix.SIGBUS:
+		what = map[int32]string{1: "invalid address alignment", 2: "nonexistent physical address", 3: "object-specific hardware error"}[s.Code]
+	case unix.SIGILL:
+		what = map[int32]string{1: "illegal opcode", 2: "illegal operand", 3: "illegal addressing mode", 4: "illegal trap", 5: "privileged opcode", 6: "privileged register", 7: "coprocessor error", 8: "internal stack error"}[s.Code]
+	case unix.SIGFPE:
+		what = map[int32]string{1: "integer divide by zero", 2: "integer overflow", 3: "floating-point divide by zero", 4: "floating-point overflow", 5: "floating-point underflow", 6: "floating-point inexact result", 7: "floating-point invalid operation", 8: "subscript out of range"}[s.Code]
+	}
+	if what == "" {
+		what = fmt.Sprintf("code %d", s.Code)
+	}
+	return fmt.Sprintf("%s at 0x%x", what, s.Addr)
+}
