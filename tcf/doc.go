@@ -3,10 +3,10 @@
 // bounded outgoing queues), error reports, and a registry on which each TCF
 // service is one small file that registers command handlers and emits events.
 //
-// The protocol is the one the Eclipse TCF clients speak (see
-// ../../shared/docs/tcf-protocol.md in the workspace and the TCF specification):
-// messages of NUL-separated fields ended by the escape sequence 03 01, JSON
-// arguments, Locator Hello first on every channel. This package holds only
+// The protocol is the one the Eclipse TCF clients speak (specification: the
+// docs/*.html pages of the Eclipse TCF repository): messages of
+// NUL-separated fields ended by the escape sequence 03 01, JSON arguments,
+// Locator Hello first on every channel. BENCHMARKS.md has the figures. This package holds only
 // wire types; the debug-context model below it never imports tcf. Errors from
 // lower layers become TCF error reports through small interfaces (see
 // [Coder], [ServiceCoder]) that those layers implement without importing tcf.

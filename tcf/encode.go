@@ -148,8 +148,9 @@ func (b *Builder) Binary(data []byte) *Builder {
 	return b
 }
 
-// Error appends an error field: empty for nil (as the C agent writes "no
-// error"), otherwise the report [Report] makes of err, stamped with now.
+// Error appends an error-report field: empty for nil (as the C agent
+// writes "no error"), otherwise the report's JSON. Use [Report] to make a
+// report from an error.
 func (b *Builder) Error(rep *ErrorReport) *Builder {
 	if rep == nil {
 		return b.Empty()
