@@ -3,7 +3,10 @@ package core
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -205,4 +208,51 @@ func checkMap(t *testing.T, proc *target.Context, live []liveMap, strict bool) {
 	if matched < len(live)/2 {
 		t.Errorf("only %d of %d live mappings are in the core's map", matched, len(live))
 	}
+}
+
+// checkAgainstGDB reads samples with gdb's `x` from the same core and
+// compares them with what the Target reads: both must agree with the live
+// bytes (checkMemory) and with each other.
+func checkAgainstGDB(t *testing.T, proc *target.Context, exe, corePath string, samples []sample) {
+	t.Helper()
+	args := []string{"-batch", "-nx", "-ex", "set pagination off"}
+	for _, s := range samples {
+		args = append(args, "-ex", fmt.Sprintf("x/16xb 0x%x", s.addr))
+	}
+	out, err := exec.Command("gdb", append(args, exe, corePath)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v\n%s", err, out)
+	}
+	got := map[uint64][]byte{} // address of each line -> its bytes
+	for _, l := range strings.Split(string(out), "\n") {
+		head, rest, ok := strings.Cut(l, ":")
+		if !ok || !strings.HasPrefix(head, "0x") {
+			continue
+		}
+		a, err := strconv.ParseUint(strings.Fields(head)[0][2:], 16, 64)
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(rest) {
+			if v, err := strconv.ParseUint(strings.TrimPrefix(f, "0x"), 16, 8); err == nil {
+				got[a] = append(got[a], byte(v))
+			}
+		}
+	}
+	compared := 0
+	for _, s := range samples {
+		g := append(append([]byte(nil), got[s.addr]...), got[s.addr+8]...)
+		if len(g) != 16 {
+			continue // gdb could not read it either
+		}
+		compared++
+		buf := make([]byte, 16)
+		if _, err := proc.ReadMemory(s.addr, buf); err != nil || !bytes.Equal(buf, g) {
+			t.Errorf("0x%x (%s): sonde %x (%v), gdb x %x", s.addr, s.kind, buf, err, g)
+		}
+	}
+	if compared < len(samples)*9/10 {
+		t.Errorf("gdb read only %d of %d samples", compared, len(samples))
+	}
+	t.Logf("%d addresses agree with gdb's x", compared)
 }

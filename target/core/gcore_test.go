@@ -31,6 +31,7 @@ func TestGcore(t *testing.T) {
 	if missing := checkMemory(t, c.Process(), samples); len(missing) != 0 {
 		t.Errorf("unavailable samples: %v", missing)
 	}
+	checkAgainstGDB(t, c.Process(), p.exe, corePath, samples[:200])
 	// gdb writes each thread's NT_SIGINFO: the SIGSTOP of its attach.
 	for _, th := range c.Process().Children() {
 		_, r, _ := th.State()

@@ -58,6 +58,9 @@ func TestKernelCore(t *testing.T) {
 			checkRegisters(t, c, p, gdbRegisters(t, p.exe, corePath))
 			checkMap(t, proc, maps, true)
 			missing := checkMemory(t, proc, samples)
+			if tc.filter != 0x32 {
+				checkAgainstGDB(t, proc, p.exe, corePath, samples[:200])
+			}
 			for kind, n := range missing {
 				if !strings.Contains(tc.mayMiss, kind) {
 					t.Errorf("%d %s samples unavailable", n, kind)
