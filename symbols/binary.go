@@ -1,14 +1,14 @@
 package symbols
 
 import (
+	"context"
 	"debug/elf"
-	"strings"
-
 	"errors"
-	"github.com/ianlancetaylor/demangle"
-	"os"
-	"path/filepath"
+	"fmt"
 	"sync"
+
+	"github.com/sondedbg/sonde/symbols/debugfile"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 )
 
 // Frame is one source-level frame at an address. Lookups return the inline
@@ -39,16 +39,17 @@ type Frame struct {
 	FromSymbolTable bool
 }
 
-// Options tune how a Binary finds its debug information.
+// Options tune how a Binary finds its debug information. The zero value
+// (or nil) searches gdb's places: the binary, /usr/lib/debug/.build-id,
+// .gnu_debuglink; debuginfod only when Search.Debuginfod is set.
 type Options struct {
-	// DebugFile is a separate debug file holding the DWARF (as found by
-	// build-id or .gnu_debuglink); empty to use only the binary's own DWARF,
-	// unless FindDebugFile finds one.
+	// DebugFile is a separate debug file to use instead of searching.
 	DebugFile string
-	// FindDebugFile, when set and DebugFile is empty, is asked for a separate
-	// debug file when the binary itself has no DWARF. It returns "" when
-	// there is none.
-	FindDebugFile func(path string, f *elf.File) (string, error)
+	// NoSearch disables the search for a separate debug file.
+	NoSearch bool
+	// Search says where separate debug files (and dwz supplementary files)
+	// are searched for.
+	Search debugfile.Options
 	// DWODirs are extra directories searched for split-DWARF .dwo files
 	// (after DW_AT_comp_dir and the binary's directory).
 	DWODirs []string
@@ -63,8 +64,11 @@ type Binary struct {
 	dw      *dwarfFile // nil when there is no DWARF at all
 	symsErr error
 
+	found *debugfile.Result // what the debug-file search found (MiniDebugInfo), or nil
+	hint  string            // how to get debug info, when there is none
+
 	symsOnce sync.Once
-	syms     symbolSource
+	syms     *elfsym.Table
 
 	warnMu   sync.Mutex
 	warnings []error
@@ -106,9 +110,19 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 	}
 	if dw == nil || !dw.hasInfo() {
 		debugPath := opts.DebugFile
-		if debugPath == "" && opts.FindDebugFile != nil {
-			if debugPath, err = opts.FindDebugFile(path, ef.f); err != nil {
+		if debugPath == "" && !opts.NoSearch {
+			res, err := debugfile.Find(context.Background(), path, ef.f, opts.Search)
+			if err != nil {
 				b.warn(err)
+			} else {
+				b.found = res
+				for _, p := range res.Problems() {
+					b.warn(p)
+				}
+				if res.File != nil && res.HasDWARF && res.Path != path {
+					debugPath = res.Path
+				}
+				b.hint = res.Hint()
 			}
 		}
 		if debugPath != "" {
@@ -123,43 +137,48 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 		}
 	}
 	if dw != nil && dw.hasInfo() {
-		dw.splitDWO = &dwoSet{binaryPath: path, extraDirs: opts.DWODirs}
-		b.loadAlt(dw)
+		dbgPath := ""
+		if b.debug != nil {
+			dbgPath = b.debug.name
+		}
+		dw.splitDWO = &dwoSet{binaryPath: path, dwpPath: debugfile.DWPPath(path, dbgPath), extraDirs: opts.DWODirs}
+		b.loadAlt(dw, opts)
 		b.dw = dw
+		b.hint = ""
+	} else if b.hint == "" {
+		b.hint = fmt.Sprintf("no debug information for %s: install its debug package or set DEBUGINFOD_URLS", path)
 	}
 	return b, nil
 }
 
 // loadAlt opens the dwz supplementary file named by .gnu_debugaltlink, if any.
-func (b *Binary) loadAlt(dw *dwarfFile) {
-	link, err := dw.ef.section(".gnu_debugaltlink")
-	if err != nil || len(link) == 0 {
-		return
-	}
-	name := link
-	for i, c := range link {
-		if c == 0 {
-			name = link[:i]
-			break
-		}
-	}
-	p := string(name)
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(dw.name), p)
-	}
-	ef, err := openELFFile(p)
+func (b *Binary) loadAlt(dw *dwarfFile, opts *Options) {
+	alt, err := debugfile.FindAltFile(context.Background(), dw.name, dw.ef.f, opts.Search)
 	if err != nil {
 		b.warn(err)
 		return
 	}
-	alt, err := newDWARFFile(ef, false)
+	if alt == nil {
+		return
+	}
+	defer alt.Close()
+	ef, err := openELFFile(alt.Path)
+	if err != nil {
+		b.warn(err)
+		return
+	}
+	altDW, err := newDWARFFile(ef, false)
 	if err != nil {
 		b.warn(err)
 		ef.close()
 		return
 	}
-	dw.alt = alt
+	dw.alt = altDW
 }
+
+// Hint returns, when the binary has no DWARF, one line saying how to get
+// its debug information ("" when it has DWARF).
+func (b *Binary) Hint() string { return b.hint }
 
 func (b *Binary) warn(err error) {
 	b.warnMu.Lock()
@@ -220,6 +239,9 @@ func (b *Binary) Close() error {
 	if b.debug != nil {
 		errs = append(errs, b.debug.close())
 	}
+	if b.found != nil {
+		errs = append(errs, b.found.Close())
+	}
 	errs = append(errs, b.ef.close())
 	return errors.Join(errs...)
 }
@@ -255,55 +277,16 @@ func (b *Binary) AppendFrames(dst []Frame, addr uint64) ([]Frame, error) {
 	}
 	// No DWARF function here: name the address from the ELF symbols, but
 	// keep any line information DWARF had.
-	if s, ok := b.symbols().lookup(addr); ok {
+	var f Frame
+	if len(dst) > n {
+		f = dst[n]
+	}
+	if b.symbolFrame(&f, addr) {
 		if len(dst) == n {
-			dst = append(dst, Frame{})
+			dst = append(dst, f)
+		} else {
+			dst[n] = f
 		}
-		f := &dst[n]
-		f.Function, f.LinkageName, f.Start, f.FromSymbolTable = s.display, s.name, s.start, true
 	}
 	return dst, err
-}
-
-func (b *Binary) symbols() symbolSource {
-	b.symsOnce.Do(func() {
-		var dbg *elf.File
-		if b.debug != nil {
-			dbg = b.debug.f
-		}
-		var err error
-		b.syms, err = loadSymbols(b.ef.f, dbg)
-		if err != nil {
-			b.warn(&Error{File: b.path, Op: "read ELF symbols", Err: err})
-		}
-	})
-	return b.syms
-}
-
-// fileExists is a helper for debug-file searches.
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// completeLinkageName gives an out-of-line function frame that DWARF names
-// without a linkage name (GCC omits it for lambdas and some templates) the
-// mangled name of the ELF symbol starting at the same address, so that C++
-// names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
-// part of the source name and are dropped.
-func (b *Binary) completeLinkageName(f *Frame) {
-	if f.LinkageName != "" || f.Inlined || f.Start == 0 {
-		return
-	}
-	s, ok := b.symbols().lookup(f.Start)
-	if !ok || s.start != f.Start || !(strings.HasPrefix(s.name, "_Z") || strings.HasPrefix(s.name, "_R")) {
-		return
-	}
-	name := s.name
-	if i := strings.IndexByte(name, '.'); i > 0 {
-		name = name[:i]
-	}
-	if full, err := demangle.ToString(name); err == nil {
-		f.Function, f.LinkageName = withoutReturnType(name, full), name
-	}
 }

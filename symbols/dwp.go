@@ -16,9 +16,9 @@ type dwpFile struct {
 
 func (s *dwoSet) package_() (*dwpFile, error) {
 	s.dwpOnce.Do(func() {
-		path := s.binaryPath + ".dwp"
-		if _, err := os.Stat(path); err != nil {
-			s.dwpErr = err
+		path := s.dwpPath
+		if path == "" {
+			s.dwpErr = os.ErrNotExist
 			return
 		}
 		f, err := openDWO(path)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
@@ -177,9 +178,9 @@ func (b *Binary) LookupFunction(name string) ([]FunctionInstance, error) {
 		}
 	}
 	if len(out) == 0 {
-		for _, s := range b.symbols().byName(name) {
-			out = append(out, FunctionInstance{Function: s.display, LinkageName: s.name, Entry: s.start,
-				Ranges: []Range{{s.start, s.start + s.size}}, FromSymbolTable: true})
+		for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
+			out = append(out, FunctionInstance{Function: s.Demangled(), LinkageName: s.Name, Entry: s.Addr,
+				Ranges: []Range{{s.Addr, s.End()}}, FromSymbolTable: true})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Entry < out[j].Entry })
@@ -200,8 +201,8 @@ func (b *Binary) LookupVariable(name string) ([]Variable, error) {
 		}
 	}
 	if len(out) == 0 {
-		for _, s := range b.symbols().objectsByName(name) {
-			out = append(out, Variable{Name: s.display, LinkageName: s.name, Addr: s.start, FromSymbolTable: true})
+		for _, s := range b.symbolsByName(name, elfsym.KindObject) {
+			out = append(out, Variable{Name: s.Demangled(), LinkageName: s.Name, Addr: s.Addr, FromSymbolTable: true})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })

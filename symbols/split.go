@@ -15,6 +15,7 @@ import (
 // .dwp package next to the binary.
 type dwoSet struct {
 	binaryPath string   // the executable; its directory is searched too
+	dwpPath    string   // the .dwp package, "" when there is none
 	extraDirs  []string // more directories to look in
 
 	mu    sync.Mutex

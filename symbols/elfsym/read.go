@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // Error reports a symbol table that could not be read: which file, which
@@ -89,6 +90,7 @@ func isNoSymbols(err error) bool { return errors.Is(err, elf.ErrNoSymbols) }
 // readFile collects the usable symbols of one file; errors name the section.
 func readFile(f *elf.File) (out []Symbol, errs []*Error) {
 	add := func(list []elf.Symbol, origin Origin) {
+		out = slices.Grow(out, len(list))
 		for i := range list {
 			if !inAllocSection(f, list[i].Section) {
 				continue

@@ -25,19 +25,20 @@ type Table struct {
 	first      []int32
 	parent     []int32
 
-	byName map[string][]int32
-
+	// Name indexes, built on first use: a profiler or unwinder that only
+	// looks addresses up never pays for them.
+	namesOnce     sync.Once
+	byName        map[string][]int32
 	demangledOnce sync.Once
 	byDemangled   map[string][]int32
 }
 
 func build(name string, all []Symbol) *Table {
 	syms := dedupe(sortSymbols(all))
-	t := &Table{name: name, syms: syms, byName: make(map[string][]int32, len(syms))}
+	t := &Table{name: name, syms: syms}
 	var stack []int32 // open ranges, innermost on top
 	for i := range syms {
 		s := &syms[i]
-		t.byName[s.Name] = append(t.byName[s.Name], int32(i))
 		if n := len(t.start); n > 0 && t.start[n-1] == s.Addr && t.end[n-1] == s.End() &&
 			(t.start[n-1] == t.end[n-1]) == (s.Size == 0) {
 			continue // alias of the previous range: already sorted behind its preferred symbol
@@ -247,6 +248,7 @@ func (t *Table) Symbols() []Symbol {
 // names with and without parameters ("ns::foo()", "ns::foo"). Results are
 // in address order.
 func (t *Table) ByName(name string) []Symbol {
+	t.namesOnce.Do(t.indexNames)
 	idx := t.byName[name]
 	if len(idx) == 0 {
 		t.demangledOnce.Do(t.indexDemangled)
@@ -257,6 +259,14 @@ func (t *Table) ByName(name string) []Symbol {
 		out = append(out, t.syms[i])
 	}
 	return out
+}
+
+func (t *Table) indexNames() {
+	t.byName = make(map[string][]int32, len(t.syms))
+	for i := range t.syms {
+		n := t.syms[i].Name
+		t.byName[n] = append(t.byName[n], int32(i))
+	}
 }
 
 // indexDemangled builds the demangled-name index on first use: demangling
