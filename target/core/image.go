@@ -129,20 +129,23 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 	if te >= a.end {
 		return
 	}
-	if mf != nil && mf.Found != "" && !c.writable(a) {
-		c.addFileRange(mf, fm, te, a.end, cache)
-		return
-	}
 	if a.load >= 0 && ld.Flags&pfR == 0 {
-		// A guard page or PROT_NONE reservation: unreadable in the process
-		// too, so nothing is missing and there is no problem to report.
+		// A guard page, a PROT_NONE reservation or the hole between a
+		// library's segments: unreadable in the process too, so nothing
+		// is missing and there is no problem to report.
 		c.gaps = append(c.gaps, &MissingError{Start: te, End: a.end, Mapped: true,
 			Reason: "the mapping is not readable (PROT_NONE) in the process either"})
 		return
 	}
+	if mf != nil && mf.Found != "" && !c.writable(a) {
+		c.addFileRange(mf, fm, te, a.end, cache)
+		return
+	}
 	why := ""
 	switch {
-	case a.load < 0 && (mf == nil || mf.Found == ""):
+	case a.load < 0 && mf == nil:
+		why = fmt.Sprintf("the core has no PT_LOAD for this mapping of %s", fm.Path)
+	case a.load < 0 && mf.Found == "":
 		why = fmt.Sprintf("the core has no PT_LOAD for this mapping of %s, and the file is not available: %v", fm.Path, mf.Err)
 	case a.load < 0:
 		why = fmt.Sprintf("the core has no PT_LOAD for this mapping of %s, and the file maps it writable, so its bytes may differ", fm.Path)
