@@ -103,7 +103,8 @@ const maxNoteBytes = 256 << 20
 // readable is not an error: the Target serves what is there and Of(t).Problems
 // says what is not. Open fails (with a *FormatError, a *NoteError or an
 // *os.PathError) only when there is no process to show: not an x86-64 ELF
-// core, unreadable program headers, or no NT_PRSTATUS and NT_PRPSINFO.
+// core, unreadable program headers, or no NT_PRSTATUS and NT_PRPSINFO (a
+// gcore cut anywhere before its end loses them: gdb writes the notes last).
 func Open(path string, opts Options) (*target.Target, error) {
 	c, err := open(path, opts)
 	if err != nil {

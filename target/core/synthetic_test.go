@@ -360,3 +360,31 @@ func TestConcurrentReads(t *testing.T) {
 		}
 	}
 }
+
+// TestExtendedPhnum checks PN_XNUM: with 65535 or more program headers the
+// kernel puts 0xffff in e_phnum and the real count in section header 0's
+// sh_info.
+func TestExtendedPhnum(t *testing.T) {
+	corePath, _, _ := synthetic(t, sameHead)
+	raw, err := os.ReadFile(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	phnum := le.Uint16(raw[56:])
+	sh := make([]byte, 64)
+	le.PutUint32(sh[44:], uint32(phnum))
+	le.PutUint64(raw[40:], uint64(len(raw))) // e_shoff
+	le.PutUint16(raw[56:], 0xffff)
+	path := filepath.Join(t.TempDir(), "core")
+	os.WriteFile(path, append(raw, sh...), 0o600)
+	_, c := openCore(t, path, Options{})
+	if len(c.Segments()) != int(phnum) || len(c.Threads()) != 2 {
+		t.Errorf("%d segments, %d threads", len(c.Segments()), len(c.Threads()))
+	}
+	// Section header 0 missing.
+	os.WriteFile(path, raw, 0o600)
+	var fe *FormatError
+	if _, err := Open(path, Options{}); !errors.As(err, &fe) || !strings.Contains(err.Error(), "PN_XNUM") {
+		t.Errorf("no section header: %v", err)
+	}
+}
