@@ -154,6 +154,31 @@ NOINLINE void do_threads(void) {
 	BARRIER();
 }
 
+/* For stops at asynchronous positions (the test sets breakpoints): a call
+ * through the PLT into libc and a call into the vDSO. */
+NOINLINE int callee(int x) {
+	sink = x;
+	return getppid() + x;
+}
+
+NOINLINE void do_calls(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sink = callee(ts.tv_nsec & 1);
+	BARRIER();
+}
+
+/* A noreturn call as the last instruction of a function. */
+NOINLINE __attribute__((noreturn)) void die(void) {
+	stop_here();
+	exit(0);
+}
+
+NOINLINE void ends_in_noreturn(int x) {
+	sink = x;
+	die();
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "recurse";
 	int n = argc > 2 ? atoi(argv[2]) : 3;
@@ -173,6 +198,10 @@ int main(int argc, char **argv) {
 	else if (!strcmp(mode, "asm"))
 		uw_asm_call(asm_callback);
 #endif
+	else if (!strcmp(mode, "calls"))
+		do_calls();
+	else if (!strcmp(mode, "noreturn"))
+		ends_in_noreturn(n);
 	else if (!strcmp(mode, "threads"))
 		do_threads();
 	else

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // readelfRegs maps readelf's x86-64 column names to DWARF numbers.
@@ -158,6 +160,30 @@ func ruleString(r Rule) string {
 		return "vexp"
 	}
 	return "?"
+}
+
+// TestRowsMatchReadelfDebugFrame covers .debug_frame with CIE versions 1, 3
+// and 4 (gas writes the version it is told to).
+func TestRowsMatchReadelfDebugFrame(t *testing.T) {
+	for _, v := range []string{"1", "3", "4"} {
+		path := testprog.Build(t, testprog.Spec{Sources: []string{"uw_main.c"}, Name: "uw_main_cie" + v,
+			Flags: []string{"-O2", "-DNO_ASM", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", "-Wa,--gdwarf-cie-version=" + v}})
+		_, debug := tablesOf(t, path)
+		if debug == nil {
+			t.Fatalf("%s: no .debug_frame", path)
+		}
+		var versions []uint8
+		debug.ForEachFDE(func(f FDE) error {
+			versions = append(versions, f.CIE.Version)
+			return nil
+		})
+		if len(versions) == 0 || fmt.Sprint(versions[0]) != v {
+			t.Errorf("CIE version %v, want %s", versions, v)
+		}
+		if n := checkAgainstReadelf(t, path); n < 20 {
+			t.Errorf("CIE version %s: only %d rows compared", v, n)
+		}
+	}
 }
 
 func TestRowsMatchReadelfLibc(t *testing.T) {
