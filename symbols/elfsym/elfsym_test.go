@@ -421,3 +421,31 @@ func TestAliasesAndLabels(t *testing.T) {
 		t.Errorf("ByName(puts@plt) = %+v", r)
 	}
 }
+
+// TestConcurrentUse: lookups and the lazily built name indexes from many
+// goroutines at once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"sym_cxx.cc"}, Flags: []string{"-O2"}})
+	tab := openTable(t, bin)
+	syms := tab.Symbols()
+	done := make(chan bool)
+	for g := 0; g < 4; g++ {
+		go func() {
+			ok := true
+			for i, s := range syms {
+				if got, _, found := tab.Lookup(s.Addr); !found || got.Addr != s.Addr {
+					ok = false
+				}
+				if len(tab.ByName(s.Name)) == 0 || (i%2 == 0 && len(tab.ByName(s.Demangled())) == 0) {
+					ok = false
+				}
+			}
+			done <- ok
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if !<-done {
+			t.Error("a concurrent lookup failed")
+		}
+	}
+}
