@@ -292,7 +292,14 @@ func (c *Core) fileFlags(a area) (uint32, bool) {
 	return mf.flagsAt(a.start)
 }
 
-// buildRegions makes the memory map from the areas.
+// vsyscallAddr is where x86-64 Linux maps the legacy vsyscall page in every
+// process.
+const vsyscallAddr = 0xffffffffff600000
+
+// buildRegions makes the memory map from the areas. Anonymous regions are
+// named only where the core proves it: the vDSO (AT_SYSINFO_EHDR), the main
+// stack (AT_EXECFN points into it) and the fixed vsyscall page; the heap has
+// no such witness and stays unnamed.
 func (c *Core) buildRegions() {
 	vdso, _ := c.auxv.Lookup(AT_SYSINFO_EHDR)
 	stack, ok := c.auxv.Lookup(AT_EXECFN)
@@ -325,6 +332,8 @@ func (c *Core) buildRegions() {
 			r.FileName = "[vdso]"
 		case stack != 0 && a.start <= stack && stack < a.end:
 			r.FileName = "[stack]"
+		case a.start == vsyscallAddr:
+			r.FileName = "[vsyscall]"
 		}
 		c.regions = append(c.regions, r)
 	}
