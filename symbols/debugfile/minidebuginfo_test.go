@@ -269,3 +269,29 @@ func TestFindViaDebuginfod(t *testing.T) {
 		t.Fatalf("Find = %v %s, tried %v", r.Method, r.Path, r.Tried)
 	}
 }
+
+// TestMiniDebugInfoXZVariants: the stream layouts the xz tool can produce
+// (integrity checks, several blocks, presets) all pass the pre-decoding
+// checks and decode to the same symbols.
+func TestMiniDebugInfoXZVariants(t *testing.T) {
+	bin := buildProg(t, "sym_dbg")
+	for _, args := range [][]string{
+		{"--check=none"}, {"--check=crc32"}, {"--check=sha256"},
+		{"--block-size=1024"}, {"-9e"}, {"-0"},
+	} {
+		prog := makeMiniDebugInfo(t, bin, t.TempDir(), args...)
+		mini, err := OpenMiniDebugInfo(openELF(t, prog), 0)
+		if err != nil || mini == nil {
+			t.Errorf("xz %v: %v", args, err)
+			continue
+		}
+		syms, err := mini.Symbols()
+		found := false
+		for _, s := range syms {
+			found = found || s.Name == "sym_static_func"
+		}
+		if err != nil || !found {
+			t.Errorf("xz %v: symbols %d, %v; sym_static_func missing", args, len(syms), err)
+		}
+	}
+}
