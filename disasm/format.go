@@ -128,3 +128,7 @@ func (in *Instruction) format(syntax Syntax) formatted {
 	}
 	return in.split(syntax, text)
 }
+
+// String returns the instruction in GNU syntax without symbols, for logs and
+// %v.
+func (in *Instruction) String() string { return in.Text(GNU, nil) }

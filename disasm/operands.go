@@ -75,51 +75,41 @@ func isPrefixWord(w string) bool {
 	return knownPrefixes[w] || strings.HasPrefix(w, "rex.")
 }
 
-// split turns x86asm's text into mnemonic and classified operands.
+// split turns x86asm's text into mnemonic and classified operands, then
+// brings them to objdump's spelling.
 func (in *Instruction) split(syntax Syntax, text string) formatted {
 	// x86asm prints "prefix... mnemonic operands": prefixes and the mnemonic
 	// are single words, and operands follow the first space after the mnemonic.
-	rest := text
-	mnemEnd := 0
-	for {
-		sp := strings.IndexByte(rest[mnemEnd:], ' ')
-		if sp < 0 { // no operands
-			f := formatted{mnemonic: text}
-			in.adjust(syntax, &f)
-			return f
+	end := len(text)
+	for pos := 0; ; {
+		sp := strings.IndexByte(text[pos:], ' ')
+		if sp < 0 {
+			break // no operands
 		}
-		word := rest[mnemEnd : mnemEnd+sp]
-		mnemEnd += sp + 1
+		word := text[pos : pos+sp]
+		pos += sp + 1
 		if !isPrefixWord(word) {
+			end = pos - 1
 			break
 		}
 	}
-	mnemonic := text[:mnemEnd-1]
-	args := splitOperands(text[mnemEnd:], syntax)
-	if len(args) == 0 {
-		f := formatted{mnemonic: mnemonic}
-		in.adjust(syntax, &f)
-		return f
-	}
-	if syntax == Intel {
-		mnemonic = upperSizes(mnemonic)
-	}
-	ops := make([]Operand, len(args))
-	for i, a := range args {
-		if syntax == Intel {
-			a = upperSizes(a)
+	f := formatted{mnemonic: text[:end]}
+	if end < len(text) {
+		for _, a := range splitOperands(text[end+1:]) {
+			if syntax == Intel {
+				a = upperSizes(a)
+			}
+			f.operands = append(f.operands, Operand{Text: a})
 		}
-		ops[i] = Operand{Text: a}
+		in.classify(syntax, f.operands)
 	}
-	in.classify(syntax, ops)
-	f := formatted{mnemonic: mnemonic, operands: ops}
 	in.adjust(syntax, &f)
 	return f
 }
 
 // splitOperands splits an operand list at the commas outside parentheses,
 // brackets and braces (GNU memory operands contain commas).
-func splitOperands(s string, syntax Syntax) []string {
+func splitOperands(s string) []string {
 	var out []string
 	depth, start := 0, 0
 	for i := 0; i < len(s); i++ {

@@ -14,6 +14,8 @@ import "golang.org/x/arch/x86/x86asm"
 //     XOP instructions get their correct length and are shown as bytes;
 //   - AMD FMA4 (VEX.0F3A 5C-5F, 68-6F, 78-7F with a register in imm8[7:4]),
 //     e.g. vfmaddsd in glibc's libm: unknown to x86asm;
+//   - rdseed (0F C7 /7) and rdpid (F3 0F C7 /7), unknown to x86asm, and
+//     rdrand with REX.W, whose %rax operand x86asm loses;
 //   - fwait followed by a non-waiting x87 control instruction, which objdump
 //     (and the assembler) treat as one instruction: 9B DF E0 is fstsw %ax,
 //     where x86asm returns fwait and then fnstsw.
@@ -24,6 +26,9 @@ func synthesize(code []byte, addr uint64) (Instruction, bool) {
 	p := legacyPrefixLen(code)
 	if p >= len(code) {
 		return Instruction{}, false
+	}
+	if in, ok := decodeRandom(code, addr, p); ok {
+		return in, true
 	}
 	switch {
 	case code[p] == 0x8f && p+1 < len(code) && code[p+1]&0x1f >= 8:
@@ -290,4 +295,57 @@ func decodeAlias(code []byte, addr uint64) (Instruction, bool) {
 		return Instruction{}, false
 	}
 	return Instruction{Address: addr, Len: inst.Len, Bytes: code[:inst.Len:inst.Len], Kind: Decoded, inst: inst}, true
+}
+
+// decodeRandom decodes [66|F3] [REX] 0F C7 /6 or /7 with a register operand:
+// rdrand, rdseed, and (with F3, /7) rdpid.
+func decodeRandom(code []byte, addr uint64, p int) (Instruction, bool) {
+	i := p
+	var rex byte
+	if i < len(code) && code[i]&0xf0 == 0x40 {
+		rex = code[i]
+		i++
+	}
+	if i+2 >= len(code) || code[i] != 0x0f || code[i+1] != 0xc7 || code[i+2] < 0xc0 {
+		return Instruction{}, false
+	}
+	modrm := code[i+2]
+	reg := modrm >> 3 & 7
+	if reg != 6 && reg != 7 {
+		return Instruction{}, false
+	}
+	var data16, rep bool
+	for _, b := range code[:p] {
+		switch b {
+		case 0x66:
+			data16 = true
+		case 0xf3:
+			rep = true
+		default:
+			return Instruction{}, false
+		}
+	}
+	name := "rdrand"
+	if reg == 7 {
+		name = "rdseed"
+	}
+	base, size := x86asm.EAX, 32
+	switch {
+	case rep && reg == 7:
+		name, base, size = "rdpid", x86asm.RAX, 64 // always a 64-bit register
+	case rep:
+		return Instruction{}, false
+	case rex&8 != 0:
+		base, size = x86asm.RAX, 64
+	case data16:
+		base, size = x86asm.AX, 16
+	}
+	rm := int(modrm & 7)
+	if rex&1 != 0 {
+		rm += 8
+	}
+	length := i + 3
+	inst := x86asm.Inst{Op: x86asm.RDRAND, Mode: 64, AddrSize: 64, DataSize: size, Len: length}
+	inst.Args[0] = base + x86asm.Reg(rm)
+	return Instruction{Address: addr, Len: length, Bytes: code[:length:length], Kind: Decoded, inst: inst, rename: name}, true
 }
