@@ -81,6 +81,7 @@ type Core struct {
 	layout   *layout
 	files    []*MappedFile          // one per distinct path, in NT_FILE order
 	byPath   map[string]*MappedFile // by the path NT_FILE records
+	exe      *MappedFile            // the mapped file holding AT_ENTRY
 	regions  []target.MemoryRegion
 	gaps     []*MissingError // sorted by Start
 	image    *memimage.Image
@@ -392,6 +393,10 @@ func (c *Core) FileMappings() []FileMapping { return append([]FileMapping(nil), 
 // MappedFiles returns every file the process had mapped and what stands in
 // for it.
 func (c *Core) MappedFiles() []*MappedFile { return append([]*MappedFile(nil), c.files...) }
+
+// Executable returns the mapped file that holds the entry point (AT_ENTRY),
+// or nil when the core does not say.
+func (c *Core) Executable() *MappedFile { return c.exe }
 
 // Image returns the memory image: the core's bytes over the mapped files. Its
 // fallback answers every other address with a *MissingError. Reads of it are

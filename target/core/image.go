@@ -84,6 +84,7 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 			exe = mf
 		}
 	}
+	c.exe = exe
 	for _, mf := range c.files {
 		c.opts.resolve(mf, mf == exe, coreTime)
 		if mf.Err == nil {

@@ -76,6 +76,9 @@ func TestSyntheticCore(t *testing.T) {
 	if proc.ID() != "P100" || proc.Name() != "synth" || c.PSInfo().Args != "./synth a b" {
 		t.Errorf("process %s %q", proc.ID(), proc.Name())
 	}
+	if exe := c.Executable(); exe == nil || exe.Path != progPath || exe.Found != progPath {
+		t.Errorf("executable %+v", exe)
+	}
 	if v, _ := c.Auxv().Lookup(AT_SYSINFO_EHDR); v != 0x7fff0000 {
 		t.Errorf("AT_SYSINFO_EHDR 0x%x", v)
 	}
