@@ -173,7 +173,6 @@ func (d *buf) cstring0() []byte {
 	return nil
 }
 
-
 // pointerBases are the addresses the relative pointer encodings add.
 type pointerBases struct {
 	section uint64 // address of byte 0 of the data being decoded (pcrel)

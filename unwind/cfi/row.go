@@ -86,10 +86,10 @@ type executor struct {
 	dataAlign int64
 	addrSize  int
 	enc       uint8
-	loc     uint64 // address the rules being built apply from
-	pc      uint64
-	initial [NumRegs]Rule
-	stack   []savedState
+	loc       uint64 // address the rules being built apply from
+	pc        uint64
+	initial   [NumRegs]Rule
+	stack     []savedState
 }
 
 type stopErr struct{}
@@ -112,6 +112,7 @@ func (x *executor) advance(to uint64) error {
 func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 	t, row := x.t, x.row
 	d := buf{b: ins, end: len(ins)}
+	opStart := 0 // offset of the instruction being run, for errors
 	bad := func(cause error, detail string) error {
 		// Instructions alias the section, so their offset in it is the
 		// difference of the capacities.
@@ -119,7 +120,7 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 		if len(ins) > 0 {
 			base = uint64(cap(t.data) - cap(ins))
 		}
-		return t.err(base+uint64(d.off), cause, detail)
+		return t.err(base+uint64(opStart), cause, detail)
 	}
 	setReg := func(reg uint64, r Rule) {
 		if reg < NumRegs {
@@ -127,6 +128,7 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 		}
 	}
 	for d.off < d.end {
+		opStart = d.off
 		op := d.u8()
 		var err error
 		switch op & 0xc0 {
