@@ -1,0 +1,17 @@
+// Package variables reads what DWARF says about a program's data: the
+// scopes active at a pc (function, lexical blocks, inlined calls) and their
+// parameters and locals, global and static variables, their C and C++ types,
+// and where each value lives (location expressions and location lists,
+// frame base, constants, entry values, pieces).
+//
+// A Reader serves one binary's DWARF (DWARF 4 and 5, including DWARF 5 type
+// units). Addresses given to and returned by a Reader are link-time
+// addresses; values are read at run time through a Frame, an interface over
+// memory and the registers of one stack frame, so the same code serves live
+// threads, core files and any frame of a backtrace.
+//
+// Everything read from the file is untrusted: type graphs may refer to
+// themselves, expressions may be malformed, counts may be huge. Decoding is
+// bounded and reports errors; a value that cannot be known is reported as
+// optimized out, never as garbage.
+package variables

@@ -1,0 +1,197 @@
+package variables
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/sondedbg/sonde/dwarfexpr"
+)
+
+// calleeSaved are the x86-64 registers a callee preserves (SysV ABI): their
+// value on entry to a function equals their value in the caller's frame.
+var calleeSaved = map[uint64]bool{3: true, 6: true, 12: true, 13: true, 14: true, 15: true}
+
+// entryValue recovers DW_OP_entry_value(expr): the value expr had when the
+// function of scope s was entered. Two ways work without guessing: the
+// caller's call site may say what it passed in that register
+// (DW_TAG_call_site_parameter with DW_AT_call_value, evaluated in the
+// caller's frame), or the register is callee-saved, so the caller's frame
+// still holds it. Anything else is reported as optimized out.
+func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexpr.Value, error) {
+	reg, ok := registerOp(expr)
+	if !ok {
+		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value of a non-register expression", ErrOptimizedOut)
+	}
+	caller, cr := f.Caller()
+	if caller == nil || cr == nil {
+		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value needs the caller's frame", ErrOptimizedOut)
+	}
+	if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {
+		return dwarfexpr.Value{Bits: v}, nil
+	}
+	if calleeSaved[reg] {
+		b, err := caller.Register(int(reg))
+		if err == nil {
+			var w [8]byte
+			copy(w[:], b)
+			return dwarfexpr.Value{Bits: binary.LittleEndian.Uint64(w[:])}, nil
+		}
+	}
+	return dwarfexpr.Value{}, fmt.Errorf("%w: entry value of register %d is not recoverable", ErrOptimizedOut, reg)
+}
+
+// registerOp recognizes DW_OP_regN and DW_OP_regx N.
+func registerOp(expr []byte) (uint64, bool) {
+	if len(expr) == 1 && expr[0] >= 0x50 && expr[0] <= 0x6f {
+		return uint64(expr[0] - 0x50), true
+	}
+	if len(expr) >= 2 && expr[0] == 0x90 {
+		c := cursor{b: expr, off: 1}
+		v := c.uleb()
+		return v, !c.bad && c.off == uint64(len(expr))
+	}
+	return 0, false
+}
+
+// callSiteValue finds, in the function of the caller frame, the call site
+// returning to the caller's pc and evaluates what it passed in register reg.
+func (r *Reader) callSiteValue(loc []byte, reg uint64, caller Frame, depth int) (uint64, error) {
+	scopes, err := r.ScopesAt(LookupPC(caller))
+	if err != nil || len(scopes) == 0 {
+		return 0, fmt.Errorf("%w: no function at the caller's pc", ErrNotFound)
+	}
+	fn := scopes[len(scopes)-1]
+	ret := caller.PC() - caller.Bias()
+	r.mu.Lock()
+	var value []byte
+	for _, cs := range fn.callSites {
+		if cs.returnPC != ret {
+			continue
+		}
+		for _, p := range cs.params {
+			if preg, ok := registerOp(p.loc); ok && preg == reg || bytes.Equal(p.loc, loc) {
+				value = p.value
+			}
+		}
+	}
+	r.mu.Unlock()
+	if value == nil {
+		return 0, fmt.Errorf("%w: call site does not record register %d", ErrNotFound, reg)
+	}
+	ev, err := r.evalDepth(value, fn.unit, scopes[0], caller, depth+1)
+	if err != nil {
+		return 0, err
+	}
+	if len(ev.pieces) > 0 {
+		return 0, fmt.Errorf("%w: composite call value", ErrOptimizedOut)
+	}
+	res := dwarfexpr.Result{Location: ev.Location}
+	if v, ok := res.Word(); ok {
+		return v, nil
+	}
+	if ev.Kind == dwarfexpr.KindRegister {
+		return exprTarget{caller}.Register(ev.Register)
+	}
+	return 0, fmt.Errorf("%w: call value is not a value", ErrOptimizedOut)
+}
+
+func dwarfOffset(off uint64) dwarf.Offset { return dwarf.Offset(off) }
+
+// maxResolveDepth bounds nested variable-length dimensions.
+const maxResolveDepth = 16
+
+// ResolveType returns t with the lengths of variable-length array dimensions
+// computed in frame f (s is the scope the variable is declared in); t itself
+// when it has none. A bound that cannot be computed leaves the length
+// unknown.
+func (r *Reader) ResolveType(t *Type, s *Scope, f Frame) (*Type, error) {
+	return r.resolve(t, s, f, 0)
+}
+
+func (r *Reader) resolve(t *Type, s *Scope, f Frame, depth int) (*Type, error) {
+	if t == nil || t.Kind != KindArray || depth > maxResolveDepth {
+		return t, nil
+	}
+	elem, err := r.resolve(t.Elem, s, f, depth+1)
+	if err != nil {
+		return t, err
+	}
+	if t.Bound == nil && elem == t.Elem {
+		return t, nil
+	}
+	c := *t
+	c.Elem = elem
+	if t.Bound != nil {
+		n, err := r.boundValue(t.Bound, s, f)
+		if err != nil {
+			return t, err
+		}
+		if t.Bound.IsCount {
+			c.Count = n
+		} else {
+			c.Count = n - t.Lower + 1
+		}
+		if c.Count < 0 || c.Count > maxArrayCount {
+			c.Count = -1
+		}
+		c.Bound = nil
+	}
+	return &c, nil
+}
+
+func (r *Reader) boundValue(b *DynamicBound, s *Scope, f Frame) (int64, error) {
+	unit := -1
+	if s != nil {
+		unit = s.unit
+	}
+	if b.Expr != nil {
+		ev, err := r.evalLocation(b.Expr, unit, s, f)
+		if err != nil {
+			return 0, err
+		}
+		res := dwarfexpr.Result{Location: ev.Location}
+		if v, ok := res.Word(); ok {
+			return int64(v), nil
+		}
+		return 0, fmt.Errorf("%w: array bound is not a value", ErrOptimizedOut)
+	}
+	v, err := r.VariableAt(b.Var)
+	if err != nil {
+		return 0, err
+	}
+	v.Scope = s
+	val, err := r.Read(v, f)
+	if err != nil {
+		return 0, err
+	}
+	var w [8]byte
+	copy(w[:], val.Bytes)
+	n := int64(binary.LittleEndian.Uint64(w[:]))
+	if len(val.Bytes) > 0 && len(val.Bytes) < 8 && v.Type.IsSigned() {
+		shift := 64 - 8*uint(len(val.Bytes))
+		n = n << shift >> shift
+	}
+	return n, nil
+}
+
+// VariableAt decodes the variable or parameter DIE at off (its Scope is
+// nil: set it before reading a local).
+func (r *Reader) VariableAt(off dwarf.Offset) (v *Variable, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, errPanic("decode variable", p)
+		}
+	}()
+	e, _, err := r.entryAt(off)
+	if err != nil {
+		return nil, err
+	}
+	if e.Tag != dwarf.TagVariable && e.Tag != dwarf.TagFormalParameter && e.Tag != dwarf.TagMember {
+		return nil, bad("decode variable", uint64(off), "DIE with tag %v is not a variable", e.Tag)
+	}
+	return r.variable(e, r.unitOf(off)), nil
+}
