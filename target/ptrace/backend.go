@@ -53,7 +53,7 @@ type process struct {
 	hidden bool
 	// memOwner is the process whose memory (and breakpoints) this one shares:
 	// itself, or the parent for a vfork child before exec.
-	memOwner *process
+	memOwner   *process
 	parent     *process // the process that forked it, for cleaning its copy of memory
 	creatorPID int
 	stopAll    bool // an operation wants every thread stopped: new threads stop too
@@ -130,6 +130,7 @@ func (b *Backend) loop(started chan struct{}) {
 		case <-b.reaper.notify:
 		}
 		b.drain()
+		b.spin()
 		if b.closing && len(b.threads) == 0 {
 			b.reaper.close()
 			close(b.done)
@@ -160,6 +161,42 @@ func (b *Backend) do(op string, fn func() error) (err error) {
 	}
 	<-done
 	return err
+}
+
+// spinBudget is how long the tracer thread stays awake after doing something.
+const spinBudget = 100 * time.Microsecond
+
+// spin keeps the tracer thread busy for a moment after work, polling for
+// requests and tracee statuses itself. Waking a sleeping locked thread costs
+// tens of microseconds on a VM, and work comes in bursts: a client resumes a
+// thread right after its stop was reported, a resumed thread traps again soon.
+// Catching those while awake is what makes breakpoint hit -> resume cycles
+// fast. The budget is short, so an idle backend costs nothing.
+func (b *Backend) spin() {
+	if b.closing || len(b.threads) == 0 {
+		return
+	}
+	b.reaper.setTracerAwake(true)
+	defer b.reaper.setTracerAwake(false)
+	deadline := time.Now().Add(spinBudget)
+	for time.Now().Before(deadline) {
+		select {
+		case r := <-b.reqs:
+			b.runSafely(r.fn)
+			close(r.done)
+			b.drain()
+			deadline = time.Now().Add(spinBudget)
+			continue
+		default:
+		}
+		if b.reaper.poll() {
+			b.drain()
+			deadline = time.Now().Add(spinBudget)
+			continue
+		}
+		// Let the tracee (or anything else) have this core if it wants it.
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
 }
 
 // drain handles every consumed wait status, including those that arrive while
@@ -211,11 +248,11 @@ func waitPatiently(tid int) (unix.WaitStatus, error) {
 		if wpid == tid {
 			return ws, nil
 		}
-		switch {
-		case i < 200:
-			runtime.Gosched()
-		default:
-			time.Sleep(min(time.Duration(i-199)*20*time.Microsecond, time.Millisecond))
+		if i >= 300 {
+			// Not a quick stop: sleep instead of spinning. (runtime.Gosched
+			// would be worse than either: a locked goroutine that yields hands
+			// its thread over.)
+			time.Sleep(min(time.Duration(i-299)*20*time.Microsecond, time.Millisecond))
 		}
 		if i%256 == 255 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
 			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil

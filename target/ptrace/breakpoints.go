@@ -29,6 +29,12 @@ func (b *Backend) breakpointAt(owner *process, addr uint64) bool {
 	return owner.sw[addr] != nil
 }
 
+func (b *Backend) hasBreakpoints(owner *process) bool {
+	owner.memMu.RLock()
+	defer owner.memMu.RUnlock()
+	return len(owner.sw) > 0
+}
+
 func (b *Backend) userBreakpointsAt(p *process, addr uint64) []*target.Breakpoint {
 	owner := p.memOwner
 	owner.memMu.RLock()

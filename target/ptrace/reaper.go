@@ -34,6 +34,19 @@ type reaper struct {
 	notify    chan struct{}
 	tracerTid int
 	closed    bool
+	// tracerAwake is set while the tracer thread polls for statuses itself;
+	// the reaper then stays out of the way instead of waking for every stop.
+	tracerAwake bool
+}
+
+// setTracerAwake tells the reaper whether the tracer thread is polling itself.
+func (r *reaper) setTracerAwake(awake bool) {
+	r.mu.Lock()
+	r.tracerAwake = awake
+	if !awake {
+		r.cond.Broadcast()
+	}
+	r.mu.Unlock()
 }
 
 func newReaper() *reaper {
@@ -92,7 +105,7 @@ func (r *reaper) run() {
 	backoff := time.Duration(0)
 	for {
 		r.mu.Lock()
-		for len(r.known) == 0 && !r.closed {
+		for (len(r.known) == 0 || r.tracerAwake) && !r.closed {
 			r.cond.Wait()
 		}
 		if len(r.known) == 0 {
@@ -108,7 +121,7 @@ func (r *reaper) run() {
 			r.pollKnown()
 			backoff = min(backoff*2, 10*time.Millisecond)
 		}
-		pid, err := waitAnyNoWait()
+		pid, err := waitAnyNoWait(0)
 		if err != nil {
 			// ECHILD: no children at the moment (a tracee just went away).
 			time.Sleep(time.Millisecond)
@@ -135,4 +148,24 @@ func (r *reaper) pollKnown() {
 			r.push(waitEvent{tid, ws})
 		}
 	}
+}
+
+// poll consumes one waiting tracee status without blocking, for the tracer
+// thread while it spins. It reports whether it found one.
+func (r *reaper) poll() bool {
+	pid, err := waitAnyNoWait(unix.WNOHANG)
+	if err != nil || pid <= 0 {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ours(pid) {
+		return false
+	}
+	wpid, ws, err := wait4(pid, unix.WNOHANG)
+	if err != nil || wpid != pid {
+		return false
+	}
+	r.backlog = append(r.backlog, waitEvent{pid, ws})
+	return true
 }

@@ -106,7 +106,7 @@ func (b *Backend) Registers(ctx *target.Context) (*target.Registers, error) {
 		}
 		r = &target.Registers{Arch: arch.AMD64, General: append([]byte(nil), th.regs[:]...)}
 		if th.loadXState() == nil {
-			r.XState = append([]byte(nil), th.xstate...)
+			r.XState = toArchXState(th.xstate)
 		}
 		return nil
 	})
@@ -129,11 +129,12 @@ func (b *Backend) SetRegisters(ctx *target.Context, r *target.Registers) error {
 			if err := th.loadXState(); err != nil {
 				return b.osError("write registers", th, err)
 			}
-			if len(r.XState) != len(th.xstate) {
+			if want := max(archXStateSize, len(th.xstate)); len(r.XState) != want {
 				return target.Errorf(target.CodeInvalidDataSize, "write registers", ctx.ID(),
-					fmt.Errorf("XSAVE area is %d bytes, this thread's is %d", len(r.XState), len(th.xstate)))
+					fmt.Errorf("XSAVE area is %d bytes, want %d", len(r.XState), want))
 			}
-			if err := setRegSet(th.tid, ntX86XState, r.XState); err != nil {
+			k := fromArchXState(r.XState, append([]byte(nil), th.xstate...))
+			if err := setRegSet(th.tid, ntX86XState, k); err != nil {
 				return b.osError("write registers", th, err)
 			}
 			th.haveX = false // re-read: the kernel may sanitise what it was given

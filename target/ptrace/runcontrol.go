@@ -99,8 +99,11 @@ func (b *Backend) cancelStep(th *thread) {
 // first executing the instruction under a breakpoint at its PC if there is one.
 func (b *Backend) advance(th *thread, sig int) error {
 	for {
-		pc := th.pc()
 		s := th.step
+		var pc uint64
+		if s != nil || b.hasBreakpoints(th.proc.memOwner) {
+			pc = th.pc() // needs the registers: skip when nothing depends on it
+		}
 		if s != nil && s.over && !s.inCall {
 			if n := callLength(b, th, pc); n > 0 {
 				s.inCall, s.ret, s.callSP = true, pc+uint64(n), th.sp()
@@ -109,7 +112,7 @@ func (b *Backend) advance(th *thread, sig int) error {
 				}
 			}
 		}
-		if b.breakpointAt(th.proc.memOwner, pc) {
+		if pc != 0 && b.breakpointAt(th.proc.memOwner, pc) {
 			ok, err := b.stepOverBreakpoint(th, sig)
 			sig = 0
 			if err != nil || !ok {
@@ -195,10 +198,22 @@ func (b *Backend) stepOverBreakpoint(th *thread, sig int) (bool, error) {
 		owner.mem.WriteAt([]byte{e.orig}, int64(pc))
 	}
 	owner.memMu.Unlock()
-	err := b.restart(th, unix.PTRACE_SINGLESTEP, sig)
 	var ws unix.WaitStatus
-	if err == nil {
-		ws, err = b.waitFor(th.tid)
+	var err error
+	for try := 0; try < 8; try++ {
+		if err = b.restart(th, unix.PTRACE_SINGLESTEP, sig); err != nil {
+			break
+		}
+		if ws, err = b.waitFor(th.tid); err != nil {
+			break
+		}
+		if !ws.Stopped() || int(ws)>>16 != eventStop || th.wantStop {
+			break
+		}
+		// A PTRACE_INTERRUPT left over from an earlier stop trapped before the
+		// instruction ran: step again.
+		th.running, th.interrupting = false, false
+		sig = 0
 	}
 	owner.memMu.Lock()
 	if e2 := owner.sw[pc]; e2 != nil && owner.mem != nil {

@@ -99,14 +99,15 @@ func wait4(tid int, flags int) (int, unix.WaitStatus, error) {
 	}
 }
 
-// waitAnyNoWait blocks until some child (tracee or not) has a state change and
+// waitAnyNoWait blocks (unless flags has WNOHANG: then it returns 0 at once)
+// until some child (tracee or not) has a state change and
 // returns its pid without consuming the change (WNOWAIT), so that children that
 // are not tracees stay for their owner to reap.
-func waitAnyNoWait() (int, error) {
+func waitAnyNoWait(flags int) (int, error) {
 	var raw [128]byte
 	for {
 		_, _, e := unix.Syscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&raw[0])),
-			unix.WEXITED|unix.WNOWAIT|unix.WALL, 0, 0)
+			uintptr(unix.WEXITED|unix.WNOWAIT|unix.WALL|flags), 0, 0)
 		if e == unix.EINTR {
 			continue
 		}

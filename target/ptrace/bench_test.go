@@ -1,0 +1,127 @@
+package ptrace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+// benchBreakpointCycle measures breakpoint hit -> report -> resume cycles on a hot
+// loop: a listener resumes the thread on every Stopped event, as a client that
+// counts hits would.
+func benchBreakpointCycle(b *testing.B, symbolName string) {
+	path := build(b, "tp_hotloop.c")
+	tg, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: []string{path}, StopAtEntry: true, Stdio: target.StdioNull})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Terminate()
+	th := p.Children()[0]
+	if _, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, symbolName)}); err != nil {
+		b.Fatal(err)
+	}
+	hits := make(chan struct{}, 1)
+	n := 0
+	stop := false
+	tg.AddListener(func(e target.Event) {
+		if e.Kind != target.EventStopped || e.Reason.Kind != target.ReasonBreakpoint {
+			return
+		}
+		n++
+		if n >= b.N || stop {
+			hits <- struct{}{}
+			return
+		}
+		e.Context.Resume(target.ResumeContinue, target.ResumeOptions{})
+	})
+	b.ResetTimer()
+	start := time.Now()
+	if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-hits:
+	case <-time.After(5 * time.Minute):
+		b.Fatal("timeout")
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "hits/s")
+}
+
+// BenchmarkBreakpointCycle: the breakpoint is on tick(), whose first instruction
+// (push %rbp) is emulated.
+func BenchmarkBreakpointCycle(b *testing.B) { benchBreakpointCycle(b, "tick") }
+
+// BenchmarkBreakpointCycleStepped: the breakpoint is on other_entry(), whose
+// first instruction (a load) is single-stepped with the breakpoint lifted.
+func BenchmarkBreakpointCycleStepped(b *testing.B) { benchBreakpointCycle(b, "other_entry") }
+
+// BenchmarkReadMemory1MiB reads 1 MiB of a stopped process's stack-adjacent heap
+// region through the model (breakpoint shadow applied).
+func BenchmarkReadMemory1MiB(b *testing.B) {
+	path := build(b, "tp_hotloop.c")
+	tg, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	p, _, err := tg.Launch(target.LaunchOptions{Path: "/bin/sh", Argv: []string{"sh", "-c", "exec " + path}, StopAtEntry: true, Stdio: target.StdioNull})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Terminate()
+	// The loader's and libc's mappings are small; use the largest readable region.
+	m, err := p.MemoryMap()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var region target.MemoryRegion
+	for _, r := range m {
+		if r.Perm&target.PermRead != 0 && r.Size > region.Size && r.FileName != "[vvar]" && r.FileName != "[vsyscall]" {
+			region = r
+		}
+	}
+	size := min(region.Size, 1<<20)
+	buf := make([]byte, size)
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if n, err := p.ReadMemory(region.Addr, buf); err != nil || n != len(buf) {
+			b.Fatalf("read %s: %d %v", region, n, err)
+		}
+	}
+}
+
+// BenchmarkSuspendResume64 suspends and resumes all threads of a 65-thread
+// process (main, 4 blocked threads and 60 sleeping ones).
+func BenchmarkSuspendResume64(b *testing.B) {
+	path := build(b, "tp_threads.c")
+	cmd := startUntraced(b, path, "60")
+	tg, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	p, err := tg.Attach(cmd.Process.Pid, target.AttachOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(p.Children()) != 65 {
+		b.Fatalf("%d threads", len(p.Children()))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := p.Suspend(); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

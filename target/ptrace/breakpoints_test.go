@@ -1,0 +1,136 @@
+package ptrace
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+func readN(t testing.TB, c *target.Context, addr uint64, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if got, err := c.ReadMemory(addr, b); err != nil || got != n {
+		t.Fatalf("read 0x%x: %d %v", addr, got, err)
+	}
+	return b
+}
+
+func TestBreakpointShadowAndHits(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "5")
+	th := mainThread(t, p)
+	tick := symbol(t, p, path, "tick")
+	watched := symbol(t, p, path, "watched")
+	orig := fileBytes(t, path, "tick", 8)
+	bp, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Reads through sonde show the original bytes; the process has the int3.
+	if got := readN(t, p, tick, 8); !bytes.Equal(got, orig) {
+		t.Fatalf("shadowed read % x, file has % x", got, orig)
+	}
+	if got, _ := readRaw(&process{pid: p.PID()}, tick, make([]byte, 1)); got != 1 {
+		t.Fatal("raw read failed")
+	}
+	raw := make([]byte, 1)
+	readRaw(&process{pid: p.PID()}, tick, raw)
+	if raw[0] != 0xcc {
+		t.Fatalf("no int3 in memory: %x", raw[0])
+	}
+	// A write under the breakpoint updates the saved byte and keeps the int3.
+	if _, err := p.WriteMemory(tick, []byte{0x90}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readN(t, p, tick, 1); got[0] != 0x90 {
+		t.Fatalf("write under breakpoint not shown: %x", got[0])
+	}
+	readRaw(&process{pid: p.PID()}, tick, raw)
+	if raw[0] != 0xcc {
+		t.Fatal("write removed the breakpoint")
+	}
+	if _, err := p.WriteMemory(tick, orig[:1]); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	for n := 1; n <= 5; n++ {
+		if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e := r.wait(t, &i, "breakpoint hit", isStop(p))
+		if e.Reason.Kind != target.ReasonBreakpoint || len(e.Reason.Breakpoints) != 1 || e.Reason.Breakpoints[0] != bp || e.PC != tick {
+			t.Fatalf("hit %d: %s", n, describe(e))
+		}
+		regs, _ := th.Registers()
+		if regs.PC() != tick {
+			t.Fatalf("pc 0x%x, want the breakpoint address 0x%x", regs.PC(), tick)
+		}
+		// tick() has run n-1 times before this hit.
+		v := readN(t, p, watched, 8)
+		if v[0] != byte(n-1) {
+			t.Fatalf("hit %d: watched = %d", n, v[0])
+		}
+	}
+	if bp.Hits() != 5 {
+		t.Fatalf("hits %d", bp.Hits())
+	}
+	if err := tg.RemoveBreakpoint(bp); err != nil {
+		t.Fatal(err)
+	}
+	readRaw(&process{pid: p.PID()}, tick, raw)
+	if raw[0] != orig[0] {
+		t.Fatal("remove left the int3")
+	}
+	th.Resume(target.ResumeContinue, target.ResumeOptions{})
+	if e := r.wait(t, &i, "exit", isExit(p)); e.Exit.Code != 0 {
+		t.Fatalf("exit %v", e.Exit)
+	}
+}
+
+// TestMultiThreadBreakpoints runs four threads through two breakpoints: one over
+// an emulated instruction (push %rbp), one over an instruction that must be
+// stepped with the breakpoint lifted. No hit may be lost (a thread running past
+// a lifted breakpoint would lose one) and no thread may die of SIGTRAP.
+func TestMultiThreadBreakpoints(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	const iters, threads = 150, 4
+	p := launch(t, tg, path, "150", "4")
+	bpTick, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(t, p, path, "tick")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpOther, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(t, p, path, "other_entry")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	if err := p.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e := r.wait(t, &i, "stop or exit", func(e target.Event) bool {
+			return (e.Kind == target.EventStopped && e.Context.Parent() == p) || (e.Kind == target.EventExited && e.Context == p)
+		})
+		if e.Kind == target.EventExited {
+			if e.Exit.Code != 0 || e.Exit.Signal != 0 {
+				t.Fatalf("exit %v", e.Exit)
+			}
+			break
+		}
+		if e.Reason.Kind != target.ReasonBreakpoint {
+			t.Fatalf("unexpected stop %s", describe(e))
+		}
+		if err := e.Context.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil && !errors.Is(err, target.ErrAlreadyExited) {
+			t.Fatal(err)
+		}
+	}
+	if bpTick.Hits() != iters*threads || bpOther.Hits() != iters*threads {
+		t.Fatalf("hits: tick %d, other_entry %d, want %d each", bpTick.Hits(), bpOther.Hits(), iters*threads)
+	}
+}
