@@ -28,15 +28,18 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New builds a table from the symbol tables of files that describe one
 // module (the binary, its separate debug file, its MiniDebugInfo ELF), plus
-// PLT stub names from those files whose PLT sections have contents. name
+// PLT stub names from those files whose PLT sections have contents. nil
+// files and repeats of a file are skipped. name
 // identifies the module in errors. When some table is corrupt, New returns
 // the symbols it could read together with an error; a nil Table comes only
 // with a nil file list.
 func New(name string, files ...*elf.File) (*Table, error) {
 	var all []Symbol
 	var errs []error
-	for _, f := range files {
-		if f == nil {
+	for i, f := range files {
+		// The same *elf.File twice (a binary that is its own debug file)
+		// would only be read twice.
+		if f == nil || slices.Contains(files[:i], f) {
 			continue
 		}
 		syms, err := readFile(f)
