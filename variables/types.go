@@ -232,7 +232,10 @@ func (t *Type) IsComposite() bool {
 func (t *Type) String() string {
 	pre, post := t.decl(0)
 	s := strings.TrimSpace(pre)
-	if post != "" {
+	switch {
+	case strings.HasPrefix(post, ")"):
+		s += post
+	case post != "":
 		s += " " + post
 	}
 	return s
@@ -281,6 +284,9 @@ func (t *Type) decl(depth int) (string, string) {
 		pre, post := t.Elem.decl(depth + 1)
 		if t.Elem != nil && (t.Elem.Kind == KindArray || t.Elem.Kind == KindFunction) {
 			return pre + " (" + sym, ")" + post
+		}
+		if strings.HasSuffix(pre, "(*") || strings.HasSuffix(pre, "(&") {
+			return pre + sym, post
 		}
 		if strings.HasSuffix(pre, "*") {
 			return pre + sym, post

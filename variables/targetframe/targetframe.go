@@ -142,7 +142,19 @@ func (f *Frame) ReadMemory(buf []byte, addr uint64) (int, error) {
 
 // Register returns a register of this frame: any register the thread has
 // for frame 0, the registers the unwinder recovered for callers.
+//
+// A register the call-frame information says nothing about in a caller frame
+// is taken from the next inner frame, as gdb does: compilers that allocate
+// registers across functions (gcc's -fipa-ra) keep values in caller-saved
+// registers over calls to functions they know leave them alone, and their
+// location lists say so, while the CFI of those functions cannot.
 func (f *Frame) Register(reg int) ([]byte, error) {
+	for f.index > 0 {
+		if _, ok := f.regs.Get(reg); ok {
+			break
+		}
+		f = f.stack.frames[f.index-1]
+	}
 	if f.index == 0 {
 		r := f.stack.regs.Arch.ByDWARF(reg)
 		if r == nil {
@@ -150,10 +162,7 @@ func (f *Frame) Register(reg int) ([]byte, error) {
 		}
 		return f.stack.regs.Get(r)
 	}
-	v, ok := f.regs.Get(reg)
-	if !ok {
-		return nil, fmt.Errorf("targetframe: register %d is not recoverable in frame %d", reg, f.index)
-	}
+	v, _ := f.regs.Get(reg)
 	b := make([]byte, 8)
 	for i := range b {
 		b[i] = byte(v >> (8 * i))

@@ -1,0 +1,171 @@
+// Package vartest helps tests of the variables, expr and TCF Expressions
+// layers compare sonde with gdb at the same stop: it runs a test program
+// under gdb to a breakpoint, records what gdb prints for a list of
+// expressions in chosen frames, and writes a core file at that stop for
+// sonde to open (a real, frozen process).
+package vartest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/core"
+)
+
+// Result is what gdb said about one expression.
+type Result struct {
+	// Value is gdb's print output ("{x = 3, y = -4}", "<optimized out>").
+	Value string `json:"value"`
+	// Int is set for integer, enum, bool, char and pointer values.
+	Int *int64 `json:"int,omitempty"`
+	// Uint is the same integer read as unsigned.
+	Uint *uint64 `json:"uint,omitempty"`
+	// Float is set for floating values.
+	Float *float64 `json:"float,omitempty"`
+	// Error is gdb's error message when it could not evaluate the expression.
+	Error string `json:"error,omitempty"`
+	// OptimizedOut is set when gdb says the value is optimized out.
+	OptimizedOut bool `json:"optimized_out,omitempty"`
+	// Type is gdb's name for the expression's type.
+	Type string `json:"type,omitempty"`
+}
+
+// Stop is a program stopped at a breakpoint, seen by gdb and saved as a core.
+type Stop struct {
+	Exe, Core string
+	// Results[frame][expression] is gdb's answer in that frame.
+	Results map[int]map[string]Result
+}
+
+const script = `
+import gdb, json
+out = {}
+for frame, exprs in REQUESTS:
+    gdb.execute("frame %d" % frame, to_string=True)
+    res = {}
+    for e in exprs:
+        r = {}
+        try:
+            v = gdb.parse_and_eval(e)
+            r["type"] = str(v.type)
+            if v.is_optimized_out:
+                r["optimized_out"] = True
+                r["value"] = "<optimized out>"
+            else:
+                r["value"] = v.format_string()
+                t = v.type.strip_typedefs()
+                if t.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_PTR):
+                    n = int(v)
+                    r["int"] = n if n < 2**63 else n - 2**64
+                    r["uint"] = n % 2**64
+                elif t.code == gdb.TYPE_CODE_FLT:
+                    r["float"] = float(v)
+        except gdb.error as x:
+            r["error"] = str(x)
+            if "optimized out" in str(x):
+                r["optimized_out"] = True
+        res[e] = r
+    out[frame] = res
+with open(OUTPUT, "w") as f:
+    json.dump(out, f)
+`
+
+// GDBStop runs exe under gdb until the first hit of a breakpoint at
+// location, evaluates exprs[frame] in each frame, and writes a core. It
+// skips the test when gdb is missing.
+func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
+	t.Helper()
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
+	}
+	dir := t.TempDir()
+	var reqs []string
+	for f, es := range exprs {
+		q, _ := json.Marshal(es)
+		reqs = append(reqs, fmt.Sprintf("(%d, %s)", f, q))
+	}
+	out := filepath.Join(dir, "gdb.json")
+	py := strings.Replace(script, "REQUESTS", "["+strings.Join(reqs, ", ")+"]", 1)
+	py = strings.Replace(py, "OUTPUT", fmt.Sprintf("%q", out), 1)
+	pyPath := filepath.Join(dir, "eval.py")
+	if err := os.WriteFile(pyPath, []byte(py), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corePath := filepath.Join(dir, "stop.core")
+	cmd := exec.Command("gdb", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off",
+		"-ex", "break "+location, "-ex", "run", "-ex", "source "+pyPath, "-ex", "frame 0",
+		"-ex", "gcore "+corePath, "-ex", "kill", exe)
+	msg, err := cmd.CombinedOutput()
+	if _, serr := os.Stat(corePath); err != nil || serr != nil {
+		t.Fatalf("gdb failed (%v): %s", err, msg)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("gdb wrote no results: %v\n%s", err, msg)
+	}
+	var raw map[string]map[string]Result
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	s := &Stop{Exe: exe, Core: corePath, Results: map[int]map[string]Result{}}
+	for k, v := range raw {
+		var f int
+		fmt.Sscan(k, &f)
+		s.Results[f] = v
+	}
+	return s
+}
+
+// Open opens the stop's core and returns its target and the thread that hit
+// the breakpoint (the first thread).
+func (s *Stop) Open(t testing.TB) (*target.Target, *target.Context) {
+	t.Helper()
+	tgt, err := core.Open(s.Core, core.Options{Executable: s.Exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	for _, p := range tgt.Processes() {
+		for _, th := range p.Children() {
+			return tgt, th
+		}
+	}
+	t.Fatal("core has no thread")
+	return nil, nil
+}
+
+// Binaries is a minimal targetframe.Binaries over a target: modules found
+// once, symbol files opened once per path.
+type Binaries struct {
+	files map[string]*symbols.Binary
+}
+
+// Modules finds the modules of c's process.
+func (b *Binaries) Modules(c *target.Context) (modules.List, error) { return modules.Find(c.Process()) }
+
+// Binary opens the symbol file of m.
+func (b *Binaries) Binary(m *modules.Module) (*symbols.Binary, error) {
+	if b.files == nil {
+		b.files = map[string]*symbols.Binary{}
+	}
+	if f, ok := b.files[m.Path]; ok {
+		return f, nil
+	}
+	if m.Path == "" {
+		return nil, fmt.Errorf("vartest: module %s has no file", m.Name)
+	}
+	f, err := symbols.Open(m.Path, nil)
+	if err != nil {
+		return nil, err
+	}
+	b.files[m.Path] = f
+	return f, nil
+}
