@@ -179,6 +179,14 @@ NOINLINE void ends_in_noreturn(int x) {
 	die();
 }
 
+/* A call through a null function pointer: pc 0 is in no module (the uwx
+ * leaf rule: the return address is at [sp]). Stops with SIGSEGV. */
+void (*volatile null_fn)(void);
+NOINLINE void call_null(void) {
+	null_fn();
+	BARRIER();
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "recurse";
 	int n = argc > 2 ? atoi(argv[2]) : 3;
@@ -202,6 +210,8 @@ int main(int argc, char **argv) {
 		do_calls();
 	else if (!strcmp(mode, "noreturn"))
 		ends_in_noreturn(n);
+	else if (!strcmp(mode, "nullcall"))
+		call_null();
 	else if (!strcmp(mode, "threads"))
 		do_threads();
 	else

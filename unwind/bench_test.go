@@ -64,3 +64,41 @@ func fdeStarts(tb testing.TB, m *Module) []uint64 {
 	}
 	return pcs
 }
+
+// BenchmarkUnwindLive is the steady state against a stopped process: CFI rows
+// cached, stack memory read through /proc/PID/mem in 512-byte blocks.
+func BenchmarkUnwindLive(b *testing.B) {
+	c := liveCase{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}}
+	lt := startLive(b, buildCaseTB(b, c), "recurse", "300")
+	th := lt.thread(lt.pid)
+	u := New(th, lt, nil)
+	frames := make([]Frame, 0, 512)
+	total := 0
+	for b.Loop() {
+		u.Init()
+		frames, _ = u.Walk(frames[:0])
+		total += len(frames)
+	}
+	b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// BenchmarkUnwindCold is one walk with fresh modules: CFI tables built and
+// rows decoded on first use (what a one-shot `sonde stack` pays per module).
+func BenchmarkUnwindCold(b *testing.B) {
+	c := liveCase{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}}
+	lt := startLive(b, buildCaseTB(b, c), "recurse", "300")
+	s := lt.snapshot(lt.pid)
+	frames := make([]Frame, 0, 512)
+	for b.Loop() {
+		b.StopTimer()
+		ms := &moduleSet{}
+		for _, m := range s.modules {
+			ms.modules = append(ms.modules, m.clone())
+		}
+		s2 := &snapshot{moduleSet: ms, regs: s.regs, regions: s.regions}
+		b.StartTimer()
+		u := New(s2, s2, nil)
+		u.Init()
+		frames, _ = u.Walk(frames[:0])
+	}
+}

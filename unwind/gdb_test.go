@@ -136,7 +136,8 @@ var programFunctions = map[string]bool{}
 func init() {
 	for _, n := range []string{"stop_here", "recurse", "compare", "do_qsort", "in_handler", "handler",
 		"interrupted", "do_signal", "use_alloca", "realigned", "asm_callback", "uw_asm_call", "sleeper",
-		"waiter", "reader", "do_threads", "main"} {
+		"waiter", "reader", "do_threads", "main", "callee", "do_calls", "die", "ends_in_noreturn",
+		"call_null", "Guard::~Guard", "thrower"} {
 		programFunctions[n] = true
 	}
 }

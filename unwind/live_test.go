@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ianlancetaylor/demangle"
 	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/arch"
@@ -50,6 +51,12 @@ type symtab struct {
 // that thread may issue ptrace requests.
 func startLive(t testing.TB, path string, args ...string) *liveTarget {
 	t.Helper()
+	return startLiveSig(t, unix.SIGTRAP, path, args...)
+}
+
+// startLiveSig is startLive stopping at the first stop signal stopSig.
+func startLiveSig(t testing.TB, stopSig unix.Signal, path string, args ...string) *liveTarget {
+	t.Helper()
 	runtime.LockOSThread() // never unlocked: the thread exits with the test goroutine
 	const addrNoRandomize = 0x0040000
 	old, _, _ := unix.RawSyscall(unix.SYS_PERSONALITY, 0xffffffff, 0, 0)
@@ -79,7 +86,7 @@ func startLive(t testing.TB, path string, args ...string) *liveTarget {
 		if !ws.Stopped() {
 			t.Fatalf("%s %v: ended before stopping: %v", path, args, ws)
 		}
-		if ws.StopSignal() == unix.SIGTRAP {
+		if ws.StopSignal() == stopSig {
 			break
 		}
 		sig = int(ws.StopSignal())
@@ -216,7 +223,8 @@ func (lt *moduleSet) SymbolInfo(m *Module, pc uint64) ([]Symbol, error) {
 	if !ok {
 		return nil, nil
 	}
-	return []Symbol{{Function: s.Name, FuncStart: s.Value + m.Bias}}, nil
+	// gdb prints C++ names demangled without parameters.
+	return []Symbol{{Function: demangle.Filter(s.Name, demangle.NoParams), LinkageName: s.Name, FuncStart: s.Value + m.Bias}}, nil
 }
 
 // thread is the copy-in side for one thread: its registers and the process memory.

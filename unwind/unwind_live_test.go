@@ -3,6 +3,8 @@ package unwind
 import (
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -12,6 +14,9 @@ type liveCase struct {
 	flags []string
 	args  []string
 	asm   bool // link testdata/uw_asm.S too
+	// stopSig is the signal the program stops with (default SIGTRAP).
+	stopSig unix.Signal
+	sources []string // instead of uw_main.c
 	// want are function names that must appear, in this order, in the main
 	// thread's backtrace (checks the test program really built that stack).
 	want []string
@@ -21,6 +26,9 @@ func buildCase(t *testing.T, c liveCase) string { return buildCaseTB(t, c) }
 
 func buildCaseTB(t testing.TB, c liveCase) string {
 	srcs := []string{"uw_main.c"}
+	if c.sources != nil {
+		return testprog.Build(t, testprog.Spec{Sources: c.sources, Flags: c.flags, Name: "uw_" + c.name})
+	}
 	flags := c.flags
 	if c.asm {
 		srcs = append(srcs, "uw_asm.S")
@@ -45,7 +53,11 @@ func checkWant(t *testing.T, ours []ourFrame, want []string) {
 
 func runLiveCase(t *testing.T, c liveCase) {
 	bin := buildCase(t, c)
-	lt := startLive(t, bin, c.args...)
+	sig := c.stopSig
+	if sig == 0 {
+		sig = unix.SIGTRAP
+	}
+	lt := startLiveSig(t, sig, bin, c.args...)
 	gdb := gdbBacktraces(t, bin, c.args...)
 	if len(gdb) != len(lt.tids) {
 		t.Fatalf("gdb saw %d threads, we %d", len(gdb), len(lt.tids))
@@ -99,6 +111,10 @@ var liveCases = []liveCase{
 		want: []string{"stop_here", "die", "ends_in_noreturn", "main"}},
 	{name: "nocfi", flags: []string{"-O1", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"},
 		args: []string{"recurse", "3"}, want: []string{"stop_here", "recurse", "recurse", "main"}},
+	{name: "nullcall", flags: []string{"-O2"}, args: []string{"nullcall"}, stopSig: unix.SIGSEGV,
+		want: []string{"call_null", "main"}},
+	{name: "cxx-exception", flags: []string{"-O2"}, sources: []string{"uw_cxx.cc"},
+		want: []string{"stop_here", "Guard::~Guard", "thrower", "main"}},
 	{name: "threads", flags: []string{"-O2"}, args: []string{"threads"},
 		want: []string{"stop_here", "do_threads", "main"}},
 }
