@@ -147,6 +147,12 @@ func (r *Reply) Send() {
 		r.b.Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
 		msg = r.b.buf
 	}
+	if len(msg) > maxPooledBuf {
+		// Too big for the pool anyway: hand the buffer to the queue.
+		c.ch.enqueueOwned(msg, !c.inHandler.Load())
+		r.b.pool, r.b.buf = nil, nil
+		return
+	}
 	c.ch.enqueueMsg(msg, !c.inHandler.Load())
 	r.b.release()
 }

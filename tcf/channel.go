@@ -193,6 +193,27 @@ func (c *Channel) enqueueMsg(msg []byte, wake bool) bool {
 	return true
 }
 
+// enqueueOwned is enqueueMsg for a large message whose buffer the caller
+// gives up: when the queue is empty the buffer becomes the queue, saving a
+// copy of (say) a 1 MiB Memory.get reply.
+func (c *Channel) enqueueOwned(msg []byte, wake bool) bool {
+	c.mu.Lock()
+	if c.closing || len(c.out) != 0 || len(msg) > c.srv.cfg.MaxQueueBytes {
+		c.mu.Unlock()
+		return c.enqueueMsg(msg, wake)
+	}
+	if c.spare == nil {
+		c.spare = c.out
+	}
+	c.out = msg
+	big := len(c.out) > inlineFlushLimit
+	c.mu.Unlock()
+	if wake || big {
+		c.signal()
+	}
+	return true
+}
+
 // kickWriter wakes the writer if replies are waiting. The reader calls it
 // before running the next handler, so replies already made never wait for
 // a slow handler.

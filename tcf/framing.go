@@ -114,6 +114,14 @@ func NewReader(rd io.Reader, maxMessage int) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, 64<<10), max: maxMessage}
 }
 
+// Detach hands the memory of the message last returned to the caller: it
+// stays valid after the next ReadMessage (the reader starts new buffers).
+// For large messages this saves copying them.
+func (r *Reader) Detach() {
+	r.body, r.fields = nil, nil
+	r.msg = Message{}
+}
+
 // Buffered reports whether unread input is already buffered, i.e. whether
 // the next ReadMessage may complete without blocking.
 func (r *Reader) Buffered() bool { return r.r < r.w }

@@ -397,8 +397,11 @@ func (b *Builder) pooled() *Builder {
 	return b
 }
 
+// maxPooledBuf is the largest buffer kept in the pool.
+const maxPooledBuf = 64 << 10
+
 func (b *Builder) release() {
-	if b.pool != nil && cap(b.buf) <= 64<<10 {
+	if b.pool != nil && cap(b.buf) <= maxPooledBuf {
 		*b.pool = b.buf[:0]
 		bufPool.Put(b.pool)
 	}

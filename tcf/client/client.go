@@ -126,7 +126,12 @@ func (c *Client) WaitHello(ctx context.Context) error {
 	case <-c.helloCh:
 		return nil
 	case <-c.readDone:
-		return c.Err()
+		select {
+		case <-c.helloCh: // the Hello came before the connection ended
+			return nil
+		default:
+			return c.Err()
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -371,7 +376,7 @@ func (c *Client) handle(m *tcf.Message) {
 		if m.Kind == 'N' {
 			p.err = ErrNotRecognized
 		} else {
-			p.res = &Result{Fields: copyFields(m.Fields)}
+			p.res = &Result{Fields: c.ownFields(m)}
 		}
 		close(p.done)
 	case 'E':
@@ -400,6 +405,21 @@ func (c *Client) handle(m *tcf.Message) {
 			}
 		}
 	}
+}
+
+// ownFields returns m's fields in memory the Result may keep: large
+// messages are detached from the reader instead of copied.
+func (c *Client) ownFields(m *tcf.Message) []tcf.Field {
+	n := 0
+	for _, f := range m.Fields {
+		n += len(f.Data)
+	}
+	if n < 64<<10 {
+		return copyFields(m.Fields)
+	}
+	fs := m.Fields
+	c.rd.Detach()
+	return fs
 }
 
 func copyFields(fs []tcf.Field) []tcf.Field {
