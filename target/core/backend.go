@@ -107,5 +107,5 @@ func (c *Core) Close() error {
 	if c.ownCache != nil {
 		c.ownCache.SetLimit(0) // a limit of 0 keeps nothing mapped
 	}
-	return nil
+	return c.mem.close()
 }

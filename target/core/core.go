@@ -84,10 +84,16 @@ type Core struct {
 	exe      *MappedFile            // the mapped file holding AT_ENTRY
 	regions  []target.MemoryRegion
 	gaps     []*MissingError // sorted by Start
+	mem      *coreMemory     // the core file, mapped
 	image    *memimage.Image
+	cache    *memimage.SectionCache // where the image's file sections live
 	ownCache *memimage.SectionCache // the cache Open made, released by Close
-	problems []Problem
-	closed   atomic.Bool
+	pend     filePiece              // while building the image: the file range being extended
+	// fileRanges lists every range a section serves, sorted by address;
+	// the first maxImageSections are in the image too.
+	fileRanges []fileRange
+	problems   []Problem
+	closed     atomic.Bool
 
 	notesTruncated bool // a PT_NOTE segment runs past the end of the file
 }
@@ -147,7 +153,11 @@ func open(path string, opts Options) (*Core, error) {
 		return nil, err
 	}
 	c.layout = newLayout(c.segments, files, c.size, &c.problems)
+	if c.mem, err = mapCore(f, c.size); err != nil {
+		return nil, err
+	}
 	if err := c.buildImage(st.ModTime().UnixNano()); err != nil {
+		c.mem.close()
 		return nil, err
 	}
 	c.buildRegions()

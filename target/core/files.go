@@ -32,6 +32,8 @@ type MappedFile struct {
 
 	extent uint64 // the file must reach this offset: the furthest mapped byte
 	head   []byte // the core's copy of the file's first bytes, if it holds them
+	// foundSize is Found's size when it was checked.
+	foundSize uint64
 	// relro holds the link-time address ranges of Found's PT_GNU_RELRO
 	// segments: bytes the dynamic loader relocated and then made read-only,
 	// so a read-only mapping of them differs from the file. base is the
@@ -101,7 +103,7 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreTime int64) {
 			mf.Rejected = append(mf.Rejected, err)
 			return false
 		}
-		mf.Found, mf.How = c.path, c.how
+		mf.Found, mf.How, mf.foundSize = c.path, c.how, uint64(st.Size())
 		mf.relro, mf.loads, mf.base = elfLayout(c.path)
 		return true
 	}

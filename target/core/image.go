@@ -3,7 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/sondedbg/sonde/memimage"
@@ -13,11 +12,12 @@ import (
 // zeroPage backs the zero-filled tail of a file mapping's last page.
 var zeroPage = make([]byte, pageSize)
 
-// buildImage makes the memory image: first the bytes the core holds (sections
-// of the core file itself, mapped lazily), then, for what it left out, the
-// mapped files that can stand in, and a fallback that explains every other
-// address. The file pieces never overlap the core's, so the order of adds does
-// not decide any byte.
+// buildImage makes the memory image. Its sections are the mapped files, for
+// the bytes the core left out; its fallback serves everything else: the
+// core's own bytes, read in place from the mapped core file, and an
+// explanation for every address neither can supply. Core bytes go through the
+// fallback rather than a section per segment because a process can have tens
+// of thousands of mappings, and the core and file ranges never overlap.
 func (c *Core) buildImage(coreTime int64) error {
 	cache := c.opts.Cache
 	if cache == nil {
@@ -25,24 +25,14 @@ func (c *Core) buildImage(coreTime int64) error {
 		c.ownCache = cache
 	}
 	c.image = memimage.New(c.path)
-	for _, ld := range c.layout.loads {
-		if ld.present == 0 {
-			continue
-		}
-		id, err := cache.AddFile(c.path, ld.Offset, ld.present, ld.Vaddr)
-		if err != nil {
-			return fmt.Errorf("core: segment 0x%x-0x%x: %w", ld.Vaddr, ld.End(), err)
-		}
-		if err := c.image.AddCached(cache, id, asid); err != nil {
-			return fmt.Errorf("core: segment 0x%x-0x%x: %w", ld.Vaddr, ld.End(), err)
-		}
-	}
+	c.cache = cache
+	c.image.SetFallback(c.fallback) // resolveFiles reads build-ids through it
 	c.byPath = c.resolveFiles(coreTime)
 	for _, a := range c.layout.areas {
-		c.fillArea(a, c.byPath, cache)
+		c.fillArea(a, c.byPath)
 	}
+	c.flushFilePiece()
 	sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
-	c.image.SetFallback(c.fallback)
 	return nil
 }
 
@@ -105,7 +95,7 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 
 // fillArea adds the file pieces for the parts of area a the core left out,
 // and records a gap for what no file can supply.
-func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.SectionCache) {
+func (c *Core) fillArea(a area, byPath map[string]*MappedFile) {
 	ms, te := c.layout.missing(a)
 	if ms >= a.end {
 		return
@@ -139,7 +129,7 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 		return
 	}
 	if mf != nil && mf.Found != "" && !c.writable(a) {
-		c.addFileRange(mf, fm, te, a.end, cache)
+		c.addFileRange(mf, fm, te, a.end)
 		return
 	}
 	why := ""
@@ -165,7 +155,7 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile, cache *memimage.S
 // read-only, so the file does not hold the process's bytes. Where the file's
 // load address is unknown (no mapping of its offset 0), any RELRO makes the
 // whole range a gap, since which part is RELRO cannot be told.
-func (c *Core) addFileRange(mf *MappedFile, fm FileMapping, start, end uint64, cache *memimage.SectionCache) {
+func (c *Core) addFileRange(mf *MappedFile, fm FileMapping, start, end uint64) {
 	if len(mf.relro) > 0 && !mf.biasKnown {
 		c.addGap(start, end, fmt.Sprintf("%s has RELRO data and its load address is unknown (no mapping of its first page), so its bytes cannot be trusted here", mf.Path), mf.Path)
 		return
@@ -181,13 +171,13 @@ func (c *Core) addFileRange(mf *MappedFile, fm FileMapping, start, end uint64, c
 			continue
 		}
 		if lo > cur {
-			c.addFilePiece(mf, fm, cur, lo, cache)
+			c.addFilePiece(mf, fm, cur, lo)
 		}
 		c.addGap(lo, hi, fmt.Sprintf("RELRO data of %s, relocated by the dynamic loader, was not dumped; the file's bytes are not the process's", mf.Path), mf.Path)
 		cur = hi
 	}
 	if cur < end {
-		c.addFilePiece(mf, fm, cur, end, cache)
+		c.addFilePiece(mf, fm, cur, end)
 	}
 }
 
@@ -198,46 +188,101 @@ func pathOf(mf *MappedFile) string {
 	return mf.Path
 }
 
+// filePiece is a range of a file waiting to be placed in the image:
+// consecutive mappings of one file at consecutive offsets (a library's r--,
+// r-x and r-- segments) become one section.
+type filePiece struct {
+	path       string
+	start, end uint64 // addresses
+	offset     uint64 // file offset of start
+}
+
 // addFilePiece serves [start, end) of the mapping fm from the file mf.Found.
 // Bytes past the file's end but within its last page read as zero, as they do
 // in the process; anything further is a gap.
-func (c *Core) addFilePiece(mf *MappedFile, fm FileMapping, start, end uint64, cache *memimage.SectionCache) {
+func (c *Core) addFilePiece(mf *MappedFile, fm FileMapping, start, end uint64) {
 	off := fm.Offset + (start - fm.Start)
-	st, err := os.Stat(mf.Found)
-	if err != nil {
-		c.addGap(start, end, fmt.Sprintf("%s: %v", mf.Found, err), mf.Path)
-		return
-	}
-	size := uint64(st.Size())
+	size := mf.foundSize
 	fileEnd := start // address of the file's end
 	if off < size {
 		fileEnd = start + min(size-off, end-start)
-		id, err := cache.AddFile(mf.Found, off, fileEnd-start, start)
-		if err == nil {
-			err = c.image.AddCached(cache, id, asid)
-		}
-		if err != nil {
-			c.addGap(start, end, fmt.Sprintf("%s: %v", mf.Found, err), mf.Path)
-			return
+		p := &c.pend
+		if p.path == mf.Found && p.end == start && p.offset+(p.end-p.start) == off {
+			p.end = fileEnd
+		} else {
+			c.flushFilePiece()
+			c.pend = filePiece{path: mf.Found, start: start, end: fileEnd, offset: off}
 		}
 	}
 	if fileEnd >= end {
 		return
 	}
+	c.flushFilePiece()
 	if zeroEnd := min(alignUp(fileEnd, pageSize), end); zeroEnd > fileEnd {
 		s, err := memimage.NewMemorySection("zero fill after "+mf.Found, zeroPage[:zeroEnd-fileEnd])
-		if err == nil {
-			err = c.image.Add(s, asid, fileEnd)
-		}
 		if err != nil {
 			c.addGap(fileEnd, end, err.Error(), mf.Path)
 			return
 		}
+		c.place(fileEnd, s, 0)
 		fileEnd = zeroEnd
 	}
 	if fileEnd < end {
 		c.addGap(fileEnd, end, fmt.Sprintf("the mapping reaches past the end of %s (%d bytes)", mf.Found, size), mf.Path)
 	}
+}
+
+// flushFilePiece places the pending file range.
+func (c *Core) flushFilePiece() {
+	p := c.pend
+	c.pend = filePiece{}
+	if p.end <= p.start {
+		return
+	}
+	id, err := c.cache.AddFile(p.path, p.offset, p.end-p.start, p.start)
+	var sec *memimage.Section
+	if err == nil {
+		sec, _, err = c.cache.Section(id)
+	}
+	if err != nil {
+		c.addGap(p.start, p.end, fmt.Sprintf("%s: %v", p.path, err), p.path)
+		return
+	}
+	c.place(p.start, sec, id)
+}
+
+// maxImageSections bounds how many file sections go into the image itself.
+// Adding a section to a memimage.Image costs time linear in the sections it
+// has, so a process with tens of thousands of file mappings would take
+// seconds to open; past this many, the fallback serves the rest from the same
+// sections, through the sorted list in Core.fileRanges.
+const maxImageSections = 512
+
+// place records that the bytes at [start, start+sec.Size()) come from sec,
+// and adds sec to the image while it has room.
+func (c *Core) place(start uint64, sec *memimage.Section, id memimage.SectionID) {
+	c.fileRanges = append(c.fileRanges, fileRange{start: start, end: start + sec.Size(), section: sec})
+	if len(c.fileRanges) > maxImageSections {
+		return
+	}
+	var err error
+	if id != 0 {
+		err = c.image.AddCached(c.cache, id, asid)
+	} else {
+		err = c.image.Add(sec, asid, start)
+	}
+	if err != nil {
+		// The fallback still serves it from fileRanges.
+		c.problems = append(c.problems, Problem{Kind: ProblemMissingInfo, Start: start, End: start + sec.Size(), Offset: -1,
+			Err: fmt.Errorf("placing %s in the image: %w", sec.Name(), err)})
+	}
+}
+
+// fileRange is a range of addresses whose bytes a section (a mapped file, or
+// zeros) supplies.
+type fileRange struct {
+	start, end uint64
+	section    *memimage.Section
 }
 
 // addGap records that [start, end) has no bytes, and why.
@@ -247,8 +292,25 @@ func (c *Core) addGap(start, end uint64, why, path string) {
 	c.problems = append(c.problems, Problem{Kind: ProblemNotDumped, Start: start, End: end, Path: path, Offset: -1, Err: errors.New(why)})
 }
 
-// fallback is the image's answer for every address no section covers.
+// fallback is the image's answer for every address no section covers: the
+// core's bytes, file bytes beyond maxImageSections, or why there are none.
 func (c *Core) fallback(p []byte, _ memimage.ASID, addr uint64) (int, error) {
+	areas := c.layout.areas
+	if k := sort.Search(len(areas), func(k int) bool { return areas[k].end > addr }); k < len(areas) && areas[k].start <= addr {
+		if start, end, off := c.layout.coreBytes(areas[k]); start <= addr && addr < end {
+			n := min(uint64(len(p)), end-addr)
+			return c.mem.read(p[:n], off+(addr-start))
+		}
+	}
+	fr := c.fileRanges
+	if k := sort.Search(len(fr), func(k int) bool { return fr[k].end > addr }); k < len(fr) && fr[k].start <= addr {
+		n := min(uint64(len(p)), fr[k].end-addr)
+		got, err := fr[k].section.ReadAt(p[:n], int64(addr-fr[k].start))
+		if got > 0 {
+			return got, nil
+		}
+		return 0, err
+	}
 	i := sort.Search(len(c.gaps), func(i int) bool { return c.gaps[i].End > addr })
 	if i < len(c.gaps) && c.gaps[i].Start <= addr {
 		g := *c.gaps[i]

@@ -66,9 +66,9 @@ func newLayout(segs []Segment, files []FileMapping, coreSize uint64, problems *[
 		l.loads = append(l.loads, ld)
 	}
 
-	// Areas: walk the loads by address, clipping any that overlap an earlier
-	// one (reported; the image still gives the later header's bytes there, as
-	// a later header is the newer claim), and split each at NT_FILE entries.
+	// Areas: walk the loads by address, clipping any that overlaps the one
+	// before it (reported: the earlier one keeps the overlapped addresses, in
+	// the map and in reads alike), and split each at NT_FILE entries.
 	order := make([]int, len(l.loads))
 	for i := range order {
 		order[i] = i
@@ -131,11 +131,13 @@ func (l *layout) splitByFiles(start, end uint64, li int, fileOrder []int) {
 }
 
 // uncovered returns the parts of [start, end) that no area built from a
-// PT_LOAD covers. The areas are in address order at this point.
+// PT_LOAD covers. The areas are in address order at this point (those from
+// NT_FILE alone, appended after, are skipped).
 func (l *layout) uncovered(start, end uint64) [][2]uint64 {
 	var out [][2]uint64
 	cur := start
-	for _, a := range l.areas {
+	i := sort.Search(len(l.areas), func(i int) bool { return l.areas[i].end > start })
+	for _, a := range l.areas[i:] {
 		if a.end <= cur || a.load < 0 {
 			continue
 		}

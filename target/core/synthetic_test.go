@@ -302,8 +302,9 @@ func TestSyntheticDamage(t *testing.T) {
 		t.Errorf("pid %d threads %d", c.PID(), len(c.Threads()))
 	}
 	buf := make([]byte, 4)
-	// Overlap: the later header wins where they overlap.
-	if _, err := c.Process().ReadMemory(0x10ffe, buf); err != nil || !bytes.Equal(buf, []byte{2, 2, 2, 2}) {
+	// Overlap: the segment that starts first keeps the overlapped bytes, in
+	// reads as in the memory map.
+	if _, err := c.Process().ReadMemory(0x10ffe, buf); err != nil || !bytes.Equal(buf, []byte{1, 1, 2, 2}) {
 		t.Errorf("overlap: %x %v", buf, err)
 	}
 	// Truncated: the last 0x800 bytes of the 0x20000 segment are gone.
@@ -389,5 +390,49 @@ func TestExtendedPhnum(t *testing.T) {
 	var fe *FormatError
 	if _, err := Open(path, Options{}); !errors.As(err, &fe) || !strings.Contains(err.Error(), "PN_XNUM") {
 		t.Errorf("no section header: %v", err)
+	}
+}
+
+// TestManyMappings opens a core of a process with 5,000 mappings of one file
+// (past maxImageSections, so most file bytes come through the fallback) and
+// 5,000 anonymous segments, and reads a marker from every file mapping.
+func TestManyMappings(t *testing.T) {
+	const n = 5000
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib")
+	f, err := os.Create(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		f.WriteAt(le.AppendUint64(nil, uint64(i)*0x1111), int64(i)*0x2000+8)
+	}
+	f.Truncate(n * 0x2000)
+	f.Close()
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(lib, old, old)
+	sc := synthCore{notes: []synthNote{{"CORE", NT_PRSTATUS, prstatusDesc(1, 0, nil)}}}
+	var fm []FileMapping
+	for i := 0; i < n; i++ {
+		a := uint64(0x100000 + i*0x4000)
+		sc.loads = append(sc.loads, synthLoad{vaddr: a, flags: pfR, memsz: 0x1000})
+		sc.loads = append(sc.loads, synthLoad{vaddr: a + 0x2000, flags: pfR | pfW, data: le.AppendUint64(nil, uint64(i))})
+		fm = append(fm, FileMapping{Start: a, End: a + 0x1000, Offset: uint64(i) * 0x2000, Path: lib})
+	}
+	sc.notes = append(sc.notes, synthNote{"CORE", NT_FILE, fileDesc(4096, fm)})
+	path := filepath.Join(dir, "core")
+	os.WriteFile(path, sc.bytes(), 0o600)
+	start := time.Now()
+	_, c := openCore(t, path, Options{})
+	t.Logf("opened a core with %d segments in %v; %d sections in the image", len(c.Segments()), time.Since(start), len(c.Image().Sections()))
+	buf := make([]byte, 8)
+	for i := 0; i < n; i++ {
+		a := uint64(0x100000 + i*0x4000)
+		if _, err := c.Process().ReadMemory(a+8, buf); err != nil || le.Uint64(buf) != uint64(i)*0x1111 {
+			t.Fatalf("file mapping %d: %x %v", i, buf, err)
+		}
+		if _, err := c.Process().ReadMemory(a+0x2000, buf); err != nil || le.Uint64(buf) != uint64(i) {
+			t.Fatalf("core segment %d: %x %v", i, buf, err)
+		}
 	}
 }
