@@ -3,6 +3,7 @@ package ptrace
 import (
 	"errors"
 	"os"
+	"time"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -359,6 +360,7 @@ func TestCloseLeavesProcessRunningAndUnpatched(t *testing.T) {
 	mem.ReadAt(a, int64(w))
 	waitState(t, pid, "RS")
 	for k := 0; k < 100 && string(a) == string(b); k++ {
+		time.Sleep(time.Millisecond)
 		mem.ReadAt(b, int64(w))
 	}
 	if string(a) == string(b) {
