@@ -3,8 +3,8 @@ package ptrace
 import (
 	"errors"
 	"os"
-	"time"
 	"testing"
+	"time"
 
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
