@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // snapshot is an in-memory client, like a perf sample or a core: registers,
