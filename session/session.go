@@ -10,8 +10,6 @@
 package session
 
 import (
-	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"sync"
@@ -169,7 +167,7 @@ func (s *Session) file(m *modules.Module) (*file, error) {
 }
 
 func (s *Session) open(f *file, m *modules.Module) {
-	opts := &symbols.Options{FindDebugFile: s.findDebugFile}
+	opts := &symbols.Options{Search: debugfile.Options{DebugDirs: s.opts.DebugDirs, Debuginfod: s.opts.Debuginfod}}
 	if m.VDSO {
 		f.binary, f.err = symbols.OpenBytes("[vdso]", m.Image, opts)
 	} else {
@@ -179,31 +177,15 @@ func (s *Session) open(f *file, m *modules.Module) {
 		s.warn(m.Name, fmt.Sprintf("sonde: cannot read symbols of %s: %v", m.Name, f.err))
 		return
 	}
-	f.sources, _ = unwind.ReadSources(f.binary.ELF())
-	if dbg := f.binary.DebugFile(); dbg != "" && len(f.sources.DebugFrame.Data) == 0 {
-		if df, err := elf.Open(dbg); err == nil {
-			if ds, err := unwind.ReadSources(df); err == nil {
-				f.sources.DebugFrame = ds.DebugFrame
-			}
-			df.Close()
-		}
+	if h := f.binary.Hint(); h != "" {
+		s.warn(m.Name, h)
 	}
-}
-
-// findDebugFile looks for a separate debug file the way gdb does.
-func (s *Session) findDebugFile(path string, f *elf.File) (string, error) {
-	res, err := debugfile.Find(context.Background(), path, f, debugfile.Options{DebugDirs: s.opts.DebugDirs, Debuginfod: s.opts.Debuginfod})
-	if err != nil || res == nil {
-		return "", err
+	u, _ := f.binary.UnwindSections()
+	f.sources = unwind.Sources{
+		EHFrameHdr: unwind.Section{Data: u.EhFrameHdr.Data, Addr: u.EhFrameHdr.Addr},
+		EHFrame:    unwind.Section{Data: u.EhFrame.Data, Addr: u.EhFrame.Addr},
+		DebugFrame: unwind.Section{Data: u.DebugFrame.Data, Addr: u.DebugFrame.Addr},
 	}
-	defer res.Close()
-	if res.File == nil || res.Path == path {
-		if h := res.Hint(); h != "" {
-			s.warn(path, h)
-		}
-		return "", nil
-	}
-	return res.Path, nil
 }
 
 func (s *Session) warn(key, msg string) {

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/tcf/services"
+	"github.com/sondedbg/sonde/target/ptrace"
+)
+
+// The agent's debug services run over one live target that every channel
+// shares; shutting the agent down closes it (every patch removed, every
+// process detached).
+func init() {
+	addAgentService(func(srv *tcf.Server) {
+		t, err := ptrace.New()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sonde agent: cannot debug processes here: %v\n", err)
+			return
+		}
+		sess := session.New(t, session.Options{Warn: func(msg string) { srv.Logger().Info(msg) }})
+		services.New(srv, sess).RegisterAll()
+	})
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/core"
+)
+
+// openedTarget is a target a one-shot verb works on: a core file, or a live
+// process attached for as long as the verb needs it.
+type openedTarget struct {
+	target  *target.Target
+	process *target.Context
+	close   func()
+}
+
+// openTargetArgs opens --core CORE, or the live process named by the one
+// positional PID argument. It returns nil and the exit code on failure.
+func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTarget, int) {
+	if corePath != "" {
+		if fs.NArg() != 0 {
+			return nil, usageError(fs, "give either --core CORE or a PID, not both")
+		}
+		t, err := core.Open(corePath, core.Options{Executable: exe, Sysroot: sysroot})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), err)
+			return nil, 1
+		}
+		procs := t.Processes()
+		if len(procs) == 0 {
+			t.Close()
+			fmt.Fprintf(os.Stderr, "sonde %s: %s holds no process\n", fs.Name(), corePath)
+			return nil, 1
+		}
+		return &openedTarget{target: t, process: procs[0], close: func() { t.Close() }}, 0
+	}
+	if fs.NArg() != 1 {
+		return nil, usageError(fs, "expected one PID (or --core CORE)")
+	}
+	pid, err := strconv.Atoi(fs.Arg(0))
+	if err != nil || pid <= 0 {
+		return nil, usageError(fs, fmt.Sprintf("%q is not a process ID", fs.Arg(0)))
+	}
+	o, err := attachLive(pid)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), err)
+		return nil, 1
+	}
+	return o, 0
+}

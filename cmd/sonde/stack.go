@@ -1,0 +1,193 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/unwind"
+)
+
+func init() {
+	register(verb{"stack", "print every thread's backtrace of a process or a core file", runStack})
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runStack(args []string) int {
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [--json] ...",
+		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
+			"A live process is stopped only while its stacks are read, then continues as it was\n"+
+			"(a process that was job-control stopped stays stopped).")
+	asJSON := fs.Bool("json", false, "print JSON")
+	noInline := fs.Bool("no-inline", false, "do not show inlined calls as frames")
+	noLines := fs.Bool("no-lines", false, "do not show source files and lines")
+	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
+	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
+	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
+	var debugDirs multiFlag
+	fs.Var(&debugDirs, "debug-dir", "also look for separate debug files in `DIR` (repeatable)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot)
+	if opened == nil {
+		return code
+	}
+	defer opened.close()
+	dirs := append([]string{"/usr/lib/debug"}, debugDirs...)
+	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
+	report := stackReport{PID: opened.process.PID()}
+	for _, th := range opened.process.Children() {
+		trace, err := sess.Backtrace(th, session.StackOptions{NoInline: *noInline})
+		report.Threads = append(report.Threads, threadReport(th, trace, err, *noLines))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			fmt.Fprintf(os.Stderr, "sonde stack: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	printStack(os.Stdout, report)
+	return 0
+}
+
+// The JSON shape of `sonde stack --json` (field names are a contract).
+type stackReport struct {
+	PID     int           `json:"pid"`
+	Threads []threadStack `json:"threads"`
+}
+
+type threadStack struct {
+	TID        int          `json:"tid"`
+	Name       string       `json:"name"`
+	StopReason string       `json:"stop_reason"`
+	Error      string       `json:"error,omitempty"`
+	Frames     []stackFrame `json:"frames"`
+}
+
+type stackFrame struct {
+	Index       int     `json:"index"`
+	PC          string  `json:"pc"`
+	Function    *string `json:"function"`
+	LinkageName string  `json:"linkage_name,omitempty"`
+	File        *string `json:"file"`
+	Line        *int    `json:"line"`
+	Inlined     bool    `json:"inlined"`
+	Kind        string  `json:"kind"`
+	Module      string  `json:"module"`
+	CFA         string  `json:"cfa,omitempty"`
+	// inLibrary marks frames in a shared library (gdb says "from LIB" for
+	// those when it has no line).
+	inLibrary bool
+}
+
+func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool) threadStack {
+	ts := threadStack{TID: th.TID(), Name: th.Name(), Frames: []stackFrame{}}
+	if err != nil {
+		ts.StopReason, ts.Error = "error", err.Error()
+		return ts
+	}
+	ts.StopReason = trace.Stop.String()
+	if trace.Err != nil {
+		ts.Error = trace.Err.Error()
+	}
+	for _, f := range trace.Frames {
+		sf := stackFrame{Index: f.Index, PC: "0x" + strconv.FormatUint(f.PC, 16), Kind: f.Kind.String(),
+			Inlined: f.Kind == unwind.KindInline}
+		if f.Module != nil {
+			sf.Module = f.Module.Name
+			if m, ok := f.Module.Client.(*modules.Module); ok {
+				sf.inLibrary = !m.Main
+			}
+		}
+		if f.CFA != 0 {
+			sf.CFA = "0x" + strconv.FormatUint(f.CFA, 16)
+		}
+		if f.HasSymbol {
+			s := f.Symbol
+			if s.Function != "" {
+				fn := s.Function
+				sf.Function = &fn
+			}
+			sf.LinkageName = s.LinkageName
+			if !noLines && s.File != "" {
+				file := s.File
+				sf.File = &file
+				if s.Line > 0 {
+					line := s.Line
+					sf.Line = &line
+				}
+			}
+		}
+		ts.Frames = append(ts.Frames, sf)
+	}
+	return ts
+}
+
+// printStack prints the report the way gdb's `thread apply all bt` does.
+func printStack(w io.Writer, r stackReport) {
+	// gdb numbers threads in the order it found them and prints the last first.
+	for i := len(r.Threads) - 1; i >= 0; i-- {
+		th := r.Threads[i]
+		if i < len(r.Threads)-1 {
+			fmt.Fprintln(w)
+		}
+		if th.Name != "" {
+			fmt.Fprintf(w, "Thread %d (LWP %d \"%s\"):\n", i+1, th.TID, th.Name)
+		} else {
+			fmt.Fprintf(w, "Thread %d (LWP %d):\n", i+1, th.TID)
+		}
+		for _, f := range th.Frames {
+			fmt.Fprintln(w, frameLine(f))
+		}
+		if th.Error != "" && th.StopReason != "outermost" {
+			fmt.Fprintf(w, "Backtrace stopped: %s: %s\n", th.StopReason, th.Error)
+		}
+	}
+}
+
+func frameLine(f stackFrame) string {
+	if f.Kind == "signal" {
+		return fmt.Sprintf("#%-2d <signal handler called>", f.Index)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#%-2d ", f.Index)
+	pc, _ := strconv.ParseUint(strings.TrimPrefix(f.PC, "0x"), 16, 64)
+	if !f.Inlined {
+		fmt.Fprintf(&b, "0x%016x in ", pc)
+	}
+	name := "??"
+	if f.Function != nil {
+		name = *f.Function
+	}
+	b.WriteString(name)
+	if !strings.HasSuffix(name, ")") {
+		b.WriteString(" ()")
+	}
+	switch {
+	case f.File != nil && f.Line != nil:
+		fmt.Fprintf(&b, " at %s:%d", *f.File, *f.Line)
+	case f.File != nil:
+		fmt.Fprintf(&b, " at %s", *f.File)
+	case f.inLibrary:
+		fmt.Fprintf(&b, " from %s", f.Module)
+	}
+	if f.Inlined {
+		b.WriteString(" [inlined]")
+	}
+	return b.String()
+}
