@@ -5,9 +5,9 @@ import (
 	"os"
 
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/target/ptrace"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/tcf/services"
-	"github.com/sondedbg/sonde/target/ptrace"
 )
 
 // The agent's debug services run over one live target that every channel
