@@ -220,7 +220,7 @@ func (b *Backend) attach(pid int, opts target.AttachOptions) (*target.Context, e
 		return nil, target.Errorf(target.CodeAlreadyAttached, op, id, nil)
 	}
 	if st, err := readStatus(pid); err != nil {
-		return nil, target.Errorf(target.CodeInvalidContext, op, id, fmt.Errorf("no such process: %w", unix.ESRCH))
+		return nil, target.Errorf(target.CodeInvalidContext, op, id, unix.ESRCH)
 	} else if st.Tgid != pid {
 		return nil, target.Errorf(target.CodeInvalidContext, op, id, fmt.Errorf("%d is a thread of process %d, not a process: %w", pid, st.Tgid, unix.ESRCH))
 	} else if pid == os.Getpid() {
