@@ -65,6 +65,7 @@ func (c *Core) ReadMemory(proc *target.Context, addr uint64, p []byte) (int, err
 	if proc != c.process || c.closed.Load() {
 		return 0, target.Errorf(target.CodeInvalidContext, "read memory", proc.ID(), nil)
 	}
+	c.ensureFiles()
 	n, err := c.image.ReadFull(p, asid, addr)
 	if err == nil {
 		return n, nil
@@ -86,6 +87,7 @@ func (c *Core) MemoryMap(proc *target.Context) ([]target.MemoryRegion, error) {
 	if proc != c.process {
 		return nil, target.Errorf(target.CodeInvalidContext, "memory map", proc.ID(), nil)
 	}
+	c.ensureFiles()
 	return append([]target.MemoryRegion(nil), c.regions...), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sondedbg/sonde/arch"
@@ -96,6 +97,12 @@ type Core struct {
 	closed     atomic.Bool
 
 	notesTruncated bool // a PT_NOTE segment runs past the end of the file
+
+	// The mapped files are looked for on first need (a memory read, the map,
+	// the problems), not at Open: opening a core and reading its registers
+	// touches nothing but the core's headers and notes.
+	filesOnce sync.Once
+	coreTime  int64 // the core's mtime, in ns
 }
 
 // asid is the address space of the core's one process in its image.
@@ -156,11 +163,8 @@ func open(path string, opts Options) (*Core, error) {
 	if c.mem, err = mapCore(f, c.size); err != nil {
 		return nil, err
 	}
-	if err := c.buildImage(st.ModTime().UnixNano()); err != nil {
-		c.mem.close()
-		return nil, err
-	}
-	c.buildRegions()
+	c.coreTime = st.ModTime().UnixNano()
+	c.newImage()
 	c.makeTarget()
 	return c, nil
 }
@@ -402,16 +406,25 @@ func (c *Core) FileMappings() []FileMapping { return append([]FileMapping(nil), 
 
 // MappedFiles returns every file the process had mapped and what stands in
 // for it.
-func (c *Core) MappedFiles() []*MappedFile { return append([]*MappedFile(nil), c.files...) }
+func (c *Core) MappedFiles() []*MappedFile {
+	c.ensureFiles()
+	return append([]*MappedFile(nil), c.files...)
+}
 
 // Executable returns the mapped file that holds the entry point (AT_ENTRY),
 // or nil when the core does not say.
-func (c *Core) Executable() *MappedFile { return c.exe }
+func (c *Core) Executable() *MappedFile {
+	c.ensureFiles()
+	return c.exe
+}
 
 // Image returns the memory image: the core's bytes over the mapped files. Its
 // fallback answers every other address with a *MissingError. Reads of it are
 // what ReadMemory returns, without the conversion to *target.MemoryError.
-func (c *Core) Image() *memimage.Image { return c.image }
+func (c *Core) Image() *memimage.Image {
+	c.ensureFiles()
+	return c.image
+}
 
 // ASID is the address space of the process in Image.
 func (c *Core) ASID() memimage.ASID { return asid }
@@ -420,6 +433,7 @@ func (c *Core) ASID() memimage.ASID { return asid }
 // (bad notes, bad and truncated segments, missing and changed files), then each
 // range of addresses whose bytes are unavailable.
 func (c *Core) Problems() []Problem {
+	c.ensureFiles()
 	out := append([]Problem(nil), c.problems...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out

@@ -12,28 +12,36 @@ import (
 // zeroPage backs the zero-filled tail of a file mapping's last page.
 var zeroPage = make([]byte, pageSize)
 
-// buildImage makes the memory image. Its sections are the mapped files, for
-// the bytes the core left out; its fallback serves everything else: the
-// core's own bytes, read in place from the mapped core file, and an
-// explanation for every address neither can supply. Core bytes go through the
-// fallback rather than a section per segment because a process can have tens
-// of thousands of mappings, and the core and file ranges never overlap.
-func (c *Core) buildImage(coreTime int64) error {
-	cache := c.opts.Cache
-	if cache == nil {
-		cache = memimage.NewSectionCache(memimage.NoLimit)
-		c.ownCache = cache
+// newImage makes the memory image. Its sections are the mapped files, for
+// the bytes the core left out (added by ensureFiles); its fallback serves
+// everything else: the core's own bytes, read in place from the mapped core
+// file, and an explanation for every address neither can supply. Core bytes
+// go through the fallback rather than a section per segment because a
+// process can have tens of thousands of mappings, and the core and file
+// ranges never overlap.
+func (c *Core) newImage() {
+	c.cache = c.opts.Cache
+	if c.cache == nil {
+		c.cache = memimage.NewSectionCache(memimage.NoLimit)
+		c.ownCache = c.cache
 	}
 	c.image = memimage.New(c.path)
-	c.cache = cache
-	c.image.SetFallback(c.fallback) // resolveFiles reads build-ids through it
-	c.byPath = c.resolveFiles(coreTime)
-	for _, a := range c.layout.areas {
-		c.fillArea(a, c.byPath)
-	}
-	c.flushFilePiece()
-	sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
-	return nil
+	c.image.SetFallback(c.fallback)
+}
+
+// ensureFiles finds the mapped files and completes the image and the memory
+// map, once. Every method that reads memory or reports on files calls it
+// first; the fallback never does (resolveFiles reads through it).
+func (c *Core) ensureFiles() {
+	c.filesOnce.Do(func() {
+		c.byPath = c.resolveFiles(c.coreTime)
+		for _, a := range c.layout.areas {
+			c.fillArea(a, c.byPath)
+		}
+		c.flushFilePiece()
+		sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
+		c.buildRegions()
+	})
 }
 
 // resolveFiles makes one MappedFile per NT_FILE path and finds a stand-in

@@ -73,6 +73,13 @@ func TestSyntheticCore(t *testing.T) {
 	corePath, progPath, prog := synthetic(t, sameHead)
 	tg, c := openCore(t, corePath, Options{})
 	proc := c.Process()
+	// Opening and reading registers looks at no mapped file.
+	for _, th := range proc.Children() {
+		th.Registers()
+	}
+	if c.byPath != nil || c.image.Sections() != nil {
+		t.Errorf("Open looked for the mapped files already")
+	}
 	if proc.ID() != "P100" || proc.Name() != "synth" || c.PSInfo().Args != "./synth a b" {
 		t.Errorf("process %s %q", proc.ID(), proc.Name())
 	}
