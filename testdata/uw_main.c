@@ -91,15 +91,18 @@ NOINLINE void use_alloca(int n) {
 	sink += p[0] + vla[n];
 }
 
-/* A 32-byte-aligned local makes GCC realign the stack (a DRAP register and a
- * DW_CFA_def_cfa_expression at -O2). */
+/* A 32-byte-aligned local together with a VLA makes GCC realign the stack
+ * through a DRAP register: the CFA becomes DW_CFA_def_cfa_expression
+ * (breg6 -8; deref) and rbp/rbx get DW_CFA_expression rules. */
 NOINLINE void realigned(int n) {
 	int v[8] __attribute__((aligned(32)));
+	char vla[n + 1];
+	memset(vla, 1, n + 1);
 	for (int i = 0; i < 8; i++)
 		v[i] = n + i;
-	__asm__ volatile("" : : "r"(v) : "memory");
+	__asm__ volatile("" : : "r"(v), "r"(vla) : "memory");
 	stop_here();
-	sink = v[n & 7];
+	sink = v[n & 7] + vla[0];
 }
 
 /* uw_asm.S: a function whose CFA is a hand-written .cfi_escape expression. */

@@ -2,8 +2,12 @@ package unwind
 
 import (
 	"cmp"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
+
+	"github.com/sondedbg/sonde/unwind/cfi"
 )
 
 // walkSnapshot unwinds a snapshot and returns its frames.
@@ -162,4 +166,101 @@ func TestInlineExpansion(t *testing.T) {
 	if tr := u.Backtrace(BacktraceOptions{NoInline: true}); len(tr.Frames) != len(phys) {
 		t.Errorf("NoInline: %d frames, want %d", len(tr.Frames), len(phys))
 	}
+}
+
+// TestDRAPRealignmentUsesExpressions checks that the realign case really
+// unwinds through a DWARF-expression CFA (GCC's DRAP) and expression rules.
+func TestDRAPRealignmentUsesExpressions(t *testing.T) {
+	lt := startLive(t, buildCase(t, liveCase{name: "realign", flags: []string{"-O2"}}), "realign", "3")
+	s := lt.snapshot(lt.pid)
+	frames, stop, err := walkSnapshot(t, s, s)
+	if stop != StopOutermost {
+		t.Fatalf("stop %v: %v", stop, err)
+	}
+	for _, f := range frames {
+		syms, _ := s.SymbolInfo(f.Module, f.LookupPC())
+		if len(syms) == 0 || syms[0].Function != "realigned" {
+			continue
+		}
+		row, err := f.Module.row(f.LookupPC())
+		if err != nil || row == nil {
+			t.Fatalf("no row: %v", err)
+		}
+		if row.CFA.Kind != cfi.RuleCFAExpression || row.Regs[regRBP].Kind != cfi.RuleExpression {
+			t.Errorf("realigned: CFA %v, rbp %v: not the DRAP shape", row.CFA, row.Regs[regRBP])
+		}
+		return
+	}
+	t.Error("no realigned frame")
+}
+
+// failingLookup reports an error for every pc in one range. Its modules say
+// End 0 so that the engine asks for every pc instead of caching the range.
+type failingLookup struct {
+	*moduleSet
+	lo, hi uint64
+	mods   map[*Module]*Module
+}
+
+var errClient = errors.New("client cannot tell")
+
+func (l *failingLookup) LookupModule(pc uint64) (*Module, error) {
+	if pc >= l.lo && pc < l.hi {
+		return nil, errClient
+	}
+	m, err := l.moduleSet.LookupModule(pc)
+	if m == nil {
+		return m, err
+	}
+	if l.mods[m] == nil {
+		c := m.clone()
+		c.End = 0
+		l.mods[m] = c
+	}
+	return l.mods[m], nil
+}
+
+// TestLookupErrorStops: a lookup-ip error ends the walk with the error
+// attached, rather than being taken for "no module".
+func TestLookupErrorStops(t *testing.T) {
+	lt := startLive(t, buildCase(t, liveCase{name: "O2", flags: []string{"-O2"}}), "recurse", "2")
+	s := lt.snapshot(lt.pid)
+	all, _, _ := walkSnapshot(t, s, s)
+	main := all[len(all)-4] // main, __libc_start_call_main, __libc_start_main, _start
+	u := New(s, &failingLookup{moduleSet: s.moduleSet, lo: main.PC - 1, hi: main.PC, mods: map[*Module]*Module{}}, nil)
+	u.Init()
+	frames, stop := u.Walk(nil)
+	if stop != StopNoUnwindInfo || !errors.Is(u.Err(), errClient) || len(frames) != len(all)-3 {
+		t.Errorf("%d frames, %v, %v", len(frames), stop, u.Err())
+	}
+}
+
+// TestConcurrentWalks shares modules (and their row caches) between
+// goroutines, each with its own Unwinder; run with -race.
+func TestConcurrentWalks(t *testing.T) {
+	lt := startLive(t, buildCase(t, liveCase{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}}), "recurse", "300")
+	s := lt.snapshot(lt.pid)
+	want, _, _ := walkSnapshot(t, s, s)
+	ms := &moduleSet{}
+	for _, m := range s.modules {
+		ms.modules = append(ms.modules, m.clone()) // cold caches, filled concurrently
+	}
+	s2 := &snapshot{moduleSet: ms, regs: s.regs, regions: s.regions}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u := New(s2, s2, nil)
+			for i := 0; i < 20; i++ {
+				u.Init()
+				got, _ := u.Walk(nil)
+				if !slices.Equal(pcsOf(got), pcsOf(want)) {
+					t.Error("concurrent walk differs")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -14,7 +14,10 @@ import (
 // into n. It returns StopNone when n is a frame to continue with.
 func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
 	lpc := f.LookupPC()
-	m := u.module(lpc)
+	m, err := u.moduleErr(lpc)
+	if err != nil {
+		return StopNoUnwindInfo, fmt.Errorf("lookup-ip callback: %w", err)
+	}
 	f.Module = m
 	var cfiErr error
 	if m != nil {

@@ -189,20 +189,27 @@ func (u *Unwinder) stopWith(r StopReason, err error) {
 // module returns the module containing pc, consulting the small
 // address-range cache before the client's callback.
 func (u *Unwinder) module(pc uint64) *Module {
+	m, _ := u.moduleErr(pc)
+	return m
+}
+
+// moduleErr is module with the client's error, which ends a walk (uwx: the
+// lookup failed in a way that would make unwinding wrong).
+func (u *Unwinder) moduleErr(pc uint64) (*Module, error) {
 	for _, m := range u.mods {
 		if m != nil && pc >= m.Start && pc < m.End {
-			return m
+			return m, nil
 		}
 	}
 	m, err := u.lookup.LookupModule(pc)
 	if err != nil || m == nil {
-		return nil
+		return nil, err
 	}
 	if m.End > m.Start {
 		u.mods[u.modPos] = m
 		u.modPos = (u.modPos + 1) % len(u.mods)
 	}
-	return m
+	return m, nil
 }
 
 func (u *Unwinder) resetMemory() {
