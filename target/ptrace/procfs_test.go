@@ -2,8 +2,11 @@ package ptrace
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/target"
 )
@@ -49,7 +52,9 @@ func TestParseMaps(t *testing.T) {
 }
 
 func TestParseStatus(t *testing.T) {
-	data, err := os.ReadFile("/proc/self/status")
+	runtime.LockOSThread() // the running thread is the one in state R
+	defer runtime.UnlockOSThread()
+	data, err := os.ReadFile("/proc/thread-self/status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +68,8 @@ func TestParseStatus(t *testing.T) {
 	if _, err := parseStatus([]byte("Name:\tx\n")); err == nil {
 		t.Fatal("missing fields accepted")
 	}
-	if taskState(os.Getpid()) != 'R' {
-		t.Fatalf("taskState(self) = %c", taskState(os.Getpid()))
+	if s := taskState(unix.Gettid()); s != 'R' {
+		t.Fatalf("taskState(self) = %c", s)
 	}
 }
 
