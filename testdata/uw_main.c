@@ -182,6 +182,19 @@ NOINLINE void ends_in_noreturn(int x) {
 	die();
 }
 
+/* A sibling call: at -O2 tail_caller jumps to tail_target and leaves no
+ * frame (gdb may show it as a tail-call frame from call-site DWARF). */
+NOINLINE void tail_target(int x) {
+	sink = x;
+	stop_here();
+	BARRIER();
+}
+
+NOINLINE void tail_caller(int x) {
+	sink = x + 1;
+	tail_target(x + 2);
+}
+
 /* A call through a null function pointer: pc 0 is in no module (the uwx
  * leaf rule: the return address is at [sp]). Stops with SIGSEGV. */
 void (*volatile null_fn)(void);
@@ -213,6 +226,8 @@ int main(int argc, char **argv) {
 		do_calls();
 	else if (!strcmp(mode, "noreturn"))
 		ends_in_noreturn(n);
+	else if (!strcmp(mode, "tailcall"))
+		tail_caller(n);
 	else if (!strcmp(mode, "nullcall"))
 		call_null();
 	else if (!strcmp(mode, "threads"))

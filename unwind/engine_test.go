@@ -264,3 +264,17 @@ func TestConcurrentWalks(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestDepthLimit(t *testing.T) {
+	lt := startLive(t, buildCase(t, liveCase{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}}), "recurse", "300")
+	s := lt.snapshot(lt.pid)
+	u := New(s, s, &Options{MaxDepth: 50})
+	u.Init()
+	frames, stop := u.Walk(nil)
+	if len(frames) != 50 || stop != StopDepthLimit || u.StopReason() != StopDepthLimit {
+		t.Errorf("%d frames, %v", len(frames), stop)
+	}
+	if last := frames[len(frames)-1]; last.CFA <= last.SP {
+		t.Errorf("last frame's CFA not computed: %+v", last)
+	}
+}

@@ -111,6 +111,8 @@ var liveCases = []liveCase{
 		want: []string{"stop_here", "die", "ends_in_noreturn", "main"}},
 	{name: "nocfi", flags: []string{"-O1", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"},
 		args: []string{"recurse", "3"}, want: []string{"stop_here", "recurse", "recurse", "main"}},
+	{name: "tailcall", flags: []string{"-O2"}, args: []string{"tailcall"},
+		want: []string{"stop_here", "tail_target", "main"}},
 	{name: "nullcall", flags: []string{"-O2"}, args: []string{"nullcall"}, stopSig: unix.SIGSEGV,
 		want: []string{"call_null", "main"}},
 	{name: "cxx-exception", flags: []string{"-O2"}, sources: []string{"uw_cxx.cc"},

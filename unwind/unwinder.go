@@ -147,15 +147,15 @@ func (u *Unwinder) Walk(dst []Frame) ([]Frame, StopReason) {
 // prepare computes the caller of u.frame into u.next, or records the stop.
 func (u *Unwinder) prepare() {
 	f := &u.frame
-	if u.depth+1 >= u.opts.MaxDepth {
-		u.stopWith(StopDepthLimit, nil)
-		return
-	}
 	n := &u.next
 	*n = Frame{}
 	reason, err := u.unwindFrame(f, n)
 	if reason != StopNone {
 		u.stopWith(reason, err)
+		return
+	}
+	if u.depth+1 >= u.opts.MaxDepth {
+		u.stopWith(StopDepthLimit, nil)
 		return
 	}
 	// Sanity: the caller's pc must be an address, and unless a signal frame is

@@ -190,7 +190,9 @@ func (d *buf) pointer(enc uint8, addrSize int, bases *pointerBases) (v uint64, i
 	}
 	pos := uint64(d.off)
 	if enc&0x70 == EncAligned {
-		pad := (addrSize - d.off%addrSize) % addrSize
+		// Aligned to the address, not to the section offset.
+		at := bases.section + uint64(d.off)
+		pad := int((uint64(addrSize) - at%uint64(addrSize)) % uint64(addrSize))
 		if pad > d.avail() {
 			d.bad = true
 			return 0, false, false
