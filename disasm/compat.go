@@ -51,13 +51,15 @@ type rewrite struct {
 
 // adjust rewrites the mnemonic and operands of a decoded instruction.
 func (in *Instruction) adjust(syntax Syntax, f *formatted) {
-	words := strings.Fields(f.mnemonic)
-	if len(words) == 0 {
+	if f.mnemonic == "" {
 		return
 	}
 	code := in.Bytes[in.lead:]
-	r := rewrite{in: in, syntax: syntax, f: f, op: in.inst.Op, code: code, p: legacyPrefixLen(code),
-		prefixes: words[:len(words)-1], mnem: words[len(words)-1]}
+	r := rewrite{in: in, syntax: syntax, f: f, op: in.inst.Op, code: code, p: legacyPrefixLen(code), mnem: f.mnemonic}
+	if strings.IndexByte(f.mnemonic, ' ') >= 0 { // prefix words
+		words := strings.Fields(f.mnemonic)
+		r.prefixes, r.mnem = words[:len(words)-1], words[len(words)-1]
+	}
 	if in.rename != "" {
 		r.mnem = in.rename
 	}
@@ -78,7 +80,10 @@ func (in *Instruction) adjust(syntax Syntax, f *formatted) {
 	if syntax == Intel {
 		r.intel()
 	}
-	f.mnemonic = strings.Join(append(r.prefixes, r.mnem), " ")
+	f.mnemonic = r.mnem
+	if len(r.prefixes) > 0 {
+		f.mnemonic = strings.Join(r.prefixes, " ") + " " + r.mnem
+	}
 	in.adjustX87(syntax, f)
 }
 
@@ -203,7 +208,7 @@ func (r *rewrite) operands() {
 		case OperandRegister, OperandMemory:
 			o.Text = strings.ReplaceAll(o.Text, " {", "{") // %k1{%k2}{z}
 		}
-		if o.Kind != OperandMemory || !o.hasMem || isString {
+		if o.Kind != OperandMemory || o.memArg == 0 || isString {
 			continue // string instructions: x86asm's rendering is objdump's
 		}
 		if !haveEnc {
@@ -220,7 +225,7 @@ func (r *rewrite) operands() {
 		if strings.HasPrefix(o.Text, "*") {
 			star = "*"
 		}
-		o.Text = star + memoryText(r.syntax, o.mem, enc, intelSizeKeyword(o.Text)) + suffix
+		o.Text = star + memoryText(r.syntax, r.in.inst.Args[o.memArg-1].(x86asm.Mem), enc, intelSizeKeyword(o.Text)) + suffix
 	}
 }
 

@@ -54,8 +54,7 @@ type Operand struct {
 	Scale                uint8
 	Displacement         int64
 
-	mem    x86asm.Mem // the decoded memory argument, when hasMem
-	hasMem bool
+	memArg int8 // 1 + index of the decoded memory argument in the x86asm.Inst; 0: none
 }
 
 // Operands returns the instruction's operands in the order the syntax shows
@@ -95,11 +94,13 @@ func (in *Instruction) split(syntax Syntax, text string) formatted {
 	}
 	f := formatted{mnemonic: text[:end]}
 	if end < len(text) {
-		for _, a := range splitOperands(text[end+1:]) {
+		args := splitOperands(text[end+1:])
+		f.operands = make([]Operand, len(args))
+		for i, a := range args {
 			if syntax == Intel {
 				a = upperSizes(a)
 			}
-			f.operands = append(f.operands, Operand{Text: a})
+			f.operands[i].Text = a
 		}
 		in.classify(syntax, f.operands)
 	}
@@ -158,16 +159,18 @@ func (in *Instruction) classify(syntax Syntax, ops []Operand) {
 		ops[0].Text = "0x" + strconv.FormatUint(target, 16)
 		return
 	}
-	var mems []x86asm.Mem
-	for _, a := range in.inst.Args {
+	var memBuf [4]int8 // indexes of the memory arguments in in.inst.Args
+	mems := memBuf[:0]
+	for k, a := range in.inst.Args {
 		if a == nil {
 			break
 		}
-		if m, ok := a.(x86asm.Mem); ok {
-			mems = append(mems, m)
+		if _, ok := a.(x86asm.Mem); ok && len(mems) < len(memBuf) {
+			mems = append(mems, int8(k))
 		}
 	}
-	var memOps []int
+	var memOpBuf [4]int
+	memOps := memOpBuf[:0]
 	for i := range ops {
 		ops[i].Kind = operandKind(syntax, ops[i].Text)
 		switch ops[i].Kind {
@@ -181,12 +184,13 @@ func (in *Instruction) classify(syntax Syntax, ops []Operand) {
 		return
 	}
 	for j, i := range memOps {
-		m := mems[j]
+		k := mems[j]
 		if syntax == GNU {
-			m = mems[len(mems)-1-j]
+			k = mems[len(mems)-1-j]
 		}
+		m := in.inst.Args[k].(x86asm.Mem)
 		op := &ops[i]
-		op.mem, op.hasMem = m, true
+		op.memArg = k + 1
 		op.Segment = regName(m.Segment)
 		op.Base = regName(m.Base)
 		op.Index = regName(m.Index)
