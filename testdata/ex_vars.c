@@ -29,6 +29,7 @@ unsigned long long g_big = 0xfedcba9876543210ULL;
 struct outer g_outer = { 'Q', { { 1, 2 }, { 3, 4 } }, { 0x41424344 }, 2.5 };
 int (*g_fp)(int);
 int *g_null;
+char g_huge[2 << 20]; /* larger than a value is ever loaded */
 
 __attribute__((noinline)) int stop_here(int n)
 {
@@ -61,6 +62,7 @@ int main(int argc, char **argv)
 			g_arr[i][j] = i * 10 + j;
 	g_u.f = 2.0f;
 	g_fp = stop_here;
+	g_huge[sizeof g_huge - 1] = 7;
 	struct point p = { 7, 8 };
 	int r = compute(argc + 4, 100, p, &g_pt, "xyz");
 	printf("%d %ld\n", r, s_counter);

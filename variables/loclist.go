@@ -19,10 +19,10 @@ const (
 // Location is a variable's location description as DWARF gives it.
 type Location struct {
 	Kind  LocKind
-	Expr  []byte          // LocExpr
-	List  []LocListEntry  // LocList, link-time ranges
-	Const []byte          // LocConst: the value's bytes (little-endian)
-	Err   error           // a location list that could not be decoded
+	Expr  []byte         // LocExpr
+	List  []LocListEntry // LocList, link-time ranges
+	Const []byte         // LocConst: the value's bytes (little-endian)
+	Err   error          // a location list that could not be decoded
 	unit  int
 }
 

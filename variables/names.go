@@ -4,6 +4,7 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // indexNames walks every compile unit once, recording global and static
@@ -13,6 +14,7 @@ func (r *Reader) indexNames() {
 	r.namesOnce.Do(func() {
 		r.globals = map[string][]dwarf.Offset{}
 		r.typeNames = map[string][]dwarf.Offset{}
+		r.enumNames = map[string][]dwarf.Offset{}
 		rd := r.d.Reader()
 		for _, u := range r.units {
 			if u.unitType != utCompile && u.unitType != utType && u.unitType != 4 {
@@ -60,6 +62,10 @@ func (r *Reader) indexNames() {
 					dwarf.TagUnionType, dwarf.TagEnumerationType, dwarf.TagUnspecifiedType:
 					if name != "" {
 						r.addName(r.typeNames, prefix, name, e.Offset)
+					}
+					if e.Tag == dwarf.TagEnumerationType && e.Children {
+						r.indexEnumerators(rd, prefix, e.Offset)
+						continue
 					}
 				}
 				if e.Children {
@@ -132,4 +138,49 @@ func (r *Reader) TypesByName(name string) (out []*Type, err error) {
 		return nil, &Error{Op: "find type " + name, Err: ErrNotFound}
 	}
 	return out, nil
+}
+
+// indexEnumerators records the enumerators of the enum at off (rd is just
+// past its DIE) and consumes its children.
+func (r *Reader) indexEnumerators(rd *dwarf.Reader, prefix string, off dwarf.Offset) {
+	for n := 0; n < 1<<20; n++ {
+		c, err := rd.Next()
+		if err != nil || c == nil || c.Tag == 0 {
+			return
+		}
+		if c.Children {
+			rd.SkipChildren()
+		}
+		if name, _ := c.Val(dwarf.AttrName).(string); c.Tag == dwarf.TagEnumerator && name != "" {
+			r.addName(r.enumNames, prefix, name, off)
+		}
+	}
+}
+
+// Enumerator finds an enumeration constant by name: its enum type and value.
+func (r *Reader) Enumerator(name string) (t *Type, value int64, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, errPanic("find enumerator", p)
+		}
+	}()
+	r.indexNames()
+	base := name
+	if i := strings.LastIndex(name, "::"); i >= 0 {
+		base = name[i+2:]
+	}
+	for _, off := range r.enumNames[name] {
+		t, err := r.typeAt(off, 0)
+		if err != nil {
+			continue
+		}
+		for _, e := range t.Enumerators {
+			if e.Name == base {
+				return t, e.Value, nil
+			}
+		}
+	}
+	return nil, 0, &Error{Op: "find enumerator " + name, Err: ErrNotFound}
 }

@@ -21,19 +21,20 @@ type Reader struct {
 
 	info, loc, loclists, addr []byte
 
-	units []unitInfo             // every unit of .debug_info, by offset
+	units []unitInfo              // every unit of .debug_info, by offset
 	sigs  map[uint64]dwarf.Offset // DWARF 5 type-unit signature -> type DIE
 
 	cuOnce  sync.Once
 	cuSpans []cuSpan // compile units by address
 
-	types map[dwarf.Offset]*Type
+	types   map[dwarf.Offset]*Type
 	funcs   map[dwarf.Offset]*Scope // function scope trees by subprogram DIE
 	funcIdx map[int][]funcSpan      // functions by address, per unit
 
 	namesOnce sync.Once
 	globals   map[string][]dwarf.Offset // variables outside functions, by name
 	typeNames map[string][]dwarf.Offset // named types, by name
+	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
 }
 

@@ -69,6 +69,10 @@ type Value struct {
 	// Bytes are the value's bytes, little-endian, ByteSize of Type long;
 	// nil when the value is optimized out or too large to load.
 	Bytes []byte
+	// Unavailable, when not nil, marks the bytes of a value assembled from
+	// pieces that have no location (Bytes holds zeros there): gdb shows
+	// those parts as <optimized out>.
+	Unavailable []bool
 	// BitOffset/BitSize, when BitSize is non-zero, place a bit field within
 	// the bytes at Address.
 	BitOffset, BitSize int64
@@ -126,8 +130,8 @@ type evaluation struct {
 func (r *Reader) place(val Value, res evaluation, f Frame) (Value, error) {
 	if len(res.pieces) > 0 {
 		val.Place = PlacePieces
-		b, err := r.assemble(res.pieces, f, val.Type.ByteSize())
-		val.Bytes = b
+		b, unavail, err := r.assemble(res.pieces, f, val.Type.ByteSize())
+		val.Bytes, val.Unavailable = b, unavail
 		return val, err
 	}
 	size := val.Type.ByteSize()
@@ -221,36 +225,49 @@ func (e *MemoryError) Error() string {
 func (e *MemoryError) Is(t error) bool { return t == ErrMemory }
 func (e *MemoryError) Unwrap() error   { return e.Err }
 
-// assemble builds a value from pieces; a piece without a location makes the
-// whole value optimized out (never shown half made up).
-func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte, error) {
+// assemble builds a value from pieces. Bytes of pieces without a location
+// are marked unavailable (never made up); when every byte is, the value is
+// optimized out.
+func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte, []bool, error) {
 	var total uint64
 	for _, p := range pieces {
 		total += p.SizeBits
 	}
 	if total > MaxValueSize*8 {
-		return nil, ErrTooLarge
+		return nil, nil, ErrTooLarge
 	}
 	nbytes := (total + 7) / 8
 	if size > 0 && uint64(size) > nbytes {
 		nbytes = uint64(size)
 	}
 	out := make([]byte, nbytes)
+	var unavail []bool
+	missing := func(from, n uint64) {
+		if unavail == nil {
+			unavail = make([]bool, nbytes)
+		}
+		for b := from / 8; b < (from+n+7)/8 && b < nbytes; b++ {
+			unavail[b] = true
+		}
+	}
+	if total < nbytes*8 {
+		missing(total, nbytes*8-total)
+	}
 	var at uint64
 	for _, p := range pieces {
 		var src []byte
 		switch p.Kind {
 		case dwarfexpr.KindEmpty:
-			return nil, fmt.Errorf("%w: part of the value (bits %d..%d)", ErrOptimizedOut, at, at+p.SizeBits)
+			missing(at, p.SizeBits)
 		case dwarfexpr.KindMemory:
 			src = make([]byte, (p.SizeBits+p.OffsetBits+7)/8)
 			if n, err := f.ReadMemory(src, p.Address); n < len(src) {
-				return nil, &MemoryError{Addr: p.Address, Size: len(src), Err: err}
+				return nil, nil, &MemoryError{Addr: p.Address, Size: len(src), Err: err}
 			}
 		case dwarfexpr.KindRegister:
 			b, err := f.Register(int(p.Register))
 			if err != nil {
-				return nil, fmt.Errorf("%w: DWARF register %d: %v", ErrRegister, p.Register, err)
+				missing(at, p.SizeBits)
 			}
 			src = b
 		case dwarfexpr.KindValue:
@@ -258,15 +275,40 @@ func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte
 		case dwarfexpr.KindImplicit:
 			src = p.Bytes
 		default:
-			return nil, fmt.Errorf("%w: implicit pointer piece", ErrOptimizedOut)
+			missing(at, p.SizeBits)
 		}
-		copyBits(out, at, src, p.OffsetBits, p.SizeBits)
+		if src != nil {
+			copyBits(out, at, src, p.OffsetBits, p.SizeBits)
+		}
 		at += p.SizeBits
 	}
 	if size >= 0 && int64(len(out)) > size {
 		out = out[:size]
+		if unavail != nil {
+			unavail = unavail[:size]
+		}
 	}
-	return out, nil
+	all := len(out) > 0
+	for i := range out {
+		all = all && unavail != nil && unavail[i]
+	}
+	if all {
+		return nil, nil, fmt.Errorf("%w: no piece of the value has a location", ErrOptimizedOut)
+	}
+	return out, unavail, nil
+}
+
+// Available reports whether bytes [off, off+n) of v are known.
+func (v *Value) Available(off, n int64) bool {
+	if v.Bytes == nil {
+		return false
+	}
+	for i := off; i < off+n && v.Unavailable != nil; i++ {
+		if i >= 0 && i < int64(len(v.Unavailable)) && v.Unavailable[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // copyBits copies n bits from src at bit srcOff to dst at bit dstOff
@@ -293,7 +335,9 @@ func copyBits(dst []byte, dstOff uint64, src []byte, srcOff, n uint64) {
 // exprTarget adapts a Frame to the expression evaluator.
 type exprTarget struct{ f Frame }
 
-func (t exprTarget) ReadMemory(buf []byte, addr uint64) (int, error) { return t.f.ReadMemory(buf, addr) }
+func (t exprTarget) ReadMemory(buf []byte, addr uint64) (int, error) {
+	return t.f.ReadMemory(buf, addr)
+}
 func (t exprTarget) Register(reg uint64) (uint64, error) {
 	if reg > 1<<16 {
 		return 0, dwarfexpr.ErrUnknownRegister

@@ -123,16 +123,41 @@ func (f *Frame) Index() int { return f.index }
 // Module returns the module of the frame's code (nil when in none).
 func (f *Frame) Module() *modules.Module { return f.mod }
 
-// Reader returns the variables Reader of the frame's module.
-func (f *Frame) Reader() (*variables.Reader, error) {
+// Binary returns the symbol file of the frame's module.
+func (f *Frame) Binary() (*symbols.Binary, error) {
 	if f.mod == nil {
 		return nil, fmt.Errorf("targetframe: pc %#x is in no module", f.pc)
 	}
 	b, err := f.stack.sess.Binary(f.mod)
+	if b == nil && err == nil {
+		err = fmt.Errorf("targetframe: no symbol file for %s", f.mod.Name)
+	}
+	return b, err
+}
+
+// Reader returns the variables Reader of the frame's module.
+func (f *Frame) Reader() (*variables.Reader, error) {
+	b, err := f.Binary()
 	if b == nil {
 		return nil, err
 	}
 	return variables.For(b)
+}
+
+// FunctionAddress returns the run-time entry address of a function of the
+// frame's module by name (for expr.Env.Function).
+func (f *Frame) FunctionAddress(name string) (uint64, bool) {
+	b, err := f.Binary()
+	if b == nil || err != nil {
+		return 0, false
+	}
+	fns, err := b.LookupFunction(name)
+	for _, fn := range fns {
+		if !fn.Inlined && fn.Entry != 0 {
+			return fn.Entry + f.Bias(), true
+		}
+	}
+	return 0, false
 }
 
 // ReadMemory reads the thread's memory.

@@ -1,0 +1,734 @@
+package expr
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+
+	"github.com/sondedbg/sonde/variables"
+)
+
+// decay converts arrays to pointers to their first element and functions to
+// function pointers (C's rvalue conversions); other values are unchanged.
+func (e *evaluator) decay(v *value, pos int) (*value, error) {
+	s := v.t.Strip()
+	if s == nil {
+		return v, nil
+	}
+	switch s.Kind {
+	case variables.KindArray:
+		if v.where != inMemory {
+			return v, nil // an array that is not in memory (a string literal) stays an array
+		}
+		return intValue(PointerTo(s.Elem), v.addr), nil
+	case variables.KindFunction:
+		if v.where == inMemory {
+			return intValue(PointerTo(v.t), v.addr), nil
+		}
+	}
+	return v, nil
+}
+
+// truth tests a scalar for non-zero.
+func (e *evaluator) truth(v *value, pos int) (bool, error) {
+	v, err := e.decay(v, pos)
+	if err != nil {
+		return false, err
+	}
+	switch {
+	case v.t.IsFloat():
+		f, err := e.float(v, pos)
+		return f != 0, err
+	case v.t.IsInteger() || v.t.IsPointer():
+		n, err := e.bits(v, pos)
+		return n != 0, err
+	}
+	return false, errorf(ErrType, pos, "%s used where a scalar is required", v.t)
+}
+
+func (e *evaluator) unary(n *Unary, d int) (*value, error) {
+	x, err := e.eval(n.X, d)
+	if err != nil {
+		return nil, err
+	}
+	switch n.Op {
+	case "&":
+		if x.isBitField() {
+			return nil, errorf(ErrType, n.P, "cannot take the address of a bit field")
+		}
+		if x.where != inMemory {
+			return nil, errorf(ErrType, n.P, "cannot take the address of a value that is not in memory")
+		}
+		return intValue(PointerTo(x.t), x.addr), nil
+	case "*":
+		x, err = e.decay(x, n.P)
+		if err != nil {
+			return nil, err
+		}
+		if !x.t.IsPointer() {
+			if s := x.t.Strip(); s != nil && s.Kind == variables.KindFunction {
+				return x, nil
+			}
+			return nil, errorf(ErrType, n.P, "cannot dereference %s", x.t)
+		}
+		return e.deref(x, n.P)
+	case "!":
+		ok, err := e.truth(x, n.P)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return intValue(typeInt, 0), nil
+		}
+		return intValue(typeInt, 1), nil
+	case "-", "+", "~":
+		if x.t.IsFloat() && n.Op != "~" {
+			f, err := e.float(x, n.P)
+			if err != nil {
+				return nil, err
+			}
+			if n.Op == "-" {
+				f = -f
+			}
+			return floatValue(x.t.Strip(), f), nil
+		}
+		if !x.t.IsInteger() {
+			return nil, errorf(ErrType, n.P, "wrong type argument to unary %s: %s", n.Op, x.t)
+		}
+		t := promote(x.t)
+		u, err := e.bits(x, n.P)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Op {
+		case "-":
+			u = -u
+		case "~":
+			u = ^u
+		}
+		return intValue(t, u), nil
+	}
+	return nil, errorf(ErrSyntax, n.P, "unknown operator %s", n.Op)
+}
+
+// deref follows a pointer value to the object it points to (not loaded).
+func (e *evaluator) deref(p *value, pos int) (*value, error) {
+	elem := p.t.Strip().Elem
+	if s := elem.Strip(); s == nil || s.Kind == variables.KindVoid {
+		return nil, errorf(ErrType, pos, "attempt to take contents of a non-pointer value (void *)")
+	}
+	addr, err := e.bits(p, pos)
+	if err != nil {
+		return nil, err
+	}
+	v := &value{t: elem, where: inMemory, addr: addr}
+	return e.autoDeref(v, pos)
+}
+
+func (e *evaluator) binary(n *Binary, d int) (*value, error) {
+	switch n.Op {
+	case ",":
+		if _, err := e.eval(n.X, d); err != nil {
+			return nil, err
+		}
+		return e.eval(n.Y, d)
+	case "&&", "||":
+		x, err := e.eval(n.X, d)
+		if err != nil {
+			return nil, err
+		}
+		a, err := e.truth(x, n.X.Pos())
+		if err != nil {
+			return nil, err
+		}
+		if a == (n.Op == "||") { // short circuit: y is not evaluated
+			return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[a]), nil
+		}
+		y, err := e.eval(n.Y, d)
+		if err != nil {
+			return nil, err
+		}
+		b, err := e.truth(y, n.Y.Pos())
+		if err != nil {
+			return nil, err
+		}
+		return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[b]), nil
+	}
+	if assignOps[n.Op] {
+		return e.assign(n, d)
+	}
+	x, err := e.eval(n.X, d)
+	if err != nil {
+		return nil, err
+	}
+	y, err := e.eval(n.Y, d)
+	if err != nil {
+		return nil, err
+	}
+	return e.arith(n.Op, x, y, n.P)
+}
+
+// arith applies a binary arithmetic, bitwise, shift or comparison operator.
+func (e *evaluator) arith(op string, x, y *value, pos int) (*value, error) {
+	var err error
+	if x, err = e.decay(x, pos); err != nil {
+		return nil, err
+	}
+	if y, err = e.decay(y, pos); err != nil {
+		return nil, err
+	}
+	xp, yp := x.t.IsPointer(), y.t.IsPointer()
+	if xp || yp {
+		return e.pointerArith(op, x, y, pos)
+	}
+	if !isScalar(x.t) || !isScalar(y.t) {
+		bad := x.t
+		if isScalar(x.t) {
+			bad = y.t
+		}
+		return nil, errorf(ErrType, pos, "invalid operand of type %s to binary %s", bad, op)
+	}
+	switch op {
+	case "<<", ">>":
+		if !x.t.IsInteger() || !y.t.IsInteger() {
+			return nil, errorf(ErrType, pos, "shift of a non-integer")
+		}
+		t := promote(x.t)
+		a, err := e.bits(x, pos)
+		if err != nil {
+			return nil, err
+		}
+		c, err := e.bits(y, pos)
+		if err != nil {
+			return nil, err
+		}
+		width := uint64(8 * t.ByteSize())
+		if y.t.IsSigned() && int64(c) < 0 || c >= width {
+			return nil, errorf(ErrType, pos, "shift count %d is out of range for %s", int64(c), t)
+		}
+		if op == "<<" {
+			return intValue(t, a<<c), nil
+		}
+		if t.IsSigned() {
+			return intValue(t, uint64(signExtend(a, t)>>c)), nil
+		}
+		return intValue(t, a>>c), nil
+	}
+	t := arithType(x.t, y.t)
+	if t.IsFloat() {
+		if op == "%" || op == "&" || op == "|" || op == "^" {
+			return nil, errorf(ErrType, pos, "invalid operands to binary %s (floating)", op)
+		}
+		a, err := e.asFloat(x, pos)
+		if err != nil {
+			return nil, err
+		}
+		b, err := e.asFloat(y, pos)
+		if err != nil {
+			return nil, err
+		}
+		switch op {
+		case "+":
+			return floatValue(t, a+b), nil
+		case "-":
+			return floatValue(t, a-b), nil
+		case "*":
+			return floatValue(t, a*b), nil
+		case "/":
+			return floatValue(t, a/b), nil // IEEE: x/0 is inf or NaN, as in C
+		}
+		return compare(op, a < b, a == b, a > b, pos)
+	}
+	a, err := e.convertBits(x, t, pos)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.convertBits(y, t, pos)
+	if err != nil {
+		return nil, err
+	}
+	signed := t.IsSigned()
+	sa, sb := signExtend(a, t), signExtend(b, t)
+	switch op {
+	case "+":
+		return intValue(t, a+b), nil
+	case "-":
+		return intValue(t, a-b), nil
+	case "*":
+		return intValue(t, a*b), nil
+	case "/", "%":
+		if b == 0 {
+			return nil, errorf(ErrDivideByZero, pos, "division by zero")
+		}
+		if signed {
+			if sb == -1 { // MIN / -1 overflows in C; define it as wrapping
+				if op == "/" {
+					return intValue(t, uint64(-sa)), nil
+				}
+				return intValue(t, 0), nil
+			}
+			if op == "/" {
+				return intValue(t, uint64(sa/sb)), nil
+			}
+			return intValue(t, uint64(sa%sb)), nil
+		}
+		mask := maskOf(t)
+		if op == "/" {
+			return intValue(t, (a&mask)/(b&mask)), nil
+		}
+		return intValue(t, (a&mask)%(b&mask)), nil
+	case "&":
+		return intValue(t, a&b), nil
+	case "|":
+		return intValue(t, a|b), nil
+	case "^":
+		return intValue(t, a^b), nil
+	}
+	if signed {
+		return compare(op, sa < sb, sa == sb, sa > sb, pos)
+	}
+	a, b = a&maskOf(t), b&maskOf(t)
+	return compare(op, a < b, a == b, a > b, pos)
+}
+
+func maskOf(t *variables.Type) uint64 {
+	s := t.ByteSize()
+	if s >= 8 || s <= 0 {
+		return ^uint64(0)
+	}
+	return 1<<(8*uint(s)) - 1
+}
+
+func signExtend(u uint64, t *variables.Type) int64 {
+	s := t.ByteSize()
+	if s >= 8 || s <= 0 {
+		return int64(u)
+	}
+	shift := 64 - 8*uint(s)
+	return int64(u<<shift) >> shift
+}
+
+func compare(op string, lt, eq, gt bool, pos int) (*value, error) {
+	var r bool
+	switch op {
+	case "<":
+		r = lt
+	case ">":
+		r = gt
+	case "<=":
+		r = lt || eq
+	case ">=":
+		r = gt || eq
+	case "==":
+		r = eq
+	case "!=":
+		r = !eq
+	default:
+		return nil, errorf(ErrType, pos, "invalid operator %s here", op)
+	}
+	if r {
+		return intValue(typeInt, 1), nil
+	}
+	return intValue(typeInt, 0), nil
+}
+
+func (e *evaluator) asFloat(v *value, pos int) (float64, error) {
+	if v.t.IsFloat() {
+		return e.float(v, pos)
+	}
+	u, err := e.bits(v, pos)
+	if err != nil {
+		return 0, err
+	}
+	if v.t.IsSigned() {
+		return float64(signExtend(u, promote(v.t))), nil
+	}
+	return float64(u), nil
+}
+
+// convertBits converts an integer operand to integer type t's bits.
+func (e *evaluator) convertBits(v *value, t *variables.Type, pos int) (uint64, error) {
+	u, err := e.bits(v, pos)
+	if err != nil {
+		return 0, err
+	}
+	return u & maskOf(t), nil
+}
+
+func (e *evaluator) pointerArith(op string, x, y *value, pos int) (*value, error) {
+	xp, yp := x.t.IsPointer(), y.t.IsPointer()
+	a, err := e.bits(x, pos)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.bits(y, pos)
+	if err != nil {
+		return nil, err
+	}
+	elemSize := func(p *value) (uint64, error) {
+		s := p.t.Strip().Elem.ByteSize()
+		if s <= 0 {
+			if st := p.t.Strip().Elem.Strip(); st != nil && st.Kind == variables.KindFunction {
+				return 1, nil
+			}
+			return 0, errorf(ErrType, pos, "arithmetic on a pointer to an incomplete type %s", p.t)
+		}
+		return uint64(s), nil
+	}
+	switch op {
+	case "+", "-":
+		switch {
+		case xp && yp:
+			if op == "+" {
+				return nil, errorf(ErrType, pos, "cannot add two pointers")
+			}
+			s, err := elemSize(x)
+			if err != nil {
+				return nil, err
+			}
+			return intValue(typeLong, uint64((int64(a)-int64(b))/int64(s))), nil
+		case xp && y.t.IsInteger():
+			s, err := elemSize(x)
+			if err != nil {
+				return nil, err
+			}
+			off := uint64(signExtend(b, promote(y.t)))
+			if !y.t.IsSigned() {
+				off = b
+			}
+			if op == "-" {
+				off = -off
+			}
+			return intValue(x.t.Strip(), a+off*s), nil
+		case yp && x.t.IsInteger() && op == "+":
+			return e.pointerArith(op, y, x, pos)
+		}
+	case "<", ">", "<=", ">=", "==", "!=":
+		if (xp || x.t.IsInteger()) && (yp || y.t.IsInteger()) {
+			return compare(op, a < b, a == b, a > b, pos)
+		}
+	}
+	return nil, errorf(ErrType, pos, "invalid operands to binary %s (%s and %s)", op, x.t, y.t)
+}
+
+// member finds a member by name, searching anonymous members and base
+// classes; it returns the byte offset path's total and the field.
+func findMember(t *variables.Type, name string, depth int) (*variables.Field, int64, bool) {
+	s := t.Strip()
+	if s == nil || depth > 16 {
+		return nil, 0, false
+	}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if f.Name == name && !f.Base {
+			return f, 0, true
+		}
+	}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if (f.Name == "" || f.Base) && f.OffsetExpr == nil {
+			if g, off, ok := findMember(f.Type, name, depth+1); ok {
+				return g, f.Offset + off, true
+			}
+		}
+	}
+	return nil, 0, false
+}
+
+func (e *evaluator) member(n *Member, d int) (*value, error) {
+	x, err := e.eval(n.X, d)
+	if err != nil {
+		return nil, err
+	}
+	if n.Arrow {
+		x, err = e.decay(x, n.P)
+		if err != nil {
+			return nil, err
+		}
+		if !x.t.IsPointer() {
+			return nil, errorf(ErrType, n.P, "the -> operator needs a pointer, not %s", x.t)
+		}
+		if x, err = e.deref(x, n.P); err != nil {
+			return nil, err
+		}
+	} else if x.t.IsPointer() {
+		// gdb is lenient: p.x on a pointer means p->x.
+		if x, err = e.deref(x, n.P); err != nil {
+			return nil, err
+		}
+	}
+	if !x.t.IsComposite() {
+		return nil, errorf(ErrType, n.P, "%s is not a structure or union", x.t)
+	}
+	f, base, ok := findMember(x.t, n.Name, 0)
+	if !ok {
+		return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
+	}
+	off := base + f.Offset
+	out := &value{t: f.Type, where: x.where, reg: x.reg}
+	if f.BitSize > 0 {
+		abs := base*8 + f.BitOffset // bits from the start of x
+		out.bitSize = f.BitSize
+		if x.where == inMemory {
+			out.addr, out.bitOff = x.addr+uint64(abs/8), abs%8
+			return out, nil
+		}
+		if err := e.load(x, n.P); err != nil {
+			return nil, err
+		}
+		out.where, out.bytes, out.bitOff = inNowhere, x.bytes, abs
+		return out, nil
+	}
+	if x.where == inMemory {
+		out.addr = x.addr + uint64(off)
+	} else {
+		// A struct in registers or computed: slice its bytes.
+		if x.bytes == nil {
+			if err := e.load(x, n.P); err != nil {
+				return nil, err
+			}
+		}
+		size := f.Type.ByteSize()
+		if off < 0 || size < 0 || off+size > int64(len(x.bytes)) {
+			return nil, errorf(ErrType, n.P, "member %s lies outside the value", n.Name)
+		}
+		out.bytes = x.bytes[off : off+size]
+		if x.unavail != nil {
+			out.unavail = x.unavail[off : off+size]
+		}
+		out.where = inNowhere // a part of a register is not assignable on its own
+	}
+	return e.autoDeref(out, n.P)
+}
+
+func (e *evaluator) index(n *Index, d int) (*value, error) {
+	x, err := e.eval(n.X, d)
+	if err != nil {
+		return nil, err
+	}
+	i, err := e.eval(n.I, d)
+	if err != nil {
+		return nil, err
+	}
+	if x.t.IsInteger() { // i[a] is a[i] in C
+		x, i = i, x
+	}
+	if !i.t.IsInteger() {
+		return nil, errorf(ErrType, n.P, "array subscript is not an integer")
+	}
+	k, err := e.bits(i, n.P)
+	if err != nil {
+		return nil, err
+	}
+	idx := int64(k)
+	if !i.t.IsSigned() && k > math.MaxInt64 {
+		return nil, errorf(ErrType, n.P, "array subscript %d is too large", k)
+	}
+	s := x.t.Strip()
+	if s != nil && s.Kind == variables.KindArray && x.where != inMemory {
+		if x.bytes == nil {
+			if err := e.load(x, n.P); err != nil {
+				return nil, err
+			}
+		}
+		es := s.Elem.ByteSize()
+		off := (idx - s.Lower) * es
+		if es <= 0 || off < 0 || off+es > int64(len(x.bytes)) {
+			return nil, errorf(ErrType, n.P, "index %d is outside the array", idx)
+		}
+		elem := &value{t: s.Elem, bytes: x.bytes[off : off+es]}
+		if x.unavail != nil {
+			elem.unavail = x.unavail[off : off+es]
+		}
+		return elem, elem.known(n.P)
+	}
+	if s != nil && s.Kind == variables.KindArray {
+		es := s.Elem.ByteSize()
+		if es < 0 {
+			return nil, errorf(ErrType, n.P, "element size of %s is unknown", x.t)
+		}
+		return e.autoDeref(&value{t: s.Elem, where: inMemory, addr: x.addr + uint64((idx-s.Lower)*es)}, n.P)
+	}
+	if s == nil || !x.t.IsPointer() {
+		return nil, errorf(ErrType, n.P, "cannot subscript %s", x.t)
+	}
+	p, err := e.pointerArith("+", x, i, n.P)
+	if err != nil {
+		return nil, err
+	}
+	return e.deref(p, n.P)
+}
+
+// convert converts v to type t (casts and assignment).
+func (e *evaluator) convert(v *value, t *variables.Type, pos int, explicit bool) (*value, error) {
+	s := t.Strip()
+	if s == nil || s.Kind == variables.KindVoid {
+		return &value{t: t}, nil
+	}
+	switch s.Kind {
+	case variables.KindStruct, variables.KindClass, variables.KindUnion, variables.KindArray:
+		if vs := v.t.Strip(); vs == s || vs != nil && vs.Name != "" && vs.Name == s.Name && vs.Kind == s.Kind {
+			if err := e.load(v, pos); err != nil {
+				return nil, err
+			}
+			return &value{t: t, bytes: v.bytes}, nil
+		}
+		if s.Kind == variables.KindArray && v.t.Strip() != nil && v.t.Strip().Kind == variables.KindArray && !explicit {
+			// char buf[8] = "abc": copy what fits, zero the rest.
+			if err := e.load(v, pos); err != nil {
+				return nil, err
+			}
+			if sz := t.ByteSize(); sz >= 0 {
+				b := make([]byte, sz)
+				copy(b, v.bytes)
+				return &value{t: t, bytes: b}, nil
+			}
+		}
+		return nil, errorf(ErrType, pos, "cannot convert %s to %s", v.t, t)
+	}
+	v, err := e.decay(v, pos)
+	if err != nil {
+		return nil, err
+	}
+	if !isScalar(v.t) {
+		return nil, errorf(ErrType, pos, "cannot convert %s to %s", v.t, t)
+	}
+	switch {
+	case t.IsFloat():
+		f, err := e.asFloat(v, pos)
+		if err != nil {
+			return nil, err
+		}
+		out := floatValue(s, f)
+		out.t = t
+		return out, nil
+	case s.Kind == variables.KindBase && s.Encoding == variables.EncBoolean:
+		ok, err := e.truth(v, pos)
+		if err != nil {
+			return nil, err
+		}
+		return intValue(t, map[bool]uint64{true: 1, false: 0}[ok]), nil
+	case t.IsInteger() || t.IsPointer() || s.Kind == variables.KindReference:
+		if v.t.IsFloat() {
+			f, err := e.float(v, pos)
+			if err != nil {
+				return nil, err
+			}
+			var u uint64
+			switch {
+			case math.IsNaN(f) || math.IsInf(f, 0):
+			case t.IsSigned():
+				u = uint64(int64(math.Max(math.Min(f, math.MaxInt64), math.MinInt64)))
+			case f >= 0:
+				u = uint64(math.Min(f, math.MaxUint64))
+			default:
+				u = uint64(int64(math.Max(f, math.MinInt64)))
+			}
+			return intValue(t, u), nil
+		}
+		u, err := e.bits(v, pos)
+		if err != nil {
+			return nil, err
+		}
+		return intValue(t, u), nil
+	}
+	return nil, errorf(ErrType, pos, "cannot convert %s to %s", v.t, t)
+}
+
+// assign evaluates lhs op= rhs: the target changes through the frame's
+// variables.Writer.
+func (e *evaluator) assign(n *Binary, d int) (*value, error) {
+	lhs, err := e.eval(n.X, d)
+	if err != nil {
+		return nil, err
+	}
+	rhs, err := e.eval(n.Y, d)
+	if err != nil {
+		return nil, err
+	}
+	if n.Op != "=" {
+		cur := *lhs
+		if rhs, err = e.arith(n.Op[:len(n.Op)-1], &cur, rhs, n.P); err != nil {
+			return nil, err
+		}
+	}
+	nv, err := e.convert(rhs, lhs.t, n.P, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.store(lhs, nv.bytes, n.P); err != nil {
+		return nil, err
+	}
+	return lhs, nil
+}
+
+// store writes data (the value's bytes in lhs's type) to an lvalue.
+func (e *evaluator) store(lhs *value, data []byte, pos int) error {
+	if lhs.where == inNowhere {
+		return errorf(ErrNotAssignable, pos, "left operand of assignment is not an lvalue")
+	}
+	w, ok := e.env.Frame.(variables.Writer)
+	if !ok || e.env.Frame == nil {
+		return errorf(ErrUnsupported, pos, "the target cannot be written (a core file?)")
+	}
+	if lhs.isBitField() {
+		if err := e.load(lhs, pos); err != nil {
+			return err
+		}
+		var val uint64
+		var w8 [8]byte
+		copy(w8[:], data)
+		val = binary.LittleEndian.Uint64(w8[:])
+		storage := append([]byte(nil), lhs.bytes...)
+		for i := int64(0); i < lhs.bitSize; i++ {
+			bit := lhs.bitOff + i
+			mask := byte(1 << (bit % 8))
+			if val>>uint(i)&1 != 0 {
+				storage[bit/8] |= mask
+			} else {
+				storage[bit/8] &^= mask
+			}
+		}
+		data = storage
+	}
+	var err error
+	switch lhs.where {
+	case inMemory:
+		err = w.WriteMemory(lhs.addr, data)
+	case inRegister:
+		err = w.WriteRegister(lhs.reg, data)
+	}
+	if err != nil {
+		kind := ErrMemory
+		var coded interface{ TCFCode() int }
+		if errors.As(err, &coded) && coded.TCFCode() == codeUnsupported {
+			kind = ErrUnsupported
+		}
+		return &Error{Kind: kind, Pos: pos, Msg: "cannot write", Err: err}
+	}
+	lhs.bytes = append([]byte(nil), data...)
+	return nil
+}
+
+// Assign writes data, the raw bytes of the expression's type, to the object
+// the expression designates (TCF Expressions.assign).
+func Assign(n Node, env *Env, data []byte) (err error) {
+	e := &evaluator{env: env}
+	defer func() {
+		if p := recover(); p != nil {
+			err = errorf(ErrOther, n.Pos(), "internal error: %v", p)
+		}
+	}()
+	lhs, err := e.eval(n, 0)
+	if err != nil {
+		return err
+	}
+	size := lhs.t.ByteSize()
+	if lhs.isBitField() {
+		size = 8
+		data = append(data, make([]byte, max(0, 8-len(data)))...)
+	} else if int64(len(data)) != size {
+		return errorf(ErrType, n.Pos(), "%d bytes given for a %d-byte %s", len(data), size, lhs.t)
+	}
+	return e.store(lhs, data, n.Pos())
+}
