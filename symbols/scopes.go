@@ -46,25 +46,27 @@ type fnName struct {
 	display string
 }
 
-// Display returns the name as gdb shows it: the demangled linkage name when
-// there is one, else the DWARF name qualified by its enclosing scopes.
+// Display returns the name as gdb shows it: the linkage name when there is
+// one (demangled, without return type), else the DWARF name qualified by
+// its enclosing scopes.
 func (n *fnName) Display() string {
 	if n == nil {
 		return ""
 	}
 	n.once.Do(func() {
-		switch {
-		case n.linkage != "":
+		if n.linkage != "" {
+			// gdb shows a linkage name that is not mangled (a C function
+			// renamed by an asm label, like glibc's __GI_ aliases) as is.
+			n.display = n.linkage
 			if d, err := demangle.ToString(n.linkage); err == nil {
 				n.display = withoutReturnType(n.linkage, d)
-				return
 			}
-			if n.raw == "" {
-				n.display = n.linkage
-				return
-			}
-			fallthrough
-		case n.prefix != "" && n.raw != "":
+			return
+		}
+		switch {
+		case n.raw == "":
+			n.display = n.linkage
+		case n.prefix != "":
 			n.display = n.prefix + "::" + n.raw
 		default:
 			n.display = n.raw

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/symbols/debuginfod"
 )
 
 func init() {
@@ -34,6 +37,11 @@ type symbolizeFlags struct {
 const shortBools = "fiCaps"
 
 func runSymbolize(args []string) int {
+	return symbolize(args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// symbolize is the verb with its standard streams as parameters (for tests).
+func symbolize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var o symbolizeFlags
 	fs := newFlagSet("symbolize", "sonde symbolize [-e FILE | --pid PID] [-f] [-i] [-C] [-a] [-p] [-s] [--json] [ADDR...]",
 		"Prints the source location of each address, one per argument or per line of standard\n"+
@@ -56,6 +64,7 @@ func runSymbolize(args []string) int {
 	boolFlag(&o.basenames, "strip directories from file names", "s", "basenames")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object per address with all frame fields")
 	fs.IntVar(&o.pid, "pid", 0, "symbolize run-time addresses of process PID across its mapped files")
+	fs.SetOutput(stderr)
 	if code, ok := parseFlags(fs, expandBundles(args)); !ok {
 		return code
 	}
@@ -71,26 +80,25 @@ func runSymbolize(args []string) int {
 
 	var res resolver
 	if o.pid != 0 {
-		pr, err := newProcessResolver(o.pid)
+		pr, err := newProcessResolver(o.pid, symbolsOptions())
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "sonde symbolize: %v\n", err)
+			fmt.Fprintf(stderr, "sonde symbolize: %v\n", err)
 			return 1
 		}
 		res = pr
 	} else {
-		bin, err := symbols.Open(o.exe, nil)
+		bin, err := symbols.Open(o.exe, symbolsOptions())
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "sonde symbolize: %v\n", err)
+			fmt.Fprintf(stderr, "sonde symbolize: %v\n", err)
 			return 1
 		}
-		defer bin.Close()
-		res = fileResolver{bin}
+		res = &fileResolver{b: bin}
 	}
 	defer res.close()
 
-	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
-	p := printer{o: o, w: out}
+	p := printer{o: o, w: out, stderr: stderr}
 	status := 0
 	if fs.NArg() > 0 {
 		for _, a := range fs.Args() {
@@ -100,7 +108,7 @@ func runSymbolize(args []string) int {
 		}
 		return status
 	}
-	in := bufio.NewReaderSize(os.Stdin, 64<<10)
+	in := bufio.NewReaderSize(stdin, 64<<10)
 	for {
 		line, err := in.ReadString('\n')
 		if line != "" {
@@ -117,7 +125,7 @@ func runSymbolize(args []string) int {
 			return status
 		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "sonde symbolize: reading stdin: %v\n", err)
+			fmt.Fprintf(stderr, "sonde symbolize: reading stdin: %v\n", err)
 			return 1
 		}
 	}
@@ -176,28 +184,52 @@ func parseHexAddr(s string) uint64 {
 type resolver interface {
 	frames(dst []symbols.Frame, addr uint64) (frames []symbols.Frame, module string, err error)
 	addrWidth() int
+	hint() string // a one-time "no debug info" hint, or ""
 	close()
 }
 
-type fileResolver struct{ b *symbols.Binary }
+// symbolsOptions: gdb's search for debug files, plus debuginfod when
+// DEBUGINFOD_URLS is set.
+func symbolsOptions() *symbols.Options {
+	o := &symbols.Options{}
+	if c, err := debuginfod.FromEnv(); err == nil && c != nil {
+		o.Search.Debuginfod = c
+	}
+	return o
+}
 
-func (r fileResolver) frames(dst []symbols.Frame, addr uint64) ([]symbols.Frame, string, error) {
+type fileResolver struct {
+	b      *symbols.Binary
+	hinted bool
+}
+
+func (r *fileResolver) frames(dst []symbols.Frame, addr uint64) ([]symbols.Frame, string, error) {
 	f, err := r.b.AppendFrames(dst, addr)
 	return f, r.b.Path(), err
 }
 
-func (r fileResolver) addrWidth() int {
-	if r.b.ELF().Class == 1 { // ELFCLASS32
+func (r *fileResolver) addrWidth() int {
+	if r.b.ELF().Class == elf.ELFCLASS32 {
 		return 8
 	}
 	return 16
 }
 
-func (r fileResolver) close() {}
+// hint returns the binary's "how to get debug info" line, once.
+func (r *fileResolver) hint() string {
+	if r.hinted {
+		return ""
+	}
+	r.hinted = true
+	return r.b.Hint()
+}
+
+func (r *fileResolver) close() { r.b.Close() }
 
 type printer struct {
 	o      symbolizeFlags
 	w      *bufio.Writer
+	stderr io.Writer
 	buf    []symbols.Frame
 	warned map[string]bool
 }
@@ -213,8 +245,11 @@ func (p *printer) one(res resolver, text string) bool {
 		}
 		if msg := err.Error(); !p.warned[msg] {
 			p.warned[msg] = true
-			fmt.Fprintf(os.Stderr, "sonde symbolize: %v\n", err)
+			fmt.Fprintf(p.stderr, "sonde symbolize: %v\n", err)
 		}
+	}
+	if h := res.hint(); h != "" {
+		fmt.Fprintf(p.stderr, "sonde symbolize: %s\n", h)
 	}
 	if p.o.json {
 		p.printJSON(addr, module, frames, err)
@@ -255,9 +290,18 @@ func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 			}
 		}
 		if o.functions {
+			// addr2line prints the linkage name, demangled with -C in
+			// binutils' style (return types included).
 			name := f.Function
-			if !o.demangle && f.LinkageName != "" {
+			if f.LinkageName != "" {
 				name = f.LinkageName
+				if o.demangle {
+					if d, err := demangle.ToString(f.LinkageName); err == nil {
+						name = d
+					} else {
+						name = f.Function
+					}
+				}
 			}
 			if name == "" {
 				name = "??"
