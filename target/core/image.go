@@ -3,7 +3,9 @@ package core
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/target"
@@ -80,6 +82,16 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 		}
 		if entry != 0 && f.Start <= entry && entry < f.End {
 			exe = mf
+		}
+	}
+	if exe == nil && c.psinfo != nil && c.psinfo.Name != "" {
+		// No NT_AUXV: the command name is the executable's base name, cut to
+		// 15 bytes.
+		for _, mf := range c.files {
+			if strings.HasPrefix(filepath.Base(mf.Path), c.psinfo.Name) {
+				exe = mf
+				break
+			}
 		}
 	}
 	c.exe = exe

@@ -443,3 +443,35 @@ func TestManyMappings(t *testing.T) {
 		}
 	}
 }
+
+// TestExecutableWithoutAuxv finds the executable by the command name when the
+// core has no NT_AUXV, so Options.Executable still applies.
+func TestExecutableWithoutAuxv(t *testing.T) {
+	dir := t.TempDir()
+	prog := bytes.Repeat([]byte("0123456789abcdef"), 0x200)
+	saved := filepath.Join(dir, "saved-prog")
+	os.WriteFile(saved, prog, 0o755)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(saved, old, old)
+	sc := synthCore{
+		notes: []synthNote{
+			{"CORE", NT_PRPSINFO, prpsinfoDesc(3, "a-rather-long-n", "")},
+			{"CORE", NT_PRSTATUS, prstatusDesc(3, 0, nil)},
+			{"CORE", NT_FILE, fileDesc(4096, []FileMapping{
+				{Start: 0x7000, End: 0x8000, Offset: 0, Path: "/gone/libz.so"},
+				{Start: 0x9000, End: 0xa000, Offset: 0x1000, Path: "/gone/a-rather-long-name"},
+			})},
+		},
+		loads: []synthLoad{{vaddr: 0x7000, flags: pfR, memsz: 0x1000}, {vaddr: 0x9000, flags: pfR | pfX, memsz: 0x1000}},
+	}
+	path := filepath.Join(dir, "core")
+	os.WriteFile(path, sc.bytes(), 0o600)
+	_, c := openCore(t, path, Options{Executable: saved})
+	if exe := c.Executable(); exe == nil || exe.Path != "/gone/a-rather-long-name" || exe.How != "executable option" {
+		t.Fatalf("executable %+v", exe)
+	}
+	buf := make([]byte, 16)
+	if _, err := c.Process().ReadMemory(0x9000, buf); err != nil || !bytes.Equal(buf, prog[0x1000:0x1010]) {
+		t.Errorf("text: %q %v", buf, err)
+	}
+}
