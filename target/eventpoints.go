@@ -45,6 +45,13 @@ func (t *Target) interceptEventpoint(thread *Context, reason *SuspendReason, pc 
 		return false
 	}
 	t.steps.mu.Lock()
+	if t.steps.handled[reason] {
+		// A handler already decided to show this stop: report it as it is
+		// (running the handlers again would count the hit twice and loop).
+		delete(t.steps.handled, reason)
+		t.steps.mu.Unlock()
+		return false
+	}
 	if t.steps.silent == nil {
 		t.steps.silent = map[*Context]bool{}
 	}
@@ -69,6 +76,7 @@ func (t *Target) interceptEventpoint(thread *Context, reason *SuspendReason, pc 
 		t.steps.mu.Lock()
 		delete(t.steps.silent, thread)
 		t.steps.mu.Unlock()
+		t.markHandled(show)
 		t.Stopped(thread, show, pc)
 	}()
 	return true
@@ -87,4 +95,50 @@ func (t *Target) interceptSilentStart(thread *Context) bool {
 		return true
 	}
 	return false
+}
+
+// markHandled records that eventpoint handlers produced reason, so that Stopped
+// reports it instead of running the handlers on it again.
+func (t *Target) markHandled(reason *SuspendReason) {
+	if !eventpointStop(reason) {
+		return
+	}
+	t.steps.mu.Lock()
+	if t.steps.handled == nil {
+		t.steps.handled = map[*SuspendReason]bool{}
+	}
+	t.steps.handled[reason] = true
+	t.steps.mu.Unlock()
+}
+
+// RunEventpoints lets a backend run eventpoint handlers right where it noticed
+// the stop (its own event thread), instead of reporting the stop with Stopped
+// and letting the Target run them on a goroutine and resume through the
+// backend: that saves two thread hops per hit, which is what makes fast
+// conditional breakpoints possible. ok is false when reason is not an
+// eventpoint stop (report it with Stopped as usual). Otherwise the handlers have
+// run with the thread marked stopped (no event sent); show is the reason to
+// report with Stopped, or nil: the thread is marked running again, silently, and
+// the backend must resume it as it was running before.
+//
+// The handlers may call any method of the Target, so a backend that calls this
+// on its event thread must accept calls from that thread.
+func (t *Target) RunEventpoints(thread *Context, reason *SuspendReason, pc uint64) (show *SuspendReason, ok bool) {
+	if !eventpointStop(reason) {
+		return nil, false
+	}
+	thread.mu.Lock()
+	thread.state = StateStopped
+	thread.reason = reason
+	thread.pc = pc
+	thread.mu.Unlock()
+	show = runEventpoints(thread, reason)
+	t.markHandled(show)
+	if show == nil {
+		thread.mu.Lock()
+		thread.state = StateRunning
+		thread.reason = nil
+		thread.mu.Unlock()
+	}
+	return show, true
 }

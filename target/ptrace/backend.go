@@ -23,6 +23,8 @@ type Backend struct {
 	reqs   chan request
 	done   chan struct{} // closed when the tracer thread has finished
 	reaper *reaper
+	// tracerTid is the OS thread of the tracer goroutine, set before New returns.
+	tracerTid int
 
 	// mu guards procByPID for goroutines other than the tracer (memory I/O).
 	mu        sync.Mutex
@@ -120,7 +122,8 @@ func New() (*target.Target, error) {
 // discard the locked thread) only after Close, when no tracee is left.
 func (b *Backend) loop(started chan struct{}) {
 	runtime.LockOSThread()
-	b.reaper.tracerTid = unix.Gettid()
+	b.tracerTid = unix.Gettid()
+	b.reaper.tracerTid = b.tracerTid
 	close(started)
 	for {
 		select {
@@ -151,7 +154,13 @@ func (b *Backend) runSafely(fn func()) {
 }
 
 // do runs fn on the tracer thread: one hop for a whole operation.
+//
+// Called on the tracer thread itself (an eventpoint handler calling back into
+// the Target), it runs fn at once.
 func (b *Backend) do(op string, fn func() error) (err error) {
+	if tid := b.tracerTid; tid != 0 && unix.Gettid() == tid {
+		return fn()
+	}
 	done := make(chan struct{})
 	err = target.Errorf(target.CodeOther, op, "", fmt.Errorf("internal error on the tracer thread"))
 	select {

@@ -125,3 +125,47 @@ func BenchmarkSuspendResume64(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEventpointCycle: hit -> decide -> resume decided on the tracer thread
+// by an eventpoint handler (an internal breakpoint with OnHit, which is how
+// conditions and hit counts are evaluated agent-side), no client round trip.
+func BenchmarkEventpointCycle(b *testing.B) {
+	path := build(b, "tp_hotloop.c")
+	tg, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tg.Close()
+	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: []string{path}, StopAtEntry: true, Stdio: target.StdioNull})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Terminate()
+	th := p.Children()[0]
+	n := 0
+	hits := make(chan struct{}, 1)
+	_, err = tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, "tick"), Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			n++
+			if n >= b.N {
+				hits <- struct{}{}
+				return &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{bp}}
+			}
+			return nil
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-hits:
+	case <-time.After(5 * time.Minute):
+		b.Fatal("timeout")
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "hits/s")
+}

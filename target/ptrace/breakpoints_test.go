@@ -3,6 +3,7 @@ package ptrace
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/sondedbg/sonde/target"
@@ -132,5 +133,60 @@ func TestMultiThreadBreakpoints(t *testing.T) {
 	}
 	if bpTick.Hits() != iters*threads || bpOther.Hits() != iters*threads {
 		t.Fatalf("hits: tick %d, other_entry %d, want %d each", bpTick.Hits(), bpOther.Hits(), iters*threads)
+	}
+}
+
+// TestEventpointsRunOnTheTracerThread: an internal breakpoint with an OnHit
+// handler is decided where the stop is noticed. The handler reads registers and
+// memory through the Target (calls that come back to the tracer thread) and the
+// thread runs on unseen until the handler asks for a stop.
+func TestEventpointsRunOnTheTracerThread(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "50")
+	th := mainThread(t, p)
+	tick := symbol(t, p, path, "tick")
+	watched := symbol(t, p, path, "watched")
+	calls := 0
+	var handlerErr error
+	_, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick, Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			calls++
+			regs, err := thread.Registers()
+			if err != nil || regs.PC() != tick {
+				handlerErr = fmt.Errorf("registers in handler: %v", err)
+			}
+			buf := make([]byte, 8)
+			if _, err := thread.ReadMemory(watched, buf); err != nil || int(buf[0]) != calls-1 {
+				handlerErr = fmt.Errorf("memory in handler: %v %d", err, buf[0])
+			}
+			if calls == 30 {
+				return &target.SuspendReason{Kind: target.ReasonSharedLibrary}
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	th.Resume(target.ResumeContinue, target.ResumeOptions{})
+	e := r.wait(t, &i, "the stop the handler asked for", isStop(p))
+	if e.Reason.Kind != target.ReasonSharedLibrary || calls != 30 || handlerErr != nil {
+		t.Fatalf("%s after %d calls: %v", describe(e), calls, handlerErr)
+	}
+	// Only one Started (the resume) and one Stopped were seen for 30 hits.
+	started := 0
+	for _, ev := range r.all() {
+		if ev.Kind == target.EventStarted {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Fatalf("%d Started events, want 1", started)
+	}
+	th.Resume(target.ResumeContinue, target.ResumeOptions{})
+	if e := r.wait(t, &i, "exit", isExit(p)); e.Exit.Code != 0 || calls != 50 {
+		t.Fatalf("exit %v after %d calls", e.Exit, calls)
 	}
 }

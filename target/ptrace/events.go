@@ -350,11 +350,21 @@ func (b *Backend) onInt3(th *thread) {
 		b.advance(th, 0)
 		return
 	}
+	reason := &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: users}
+	if show, ok := b.t.RunEventpoints(th.ctx, reason, addr); ok {
+		// Eventpoints (internal breakpoints with handlers) ran here, on the
+		// tracer thread: go on as before unless one asks to stop.
+		if show == nil {
+			b.advance(th, 0)
+			return
+		}
+		reason = show
+	}
 	b.cancelStep(th)
 	for _, bp := range users {
 		bp.CountHit()
 	}
-	b.report(th, &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: users})
+	b.report(th, reason)
 }
 
 func (b *Backend) onUserTrap(th *thread) {
