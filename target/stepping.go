@@ -46,6 +46,8 @@ type stepState struct {
 	active  map[*Context]*stepper
 	started map[*Context]bool // the one Started event of the step was sent
 	silent  map[*Context]bool // resuming after an eventpoint nobody saw
+	// handled holds stop reasons eventpoint handlers asked to show.
+	handled map[*SuspendReason]bool
 }
 
 func (t *Target) lineModesFor(c *Context) ResumeModes {
@@ -232,6 +234,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	if eventpointStop(st.reason) {
 		if show := runEventpoints(s.thread, st.reason); show != nil {
 			*st.reason = *show
+			t.markHandled(st.reason)
 			return 0, ResumeOptions{}, true
 		}
 		if *tmp == nil || st.pc != (*tmp).Spec.Addr {

@@ -47,6 +47,13 @@ type Agent struct {
 	// adopted holds the processes whose breakpoints and library tracking are
 	// set up.
 	adopted map[*target.Context]*sync.Once
+
+	// launchMu is held across a launch until its entry stop is known to be
+	// hidden or shown; hideEntry holds the processes started without
+	// StopAtEntry, whose entry stop and the resume after it clients must not
+	// see (the C agent shows neither).
+	launchMu  sync.Mutex
+	hideEntry map[int]int
 }
 
 // New makes an Agent serving the target of sess on srv. Call Register* for the
@@ -60,6 +67,7 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		clientMaps: map[string][]map[string]any{},
 		launched:   map[string]*launchedProcess{},
 		adopted:    map[*target.Context]*sync.Once{},
+		hideEntry:  map[int]int{},
 	}
 }
 
@@ -99,14 +107,21 @@ func (a *Agent) onEvent(e target.Event) {
 			a.adopt(c)
 		}
 	case target.EventChanged:
+		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
+			// A thread began to exit: its state (name "Zombie") changed, not
+			// its properties, as the C agent reports PTRACE_EVENT_EXIT.
+			a.emit("RunControl", "contextStateChanged", id)
+			return
+		}
 		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
 		if c.IsProcess() {
 			a.emit("Memory", "contextChanged", []any{memoryContext(c)})
-		} else {
-			a.emit("RunControl", "contextStateChanged", id)
 		}
 	case target.EventStopped:
 		a.forgetStack(c)
+		if a.hidden(c) {
+			return
+		}
 		reason, params := a.stateOf(e.Reason)
 		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
 		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
@@ -115,6 +130,9 @@ func (a *Agent) onEvent(e target.Event) {
 		}
 	case target.EventStarted:
 		a.forgetStack(c)
+		if a.hidden(c) {
+			return
+		}
 		a.emit("RunControl", "contextResumed", id)
 	case target.EventMemoryMapChanged:
 		a.emit("MemoryMap", "changed", id)
@@ -129,6 +147,9 @@ func (a *Agent) onEvent(e target.Event) {
 			}
 			a.emit("Processes", "exited", id, code)
 			a.emit("ProcessesV1", "exited", id, code)
+			// The main thread goes with its process, after exited (the C
+			// agent's order); other threads were removed as they went.
+			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
 			a.emit("RunControl", "contextRemoved", []string{id})
 			a.emit("Memory", "contextRemoved", []string{id})
 			a.mu.Lock()
@@ -137,7 +158,9 @@ func (a *Agent) onEvent(e target.Event) {
 			a.mu.Unlock()
 		} else {
 			a.forgetStack(c)
-			a.emit("RunControl", "contextRemoved", []string{id})
+			if c.TID() != c.PID() {
+				a.emit("RunControl", "contextRemoved", []string{id})
+			}
 		}
 	}
 }
@@ -174,4 +197,24 @@ func (a *Agent) adopt(proc *target.Context) {
 			a.plantInProcess(proc)
 		}
 	})
+}
+
+// hidden reports whether a stop or start of thread is one of the two events of
+// a launch's entry stop that clients must not see, and counts it.
+func (a *Agent) hidden(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launchMu.Lock()
+	defer a.launchMu.Unlock()
+	n := a.hideEntry[thread.PID()]
+	if n == 0 {
+		return false
+	}
+	if n == 1 {
+		delete(a.hideEntry, thread.PID())
+	} else {
+		a.hideEntry[thread.PID()] = n - 1
+	}
+	return true
 }

@@ -263,10 +263,18 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 	if !req.attach {
 		return a.startUntraced(service, req, env)
 	}
+	// The entry stop is where sonde sets the process up; without StopAtEntry
+	// clients see neither it nor the resume after it. The listener waits on
+	// launchMu, so the stop cannot reach clients before it is marked hidden.
+	a.launchMu.Lock()
 	proc, pio, err := a.target.Launch(target.LaunchOptions{
 		Path: req.exe, Argv: req.argv, Env: env, Dir: req.dir,
 		StopAtEntry: true, Stdio: stdio, FollowForks: req.children,
 	})
+	if err == nil && !req.stopAtEntry {
+		a.hideEntry[proc.PID()] = 2
+	}
+	a.launchMu.Unlock()
 	if err != nil {
 		return nil, err
 	}
