@@ -24,3 +24,24 @@ uw_asm_call:
 	.cfi_endproc
 	.size	uw_asm_call, .-uw_asm_call
 	.section	.note.GNU-stack,"",@progbits
+
+/* uw_restorer: a signal trampoline without CFI, placed right after a
+ * function that has CFI (as musl and hand-made runtimes do). A caller's
+ * pc-1 lands in uw_before_restorer's FDE; only the sigreturn code tells the
+ * unwinder this is a signal frame. */
+	.text
+	.globl	uw_before_restorer
+	.type	uw_before_restorer, @function
+uw_before_restorer:
+	.cfi_startproc
+	ret
+	.cfi_endproc
+	.size	uw_before_restorer, .-uw_before_restorer
+	.globl	uw_restorer
+	.type	uw_restorer, @function
+uw_restorer:
+	/* mov $15,%rax; syscall (rt_sigreturn), spelled out so the encoding is fixed */
+	.byte	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05
+	hlt
+	.size	uw_restorer, .-uw_restorer
+	.section	.note.GNU-stack,"",@progbits

@@ -108,6 +108,25 @@ NOINLINE void realigned(int n) {
 /* uw_asm.S: a function whose CFA is a hand-written .cfi_escape expression. */
 void uw_asm_call(void (*fn)(void));
 #ifndef NO_ASM
+#include <sys/syscall.h>
+/* uw_asm.S: a sigreturn trampoline without CFI, installed with the raw
+ * rt_sigaction system call (SA_RESTORER), as libcs other than glibc do. */
+void uw_restorer(void);
+struct kernel_sigaction {
+	void (*handler)(int);
+	unsigned long flags;
+	void (*restorer)(void);
+	unsigned long mask;
+};
+
+NOINLINE void do_own_restorer(void) {
+	struct kernel_sigaction ksa = {handler, 0x04000000 /* SA_RESTORER */, uw_restorer, 0};
+	if (syscall(SYS_rt_sigaction, SIGUSR1, &ksa, NULL, 8) != 0)
+		exit(3);
+	interrupted();
+	BARRIER();
+}
+
 NOINLINE void asm_callback(void) {
 	stop_here();
 	BARRIER();
@@ -221,6 +240,8 @@ int main(int argc, char **argv) {
 #ifndef NO_ASM
 	else if (!strcmp(mode, "asm"))
 		uw_asm_call(asm_callback);
+	else if (!strcmp(mode, "restorer"))
+		do_own_restorer();
 #endif
 	else if (!strcmp(mode, "calls"))
 		do_calls();

@@ -137,7 +137,7 @@ func init() {
 	for _, n := range []string{"stop_here", "recurse", "compare", "do_qsort", "in_handler", "handler",
 		"interrupted", "do_signal", "use_alloca", "realigned", "asm_callback", "uw_asm_call", "sleeper",
 		"waiter", "reader", "do_threads", "main", "callee", "do_calls", "die", "ends_in_noreturn",
-		"call_null", "Guard::~Guard", "thrower"} {
+		"call_null", "Guard::~Guard", "thrower", "tail_target", "do_own_restorer"} {
 		programFunctions[n] = true
 	}
 }

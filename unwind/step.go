@@ -13,7 +13,7 @@ import (
 // unwindFrame computes f's CFA and Method and the registers of its caller
 // into n. It returns StopNone when n is a frame to continue with.
 func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
-	lpc := f.LookupPC()
+	lpc := f.cfiPC()
 	m, err := u.moduleErr(lpc)
 	if err != nil {
 		return StopNoUnwindInfo, fmt.Errorf("lookup-ip callback: %w", err)
@@ -23,6 +23,12 @@ func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
 	if m != nil {
 		row, err := m.row(lpc)
 		if row != nil {
+			// A return address right at the end of an FDE may be a signal
+			// trampoline without CFI that follows another function (glibc
+			// covers the nop before __restore_rt; other libcs need not).
+			if !f.Exact && !row.SignalFrame && lpc-m.Bias+1 == row.End && u.atSigreturn(f) {
+				return u.signalContext(f, n)
+			}
 			return u.applyRow(f, n, row)
 		}
 		cfiErr = err // damaged CFI: the fallbacks may still work

@@ -189,10 +189,21 @@ type Frame struct {
 	Regs   Registers
 }
 
-// LookupPC is the address to symbolize and to find CFI for: PC for exact
-// frames, PC-1 for callers (the return address may belong to the next function
-// or line).
+// LookupPC is the address to symbolize: PC for exact frames, PC-1 for
+// callers (the return address may belong to the next function or line). A
+// signal trampoline frame is looked up at its PC, as gdb does: it was entered
+// by the kernel, not by a call. (Its CFI is found at PC-1, where glibc starts
+// the trampoline's FDE.)
 func (f *Frame) LookupPC() uint64 {
+	if f.Exact || f.PC == 0 || f.Kind == KindSignal {
+		return f.PC
+	}
+	return f.PC - 1
+}
+
+// cfiPC is where the engine looks for the frame's CFI, before it knows
+// whether the frame is a signal trampoline.
+func (f *Frame) cfiPC() uint64 {
 	if f.Exact || f.PC == 0 {
 		return f.PC
 	}
