@@ -143,9 +143,15 @@ func (r *Reader) place(val Value, res evaluation, f Frame) (Value, error) {
 	case dwarfexpr.KindRegister:
 		val.Place, val.Register = PlaceRegister, int(res.Register)
 	case dwarfexpr.KindValue:
+		if size > 8 {
+			return val, bad("place value", 0, "an 8-byte stack value cannot hold a %d-byte %s", size, val.Type)
+		}
 		val.Place = PlaceComputed
 		val.Bytes = valueBytes(res.Value, size)
 	case dwarfexpr.KindImplicit:
+		if size > int64(len(res.Bytes)) {
+			return val, bad("place value", 0, "%d implicit bytes for a %d-byte %s", len(res.Bytes), size, val.Type)
+		}
 		val.Place = PlaceComputed
 		val.Bytes = fit(res.Bytes, size)
 	case dwarfexpr.KindImplicitPointer:
