@@ -101,8 +101,9 @@ type Core struct {
 	// The mapped files are looked for on first need (a memory read, the map,
 	// the problems), not at Open: opening a core and reading its registers
 	// touches nothing but the core's headers and notes.
-	filesOnce sync.Once
-	coreTime  int64 // the core's mtime, in ns
+	filesOnce    sync.Once
+	allFilesOnce sync.Once // MappedFiles looks for the files no read needed
+	coreTime     int64     // the core's mtime, in ns
 }
 
 // asid is the address space of the core's one process in its image.
@@ -405,9 +406,14 @@ func (c *Core) Segments() []Segment { return append([]Segment(nil), c.segments..
 func (c *Core) FileMappings() []FileMapping { return append([]FileMapping(nil), c.layout.files...) }
 
 // MappedFiles returns every file the process had mapped and what stands in
-// for it.
+// for it, looking for the files no memory read needed too.
 func (c *Core) MappedFiles() []*MappedFile {
 	c.ensureFiles()
+	c.allFilesOnce.Do(func() {
+		for _, mf := range c.files {
+			c.resolveFile(mf)
+		}
+	})
 	return append([]*MappedFile(nil), c.files...)
 }
 

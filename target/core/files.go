@@ -29,6 +29,9 @@ type MappedFile struct {
 	Rejected []error
 	// Err says why no file was found (Found == "").
 	Err error
+	// Needed: some of its mapped bytes are not in the core, so they can only
+	// come from the file. Problems reports only needed files.
+	Needed bool
 
 	extent uint64 // the file must reach this offset: the furthest mapped byte
 	head   []byte // the core's copy of the file's first bytes, if it holds them
@@ -38,11 +41,14 @@ type MappedFile struct {
 	// segments: bytes the dynamic loader relocated and then made read-only,
 	// so a read-only mapping of them differs from the file. base is the
 	// link-time address of file offset 0 (the first PT_LOAD's page).
-	relro     [][2]uint64
-	loads     []Segment // Found's PT_LOAD segments, nil if it is not ELF
-	base      uint64
-	bias      uint64 // load bias: mapped address minus link-time address
-	biasKnown bool
+	relro      [][2]uint64
+	loads      []Segment // Found's PT_LOAD segments, nil if it is not ELF
+	base       uint64
+	bias       uint64 // load bias: mapped address minus link-time address
+	biasKnown  bool
+	first      uint64 // where file offset 0 is mapped, if firstKnown
+	firstKnown bool
+	resolved   bool // resolve ran
 }
 
 // FileChangedError says a candidate file is not the file the process mapped.

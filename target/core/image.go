@@ -36,7 +36,7 @@ func (c *Core) newImage() {
 // first; the fallback never does (resolveFiles reads through it).
 func (c *Core) ensureFiles() {
 	c.filesOnce.Do(func() {
-		c.byPath = c.resolveFiles(c.coreTime)
+		c.byPath = c.resolveFiles()
 		for _, a := range c.layout.areas {
 			c.fillArea(a, c.byPath)
 		}
@@ -46,14 +46,14 @@ func (c *Core) ensureFiles() {
 	})
 }
 
-// resolveFiles makes one MappedFile per NT_FILE path and finds a stand-in
-// for each. It reads build-ids from the core's copy of each file's first page,
-// so the core's sections must already be in the image.
-func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
+// resolveFiles makes one MappedFile per NT_FILE path, with the build-id and
+// first page the core holds of it, and finds the executable's stand-in. The
+// other files are looked for only when needed (need) or asked for
+// (MappedFiles).
+func (c *Core) resolveFiles() map[string]*MappedFile {
 	byPath := map[string]*MappedFile{}
 	entry, _ := c.auxv.Lookup(AT_ENTRY)
 	var exe *MappedFile
-	firstMapping := map[*MappedFile]uint64{} // where each file's offset 0 is mapped
 	for _, f := range c.layout.files {
 		p, deleted := trimDeleted(f.Path)
 		mf := byPath[f.Path]
@@ -65,8 +65,8 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 		if ext := f.Offset + (f.End - f.Start); ext > mf.extent && ext >= f.Offset {
 			mf.extent = ext
 		}
-		if _, seen := firstMapping[mf]; f.Offset == 0 && !seen {
-			firstMapping[mf] = f.Start
+		if f.Offset == 0 && !mf.firstKnown {
+			mf.first, mf.firstKnown = f.Start, true
 		}
 		if f.Offset == 0 && mf.BuildID == nil && f.End > f.Start {
 			r := offsetReader{c.image.ReaderAt(asid), f.Start}
@@ -95,22 +95,42 @@ func (c *Core) resolveFiles(coreTime int64) map[string]*MappedFile {
 		}
 	}
 	c.exe = exe
-	for _, mf := range c.files {
-		c.opts.resolve(mf, mf == exe, coreTime)
-		if mf.Err == nil {
-			if start, ok := firstMapping[mf]; ok {
-				mf.bias, mf.biasKnown = start-mf.base, true
-			}
-			continue
-		}
-		kind := ProblemFileMissing
-		var fc *FileChangedError
-		if errors.As(mf.Err, &fc) {
-			kind = ProblemFileChanged
-		}
-		c.problems = append(c.problems, Problem{Kind: kind, Path: mf.Path, Offset: -1, Err: mf.Err})
+	if exe != nil {
+		c.resolveFile(exe) // the symbols layer will want it, needed or not
 	}
 	return byPath
+}
+
+// resolveFile looks for mf's stand-in, once.
+func (c *Core) resolveFile(mf *MappedFile) {
+	if mf.resolved {
+		return
+	}
+	mf.resolved = true
+	c.opts.resolve(mf, mf == c.exe, c.coreTime)
+	if mf.Err == nil && mf.firstKnown {
+		mf.bias, mf.biasKnown = mf.first-mf.base, true
+	}
+}
+
+// need records that some of mf's mapped bytes must come from the file, finds
+// it, and reports it when it cannot be found or is not the right file. Files
+// whose bytes are all in the core are never reported.
+func (c *Core) need(mf *MappedFile) {
+	c.resolveFile(mf)
+	if mf.Needed {
+		return
+	}
+	mf.Needed = true
+	if mf.Err == nil {
+		return
+	}
+	kind := ProblemFileMissing
+	var fc *FileChangedError
+	if errors.As(mf.Err, &fc) {
+		kind = ProblemFileChanged
+	}
+	c.problems = append(c.problems, Problem{Kind: kind, Path: mf.Path, Offset: -1, Err: mf.Err})
 }
 
 // fillArea adds the file pieces for the parts of area a the core left out,
@@ -147,6 +167,9 @@ func (c *Core) fillArea(a area, byPath map[string]*MappedFile) {
 		c.gaps = append(c.gaps, &MissingError{Start: te, End: a.end, Mapped: true,
 			Reason: "the mapping is not readable (PROT_NONE) in the process either"})
 		return
+	}
+	if mf != nil && (a.load < 0 || ld.Flags&pfW == 0) {
+		c.need(mf) // a writable mapping's file could not stand in anyway
 	}
 	if mf != nil && mf.Found != "" && !c.writable(a) {
 		c.addFileRange(mf, fm, te, a.end)

@@ -84,6 +84,20 @@ func TestKernelCore(t *testing.T) {
 			if tc.textFromFile {
 				checkTextFromFile(t, c, p)
 			}
+			if tc.filter == 0x3f {
+				// Everything is in the core: no file is needed, none is
+				// reported missing, every sample reads.
+				_, c := openCore(t, corePath, Options{Sysroot: t.TempDir()})
+				if missing := checkMemory(t, c.Process(), samples); len(missing) != 0 {
+					t.Errorf("unavailable without files: %v", missing)
+				}
+				if pr := c.Problems(); len(pr) != 0 {
+					t.Errorf("problems without files: %v", pr)
+				}
+				if exe := c.Executable(); exe == nil || exe.Needed || exe.Found != "" {
+					t.Errorf("executable %+v", exe)
+				}
+			}
 			if tc.filter == 0x33 {
 				testMissingFiles(t, corePath, p, samples)
 				testTruncated(t, corePath, samples)
