@@ -121,3 +121,34 @@ func (in *Instruction) MemoryTarget() (addr uint64, ok bool) {
 	}
 	return 0, false
 }
+
+// PCRelative locates the PC-relative field of the instruction: the rel8/rel32
+// of a direct branch or the disp32 of a RIP-relative memory operand, as an
+// offset into Bytes and a size in bytes. Code that moves an instruction to
+// another address (displaced stepping, probe trampolines) must rewrite it.
+func (in *Instruction) PCRelative() (offset, size int, ok bool) {
+	if in.Kind != Decoded {
+		return 0, 0, false
+	}
+	if _, isBranch := in.BranchTarget(); isBranch {
+		code := in.Bytes[in.lead:]
+		i := legacyPrefixLen(code)
+		if i < len(code) && code[i]&0xf0 == 0x40 {
+			i++
+		}
+		size = 4
+		if i < len(code) {
+			switch op := code[i]; {
+			case op == 0xeb, op >= 0x70 && op <= 0x7f, op >= 0xe0 && op <= 0xe3:
+				size = 1
+			}
+		}
+		return in.Len - size, size, true // the rel field ends the instruction
+	}
+	if _, isRIP := in.MemoryTarget(); isRIP {
+		if enc := addressing(in.Bytes[in.lead:]); enc.ok && enc.mod == 0 && enc.rm == 5 {
+			return in.lead + enc.pos + 1, 4, true
+		}
+	}
+	return 0, 0, false
+}

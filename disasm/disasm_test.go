@@ -297,3 +297,40 @@ func TestControlFlow(t *testing.T) {
 		}
 	}
 }
+
+func TestPCRelative(t *testing.T) {
+	cases := []struct {
+		name         string
+		bytes        []byte
+		offset, size int
+	}{
+		{"call rel32", hex(0xe8, 1, 2, 3, 4), 1, 4},
+		{"jmp rel8", hex(0xeb, 0x10), 1, 1},
+		{"jne rel32", hex(0x0f, 0x85, 1, 2, 3, 4), 2, 4},
+		{"bnd jmp rel32", hex(0xf2, 0xe9, 1, 2, 3, 4), 2, 4},
+		{"lea rip", hex(0x48, 0x8d, 0x3d, 1, 2, 3, 4), 3, 4},
+		{"movl imm to rip", hex(0xc7, 0x05, 1, 2, 3, 4, 0x2a, 0, 0, 0), 2, 4},
+		{"VEX rip", hex(0xc5, 0x7d, 0x6f, 0x15, 1, 2, 3, 4), 4, 4},
+		{"EVEX rip", hex(0x62, 0x61, 0xfd, 0x28, 0x6f, 0x2d, 1, 2, 3, 4), 6, 4},
+		{"cmpb imm8 rip", hex(0x80, 0x3d, 1, 2, 3, 4, 0), 2, 4},
+	}
+	for _, c := range cases {
+		in, err := Decode(c.bytes, 0x1000)
+		if err != nil || in.Len != len(c.bytes) {
+			t.Fatalf("%s: %v, len %d", c.name, err, in.Len)
+		}
+		off, size, ok := in.PCRelative()
+		if !ok || off != c.offset || size != c.size {
+			t.Errorf("%s (%s): PCRelative = %d, %d, %v; want %d, %d", c.name, in.Text(GNU, nil), off, size, ok, c.offset, c.size)
+		}
+		if raw, _ := in.Raw(); raw.PCRel != 0 && (raw.PCRel != size || raw.PCRelOff != off) {
+			t.Errorf("%s: x86asm says %d bytes at %d", c.name, raw.PCRel, raw.PCRelOff)
+		}
+	}
+	for _, b := range [][]byte{{0xff, 0xd0}, {0x48, 0x8b, 0x45, 0xf8}, {0xc3}, {0x06}} {
+		in, _ := Decode(b, 0)
+		if _, _, ok := in.PCRelative(); ok {
+			t.Errorf("% x (%s) has no PC-relative field", b, in.Text(GNU, nil))
+		}
+	}
+}

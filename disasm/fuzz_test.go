@@ -46,6 +46,9 @@ func FuzzDecode(f *testing.F) {
 			in.Flow()
 			in.BranchTarget()
 			in.MemoryTarget()
+			if off, size, ok := in.PCRelative(); ok && (off < 0 || off+size > in.Len) {
+				t.Fatalf("% x: PC-relative field %d bytes at %d", in.Bytes, size, off)
+			}
 		}
 		if total != len(code) {
 			t.Fatalf("linear sweep covered %d of %d bytes", total, len(code))

@@ -20,6 +20,7 @@ import (
 // modrmInfo describes the addressing bytes of an instruction.
 type modrmInfo struct {
 	ok                 bool // a ModRM byte was found (false for moffs forms)
+	pos                int  // its offset in the encoding
 	mod, rm            byte
 	sib                bool
 	sibScale, sibIndex byte
@@ -57,7 +58,7 @@ func addressing(code []byte) modrmInfo {
 	if i >= len(code) {
 		return modrmInfo{}
 	}
-	m := modrmInfo{ok: true, mod: code[i] >> 6, rm: code[i] & 7}
+	m := modrmInfo{ok: true, pos: i, mod: code[i] >> 6, rm: code[i] & 7}
 	if m.mod != 3 && m.rm == 4 && i+1 < len(code) {
 		s := code[i+1]
 		m.sib, m.sibScale, m.sibIndex, m.sibBase = true, s>>6, (s>>3)&7, s&7

@@ -260,6 +260,39 @@ func checkLinearSweep(t *testing.T, path string) {
 	if len(ours) != len(theirs) {
 		t.Fatalf("%s: linear sweep found %d instructions, objdump %d", path, len(ours), len(theirs))
 	}
+	checkPCRelative(t, ours)
+}
+
+// checkPCRelative reads every PC-relative field PCRelative locates and
+// requires it to give the instruction's branch or memory target.
+func checkPCRelative(t *testing.T, list []Instruction) {
+	n := 0
+	for i := range list {
+		in := &list[i]
+		off, size, ok := in.PCRelative()
+		if !ok {
+			continue
+		}
+		n++
+		var v int64
+		switch size {
+		case 1:
+			v = int64(int8(in.Bytes[off]))
+		case 4:
+			b := in.Bytes[off : off+4]
+			v = int64(int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24))
+		}
+		want, ok := in.BranchTarget()
+		if !ok {
+			want, _ = in.MemoryTarget()
+		}
+		if in.Next()+uint64(v) != want {
+			t.Fatalf("%#x %s: PC-relative field %d bytes at %d gives %#x, target %#x", in.Address, in.Text(GNU, nil), size, off, in.Next()+uint64(v), want)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no PC-relative instruction found")
+	}
 }
 
 // checkComparison fails on any size mismatch and any mnemonic mismatch that is
