@@ -119,13 +119,13 @@ var eventArity = map[string]int{
 	"RunControl.containerResumed": 1, "RunControl.contextException": 2, "RunControl.contextStateChanged": 1,
 	"Processes.exited": 2, "ProcessesV1.exited": 2,
 	"Memory.contextAdded": 1, "Memory.contextChanged": 1, "Memory.contextRemoved": 1, "Memory.memoryChanged": 2,
-	"MemoryMap.changed": 1,
+	"MemoryMap.changed":        1,
 	"Breakpoints.contextAdded": 1, "Breakpoints.contextChanged": 1, "Breakpoints.contextRemoved": 1, "Breakpoints.status": 2,
 	"Streams.created": 3, "Streams.disposed": 2,
 	"Registers.contextChanged": 0, "Registers.registerChanged": 1,
 	"Terminals.exited": 2, "Terminals.winSizeChanged": 3,
 	"PathMap.changed": 0,
-	"Locator.Hello": 1,
+	"Locator.Hello":   1,
 }
 
 func checkArity(t *testing.T, e event) {
