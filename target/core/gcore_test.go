@@ -18,6 +18,9 @@ import (
 // gdb printed before dumping, the memory map, and 1,000 sampled addresses.
 func TestGcore(t *testing.T) {
 	requireGDB(t)
+	if b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); err == nil && strings.TrimSpace(string(b)) >= "2" && os.Geteuid() != 0 {
+		t.Skipf("Yama ptrace_scope %s lets only root attach gdb", strings.TrimSpace(string(b)))
+	}
 	p := startTarget(t, buildTarget(t), 0)
 	maps := readMaps(t, p.pid)
 	samples := sampleMemory(t, p.pid, maps, p.exe, 1000, rand.New(rand.NewSource(7)))
