@@ -475,3 +475,22 @@ func TestExecutableWithoutAuxv(t *testing.T) {
 		t.Errorf("text: %q %v", buf, err)
 	}
 }
+
+// TestCoreShrinksWhileOpen cuts the core file under an open Target: reads of
+// the lost pages fail with an error (the SIGBUS is caught), never crash.
+func TestCoreShrinksWhileOpen(t *testing.T) {
+	corePath, _, _ := synthetic(t, sameHead)
+	_, c := openCore(t, corePath, Options{})
+	buf := make([]byte, 8)
+	if _, err := c.Process().ReadMemory(0x7ff000, buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(corePath, 4096); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Process().ReadMemory(0x7ff800, buf)
+	var me *target.MemoryError
+	if !errors.As(err, &me) || !strings.Contains(err.Error(), "changed while open") {
+		t.Errorf("read after the core shrank: %v", err)
+	}
+}
