@@ -43,7 +43,29 @@ func (c *Core) ensureFiles() {
 		c.flushFilePiece()
 		sort.Slice(c.gaps, func(i, j int) bool { return c.gaps[i].Start < c.gaps[j].Start })
 		c.buildRegions()
+		c.checkWrittenPrivate()
 	})
+}
+
+// checkWrittenPrivate warns when the core leaves out the memory a process
+// wrote to (coredump_filter without bit 0): the main stack, always written,
+// then has no bytes in the core. Read-only file mappings are still read from
+// their files, which is right unless the program wrote to them after an
+// mprotect (RELRO excepted: it is never read from the file).
+func (c *Core) checkWrittenPrivate() {
+	stack, ok := c.auxv.Lookup(AT_EXECFN)
+	if !ok || len(c.fileRanges) == 0 {
+		return
+	}
+	areas := c.layout.areas
+	k := sort.Search(len(areas), func(k int) bool { return areas[k].end > stack })
+	if k == len(areas) || areas[k].start > stack || areas[k].load < 0 || areas[k].file >= 0 {
+		return
+	}
+	if ld := c.layout.loads[areas[k].load]; ld.declared == 0 {
+		c.problems = append(c.problems, Problem{Kind: ProblemMissingInfo, Start: areas[k].start, End: areas[k].end, Offset: -1,
+			Err: fmt.Errorf("the core holds no written private memory (not even the stack; coredump_filter bit 0 was clear): read-only file mappings are read from their files, which differ if the program wrote to them after an mprotect")})
+	}
 }
 
 // resolveFiles makes one MappedFile per NT_FILE path, with the build-id and

@@ -69,10 +69,17 @@ func TestKernelCore(t *testing.T) {
 			if tc.filter == 0x32 && missing["heap"] == 0 {
 				t.Errorf("coredump_filter 0x32 leaves out the heap, yet every heap read succeeded")
 			}
+			warned := false
 			for _, pr := range c.Problems() {
-				if pr.Kind != ProblemNotDumped {
+				switch {
+				case pr.Kind == ProblemMissingInfo && tc.filter == 0x32 && strings.Contains(pr.Err.Error(), "no written private memory"):
+					warned = true
+				case pr.Kind != ProblemNotDumped:
 					t.Errorf("unexpected problem: %v", pr)
 				}
+			}
+			if tc.filter == 0x32 && !warned {
+				t.Errorf("no warning that the core lacks written private memory: %v", c.Problems())
 			}
 			exe := findMapped(c, p.exe)
 			if exe == nil || exe.Found != p.exe {
