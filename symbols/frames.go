@@ -9,35 +9,14 @@ func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 	if cu == nil {
 		return dst, nil
 	}
-	var firstErr error
-	keep := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
+	u := cu.fast.Load()
+	if u == nil {
+		u = cu.buildLookup(d)
 	}
-	lt, err := cu.lineTable()
-	keep(err)
-	var tree *scopeTree
-	du, err := cu.dieUnit()
-	if errors.Is(err, ErrNoDWO) {
-		// Missing split DWARF is missing debug info, not an error: the
-		// skeleton's lines and the symbol table still answer. Said once.
-		d.warnOnce(err)
-		err = nil
-	}
-	keep(err)
-	if du != nil {
-		tree, err = du.scopeTree()
-		keep(err)
-	}
-	node := int32(-1)
-	if tree != nil {
-		node = tree.seg.find(pc)
-	}
-	row := -1
-	if lt != nil {
-		row = lt.find(pc)
-	}
+	// A unit decoded only in part answers what it can, with its error.
+	firstErr := u.err
+	tree, lt := u.tree, u.lines
+	node, row := u.at(pc)
 	if node < 0 && row < 0 {
 		return dst, firstErr
 	}
@@ -68,4 +47,33 @@ func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 		dst = append(dst, f)
 	}
 	return dst, firstErr
+}
+
+// buildLookup decodes the unit's scope tree and line table and publishes
+// their combined address map (once; concurrent callers may both build it,
+// which is harmless: the decoded parts are shared through sync.Once).
+func (cu *compUnit) buildLookup(d *dwarfFile) *unitLookup {
+	var errs []error
+	lt, err := cu.lineTable()
+	errs = append(errs, err)
+	var tree *scopeTree
+	du, err := cu.dieUnit()
+	if errors.Is(err, ErrNoDWO) {
+		// Missing split DWARF is missing debug info, not an error: the
+		// skeleton's lines and the symbol table still answer. Said once.
+		d.warnOnce(err)
+		err = nil
+	}
+	errs = append(errs, err)
+	if du != nil {
+		tree, err = du.scopeTree()
+		errs = append(errs, err)
+	}
+	u := newUnitLookup(tree, lt)
+	u.err = errors.Join(errs...)
+	if e, ok := u.err.(interface{ Unwrap() []error }); ok && len(e.Unwrap()) == 1 {
+		u.err = e.Unwrap()[0]
+	}
+	cu.fast.Store(u)
+	return u
 }

@@ -8,10 +8,11 @@ import "sort"
 type segmentMap struct {
 	start []uint64
 	val   []int32
+	idx   addrIndex
 }
 
 func (m *segmentMap) find(pc uint64) int32 {
-	i := sort.Search(len(m.start), func(i int) bool { return m.start[i] > pc }) - 1
+	i := m.idx.floor(pc)
 	if i < 0 {
 		return -1
 	}
@@ -97,5 +98,6 @@ func buildSegments(spans []span) segmentMap {
 		}
 		emit(at)
 	}
+	m.idx = newAddrIndex(m.start)
 	return m
 }

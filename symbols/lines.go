@@ -11,6 +11,7 @@ import (
 type lineTable struct {
 	files []string
 	rows  []dwarfraw.LineRow
+	addrs addrIndex // rows[i].Addr, for the search
 }
 
 func newLineTable(t *dwarfraw.LineTable) *lineTable {
@@ -58,6 +59,11 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 		rows = appendGDBRows(rows, part)
 	}
 	lt.rows = rows
+	keys := make([]uint64, len(rows))
+	for i := range rows {
+		keys[i] = rows[i].Addr
+	}
+	lt.addrs = newAddrIndex(keys)
 	return lt
 }
 
@@ -66,7 +72,7 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 // share the address, the last is_stmt one wins (the last row when none is).
 func (lt *lineTable) find(pc uint64) int {
 	rows := lt.rows
-	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > pc }) - 1
+	i := lt.addrs.floor(pc)
 	if i < 0 || rows[i].Flags&dwarfraw.RowEndSequence != 0 {
 		return -1
 	}

@@ -51,8 +51,8 @@ func (b *Binary) symbolFrame(f *Frame, addr uint64) bool {
 // names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
 // part of the source name and are dropped.
 func (b *Binary) completeLinkageName(f *Frame) {
-	if f.LinkageName != "" || f.Inlined || f.Start == 0 {
-		return
+	if f.LinkageName != "" || f.Inlined || f.Start == 0 || !strings.ContainsAny(f.Function, ":<(") {
+		return // C functions (no scope, template or operator in the name) never need it
 	}
 	for _, s := range b.symbols().Aliases(f.Start) {
 		if !strings.HasPrefix(s.Name, "_Z") && !strings.HasPrefix(s.Name, "_R") {

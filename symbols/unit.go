@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
@@ -42,6 +43,8 @@ type compUnit struct {
 	linesOnce sync.Once
 	lines     *lineTable
 	linesErr  error
+
+	fast atomic.Pointer[unitLookup] // set once scopes and lines are decoded
 }
 
 func (cu *compUnit) secName() string {

@@ -1,0 +1,73 @@
+package symbols
+
+// unitLookup is a unit's address map once its scope tree and line table are
+// decoded: one sorted array of boundaries, each giving the innermost scope
+// node and the line row (after gdb's row choice) that hold from there to the
+// next boundary. A warm lookup is then one search instead of two.
+type unitLookup struct {
+	tree  *scopeTree
+	lines *lineTable
+	keys  addrIndex
+	node  []int32
+	row   []int32
+	err   error // what went wrong decoding the unit, reported with every answer
+}
+
+func newUnitLookup(tree *scopeTree, lines *lineTable) *unitLookup {
+	u := &unitLookup{tree: tree, lines: lines}
+	var segStart []uint64
+	var segVal []int32
+	if tree != nil {
+		segStart, segVal = tree.seg.start, tree.seg.val
+	}
+	// Distinct row addresses with the row chosen for them.
+	var rowAddr []uint64
+	var rowPick []int32
+	if lines != nil {
+		rows := lines.rows
+		for i := 0; i < len(rows); i++ {
+			if i+1 < len(rows) && rows[i+1].Addr == rows[i].Addr {
+				continue // the last row of a group of equal addresses decides
+			}
+			rowAddr = append(rowAddr, rows[i].Addr)
+			rowPick = append(rowPick, int32(lines.find(rows[i].Addr)))
+		}
+	}
+	n := len(segStart) + len(rowAddr)
+	keys := make([]uint64, 0, n)
+	u.node = make([]int32, 0, n)
+	u.row = make([]int32, 0, n)
+	i, j := 0, 0
+	curNode, curRow := int32(-1), int32(-1)
+	for i < len(segStart) || j < len(rowAddr) {
+		var at uint64
+		switch {
+		case j >= len(rowAddr) || (i < len(segStart) && segStart[i] <= rowAddr[j]):
+			at = segStart[i]
+		default:
+			at = rowAddr[j]
+		}
+		for i < len(segStart) && segStart[i] == at {
+			curNode = segVal[i]
+			i++
+		}
+		for j < len(rowAddr) && rowAddr[j] == at {
+			curRow = rowPick[j]
+			j++
+		}
+		keys = append(keys, at)
+		u.node = append(u.node, curNode)
+		u.row = append(u.row, curRow)
+	}
+	u.keys = newAddrIndex(keys)
+	return u
+}
+
+// at returns the innermost scope node and the line row for pc (-1: none).
+func (u *unitLookup) at(pc uint64) (node int32, row int) {
+	i := u.keys.floor(pc)
+	if i < 0 {
+		return -1, -1
+	}
+	return u.node[i], int(u.row[i])
+}
