@@ -161,7 +161,18 @@ func TestLiveAsyncPositions(t *testing.T) {
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb not installed")
 	}
-	c := liveCase{name: "O2", flags: []string{"-O2"}}
+	builds := []liveCase{
+		{name: "O2", flags: []string{"-O2"}},
+		// No CFI at all in the program: frame 0 at entry, after push %rbp and
+		// at ret needs the prologue heuristics; elsewhere the frame-pointer chain.
+		{name: "nocfi", flags: []string{"-O1", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}},
+	}
+	for _, c := range builds {
+		t.Run(c.name, func(t *testing.T) { asyncPositions(t, c) })
+	}
+}
+
+func asyncPositions(t *testing.T, c liveCase) {
 	bin := buildCase(t, c)
 	args := []string{"calls"}
 	callee := func(lt *liveTarget) (uint64, uint64) { return lt.symbolAddr(filepath.Base(bin), "callee") }
