@@ -186,8 +186,9 @@ func TestRowsMatchReadelfDebugFrame(t *testing.T) {
 	}
 }
 
-func TestRowsMatchReadelfLibc(t *testing.T) {
-	for _, lib := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"} {
+func TestRowsMatchReadelfSystemLibraries(t *testing.T) {
+	for _, lib := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libgcc_s.so.1", "/lib/x86_64-linux-gnu/libm.so.6"} {
 		n := checkAgainstReadelf(t, lib)
 		t.Logf("%s: %d rows compared", lib, n)
 		if n < 100 {
