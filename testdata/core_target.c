@@ -8,8 +8,8 @@
 //   into each worker's ymm8 register, then prints one line:
 //     READY pid=P tids=T1,T2,T3 heap=0x.. data=0x.. bss=0x.. big=0x..
 //   and blocks reading stdin. A line "fault N" on stdin makes worker N write
-//   through a bad pointer (a real SIGSEGV, si_code SEGV_MAPERR); anything else
-//   (or EOF) makes the program exit 0.
+//   through a bad pointer (a real SIGSEGV, si_code SEGV_MAPERR), "abort N"
+//   makes it call abort(3); anything else (or EOF) makes the program exit 0.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -53,8 +53,12 @@ static void *worker(void *arg) {
 	tids[k] = (pid_t)syscall(SYS_gettid);
 	pthread_barrier_wait(&ready);
 	char c;
-	if (block_with_pattern(wake[k][0], pattern, &c) == 1 && c == 'f')
-		*(volatile int *)(uintptr_t)0x18 = frame[5];  // the fault
+	if (block_with_pattern(wake[k][0], pattern, &c) == 1) {
+		if (c == 'f')
+			*(volatile int *)(uintptr_t)0x18 = frame[5];  // the fault
+		if (c == 'a')
+			abort();
+	}
 	return NULL;
 }
 
@@ -92,9 +96,10 @@ int main(int argc, char **argv) {
 	fflush(stdout);
 
 	char line[64];
-	if (fgets(line, sizeof line, stdin) && strncmp(line, "fault ", 6) == 0) {
+	if (fgets(line, sizeof line, stdin) &&
+	    (strncmp(line, "fault ", 6) == 0 || strncmp(line, "abort ", 6) == 0)) {
 		int k = atoi(line + 6) % NWORKERS;
-		if (write(wake[k][1], "f", 1) != 1)
+		if (write(wake[k][1], line, 1) != 1)
 			return 3;
 		pthread_join(th[k], NULL);  // never returns: the fault kills the process
 	}
