@@ -68,4 +68,3 @@ func TestKernelCoreAbort(t *testing.T) {
 	requireGDB(t)
 	checkRegisters(t, c, p, gdbRegisters(t, p.exe, corePath))
 }
-
