@@ -41,12 +41,12 @@ func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
 			// uwx: an IP in no module is a leaf with default unwind properties.
 			return u.leaf(f, n, 0, MethodLeaf)
 		}
-		if r, err, ok := u.prologue(f, n); ok {
+		if r, ok, err := u.prologue(f, n); ok {
 			return r, err
 		}
 	}
 	if !u.opts.NoFramePointer {
-		if r, err, ok := u.framePointer(f, n); ok {
+		if r, ok, err := u.framePointer(f, n); ok {
 			return r, err
 		}
 	}
@@ -239,23 +239,23 @@ func (u *Unwinder) leaf(f, n *Frame, off uint64, method Method) (StopReason, err
 // prologue handles frame 0 (or a frame a signal interrupted) in code without
 // CFI at the positions where the frame-pointer chain is not yet (or no longer)
 // set up: the first instruction, after push %rbp, and ret.
-func (u *Unwinder) prologue(f, n *Frame) (StopReason, error, bool) {
+func (u *Unwinder) prologue(f, n *Frame) (reason StopReason, ok bool, err error) {
 	b := u.read(f.PC, 4)
 	if b == nil {
-		return 0, nil, false
+		return 0, false, nil
 	}
 	switch {
 	case b[0] == 0x55, b[0] == 0xc3, b[0] == 0xf3 && b[1] == 0xc3,
 		b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa: // push %rbp, ret, rep ret, endbr64
 		r, err := u.leaf(f, n, 0, MethodPrologue)
-		return r, err, true
+		return r, true, err
 	case b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5: // mov %rsp,%rbp right after push %rbp
 		if p := u.read(f.PC-1, 1); p != nil && p[0] == 0x55 {
 			r, err := u.leaf(f, n, 8, MethodPrologue)
-			return r, err, true
+			return r, true, err
 		}
 	}
-	return 0, nil, false
+	return 0, false, nil
 }
 
 // maxFrameSize bounds the distance between sp and rbp the frame-pointer
@@ -266,14 +266,14 @@ const maxFrameSize = 64 << 20
 // is credible: rbp lies on the stack above sp and is aligned, the saved
 // return address is in a known module, and the instruction before it is a
 // call. A guess that fails any test ends the walk instead of inventing a frame.
-func (u *Unwinder) framePointer(f, n *Frame) (StopReason, error, bool) {
+func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err error) {
 	bp, ok := f.Regs.Get(regRBP)
 	if !ok || bp < f.SP || bp&7 != 0 || bp-f.SP > maxFrameSize {
-		return 0, nil, false
+		return 0, false, nil
 	}
 	b := u.read(bp, 16)
 	if b == nil {
-		return 0, nil, false
+		return 0, false, nil
 	}
 	savedBP := binary.LittleEndian.Uint64(b)
 	ra := binary.LittleEndian.Uint64(b[8:])
@@ -281,12 +281,12 @@ func (u *Unwinder) framePointer(f, n *Frame) (StopReason, error, bool) {
 		if savedBP == 0 {
 			f.CFA = bp + 16
 			f.Method = MethodFramePointer
-			return StopOutermost, nil, true
+			return StopOutermost, true, nil
 		}
-		return 0, nil, false
+		return 0, false, nil
 	}
 	if u.module(ra-1) == nil || !u.followsCall(ra) {
-		return 0, nil, false
+		return 0, false, nil
 	}
 	for r := 0; r < NumRegs; r++ {
 		if calleeSaved(r) {
@@ -301,7 +301,7 @@ func (u *Unwinder) framePointer(f, n *Frame) (StopReason, error, bool) {
 	n.Regs.Set(regRSP, f.CFA)
 	n.Regs.Set(regRIP, ra)
 	n.PC, n.SP = ra, f.CFA
-	return StopNone, nil, true
+	return StopNone, true, nil
 }
 
 // followsCall reports whether the bytes before ra end with a call

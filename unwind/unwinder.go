@@ -212,14 +212,17 @@ func (u *Unwinder) moduleErr(pc uint64) (*Module, error) {
 	return m, nil
 }
 
+// resetMemory forgets cached memory and module ranges: the target may have
+// run (or loaded and unloaded modules) since the last walk.
 func (u *Unwinder) resetMemory() {
 	for i := range u.blocks {
 		u.blocks[i].n = 0
 	}
+	u.mods = [len(u.mods)]*Module{}
 }
 
-// ReadMemory reads target memory through the block cache. It implements
-// dwarfexpr.Target's memory half for expressions.
+// readMemory reads target memory through the block cache and returns the
+// number of bytes read.
 func (u *Unwinder) readMemory(buf []byte, addr uint64) int {
 	base := addr &^ (blockSize - 1)
 	off := int(addr - base)
