@@ -25,10 +25,12 @@ const (
 	// ProblemFileMissing: a mapped file was found nowhere.
 	ProblemFileMissing
 	// ProblemFileChanged: a candidate for a mapped file is not the file the
-	// process had mapped (build-id, size or mtime disagree); it was not used.
+	// process had mapped (build-id, first page, size or mtime disagree); it was
+	// not used.
 	ProblemFileChanged
 	// ProblemMissingInfo: a note sonde needs is absent (no NT_PRPSINFO, no
-	// NT_FILE, ...); what it would have said is guessed or unavailable.
+	// NT_FILE, ...), so what it would have said is guessed or unavailable;
+	// or the core lacks a kind of memory that limits what reads can trust.
 	ProblemMissingInfo
 )
 
