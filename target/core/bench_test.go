@@ -51,8 +51,8 @@ func BenchmarkOpen(b *testing.B) {
 //
 //	SONDE_CORE_BENCH=1 go test -run XXX -bench Open1GiB ./target/core
 //
-// Measured on the 2-vCPU development VM (shared, load average about 10):
-// 0.5-1 ms per open with a warm page cache; 1.6-10 ms for the first open after
+// Measured on the 2-vCPU development VM (shared, load average 7-12): 0.3 ms
+// per open with a warm page cache; 1.6-10 ms for the first open after
 // dropping every cache (BenchmarkOpenFile with -benchtime=1x), once 287 ms
 // while other jobs saturated the disk. The bound is 50 ms.
 func BenchmarkOpen1GiB(b *testing.B) {
