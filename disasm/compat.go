@@ -259,10 +259,34 @@ func (r *rewrite) intel() {
 	if p > 0 && op != x86asm.NOP {
 		// x86asm's Intel syntax drops prefixes its GNU syntax shows (and
 		// objdump shows in both): take the prefix words from the GNU rendering.
-		if g := strings.Fields(r.in.format(GNU).mnemonic); len(g) > 0 {
-			r.prefixes = g[:len(g)-1]
+		r.prefixes = r.gnuPrefixes()
+	}
+}
+
+// gnuPrefixes returns the prefix words of the instruction's GNU rendering
+// (without formatting the whole instruction in GNU syntax, which would make
+// formatting recursive).
+func (r *rewrite) gnuPrefixes() []string {
+	text := x86asm.GNUSyntax(r.in.inst, 0, nil)
+	g := rewrite{in: r.in, syntax: GNU, f: &formatted{}, op: r.op, code: r.code, p: r.p}
+	for pos := 0; ; {
+		sp := strings.IndexByte(text[pos:], ' ')
+		if sp < 0 || !isPrefixWord(text[pos:pos+sp]) {
+			break
+		}
+		g.prefixes = append(g.prefixes, text[pos:pos+sp])
+		pos += sp + 1
+	}
+	g.prefixWords()
+	if r.op != x86asm.NOP && !isStringOp(r.op) {
+		for _, a := range r.in.inst.Args {
+			if _, isMem := a.(x86asm.Mem); isMem {
+				g.prefixes = appendSegmentWords(g.prefixes, r.code[:r.p])
+				break
+			}
 		}
 	}
+	return g.prefixes
 }
 
 // adjustImmediate prints an immediate as objdump does: unsigned, in the width
