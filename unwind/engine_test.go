@@ -2,6 +2,7 @@ package unwind
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"slices"
 	"sync"
@@ -277,4 +278,66 @@ func TestDepthLimit(t *testing.T) {
 	if last := frames[len(frames)-1]; last.CFA <= last.SP {
 		t.Errorf("last frame's CFA not computed: %+v", last)
 	}
+}
+
+// TestPushRBPOnlyAtEntry: in code without CFI, a push %rbp byte counts as a
+// frame being set up only at the function's entry (from the client's symbol
+// information), not in the middle of a function.
+func TestPushRBPOnlyAtEntry(t *testing.T) {
+	c := liveCase{name: "nocfi", flags: []string{"-O1", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}}
+	bin := buildCase(t, c)
+	ms, text := offlineModules(t, bin)
+	m := ms.modules[0]
+	st := m.Client.(*symtab)
+	var entry, middle, ret uint64
+	for _, sym := range st.syms {
+		if sym.Name == "recurse" {
+			entry = sym.Value + m.Bias
+			ret = entry + sym.Size/2 // a plausible return address inside a function...
+		}
+	}
+	// ...that follows a call, so that it validates as a return address.
+	for _, r := range text {
+		for i := 5; i < len(r.data); i++ {
+			a := r.addr + uint64(i)
+			if r.data[i-5] == 0xe8 && a > entry && a < entry+64 {
+				ret = a
+			}
+			if r.data[i] == 0x55 && middle == 0 && a > entry+16 {
+				if _, ok := st.lookup(a - m.Bias); ok && !isSymbolStart(st, a-m.Bias) {
+					middle = a
+				}
+			}
+		}
+	}
+	if entry == 0 || middle == 0 {
+		t.Fatal("no push %rbp found")
+	}
+	stack := make([]byte, 64)
+	binary.LittleEndian.PutUint64(stack, ret)
+	for _, tc := range []struct {
+		pc     uint64
+		frames int
+	}{{entry, 2}, {middle, 1}} {
+		s := &snapshot{moduleSet: ms, regions: append(append([]region{}, text...), region{garbageStack, stack})}
+		sortRegions(s.regions)
+		s.regs.Set(regRIP, tc.pc)
+		s.regs.Set(regRSP, garbageStack)
+		s.regs.Set(regRBP, 0)
+		u := New(s, s, &Options{MaxDepth: 2})
+		u.Init()
+		frames, stop := u.Walk(nil)
+		if len(frames) != tc.frames {
+			t.Errorf("pc %#x: %d frames (%v, %v), want %d", tc.pc, len(frames), stop, u.Err(), tc.frames)
+		}
+	}
+}
+
+func isSymbolStart(st *symtab, addr uint64) bool {
+	for _, s := range st.syms {
+		if s.Value == addr {
+			return true
+		}
+	}
+	return false
 }

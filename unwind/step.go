@@ -245,8 +245,11 @@ func (u *Unwinder) prologue(f, n *Frame) (reason StopReason, ok bool, err error)
 		return 0, false, nil
 	}
 	switch {
-	case b[0] == 0x55, b[0] == 0xc3, b[0] == 0xf3 && b[1] == 0xc3,
-		b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa: // push %rbp, ret, rep ret, endbr64
+	case b[0] == 0xc3, b[0] == 0xf3 && b[1] == 0xc3, // ret, rep ret: the return address is at [sp] by definition
+		b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa: // endbr64: a function entry
+		r, err := u.leaf(f, n, 0, MethodPrologue)
+		return r, true, err
+	case b[0] == 0x55 && u.atFunctionEntry(f): // push %rbp as the first instruction
 		r, err := u.leaf(f, n, 0, MethodPrologue)
 		return r, true, err
 	case b[0] == 0x48 && b[1] == 0x89 && b[2] == 0xe5: // mov %rsp,%rbp right after push %rbp
@@ -256,6 +259,23 @@ func (u *Unwinder) prologue(f, n *Frame) (reason StopReason, ok bool, err error)
 		}
 	}
 	return 0, false, nil
+}
+
+// atFunctionEntry reports whether f's pc is its function's entry (after an
+// optional endbr64), using the client's symbol information: a push %rbp in
+// the middle of a function saves a callee-saved register, it does not start
+// a frame. Without symbol information it cannot refute, so it says yes.
+func (u *Unwinder) atFunctionEntry(f *Frame) bool {
+	syms, _ := u.lookup.SymbolInfo(f.Module, f.PC)
+	if len(syms) == 0 || syms[len(syms)-1].FuncStart == 0 {
+		return true
+	}
+	start := syms[len(syms)-1].FuncStart
+	if f.PC == start {
+		return true
+	}
+	b := u.read(start, 4)
+	return f.PC == start+4 && b != nil && b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa
 }
 
 // maxFrameSize bounds the distance between sp and rbp the frame-pointer
