@@ -25,12 +25,14 @@ func newUnitLookup(tree *scopeTree, lines *lineTable) *unitLookup {
 	var rowPick []int32
 	if lines != nil {
 		rows := lines.rows
+		rowAddr = make([]uint64, 0, len(rows))
+		rowPick = make([]int32, 0, len(rows))
 		for i := 0; i < len(rows); i++ {
 			if i+1 < len(rows) && rows[i+1].Addr == rows[i].Addr {
 				continue // the last row of a group of equal addresses decides
 			}
 			rowAddr = append(rowAddr, rows[i].Addr)
-			rowPick = append(rowPick, int32(lines.find(rows[i].Addr)))
+			rowPick = append(rowPick, int32(lines.pick(i)))
 		}
 	}
 	n := len(segStart) + len(rowAddr)

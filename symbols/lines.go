@@ -41,7 +41,12 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 	if !sorted {
 		sort.SliceStable(seqs, func(a, b int) bool { return t.Rows[seqs[a].i].Addr < t.Rows[seqs[b].i].Addr })
 	}
-	rows := make([]dwarfraw.LineRow, 0, len(t.Rows))
+	// Filter in place when the sequences are already in address order (the
+	// usual case): the filter never writes ahead of what it reads.
+	rows := t.Rows[:0]
+	if !sorted {
+		rows = make([]dwarfraw.LineRow, 0, len(t.Rows))
+	}
 	for _, s := range seqs {
 		part := t.Rows[s.i:s.j]
 		// Rows of a sequence must not go backwards; a corrupt one is sorted
@@ -71,8 +76,12 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 // an address at or past its sequence's end has no row; where several rows
 // share the address, the last is_stmt one wins (the last row when none is).
 func (lt *lineTable) find(pc uint64) int {
+	return lt.pick(lt.addrs.floor(pc))
+}
+
+// pick applies gdb's choice to row i, the last row at or before an address.
+func (lt *lineTable) pick(i int) int {
 	rows := lt.rows
-	i := lt.addrs.floor(pc)
 	if i < 0 || rows[i].Flags&dwarfraw.RowEndSequence != 0 {
 		return -1
 	}

@@ -186,7 +186,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	var walkErr error
 	var rs []dwarfraw.Range
 	for len(stack) > 0 && !ur.Done() {
-		if err := ur.Next(&e); err != nil {
+		if err := ur.NextSkipping(&e, scopeTag); err != nil {
 			walkErr = cu.fail("read DIE", err)
 			break
 		}
@@ -337,4 +337,14 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// scopeTag reports the tags whose attributes buildScopes reads.
+func scopeTag(tag uint16) bool {
+	switch tag {
+	case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine, dwarfraw.TagVariable,
+		dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
+		return true
+	}
+	return false
 }

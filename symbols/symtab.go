@@ -51,7 +51,7 @@ func (b *Binary) symbolFrame(f *Frame, addr uint64) bool {
 // names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
 // part of the source name and are dropped.
 func (b *Binary) completeLinkageName(f *Frame) {
-	if f.LinkageName != "" || f.Inlined || f.Start == 0 || !strings.ContainsAny(f.Function, ":<(") {
+	if f.LinkageName != "" || f.Inlined || f.Start == 0 || !cxxLike(f.Function) {
 		return // C functions (no scope, template or operator in the name) never need it
 	}
 	for _, s := range b.symbols().Aliases(f.Start) {
@@ -81,4 +81,16 @@ func (b *Binary) symbolsByName(name string, kinds ...elfsym.Kind) []elfsym.Symbo
 		}
 	}
 	return out
+}
+
+// cxxLike reports whether a DWARF name has C++ punctuation (scope, template
+// arguments or an operator's parentheses).
+func cxxLike(name string) bool {
+	for i := 0; i < len(name); i++ {
+		switch name[i] {
+		case ':', '<', '(':
+			return true
+		}
+	}
+	return false
 }

@@ -127,6 +127,77 @@ func (ur *UnitReader) Next(e *Entry) error {
 	return nil
 }
 
+// NextSkipping is Next for walks that need the attributes of a few tags
+// only: a childless DIE whose tag keep rejects has its attributes skipped,
+// not decoded (e.Fields is empty). DIEs with children are always decoded,
+// so that their DW_AT_sibling can be used to skip them.
+func (ur *UnitReader) NextSkipping(e *Entry, keep func(tag uint16) bool) error {
+	r := &ur.r
+	start := r.off
+	code := r.uleb()
+	if r.err != nil {
+		return r.err
+	}
+	if code != 0 {
+		if a := ur.ab.Lookup(code); a != nil && !a.Children && !keep(a.Tag) {
+			e.Offset, e.Tag, e.Children, e.Fields = start, a.Tag, false, e.Fields[:0]
+			ur.skipAttrs(a)
+			return r.err
+		}
+	}
+	r.off = start
+	return ur.Next(e)
+}
+
+// skipAttrs moves past the attribute values of a DIE with abbreviation a.
+func (ur *UnitReader) skipAttrs(a *Abbrev) {
+	r := &ur.r
+	u := ur.u
+	offSize := uint64(4)
+	if u.Is64 {
+		offSize = 8
+	}
+	for _, s := range a.Attrs {
+		if r.err != nil {
+			return
+		}
+		switch s.Form {
+		case formFlagPresent, formImplicitConst:
+		case formData1, formRef1, formFlag, formStrx1, formAddrx1:
+			r.skip(1)
+		case formData2, formRef2, formStrx2, formAddrx2:
+			r.skip(2)
+		case formStrx3, formAddrx3:
+			r.skip(3)
+		case formData4, formRef4, formRefSup4, formStrx4, formAddrx4:
+			r.skip(4)
+		case formData8, formRef8, formRefSig8, formRefSup8:
+			r.skip(8)
+		case formData16:
+			r.skip(16)
+		case formAddr:
+			r.skip(uint64(u.AddrSize))
+		case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNUStrpAlt, formGNURefAlt:
+			r.skip(offSize)
+		case formRefAddr:
+			if u.Version <= 2 {
+				r.skip(uint64(u.AddrSize))
+			} else {
+				r.skip(offSize)
+			}
+		case formUdata, formSdata, formRefUdata, formStrx, formAddrx, formRnglistx, formLoclistx,
+			formGNUAddrIndex, formGNUStrIndex:
+			r.uleb()
+		case formString:
+			r.cstring()
+		default: // blocks, indirect: the general decoder knows them
+			var f Field
+			f.Form = s.Form
+			ur.value(&f, s.Implicit)
+		}
+	}
+}
+
 // SkipChildren moves past the children of e (just read by Next): via its
 // DW_AT_sibling when it has a usable one, else by reading them.
 func (ur *UnitReader) SkipChildren(e *Entry) error {
@@ -146,7 +217,7 @@ func (ur *UnitReader) SkipChildren(e *Entry) error {
 			}
 			return nil // unit ended without null entries: tolerated
 		}
-		if err := ur.Next(&tmp); err != nil {
+		if err := ur.NextSkipping(&tmp, skipAll); err != nil {
 			return err
 		}
 		if tmp.Tag == 0 {
@@ -307,3 +378,5 @@ func AddrAt(addr []byte, base uint64, index uint64, addrSize uint8) (uint64, err
 	v := r.sized(addrSize)
 	return v, r.err
 }
+
+func skipAll(uint16) bool { return false }

@@ -118,6 +118,8 @@ func ParseLineTable(data []byte, off uint64, compDir string, addrSize uint8, str
 		return nil, &FormatError{sec, off, "header length inconsistent with the header"}
 	}
 	r.off = progStart
+	// Rows take 2-3 bytes of program each on typical compiler output.
+	t.Rows = make([]LineRow, 0, (end-progStart)/3+1)
 
 	var row LineRow
 	reset := func() {
