@@ -4,21 +4,24 @@ import "strings"
 
 // CIE is a parsed Common Information Entry.
 type CIE struct {
-	Offset        uint64 // section offset of the entry
-	Version       uint8
-	Augmentation  string
-	AddrSize      uint8
-	CodeAlign     uint64
-	DataAlign     int64
-	RAReg         uint64
-	FDEEncoding   uint8 // DW_EH_PE_* for pointers in FDEs ('R')
-	LSDAEncoding  uint8 // 'L'; EncOmit when absent
-	Personality   uint64
-	SignalFrame   bool // 'S'
-	Instructions  []byte
-	hasAugData    bool
-	dwarf64       bool
-	personalityIn bool // personality pointer was indirect and not dereferenced
+	Offset       uint64 // section offset of the entry
+	Version      uint8
+	Augmentation string
+	AddrSize     uint8
+	CodeAlign    uint64
+	DataAlign    int64
+	RAReg        uint64
+	FDEEncoding  uint8 // DW_EH_PE_* for pointers in FDEs ('R')
+	LSDAEncoding uint8 // 'L'; EncOmit when absent
+	Personality  uint64
+	SignalFrame  bool // 'S'
+	Instructions []byte
+	hasAugData   bool
+	dwarf64      bool
+	// PersonalityIndirect: the personality pointer was DW_EH_PE_indirect and
+	// Options.ReadPointer was not given, so Personality is the address of the
+	// pointer (typically DW.ref.__gxx_personality_v0), not the routine.
+	PersonalityIndirect bool
 }
 
 // FDE is a parsed Frame Description Entry.
@@ -184,7 +187,12 @@ func (t *Table) parseCIE(off uint64) (CIE, error) {
 				if !ok {
 					return CIE{}, t.err(off, ErrBadEncoding, "personality")
 				}
-				c.Personality, c.personalityIn = p, ind
+				if ind && t.readPointer != nil {
+					if v, err := t.readPointer(p); err == nil {
+						p, ind = v, false
+					}
+				}
+				c.Personality, c.PersonalityIndirect = p, ind
 			case 'S':
 				c.SignalFrame = true
 			case 'B', 'G':
@@ -248,7 +256,15 @@ func (t *Table) parseFDEBody(e entry, cie CIE) (FDE, error) {
 		enc = EncAbsptr
 	}
 	begin, ind, ok := d.pointer(enc, int(cie.AddrSize), &bases)
-	if !ok || ind {
+	if ok && ind {
+		ok = false
+		if t.readPointer != nil {
+			var err error
+			begin, err = t.readPointer(begin)
+			ok = err == nil
+		}
+	}
+	if !ok {
 		return FDE{}, t.err(e.offset, ErrBadEncoding, "FDE initial location")
 	}
 	// The range uses the value format only, never a relative base.
@@ -270,7 +286,13 @@ func (t *Table) parseFDEBody(e entry, cie CIE) (FDE, error) {
 		if cie.LSDAEncoding != EncOmit {
 			ad := buf{b: t.data, off: d.off, end: augEnd}
 			bases.funcAt = begin
-			f.LSDA, _, _ = ad.pointer(cie.LSDAEncoding, int(cie.AddrSize), &bases)
+			var ind bool
+			f.LSDA, ind, _ = ad.pointer(cie.LSDAEncoding, int(cie.AddrSize), &bases)
+			if ind && t.readPointer != nil {
+				if v, err := t.readPointer(f.LSDA); err == nil {
+					f.LSDA = v
+				}
+			}
 		}
 		d.off = augEnd
 	}

@@ -147,6 +147,11 @@ func (x *executor) run(ins []byte, entryOff uint64, inCIE bool) error {
 			case cfaSetLoc:
 				bases := t.bases
 				v, ind, ok := d.pointer(x.enc, x.addrSize, &bases)
+				if ok && ind && t.readPointer != nil {
+					var err error
+					v, err = t.readPointer(v)
+					ind = err != nil
+				}
 				if !ok || ind {
 					return bad(ErrBadEncoding, "DW_CFA_set_loc")
 				}

@@ -274,3 +274,49 @@ func TestBadCIEVersion(t *testing.T) {
 		t.Errorf("lookup: %v", err)
 	}
 }
+
+// TestIndirectPointers: DW_EH_PE_indirect personality, LSDA and FDE start
+// are dereferenced through Options.ReadPointer.
+func TestIndirectPointers(t *testing.T) {
+	// Personality 0x9b (indirect pcrel sdata4) at 0; LSDA 0x83 (indirect udata4); FDE 0x83 too.
+	var cie asm
+	cie.u32(0)
+	cie.u8(1)
+	cie.str("zPLR")
+	cie.uleb(1)
+	cie.sleb(-8)
+	cie.u8(16)
+	cie.uleb(7)
+	cie.u8(0x9b)
+	cie.u32(0x100) // pcrel: address of this field + 0x100
+	cie.u8(0x83, 0x83)
+	cie.u8(0x0c, 7, 8)
+	var sec asm
+	sec.entry32(cie.b)
+	var fde asm
+	fde.u32(uint32(sec.len() + 4))
+	fde.u32(0x5000) // -> [0x5000] = 0x1000
+	fde.u32(0x100)
+	fde.uleb(4)
+	fde.u32(0x6000) // -> [0x6000] = 0x7777
+	sec.entry32(fde.b)
+	mem := map[uint64]uint64{0x5000: 0x1000, 0x6000: 0x7777, 0x13 + 0x100: 0x4242}
+	read := func(a uint64) (uint64, error) {
+		if v, ok := mem[a]; ok {
+			return v, nil
+		}
+		return 0, errors.New("unmapped")
+	}
+	f, err := NewEHFrame(sec.b, Options{ReadPointer: read}).FindFDE(0x1080)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.PCBegin != 0x1000 || f.LSDA != 0x7777 || f.CIE.Personality != 0x4242 || f.CIE.PersonalityIndirect {
+		t.Errorf("FDE %#x LSDA %#x personality %#x (indirect %v)", f.PCBegin, f.LSDA, f.CIE.Personality, f.CIE.PersonalityIndirect)
+	}
+	// Without ReadPointer the FDE cannot be placed: reported, not guessed.
+	var e *Error
+	if err := NewEHFrame(sec.b, Options{}).ForEachFDE(func(FDE) error { return nil }); !errors.As(err, &e) || !errors.Is(err, ErrBadEncoding) {
+		t.Errorf("without ReadPointer: %v", err)
+	}
+}

@@ -19,6 +19,10 @@ type Options struct {
 	// header has a usable search table lookups binary-search it.
 	Hdr     []byte
 	HdrAddr uint64
+	// ReadPointer dereferences DW_EH_PE_indirect pointers (the address is a
+	// link-time address in the module). Without it, indirect personality and
+	// LSDA pointers stay undereferenced and an indirect FDE start is an error.
+	ReadPointer func(addr uint64) (uint64, error)
 }
 
 // Table indexes the FDEs of one .eh_frame or .debug_frame section.
@@ -28,6 +32,8 @@ type Table struct {
 	addr     uint64
 	addrSize int
 	bases    pointerBases
+
+	readPointer func(uint64) (uint64, error)
 
 	// The .eh_frame_hdr binary search table, when usable.
 	hdr      []byte
@@ -65,7 +71,7 @@ func NewDebugFrame(data []byte, opts Options) *Table {
 }
 
 func newTable(s Section, data []byte, opts Options) *Table {
-	t := &Table{section: s, data: data, addr: opts.Addr, addrSize: opts.AddrSize}
+	t := &Table{section: s, data: data, addr: opts.Addr, addrSize: opts.AddrSize, readPointer: opts.ReadPointer}
 	if t.addrSize != 4 {
 		t.addrSize = 8
 	}
