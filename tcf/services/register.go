@@ -11,6 +11,7 @@ func (a *Agent) RegisterAll() {
 	a.RegisterStackTrace()
 	a.RegisterSymbols()
 	a.RegisterLineNumbers()
+	a.RegisterExpressions()
 	a.RegisterBreakpoints()
 	a.RegisterStreams()
 	a.RegisterTerminals()

@@ -30,6 +30,7 @@ const (
 // address and by name, and the module of an address).
 func (a *Agent) RegisterSymbols() {
 	svc := a.srv.Service("Symbols")
+	a.registerSymbolData(svc) // types, variables, frames (symbols_types.go)
 	svc.Command("getContext", func(c *tcf.Call) {
 		args := c.Args()
 		id := args.String()
@@ -153,6 +154,9 @@ func (a *Agent) findByName(ctxID, name string) ([]string, error) {
 
 // symbolContext describes a symbol ID.
 func (a *Agent) symbolContext(id string) (map[string]any, error) {
+	if props, ok, err := a.dataSymbolContext(id); ok {
+		return props, err
+	}
 	parts := strings.SplitN(id, "@", 4)
 	if len(parts) != 4 {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no symbol %q", id)

@@ -1,0 +1,592 @@
+package services
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/unwind"
+	"github.com/sondedbg/sonde/variables"
+	"github.com/sondedbg/sonde/variables/targetframe"
+)
+
+// Expressions: a client creates an expression in the scope of a thread or a
+// stack frame ("FP<n>.<thread>") and evaluates it while the thread stays
+// stopped. Created expressions have IDs "EXPR<n>" and belong to the channel
+// that made them: they are dropped when it closes. The locals of a frame are
+// listed by getChildren(frame) as expressions with IDs "EL<k>@<frame ID>"
+// (the k-th variable visible in the frame), computed on demand, so that
+// refreshing a Variables view creates nothing.
+
+type exprTable struct {
+	mu   sync.Mutex
+	next int
+	byID map[string]*exprEntry
+}
+
+type exprEntry struct {
+	id, parent, text, lang string
+	ch                     *tcf.Channel
+}
+
+// maxExpressions bounds what one agent keeps for all channels.
+const maxExpressions = 1 << 16
+
+// frameStacks caches, per thread, the unwind with registers that value
+// reading needs, for the StackTrace service's current trace.
+type frameStacks struct {
+	mu     sync.Mutex
+	stacks map[*target.Context]frameStack
+}
+
+type frameStack struct {
+	trace *unwind.Trace
+	stack *targetframe.Stack
+}
+
+// exprEnv is everything an expression in one scope needs.
+type exprEnv struct {
+	env     *expr.Env
+	thread  *target.Context
+	frame   *targetframe.Frame
+	frameID string
+	vars    []*variables.Variable // visible variables: innermost scope first, declaration order
+}
+
+// RegisterExpressions adds the Expressions service and makes breakpoint
+// conditions evaluate with it.
+func (a *Agent) RegisterExpressions() {
+	a.SetConditionEvaluator(a.evalCondition)
+	svc := a.srv.Service("Expressions")
+	svc.Command("getContext", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		props, err := a.expressionContext(id)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(props).Send()
+	})
+	svc.Command("getChildren", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		ids, err := a.expressionChildren(id)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(ids).Send()
+	})
+	create := func(c *tcf.Call, parent, lang, text string) {
+		props, err := a.createExpression(c.Channel(), parent, lang, text)
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Error(nil).Data(props).Send()
+	}
+	svc.Command("create", func(c *tcf.Call) {
+		args := c.Args()
+		parent := args.String()
+		var lang *string
+		args.JSON(&lang)
+		text := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		l := ""
+		if lang != nil {
+			l = *lang
+		}
+		create(c, parent, l, text)
+	})
+	svc.Command("createInScope", func(c *tcf.Call) {
+		args := c.Args()
+		var scope map[string]any
+		args.JSON(&scope)
+		text := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		parent, _ := scope["ContextID"].(string)
+		lang, _ := scope["Language"].(string)
+		create(c, parent, lang, text)
+	})
+	svc.Command("evaluate", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Null().Error(err).Null().Send()
+			return
+		}
+		value, props, err := a.evaluateExpression(id)
+		r := c.Reply()
+		if value == nil {
+			r.Null()
+		} else {
+			r.Binary(value)
+		}
+		r = r.Error(err)
+		if props == nil {
+			r.Null()
+		} else {
+			r.Data(props)
+		}
+		r.Send()
+	})
+	svc.Command("assign", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		data := args.Binary()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Send()
+			return
+		}
+		err := a.assignExpression(id, data)
+		c.Reply().Error(err).Send()
+		if err == nil {
+			a.emit("Expressions", "valueChanged", id)
+		}
+	})
+	svc.Command("dispose", func(c *tcf.Call) {
+		args := c.Args()
+		id := args.String()
+		if err := args.End(); err != nil {
+			c.Reply().Error(err).Send()
+			return
+		}
+		a.data().exprs.mu.Lock()
+		_, ok := a.data().exprs.byID[id]
+		delete(a.data().exprs.byID, id)
+		a.data().exprs.mu.Unlock()
+		if !ok && !strings.HasPrefix(id, "EL") {
+			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no expression %q", id)).Send()
+			return
+		}
+		c.Reply().Error(nil).Send()
+	})
+}
+
+func invalidExpr(id string) error { return tcf.Errorf(tcf.CodeInvalidContext, "no expression %q", id) }
+
+// createExpression checks text in the scope of parent and records it.
+func (a *Agent) createExpression(ch *tcf.Channel, parent, lang, text string) (map[string]any, error) {
+	if lang != "" && !strings.EqualFold(lang, "C") && !strings.EqualFold(lang, "C++") {
+		return nil, tcf.Errorf(tcf.CodeUnsupported, "expression language %q is not supported (C and C++ are)", lang)
+	}
+	ee, err := a.scopeEnv(parent)
+	if err != nil {
+		return nil, err
+	}
+	n, err := expr.Parse(text, ee.env.IsType)
+	if err != nil {
+		return nil, err
+	}
+	res, evalErr := expr.Evaluate(n, ee.env)
+	if evalErr != nil && errCode(evalErr) == tcf.CodeSymbolNotFound {
+		return nil, evalErr
+	}
+	a.data().exprs.mu.Lock()
+	if len(a.data().exprs.byID) >= maxExpressions {
+		a.data().exprs.mu.Unlock()
+		return nil, tcf.Errorf(tcf.CodeOther, "too many expressions (%d): dispose some", maxExpressions)
+	}
+	a.data().exprs.next++
+	e := &exprEntry{id: "EXPR" + strconv.Itoa(a.data().exprs.next), parent: parent, text: text, lang: lang, ch: ch}
+	a.data().exprs.byID[e.id] = e
+	a.data().exprs.mu.Unlock()
+	if ch != nil {
+		ch.OnClose(func() {
+			a.data().exprs.mu.Lock()
+			delete(a.data().exprs.byID, e.id)
+			a.data().exprs.mu.Unlock()
+		})
+	}
+	return a.exprProps(e.id, parent, text, ee, res, n), nil
+}
+
+// errCode returns the TCF code of an error (OTHER when it has none).
+func errCode(err error) int {
+	var c interface{ TCFCode() int }
+	if ok := asCoded(err, &c); ok {
+		return c.TCFCode()
+	}
+	return tcf.CodeOther
+}
+
+func asCoded(err error, c *interface{ TCFCode() int }) bool {
+	for err != nil {
+		if x, ok := err.(interface{ TCFCode() int }); ok {
+			*c = x
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
+
+// exprProps are an expression context's properties.
+func (a *Agent) exprProps(id, parent, text string, ee *exprEnv, res *expr.Result, n expr.Node) map[string]any {
+	p := map[string]any{"ID": id, "ParentID": parent, "Expression": text, "Language": "C",
+		"HasFuncCall": hasCall(n), "CanAssign": false}
+	if res != nil {
+		p["CanAssign"] = res.CanAssign()
+		if res.Type != nil {
+			p["Type"] = a.typeID(ee, res.Type)
+			p["Class"] = typeClass(res.Type)
+			if s := res.Type.ByteSize(); s >= 0 {
+				p["Size"] = s
+			}
+		}
+		if res.BitSize > 0 {
+			p["Bits"] = res.BitSize
+		}
+		if res.Variable != nil {
+			p["SymbolID"] = a.variableSymbolID(ee, res.Variable)
+		}
+	}
+	return p
+}
+
+func hasCall(n expr.Node) bool {
+	found := false
+	var walk func(n expr.Node, d int)
+	walk = func(n expr.Node, d int) {
+		if found || n == nil || d > expr.MaxDepth*2 {
+			return
+		}
+		switch x := n.(type) {
+		case *expr.Call:
+			found = true
+		case *expr.Unary:
+			walk(x.X, d+1)
+		case *expr.Binary:
+			walk(x.X, d+1)
+			walk(x.Y, d+1)
+		case *expr.Cond:
+			walk(x.C, d+1)
+			walk(x.X, d+1)
+			walk(x.Y, d+1)
+		case *expr.Member:
+			walk(x.X, d+1)
+		case *expr.Index:
+			walk(x.X, d+1)
+			walk(x.I, d+1)
+		case *expr.Cast:
+			walk(x.X, d+1)
+		}
+	}
+	walk(n, 0)
+	return found
+}
+
+// lookupExpr finds a created expression or a frame-local one.
+func (a *Agent) lookupExpr(id string) (parent, text string, local int, err error) {
+	if rest, ok := strings.CutPrefix(id, "EL"); ok {
+		k, frame, ok := strings.Cut(rest, "@")
+		n, err := strconv.Atoi(k)
+		if !ok || err != nil || n < 0 {
+			return "", "", 0, invalidExpr(id)
+		}
+		return frame, "", n, nil
+	}
+	a.data().exprs.mu.Lock()
+	e := a.data().exprs.byID[id]
+	a.data().exprs.mu.Unlock()
+	if e == nil {
+		return "", "", 0, invalidExpr(id)
+	}
+	return e.parent, e.text, -1, nil
+}
+
+// evalExpr evaluates an expression ID in its scope.
+func (a *Agent) evalExpr(id string) (*exprEnv, expr.Node, *expr.Result, error) {
+	parent, text, local, err := a.lookupExpr(id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ee, err := a.scopeEnv(parent)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if local >= 0 {
+		if local >= len(ee.vars) {
+			return nil, nil, nil, invalidExpr(id)
+		}
+		v := ee.vars[local]
+		n := &expr.Ident{Name: v.Name}
+		// Evaluate exactly that variable (an inner one may shadow its name).
+		env := *ee.env
+		env.Scopes = []*variables.Scope{{Vars: []*variables.Variable{v}}}
+		res, err := expr.Evaluate(n, &env)
+		return ee, n, res, err
+	}
+	n, err := expr.Parse(text, ee.env.IsType)
+	if err != nil {
+		return ee, nil, nil, err
+	}
+	res, err := expr.Evaluate(n, ee.env)
+	return ee, n, res, err
+}
+
+func (a *Agent) expressionContext(id string) (map[string]any, error) {
+	parent, text, local, err := a.lookupExpr(id)
+	if err != nil {
+		return nil, err
+	}
+	ee, n, res, evalErr := a.evalExpr(id)
+	if ee == nil {
+		return nil, evalErr
+	}
+	if local >= 0 {
+		text = ee.vars[local].Name
+	}
+	return a.exprProps(id, parent, text, ee, res, n), nil
+}
+
+func (a *Agent) evaluateExpression(id string) ([]byte, map[string]any, error) {
+	ee, _, res, err := a.evalExpr(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	props := map[string]any{"BigEndian": false}
+	if res.Type != nil {
+		props["Type"] = a.typeID(ee, res.Type)
+		props["Class"] = typeClass(res.Type)
+	}
+	if res.HasAddress {
+		props["Address"] = res.Address
+	}
+	if res.InRegister {
+		if rid := a.registerID(ee.thread, res.Register); rid != "" {
+			props["Register"] = rid
+		}
+	}
+	if res.Variable != nil {
+		props["Symbol"] = a.variableSymbolID(ee, res.Variable)
+	}
+	if res.BitSize > 0 {
+		props["BitStride"] = res.BitSize
+	}
+	if res.Value == nil && res.LoadErr != nil {
+		return nil, props, res.LoadErr
+	}
+	return res.Value, props, nil
+}
+
+func (a *Agent) assignExpression(id string, data []byte) error {
+	parent, text, local, err := a.lookupExpr(id)
+	if err != nil {
+		return err
+	}
+	ee, err := a.scopeEnv(parent)
+	if err != nil {
+		return err
+	}
+	var n expr.Node
+	env := ee.env
+	if local >= 0 {
+		if local >= len(ee.vars) {
+			return invalidExpr(id)
+		}
+		v := ee.vars[local]
+		n = &expr.Ident{Name: v.Name}
+		e := *ee.env
+		e.Scopes = []*variables.Scope{{Vars: []*variables.Variable{v}}}
+		env = &e
+	} else if n, err = expr.Parse(text, env.IsType); err != nil {
+		return err
+	}
+	if err := expr.Assign(n, env, data); err != nil {
+		return err
+	}
+	a.forgetStack(ee.thread) // registers may have changed: unwind again
+	return nil
+}
+
+// expressionChildren lists the locals and parameters of a frame (or of a
+// thread's top frame) as expressions.
+func (a *Agent) expressionChildren(id string) ([]string, error) {
+	if strings.HasPrefix(id, "EXPR") || strings.HasPrefix(id, "EL") {
+		if _, _, _, err := a.lookupExpr(id); err != nil {
+			return nil, err
+		}
+		return []string{}, nil
+	}
+	ee, err := a.scopeEnv(id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(ee.vars))
+	for k := range ee.vars {
+		out = append(out, "EL"+strconv.Itoa(k)+"@"+ee.frameID)
+	}
+	return out, nil
+}
+
+// evalCondition is the breakpoint condition evaluator: the condition is
+// evaluated in the stopped thread's top frame.
+func (a *Agent) evalCondition(thread *target.Context, text string) (bool, error) {
+	a.forgetStack(thread)
+	ee, err := a.scopeEnv(frameID(0, thread))
+	if err != nil {
+		return false, err
+	}
+	return expr.Condition(text, ee.env)
+}
+
+// scopeEnv prepares the evaluation environment of a frame, thread or
+// process ID (a thread means its top frame; a process only has globals).
+func (a *Agent) scopeEnv(id string) (*exprEnv, error) {
+	if id == "" {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "expression scope is missing")
+	}
+	var n int
+	var thread *target.Context
+	var err error
+	if strings.HasPrefix(id, "FP") {
+		n, thread, err = a.ParseFrameID(id)
+	} else {
+		thread, err = a.lookup(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if thread.IsProcess() {
+		th := thread.Children()
+		if len(th) == 0 {
+			return nil, tcf.Errorf(tcf.CodeInvalidContext, "process %s has no threads", thread.ID())
+		}
+		thread = th[0]
+	}
+	tr, err := a.Stack(thread)
+	if err != nil {
+		return nil, err
+	}
+	if tr == nil || n >= len(tr.Frames) {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
+	}
+	st, err := a.frameStack(thread, tr)
+	if err != nil {
+		return nil, err
+	}
+	sf := tr.Frames[n]
+	f := st.Frame(sf.Physical)
+	if f == nil || f.PC() != sf.PC {
+		f = st.FrameAt(sf.PC, 0)
+	}
+	if f == nil {
+		return nil, tcf.Errorf(tcf.CodeInvalidContext, "stack frame %q has no registers", id)
+	}
+	ee := &exprEnv{thread: thread, frame: f, frameID: frameID(n, thread)}
+	ee.env = &expr.Env{Frame: f, Arch: a.target.Arch(), Function: f.FunctionAddress, Global: a.globalLookup(thread, f)}
+	r, err := f.Reader()
+	if err != nil || r == nil {
+		return ee, nil // no DWARF here: registers, constants and other modules' globals only
+	}
+	ee.env.Reader = r
+	chain, err := r.ScopesAt(variables.LookupPC(f))
+	if err != nil {
+		return nil, tcf.Errorf(tcf.CodeInvalidDWARF, "%v", err)
+	}
+	inline := 0
+	for k := n - 1; k >= 0 && tr.Frames[k].Physical == sf.Physical; k-- {
+		inline++
+	}
+	ee.env.Scopes = variables.FrameScopes(chain, inline)
+	for _, s := range ee.env.Scopes {
+		for _, v := range s.Vars {
+			if v.Name != "" && !v.Artificial {
+				ee.vars = append(ee.vars, v)
+			}
+		}
+	}
+	return ee, nil
+}
+
+// frameStack returns the register-carrying unwind for the thread's current
+// trace.
+func (a *Agent) frameStack(thread *target.Context, tr *unwind.Trace) (*targetframe.Stack, error) {
+	a.data().frames.mu.Lock()
+	fs, ok := a.data().frames.stacks[thread]
+	a.data().frames.mu.Unlock()
+	if ok && fs.trace == tr {
+		return fs.stack, nil
+	}
+	st, err := targetframe.Unwind(a.session, thread)
+	if err != nil {
+		return nil, err
+	}
+	a.data().frames.mu.Lock()
+	if len(a.data().frames.stacks) > 4096 {
+		a.data().frames.stacks = map[*target.Context]frameStack{}
+	}
+	a.data().frames.stacks[thread] = frameStack{trace: tr, stack: st}
+	a.data().frames.mu.Unlock()
+	return st, nil
+}
+
+// globalLookup resolves names in the other modules of the process.
+func (a *Agent) globalLookup(thread *target.Context, f *targetframe.Frame) func(string) (*variables.Variable, *variables.Reader, uint64, error) {
+	return func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
+		mods, err := a.session.Modules(thread)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, m := range mods {
+			if m == f.Module() {
+				continue
+			}
+			b, _ := a.session.Binary(m)
+			if b == nil || !b.HasDWARF() {
+				continue
+			}
+			r, err := variables.For(b)
+			if err != nil {
+				continue
+			}
+			if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
+				return vs[0], r, m.Bias, nil
+			}
+		}
+		return nil, nil, 0, fmt.Errorf("no global %q", name)
+	}
+}
+
+// registerID names a DWARF register of a thread as the Registers service
+// does.
+func (a *Agent) registerID(thread *target.Context, dwarf int) string {
+	for i, r := range a.target.Arch().Registers {
+		if r.DWARF == dwarf {
+			return fmt.Sprintf("R%d.%s", i, thread.ID())
+		}
+	}
+	return ""
+}
+
+// leUint decodes a little-endian unsigned integer of up to 8 bytes.
+func leUint(b []byte) uint64 {
+	var w [8]byte
+	copy(w[:], b)
+	return binary.LittleEndian.Uint64(w[:])
+}

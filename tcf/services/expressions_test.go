@@ -1,0 +1,342 @@
+package services_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"io"
+	"log/slog"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/tcf/client"
+	"github.com/sondedbg/sonde/tcf/services"
+	"github.com/sondedbg/sonde/variables/vartest"
+)
+
+// exprFixture is ex_vars stopped in stop_here (called from compute), seen by
+// gdb and served by the agent from a core written at that stop.
+func exprFixture(t *testing.T, flags []string, exprs map[int][]string) (*vartest.Stop, *client.Client, string) {
+	stop, c, thread, _ := exprFixtureAddr(t, flags, exprs)
+	return stop, c, thread
+}
+
+// exprFixtureAddr also returns the agent's address, for more channels.
+func exprFixtureAddr(t *testing.T, flags []string, exprs map[int][]string) (*vartest.Stop, *client.Client, string, string) {
+	t.Helper()
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: flags, Name: "ex_vars_" + strings.Join(flags, "")})
+	stop := vartest.GDBStop(t, exe, "stop_here", exprs)
+	tgt, th := stop.Open(t)
+	srv := tcf.NewServer(tcf.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a := services.New(srv, session.New(tgt, session.Options{}))
+	a.RegisterAll()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, l.Addr().String(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return stop, c, string(th.ID()), l.Addr().String()
+}
+
+func leInt(b []byte) int64 {
+	var w [8]byte
+	copy(w[:], b)
+	n := int64(binary.LittleEndian.Uint64(w[:]))
+	if len(b) < 8 && len(b) > 0 {
+		shift := 64 - 8*uint(len(b))
+		n = n << shift >> shift
+	}
+	return n
+}
+
+func TestExpressionsService(t *testing.T) {
+	for _, flags := range [][]string{{"-O0", "-gdwarf-4"}, {"-O2", "-gdwarf-5"}} {
+		t.Run(strings.Join(flags, ""), func(t *testing.T) {
+			exprs := map[int][]string{1: {"a", "local", "inner", "vla_n", "g_arr[2][3] + a", "g_outer.pts[1].y * 2", "sizeof(struct outer)"}}
+			stop, c, thread := exprFixture(t, flags, exprs)
+			var rerr error
+			var frames []string
+			call(t, c, "StackTrace", "getChildrenRange", thread, 0, 10).Decode(&rerr, &frames)
+			if len(frames) < 3 {
+				t.Fatalf("frames %v %v", frames, rerr)
+			}
+			fp1 := frames[1]
+
+			// The frame's locals, as a Variables view lists them.
+			var kids []string
+			call(t, c, "Expressions", "getChildren", fp1).Decode(&rerr, &kids)
+			if rerr != nil || len(kids) < 8 {
+				t.Fatalf("children of %s: %v %v", fp1, kids, rerr)
+			}
+			seen := map[string]bool{}
+			for _, id := range kids {
+				var props map[string]any
+				call(t, c, "Expressions", "getContext", id).Decode(&rerr, &props)
+				name, _ := props["Expression"].(string)
+				seen[name] = true
+				var val []byte
+				var vprops map[string]any
+				call(t, c, "Expressions", "evaluate", id).Decode(&val, &rerr, &vprops)
+				want, ok := stop.Results[1][name]
+				if !ok {
+					continue
+				}
+				switch {
+				case want.OptimizedOut:
+					if rerr == nil {
+						t.Errorf("%s: gdb says optimized out, agent gives % x", name, val)
+					}
+				case want.Int != nil:
+					if rerr != nil || leInt(val) != *want.Int {
+						t.Errorf("%s: agent %d (%v), gdb %d", name, leInt(val), rerr, *want.Int)
+					}
+					if props["Type"] == nil || vprops["Type"] != props["Type"] || vprops["Symbol"] == nil {
+						t.Errorf("%s: props %v, value props %v", name, props, vprops)
+					}
+				}
+			}
+			for _, n := range []string{"a", "b", "p", "pp", "s", "local", "d", "buf", "vla_n", "vla", "inner"} {
+				if !seen[n] {
+					t.Errorf("frame 1 lacks %s (has %v)", n, seen)
+				}
+			}
+
+			// Expressions created in the frame's scope.
+			for _, src := range exprs[1][4:] {
+				var props map[string]any
+				call(t, c, "Expressions", "create", fp1, nil, src).Decode(&rerr, &props)
+				if rerr != nil {
+					t.Fatalf("create %q: %v", src, rerr)
+				}
+				var val []byte
+				var vprops map[string]any
+				call(t, c, "Expressions", "evaluate", props["ID"]).Decode(&val, &rerr, &vprops)
+				if want := stop.Results[1][src]; rerr != nil || leInt(val) != *want.Int {
+					t.Errorf("%s: agent %d (%v), gdb %s", src, leInt(val), rerr, want.Value)
+				}
+				call(t, c, "Expressions", "dispose", props["ID"]).Decode(&rerr)
+				if rerr != nil {
+					t.Errorf("dispose: %v", rerr)
+				}
+			}
+
+			// createInScope with a scope object; a memory value has an Address.
+			var props map[string]any
+			call(t, c, "Expressions", "createInScope", map[string]any{"ContextID": thread}, "g_pt").Decode(&rerr, &props)
+			if rerr != nil || props["CanAssign"] != true || num(props["Size"]) != 8 {
+				t.Fatalf("createInScope: %v %v", props, rerr)
+			}
+			var val []byte
+			var vprops map[string]any
+			call(t, c, "Expressions", "evaluate", props["ID"]).Decode(&val, &rerr, &vprops)
+			if rerr != nil || len(val) != 8 || leInt(val[:4]) != 3 || leInt(val[4:]) != -4 || vprops["Address"] == nil {
+				t.Errorf("g_pt: % x %v %v", val, vprops, rerr)
+			}
+
+			// Errors carry TCF codes.
+			for src, code := range map[string]int{"a +": 18, "nosuch + 1": 22} {
+				call(t, c, "Expressions", "create", fp1, nil, src).Decode(&rerr, &props)
+				if errCode(t, rerr) != code {
+					t.Errorf("create %q: %v, want code %d", src, rerr, code)
+				}
+			}
+			for src, code := range map[string]int{"*g_null": 17, "a / (a - a)": 18, "g_int = 5": 23} {
+				call(t, c, "Expressions", "create", fp1, nil, src).Decode(&rerr, &props)
+				if rerr != nil {
+					t.Fatalf("create %q: %v", src, rerr)
+				}
+				res := call(t, c, "Expressions", "evaluate", props["ID"])
+				if len(res.Fields) != 3 {
+					t.Fatalf("evaluate reply has %d fields", len(res.Fields))
+				}
+				res.Decode(&val, &rerr, &vprops)
+				if errCode(t, rerr) != code || val != nil {
+					t.Errorf("evaluate %q: % x %v, want code %d", src, val, rerr, code)
+				}
+			}
+			call(t, c, "Expressions", "create", fp1, nil, "g_int").Decode(&rerr, &props)
+			call(t, c, "Expressions", "assign", props["ID"], []byte{1, 0, 0, 0}).Decode(&rerr)
+			if errCode(t, rerr) != 23 {
+				t.Errorf("assign on a core: %v", rerr)
+			}
+			call(t, c, "Expressions", "evaluate", "EXPR999999").Decode(&val, &rerr, &vprops)
+			if errCode(t, rerr) != 16 {
+				t.Errorf("unknown expression: %v", rerr)
+			}
+		})
+	}
+}
+
+func TestExpressionsDroppedWithChannel(t *testing.T) {
+	_, c, thread, addr := exprFixtureAddr(t, []string{"-O0"}, map[int][]string{0: {"n"}})
+	// A second channel creates an expression, then closes.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c2, err := client.Dial(ctx, addr, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rerr error
+	var props map[string]any
+	call(t, c2, "Expressions", "create", thread, nil, "n * 2").Decode(&rerr, &props)
+	id, _ := props["ID"].(string)
+	if rerr != nil || id == "" {
+		t.Fatalf("create: %v %v", props, rerr)
+	}
+	var val []byte
+	var vprops map[string]any
+	call(t, c, "Expressions", "evaluate", id).Decode(&val, &rerr, &vprops)
+	if rerr != nil {
+		t.Fatalf("another channel's expression: %v", rerr)
+	}
+	c2.Close()
+	for i := 0; ; i++ {
+		call(t, c, "Expressions", "evaluate", id).Decode(&val, &rerr, &vprops)
+		if errCode(t, rerr) == 16 {
+			break
+		}
+		if i > 100 {
+			t.Fatalf("expression %s survived its channel: %v", id, rerr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSymbolsTypesAndLocals(t *testing.T) {
+	_, c, thread := exprFixture(t, []string{"-O0", "-gdwarf-5"}, map[int][]string{1: {"local"}})
+	var rerr error
+	var frames []string
+	call(t, c, "StackTrace", "getChildrenRange", thread, 0, 10).Decode(&rerr, &frames)
+	fp1 := frames[1]
+	var fctx []map[string]any
+	call(t, c, "StackTrace", "getContext", []string{fp1}).Decode(&fctx, &rerr)
+	cfa := num(fctx[0]["FP"])
+
+	// Locals of the frame through Symbols.list; getContext locates them.
+	var locals []string
+	call(t, c, "Symbols", "list", fp1).Decode(&rerr, &locals)
+	if rerr != nil || len(locals) < 8 {
+		t.Fatalf("list: %v %v", locals, rerr)
+	}
+	var localID string
+	for _, id := range locals {
+		var p map[string]any
+		call(t, c, "Symbols", "getContext", id).Decode(&rerr, &p)
+		if p["Name"] == "local" {
+			localID = id
+			if num(p["Class"]) != 2 || p["Address"] == nil || num(p["UpdatePolicy"]) != 1 || p["TypeID"] == nil {
+				t.Errorf("local: %v", p)
+			}
+			// getLocationInfo: gcc -O0 puts it at the frame base (the CFA) + offset.
+			var loc map[string]any
+			call(t, c, "Symbols", "getLocationInfo", id).Decode(&rerr, &loc)
+			cmds, _ := loc["ValueCmds"].([]any)
+			if rerr != nil || len(cmds) != 3 {
+				t.Fatalf("location of local: %v %v", loc, rerr)
+			}
+			off, _ := cmds[1].([]any)[1].(json.Number).Int64()
+			if cfa+uint64(off) != num(p["Address"]) {
+				t.Errorf("FP %#x + %d != Address %#x", cfa, off, num(p["Address"]))
+			}
+			var tp map[string]any
+			call(t, c, "Symbols", "getContext", p["TypeID"]).Decode(&rerr, &tp)
+			if tp["Name"] != "int" || num(tp["TypeClass"]) != 2 || num(tp["Size"]) != 4 {
+				t.Errorf("type of local: %v %v", tp, rerr)
+			}
+		}
+	}
+	if localID == "" {
+		t.Fatal("no symbol for local")
+	}
+
+	// A struct type: members with offsets and types; arrays; enums.
+	var ids []string
+	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "g_outer").Decode(&rerr, &ids)
+	if rerr != nil || len(ids) == 0 {
+		t.Fatalf("findInScope g_outer: %v %v", ids, rerr)
+	}
+	var gp, tp map[string]any
+	call(t, c, "Symbols", "getContext", ids[0]).Decode(&rerr, &gp)
+	call(t, c, "Symbols", "getContext", gp["TypeID"]).Decode(&rerr, &tp)
+	if num(tp["TypeClass"]) != 6 || num(tp["Size"]) != 32 || tp["Name"] != "outer" {
+		t.Fatalf("struct outer: %v %v", tp, rerr)
+	}
+	var members []string
+	call(t, c, "Symbols", "getChildren", gp["TypeID"]).Decode(&rerr, &members)
+	want := []struct {
+		name      string
+		off, size uint64
+		class     uint64
+	}{{"tag", 0, 1, 2}, {"pts", 4, 16, 5}, {"w", 20, 4, 6}, {"avg", 24, 8, 3}}
+	if len(members) != len(want) {
+		t.Fatalf("members %v %v", members, rerr)
+	}
+	for i, id := range members {
+		var mp, mt map[string]any
+		call(t, c, "Symbols", "getContext", id).Decode(&rerr, &mp)
+		call(t, c, "Symbols", "getContext", mp["TypeID"]).Decode(&rerr, &mt)
+		if mp["Name"] != want[i].name || num(mp["Offset"]) != want[i].off || num(mp["Size"]) != want[i].size || num(mt["TypeClass"]) != want[i].class {
+			t.Errorf("member %d: %v, type %v", i, mp, mt)
+		}
+		if want[i].name == "pts" {
+			if num(mt["Length"]) != 2 || mt["BaseTypeID"] == nil {
+				t.Errorf("pts type: %v", mt)
+			}
+			var arr string
+			call(t, c, "Symbols", "getArrayType", mt["BaseTypeID"], 5).Decode(&rerr, &arr)
+			var at map[string]any
+			call(t, c, "Symbols", "getContext", arr).Decode(&rerr, &at)
+			if num(at["Length"]) != 5 || num(at["Size"]) != 40 || num(at["TypeClass"]) != 5 {
+				t.Errorf("getArrayType: %v %v", at, rerr)
+			}
+		}
+	}
+	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "g_color").Decode(&rerr, &ids)
+	call(t, c, "Symbols", "getContext", ids[0]).Decode(&rerr, &gp)
+	var enumerators []string
+	call(t, c, "Symbols", "getChildren", gp["TypeID"]).Decode(&rerr, &enumerators)
+	if len(enumerators) != 3 {
+		t.Fatalf("enumerators %v %v", enumerators, rerr)
+	}
+	var ep map[string]any
+	call(t, c, "Symbols", "getContext", enumerators[1]).Decode(&rerr, &ep)
+	if ep["Name"] != "GREEN" || ep["Value"] != "BQAAAA==" || num(ep["Class"]) != 1 {
+		t.Errorf("GREEN: %v", ep)
+	}
+	// Self-referential types resolve to the same ID.
+	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "g_n1").Decode(&rerr, &ids)
+	call(t, c, "Symbols", "getContext", ids[0]).Decode(&rerr, &gp)
+	call(t, c, "Symbols", "getChildren", gp["TypeID"]).Decode(&rerr, &members)
+	var next, ptr map[string]any
+	call(t, c, "Symbols", "getContext", members[1]).Decode(&rerr, &next)
+	call(t, c, "Symbols", "getContext", next["TypeID"]).Decode(&rerr, &ptr)
+	if ptr["BaseTypeID"] != gp["TypeID"] {
+		t.Errorf("node.next points to %v, want %v", ptr["BaseTypeID"], gp["TypeID"])
+	}
+	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "no_such_name").Decode(&rerr, &ids)
+	if errCode(t, rerr) != 22 {
+		t.Errorf("unknown name: %v", rerr)
+	}
+	call(t, c, "Symbols", "getContext", "T@P1@zz@1").Decode(&rerr, &gp)
+	if rerr == nil {
+		t.Error("malformed type ID accepted")
+	}
+}
