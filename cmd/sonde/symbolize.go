@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -262,7 +263,13 @@ func (p *printer) one(res resolver, text string) bool {
 func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 	w, o := p.w, p.o
 	if o.addresses {
-		fmt.Fprintf(w, "0x%0*x", width, addr)
+		var b [24]byte
+		hex := strconv.AppendUint(b[:0], addr, 16)
+		w.WriteString("0x")
+		for i := len(hex); i < width; i++ {
+			w.WriteByte('0')
+		}
+		w.Write(hex)
 		if o.pretty {
 			w.WriteString(": ")
 		} else {
@@ -321,13 +328,18 @@ func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 		}
 		w.WriteString(file)
 		w.WriteByte(':')
+		var num [24]byte
 		switch {
 		case f.Line == 0:
 			w.WriteString("?\n")
 		case f.Discriminator != 0 && i == 0:
-			fmt.Fprintf(w, "%d (discriminator %d)\n", f.Line, f.Discriminator)
+			w.Write(strconv.AppendInt(num[:0], int64(f.Line), 10))
+			w.WriteString(" (discriminator ")
+			w.Write(strconv.AppendInt(num[:0], int64(f.Discriminator), 10))
+			w.WriteString(")\n")
 		default:
-			fmt.Fprintf(w, "%d\n", f.Line)
+			w.Write(strconv.AppendInt(num[:0], int64(f.Line), 10))
+			w.WriteByte('\n')
 		}
 	}
 }
