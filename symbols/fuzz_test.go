@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -37,5 +38,51 @@ func FuzzOpenLookup(f *testing.F) {
 		b.LineSequence(addr)
 		b.Scopes(addr)
 		b.UnwindSections()
+	})
+}
+
+// FuzzSplitUnit feeds .dwo images to the split-DWARF reader, completing the
+// skeleton unit of a real -gsplit-dwarf build.
+func FuzzSplitUnit(f *testing.F) {
+	path, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: []string{"-O2", "-gsplit-dwarf"}, Name: "fuzz_split"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	dwos, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.dwo"))
+	if len(dwos) != 1 {
+		f.Fatalf(".dwo files of %s: %v", path, dwos)
+	}
+	dwo, err := os.ReadFile(dwos[0])
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(dwo)
+	b, err := Open(path, &Options{NoSearch: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	b.dw.index()
+	skel := b.dw.units[0]
+	if err := skel.readUnitDIE(); err != nil || !skel.isSkeleton() {
+		f.Fatalf("no skeleton unit: %v", err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := newELFFile("fuzz.dwo", data, false)
+		if err != nil {
+			return
+		}
+		d, err := newDWARFFile(ef, true)
+		if err != nil {
+			return
+		}
+		cu, err := splitUnitIn(d, skel)
+		if cu == nil || err != nil {
+			return
+		}
+		if tree, _ := cu.scopeTree(); tree != nil {
+			for _, n := range tree.nodes {
+				n.name.Display()
+			}
+		}
 	})
 }

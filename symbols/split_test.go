@@ -169,3 +169,20 @@ func makeDWP5(t *testing.T, plain *Binary, dwo, out string) {
 		t.Fatalf("objcopy: %v\n%s", err, msg)
 	}
 }
+
+// TestTypeUnitsChangeNothing: with -fdebug-types-section (DWARF 5 type units
+// in .debug_info, DWARF 4 .debug_types) every address gives the frames of
+// the plain build.
+func TestTypeUnitsChangeNothing(t *testing.T) {
+	for _, dw := range []string{"-gdwarf-5", "-gdwarf-4"} {
+		t.Run(dw, func(t *testing.T) {
+			plainPath := build(t, "dw_cxx.cc", "-O2", dw)
+			typesPath := build(t, "dw_cxx.cc", "-O2", dw, "-fdebug-types-section")
+			addrs := codeAddresses(t, typesPath)
+			if !reflect.DeepEqual(addrs, codeAddresses(t, plainPath)) {
+				t.Fatal("builds have different code")
+			}
+			compareAll(t, open(t, plainPath), open(t, typesPath), addrs)
+		})
+	}
+}
