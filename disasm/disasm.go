@@ -109,8 +109,10 @@ func Decode(code []byte, addr uint64) (Instruction, error) {
 	if n, size := matchNamed(code); n != nil {
 		return Instruction{Address: addr, Len: size, Bytes: code[:size:size], Kind: Named, named: n}, nil
 	}
-	if in, ok := synthesize(code, addr); ok {
-		return in, nil
+	if maySynthesize(code) {
+		if in, ok := synthesize(code, addr); ok {
+			return in, nil
+		}
 	}
 	inst, err := x86asm.Decode(code, 64)
 	if err == nil {

@@ -20,6 +20,25 @@ import "golang.org/x/arch/x86/x86asm"
 //     (and the assembler) treat as one instruction: 9B DF E0 is fstsw %ax,
 //     where x86asm returns fwait and then fnstsw.
 
+// maySynthesize is a cheap filter for synthesize: it is false for every
+// encoding synthesize would reject (most instructions), so that Decode does not
+// pay for building and copying an Instruction it would throw away.
+func maySynthesize(code []byte) bool {
+	p := legacyPrefixLen(code)
+	if p >= len(code) {
+		return false
+	}
+	switch code[p] {
+	case 0x8f, 0xc4, 0x9b:
+		return true
+	}
+	i := p
+	if code[i]&0xf0 == 0x40 {
+		i++
+	}
+	return i+1 < len(code) && code[i] == 0x0f && (code[i+1] == 0x38 || code[i+1] == 0xc7)
+}
+
 // synthesize returns an instruction for code when it is one of the encodings
 // above; ok is false otherwise.
 func synthesize(code []byte, addr uint64) (Instruction, bool) {
