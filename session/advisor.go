@@ -75,3 +75,18 @@ func lineBlock(b *symbols.Binary, pc uint64) (target.LineRange, bool) {
 	}
 	return lr, true
 }
+
+// InlineFrames returns the source frames at pc in thread's process, innermost
+// first (inlined calls, then the function they were inlined into), so that line
+// stepping can treat inlined calls as gdb does.
+func (s *Session) InlineFrames(thread *target.Context, pc uint64) []target.InlineFrame {
+	_, frames, err := s.Symbolize(thread, pc, false)
+	if err != nil || len(frames) == 0 {
+		return nil
+	}
+	out := make([]target.InlineFrame, len(frames))
+	for i, f := range frames {
+		out[i] = target.InlineFrame{File: f.File, Line: f.Line, Inlined: f.Inlined, Start: f.Start}
+	}
+	return out
+}

@@ -33,7 +33,57 @@ type stepper struct {
 	// enteredCallee is set once a step into has run past a callee's first
 	// line, so the next stop in that callee ends the step.
 	enteredCallee bool
+	// inline is set when the advisor knows inlined calls: origin is the
+	// frame (depth and line) a step over began in.
+	inline InlineAdvisor
+	origin inlinePosition
 }
+
+// InlineAdvisor is what a StepAdvisor may also implement so that line steps
+// treat inlined calls as gdb does: a step over runs through the code of a
+// function inlined into the stepping frame instead of stopping on its lines.
+type InlineAdvisor interface {
+	// InlineFrames returns the source frames at pc, innermost first: each
+	// inlined call (Inlined set, Start the first address of its code range)
+	// and last the function it was inlined into. Line is the frame's line at
+	// pc; for an outer frame, the line of the inlined call it is in.
+	InlineFrames(thread *Context, pc uint64) []InlineFrame
+}
+
+// InlineFrame is one source frame at an address.
+type InlineFrame struct {
+	File    string
+	Line    int
+	Inlined bool
+	Start   uint64
+}
+
+// inlinePosition is where pc stands in the inline tree, as gdb sees it: the
+// frames at pc, and the depth (0 = the real function) of the frame a step
+// starting at pc steps in. gdb hides inlined calls at their first address, so
+// a stop there is in the caller, on the line of the call.
+type inlinePosition struct {
+	frames []InlineFrame
+	depth  int
+}
+
+func inlineAt(adv InlineAdvisor, thread *Context, pc uint64) (inlinePosition, bool) {
+	frames := adv.InlineFrames(thread, pc)
+	if len(frames) == 0 {
+		return inlinePosition{}, false
+	}
+	hidden := 0
+	for hidden < len(frames)-1 && frames[hidden].Inlined && frames[hidden].Start == pc {
+		hidden++
+	}
+	return inlinePosition{frames: frames, depth: len(frames) - 1 - hidden}, true
+}
+
+// at returns the frame of depth d (0 = the real function).
+func (p inlinePosition) at(d int) InlineFrame { return p.frames[len(p.frames)-1-d] }
+
+// deepest is the depth of the innermost frame at pc.
+func (p inlinePosition) deepest() int { return len(p.frames) - 1 }
 
 type stepStop struct {
 	reason *SuspendReason
@@ -113,8 +163,22 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	first := ResumeMode(-1)
 	var opts ResumeOptions
 	var tmp *Breakpoint
-	switch mode {
-	case ResumeStepOut:
+	var pos inlinePosition
+	ia, inlineAware := adv.(InlineAdvisor)
+	if inlineAware {
+		pos, inlineAware = inlineAt(ia, thread, pc)
+	}
+	switch {
+	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
+		// Out of an inlined call: step until its code is left, as gdb's
+		// finish does in an inlined frame.
+		r, ok := adv.LineRange(thread, pc)
+		if !ok {
+			r = LineRange{Start: pc, End: pc + 1}
+		}
+		s.line, s.inline, s.origin = r, ia, pos
+		first, opts = s.rangeMode(), s.rangeOptions()
+	case mode == ResumeStepOut:
 		ra, _, err := adv.Caller(thread)
 		if err != nil {
 			return Errorf(CodeOther, "resume", thread.id, fmt.Errorf("step out: %w", err))
@@ -130,6 +194,9 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 			r = LineRange{Start: pc, End: pc + 1}
 		}
 		s.line = r
+		if inlineAware && mode == ResumeStepOverLine {
+			s.inline, s.origin = ia, pos
+		}
 		first, opts = s.rangeMode(), s.rangeOptions()
 	}
 	t.steps.mu.Lock()
@@ -312,6 +379,11 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		asStep()
 		return 0, ResumeOptions{}, true
 	}
+	if s.inline != nil {
+		if next, opts, done, ok := s.decideInline(st, here, asStep); ok {
+			return next, opts, done
+		}
+	}
 	if s.line.Contains(st.pc) || here.SameLine(s.line) {
 		// Still the same source line (a loop back, or another block of it):
 		// keep stepping, as gdb does until the line changes.
@@ -325,6 +397,52 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	// In the middle of another line (a jump landed there): finish that line.
 	s.line = here
 	return s.rangeMode(), s.rangeOptions(), false
+}
+
+// decideInline applies gdb's view of inlined calls to a step over that stopped
+// in the frame it began in: code of a call inlined there is stepped through
+// (its lines are not the stepping frame's), except that the first address of
+// such a call is a new line of the caller (the call's line) when that line is
+// not the one being stepped. ok is false when the ordinary rules apply.
+func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (ResumeMode, ResumeOptions, bool, bool) {
+	pos, ok := inlineAt(s.inline, s.thread, st.pc)
+	if !ok {
+		return 0, ResumeOptions{}, false, false
+	}
+	d := s.origin.depth
+	if s.mode == ResumeStepOut {
+		if pos.deepest() < d {
+			asStep() // out of the inlined call
+			return 0, ResumeOptions{}, true, true
+		}
+		s.line = here
+		return s.rangeMode(), s.rangeOptions(), false, true
+	}
+	switch {
+	case pos.deepest() > d && pos.depth <= d:
+		// At the first address of a call inlined into the stepping frame.
+		call := pos.at(d)
+		if call.Line != s.origin.at(d).Line || call.File != s.origin.at(d).File {
+			asStep()
+			return 0, ResumeOptions{}, true, true
+		}
+		s.line = here
+		return s.rangeMode(), s.rangeOptions(), false, true
+	case pos.depth > d:
+		// Inside an inlined call: not a line of the stepping frame.
+		s.line = here
+		return s.rangeMode(), s.rangeOptions(), false, true
+	case pos.deepest() < d:
+		// Left the inlined function the step began in: like a return.
+		asStep()
+		return 0, ResumeOptions{}, true, true
+	}
+	if f := pos.at(d); f.Line == s.origin.at(d).Line && f.File == s.origin.at(d).File {
+		// Back on the line the step began on (after an inlined call in it).
+		s.line = here
+		return s.rangeMode(), s.rangeOptions(), false, true
+	}
+	return 0, ResumeOptions{}, false, false
 }
 
 // abandonStep ends the step of a thread that exited.
