@@ -79,12 +79,19 @@ func (env *Env) IsType(name string) bool {
 			}
 		}
 	}
+	if _, err := env.Reader.Globals(name); err == nil {
+		return false
+	}
 	ts, err := env.Reader.TypesByName(name)
 	if err != nil {
 		return false
 	}
 	for _, t := range ts {
-		if t.Kind == variables.KindTypedef || t.Kind == variables.KindClass || t.Kind == variables.KindStruct && strings.Contains(name, "::") {
+		switch t.Kind {
+		case variables.KindTypedef, variables.KindClass, variables.KindStruct, variables.KindUnion, variables.KindEnum:
+			// C++ names classes, unions and enums without a tag keyword;
+			// in C a tag alone is not a type, but "(point)x" is meant as a
+			// cast there too when no variable has the name.
 			return true
 		}
 	}

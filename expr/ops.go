@@ -460,6 +460,9 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 	if !x.t.IsComposite() {
 		return nil, errorf(ErrType, n.P, "%s is not a structure or union", x.t)
 	}
+	if e.env.Reader != nil && x.t.Strip().Declaration {
+		x.t = e.env.Reader.Complete(x.t)
+	}
 	f, base, ok := findMember(x.t, n.Name, 0)
 	if !ok {
 		return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
@@ -630,6 +633,9 @@ func (e *evaluator) convert(v *value, t *variables.Type, pos int, explicit bool)
 		if err != nil {
 			return nil, err
 		}
+		if t.IsPointer() && v.t.IsPointer() && u != 0 {
+			u += baseAdjust(v.t.Strip().Elem, s.Elem)
+		}
 		return intValue(t, u), nil
 	}
 	return nil, errorf(ErrType, pos, "cannot convert %s to %s", v.t, t)
@@ -731,4 +737,42 @@ func Assign(n Node, env *Env, data []byte) (err error) {
 		return errorf(ErrType, n.Pos(), "%d bytes given for a %d-byte %s", len(data), size, lhs.t)
 	}
 	return e.store(lhs, data, n.Pos())
+}
+
+// baseAdjust is what C++ adds to a pointer converted from class from to
+// class to: the offset of the base subobject for an upcast, its negation
+// for a downcast, 0 for unrelated types (C's reinterpreting casts).
+func baseAdjust(from, to *variables.Type) uint64 {
+	f, t := from.Strip(), to.Strip()
+	if f == nil || t == nil || f == t || !f.IsComposite() || !t.IsComposite() {
+		return 0
+	}
+	if off, ok := baseOffset(f, t, 0); ok {
+		return uint64(off)
+	}
+	if off, ok := baseOffset(t, f, 0); ok {
+		return uint64(-off)
+	}
+	return 0
+}
+
+// baseOffset finds base (by identity or name) among the non-virtual bases
+// of derived, recursively.
+func baseOffset(derived, base *variables.Type, depth int) (int64, bool) {
+	if depth > 16 {
+		return 0, false
+	}
+	for _, f := range derived.Fields {
+		if !f.Base || f.OffsetExpr != nil {
+			continue
+		}
+		b := f.Type.Strip()
+		if b == base || b.Name != "" && b.Name == base.Name && b.Kind == base.Kind {
+			return f.Offset, true
+		}
+		if off, ok := baseOffset(b, base, depth+1); ok {
+			return f.Offset + off, true
+		}
+	}
+	return 0, false
 }

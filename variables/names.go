@@ -7,14 +7,19 @@ import (
 	"strings"
 )
 
-// indexNames walks every compile unit once, recording global and static
-// variables (outside functions) and named types by name; C++ names are
-// recorded both plain and qualified by their namespaces. Callers hold r.mu.
+// indexNames walks every unit once, recording global and static variables
+// (outside functions) and named types by name; C++ names are recorded both
+// plain and qualified by their namespaces and classes. A definition that
+// completes a declaration elsewhere (DW_AT_specification: namespace members
+// defined at file scope, static data members, out-of-line class
+// definitions) is recorded under the declaration's qualified name. Callers
+// hold r.mu.
 func (r *Reader) indexNames() {
 	r.namesOnce.Do(func() {
 		r.globals = map[string][]dwarf.Offset{}
 		r.typeNames = map[string][]dwarf.Offset{}
 		r.enumNames = map[string][]dwarf.Offset{}
+		qual := map[dwarf.Offset]string{} // qualified names of DIEs in namespaces and classes
 		rd := r.d.Reader()
 		for _, u := range r.units {
 			if u.unitType != utCompile && u.unitType != utType && u.unitType != 4 {
@@ -25,8 +30,12 @@ func (r *Reader) indexNames() {
 			if err != nil || cu == nil || !cu.Children {
 				continue
 			}
-			prefixes := []string{""}
-			for len(prefixes) > 0 {
+			type level struct {
+				prefix  string
+				inClass bool
+			}
+			stack := []level{{}}
+			for len(stack) > 0 {
 				e, err := rd.Next()
 				if err != nil {
 					r.namesErr = &Error{Op: "index names", Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
@@ -36,40 +45,65 @@ func (r *Reader) indexNames() {
 					break
 				}
 				if e.Tag == 0 {
-					prefixes = prefixes[:len(prefixes)-1]
+					stack = stack[:len(stack)-1]
 					continue
 				}
-				prefix := prefixes[len(prefixes)-1]
+				top := stack[len(stack)-1]
 				name, _ := e.Val(dwarf.AttrName).(string)
-				switch e.Tag {
-				case dwarf.TagNamespace:
-					if e.Children {
-						p := name
-						if name == "" {
-							p = prefix // anonymous namespace: members are visible unqualified
-						} else if prefix != "" {
-							p = prefix + "::" + name
+				prefix := top.prefix
+				if spec, ok := r.refOf(e, dwarf.AttrSpecification); ok {
+					if q, ok := qual[spec]; ok {
+						if i := strings.LastIndex(q, "::"); i >= 0 {
+							prefix, name = q[:i], q[i+2:]
+						} else {
+							name = q
 						}
-						prefixes = append(prefixes, p)
-					}
-					continue
-				case dwarf.TagVariable:
-					if name == "" {
+					} else if name == "" {
 						name = r.nameOf(e)
 					}
-					r.addName(r.globals, prefix, name, e.Offset)
+				}
+				q := name
+				if prefix != "" && name != "" {
+					q = prefix + "::" + name
+				}
+				if name != "" && (top.prefix != "" || e.Tag == dwarf.TagNamespace) {
+					qual[e.Offset] = q
+				}
+				descend := false
+				switch e.Tag {
+				case dwarf.TagNamespace:
+					p := q
+					if name == "" {
+						p = prefix // anonymous namespace: members are visible unqualified
+					}
+					if e.Children {
+						stack = append(stack, level{prefix: p})
+					}
+					continue
+				case dwarf.TagVariable, dwarf.TagMember:
+					if top.inClass {
+						break // static member declarations: only their names are needed
+					}
+					if e.Tag == dwarf.TagVariable {
+						r.addName(r.globals, prefix, name, e.Offset)
+					}
 				case dwarf.TagBaseType, dwarf.TagTypedef, dwarf.TagStructType, dwarf.TagClassType,
 					dwarf.TagUnionType, dwarf.TagEnumerationType, dwarf.TagUnspecifiedType:
-					if name != "" {
+					if name != "" && !top.inClass {
 						r.addName(r.typeNames, prefix, name, e.Offset)
 					}
 					if e.Tag == dwarf.TagEnumerationType && e.Children {
 						r.indexEnumerators(rd, prefix, e.Offset)
 						continue
 					}
+					descend = e.Tag != dwarf.TagBaseType && e.Tag != dwarf.TagTypedef && name != ""
 				}
 				if e.Children {
-					rd.SkipChildren()
+					if descend {
+						stack = append(stack, level{prefix: q, inClass: true})
+					} else {
+						rd.SkipChildren()
+					}
 				}
 			}
 		}
@@ -183,4 +217,25 @@ func (r *Reader) Enumerator(name string) (t *Type, value int64, err error) {
 		}
 	}
 	return nil, 0, &Error{Op: "find enumerator " + name, Err: ErrNotFound}
+}
+
+// Complete returns the definition of a struct, class, union or enum that t
+// only declares (an opaque "struct foo;" or a declaration completed in
+// another unit), found by name; t itself when it is complete or no
+// definition exists.
+func (r *Reader) Complete(t *Type) *Type {
+	s := t.Strip()
+	if s == nil || !s.Declaration || s.Name == "" {
+		return t
+	}
+	ts, err := r.TypesByName(s.Name)
+	if err != nil {
+		return t
+	}
+	for _, c := range ts {
+		if !c.Declaration && c.Kind == s.Kind {
+			return c
+		}
+	}
+	return t
 }
