@@ -222,6 +222,17 @@ NOINLINE void call_null(void) {
 	BARRIER();
 }
 
+/* The same null call with a SIGSEGV handler installed: the interrupted
+ * frame has pc 0 and sits above the signal frame. */
+NOINLINE void call_null_handled(void) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sigaction(SIGSEGV, &sa, NULL);
+	call_null();
+	BARRIER();
+}
+
 int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "recurse";
 	int n = argc > 2 ? atoi(argv[2]) : 3;
@@ -251,6 +262,8 @@ int main(int argc, char **argv) {
 		tail_caller(n);
 	else if (!strcmp(mode, "nullcall"))
 		call_null();
+	else if (!strcmp(mode, "nullcall-handled"))
+		call_null_handled();
 	else if (!strcmp(mode, "threads"))
 		do_threads();
 	else

@@ -43,6 +43,11 @@ for inf in gdb.inferiors():
 // gdbBacktraces runs path under gdb to the same SIGTRAP stop and returns the
 // backtrace of every thread, the stopping thread (the main thread) first.
 func gdbBacktraces(t testing.TB, path string, args ...string) [][]gdbFrame {
+	return gdbBacktracesWith(t, nil, path, args...)
+}
+
+// gdbBacktracesWith is gdbBacktraces with extra gdb commands before `run`.
+func gdbBacktracesWith(t testing.TB, cmds []string, path string, args ...string) [][]gdbFrame {
 	t.Helper()
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb not installed")
@@ -52,7 +57,11 @@ func gdbBacktraces(t testing.TB, path string, args ...string) [][]gdbFrame {
 		t.Fatal(err)
 	}
 	cmdArgs := []string{"-nx", "-batch", "-ex", "set pagination off", "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on",
-		"-ex", "handle SIGUSR1 nostop noprint pass", "-ex", "run", "-x", script, "--args", path}
+		"-ex", "handle SIGUSR1 nostop noprint pass"}
+	for _, c := range cmds {
+		cmdArgs = append(cmdArgs, "-ex", c)
+	}
+	cmdArgs = append(cmdArgs, "-ex", "run", "-x", script, "--args", path)
 	out, err := exec.Command("gdb", append(cmdArgs, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, out)
@@ -137,7 +146,7 @@ func init() {
 	for _, n := range []string{"stop_here", "recurse", "compare", "do_qsort", "in_handler", "handler",
 		"interrupted", "do_signal", "use_alloca", "realigned", "asm_callback", "uw_asm_call", "sleeper",
 		"waiter", "reader", "do_threads", "main", "callee", "do_calls", "die", "ends_in_noreturn",
-		"call_null", "Guard::~Guard", "thrower", "tail_target", "do_own_restorer"} {
+		"call_null", "Guard::~Guard", "thrower", "tail_target", "do_own_restorer", "call_null_handled"} {
 		programFunctions[n] = true
 	}
 }

@@ -22,6 +22,7 @@ type liveCase struct {
 	// check our frames by other means (want, a signal frame, the stop).
 	gdbWrong   string
 	wantSignal bool
+	gdbCmds    []string // extra gdb commands before `run`
 	// want are function names that must appear, in this order, in the main
 	// thread's backtrace (checks the test program really built that stack).
 	want []string
@@ -63,7 +64,7 @@ func runLiveCase(t *testing.T, c liveCase) {
 		sig = unix.SIGTRAP
 	}
 	lt := startLiveSig(t, sig, bin, c.args...)
-	gdb := gdbBacktraces(t, bin, c.args...)
+	gdb := gdbBacktracesWith(t, c.gdbCmds, bin, c.args...)
 	if len(gdb) != len(lt.tids) {
 		t.Fatalf("gdb saw %d threads, we %d", len(gdb), len(lt.tids))
 	}
@@ -130,6 +131,9 @@ var liveCases = []liveCase{
 		want: []string{"stop_here", "tail_target", "main"}},
 	{name: "nullcall", flags: []string{"-O2"}, args: []string{"nullcall"}, stopSig: unix.SIGSEGV,
 		want: []string{"call_null", "main"}},
+	{name: "nullcall-handled", flags: []string{"-O2"}, args: []string{"nullcall-handled"}, wantSignal: true,
+		gdbCmds: []string{"handle SIGSEGV nostop noprint pass"},
+		want:    []string{"stop_here", "in_handler", "handler", "call_null", "call_null_handled", "main"}},
 	{name: "cxx-exception", flags: []string{"-O2"}, sources: []string{"uw_cxx.cc"},
 		want: []string{"stop_here", "Guard::~Guard", "thrower", "main"}},
 	{name: "threads", flags: []string{"-O2"}, args: []string{"threads"},

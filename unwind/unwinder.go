@@ -162,7 +162,9 @@ func (u *Unwinder) prepare() {
 	// involved the stack must grow towards the callers: the CFA lies above the
 	// frame's sp and above the previous frame's CFA. This is what guarantees the
 	// walk ends.
-	if n.PC == 0 {
+	// A zero return address ends the chain (as in gdb); a zero pc restored
+	// from a signal context is a real frame (a call through a null pointer).
+	if n.PC == 0 && !n.Exact {
 		u.stopWith(StopOutermost, nil)
 		return
 	}
