@@ -221,3 +221,34 @@ func TestUnwindSectionsFromDebugFile(t *testing.T) {
 		t.Errorf(".eh_frame_hdr: %+v", u.EhFrameHdr)
 	}
 }
+
+// TestDWZSupplementaryFile: after dwz moved shared DIEs into partial units
+// and a supplementary file (.gnu_debugaltlink, DW_FORM_GNU_ref_alt and
+// strp_alt), every address gives the frames of the original build.
+func TestDWZSupplementaryFile(t *testing.T) {
+	if _, err := exec.LookPath("dwz"); err != nil {
+		t.Skip("dwz not installed")
+	}
+	a := build(t, "dw_cxx.cc", "-O2")
+	b := build(t, "dw_cxx.cc", "-O2", "-DSECOND_COPY")
+	dir := t.TempDir()
+	pa, pb := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	copyFile(t, a, pa)
+	copyFile(t, b, pb)
+	common := filepath.Join(dir, "common.debug")
+	run(t, "dwz", "-m", common, "-M", common, pa, pb)
+	f, err := elf.Open(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt := f.Section(".gnu_debugaltlink")
+	f.Close()
+	if alt == nil {
+		t.Skip("dwz made no supplementary file for these binaries")
+	}
+	got := open(t, pa)
+	if got.dw.alt == nil {
+		t.Fatalf("supplementary file not loaded: %v", got.Warnings())
+	}
+	compareAll(t, open(t, a), got, codeAddresses(t, a))
+}
