@@ -19,6 +19,7 @@ func (a *Agent) RegisterAll() {
 	a.RegisterFileSystem()
 	a.RegisterSysMonitor()
 	a.RegisterContextQuery()
+	a.RegisterDisassembly()
 	a.SetLocator(a.session)
 	a.Start()
 }
