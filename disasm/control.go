@@ -35,9 +35,6 @@ func (f Flow) String() string {
 	return "Flow(?)"
 }
 
-// flow is the internal spelling used in tables.
-type flow = Flow
-
 // Flow returns the control-flow class of the instruction.
 func (in *Instruction) Flow() Flow {
 	switch in.Kind {

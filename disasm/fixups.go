@@ -16,7 +16,7 @@ import (
 type namedInsn struct {
 	bytes []byte
 	name  string // same in GNU and Intel syntax; no operands are shown
-	flow  flow   // control-flow class, for IsCall/IsJump/IsReturn
+	flow  Flow   // control-flow class, for IsCall/IsJump/IsReturn
 }
 
 // namedInsns are matched exactly (no extra prefixes): compilers emit them bare.
