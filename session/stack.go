@@ -119,9 +119,8 @@ func (s *Session) FrameCFA(thread *target.Context) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if u.Step() {
-		// After stepping, the caller's SP is frame 0's CFA.
-		return u.Frame().SP, nil
+	if cfa := u.Frame().CFA; cfa != 0 {
+		return cfa, nil
 	}
 	if err := u.Err(); err != nil {
 		return 0, err
