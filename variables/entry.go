@@ -123,6 +123,9 @@ func (r *Reader) resolve(t *Type, s *Scope, f Frame, depth int) (*Type, error) {
 	}
 	c := *t
 	c.Elem = elem
+	// The resolved type is no longer what the DIE describes (its length is
+	// this frame's): it is a made-up type.
+	c.Offset, c.Dim = 0, 0
 	if t.Bound != nil {
 		n, err := r.boundValue(t.Bound, s, f)
 		if err != nil {

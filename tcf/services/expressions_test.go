@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +339,63 @@ func TestSymbolsTypesAndLocals(t *testing.T) {
 	call(t, c, "Symbols", "getContext", "T@P1@zz@1").Decode(&rerr, &gp)
 	if rerr == nil {
 		t.Error("malformed type ID accepted")
+	}
+}
+
+// TestExpressionsInlinedFrames: a frame of an inlined call sees its own
+// variables, the frame of the function it is inlined into sees its own.
+func TestExpressionsInlinedFrames(t *testing.T) {
+	for _, flags := range [][]string{{"-O0", "-gdwarf-5"}, {"-O2", "-gdwarf-4"}} {
+		t.Run(strings.Join(flags, ""), func(t *testing.T) {
+			exprs := map[int][]string{0: {"v"}, 1: {"x", "m", "x + m"}, 2: {"y", "o", "y * 2"}}
+			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_inline.c"}, Flags: flags, Name: "ex_inline_" + strings.Join(flags, "")})
+			stop := vartest.GDBStop(t, exe, "leaf", exprs)
+			tgt, th := stop.Open(t)
+			c := startAgent(t, tgt)
+			thread := string(th.ID())
+			var rerr error
+			var frames []string
+			call(t, c, "StackTrace", "getChildrenRange", thread, 0, 10).Decode(&rerr, &frames)
+			compared := 0
+			for fi, list := range exprs {
+				var kids []string
+				call(t, c, "Expressions", "getChildren", frames[fi]).Decode(&rerr, &kids)
+				var names []string
+				for _, id := range kids {
+					var p map[string]any
+					call(t, c, "Expressions", "getContext", id).Decode(&rerr, &p)
+					names = append(names, p["Expression"].(string))
+				}
+				for _, src := range list {
+					want := stop.Results[fi][src]
+					if !strings.Contains(src, " ") && !slices.Contains(names, src) && want.Error == "" {
+						t.Errorf("frame %d lists %v, not %s", fi, names, src)
+					}
+					var props map[string]any
+					call(t, c, "Expressions", "create", frames[fi], nil, src).Decode(&rerr, &props)
+					if rerr != nil {
+						t.Errorf("frame %d: create %q: %v", fi, src, rerr)
+						continue
+					}
+					var val []byte
+					var vp map[string]any
+					call(t, c, "Expressions", "evaluate", props["ID"]).Decode(&val, &rerr, &vp)
+					switch {
+					case want.OptimizedOut:
+						if rerr == nil {
+							t.Errorf("frame %d %s: gdb says optimized out, agent % x", fi, src, val)
+						}
+					case want.Int != nil:
+						if rerr != nil || leInt(val) != *want.Int {
+							t.Errorf("frame %d %s: agent %d (%v), gdb %s", fi, src, leInt(val), rerr, want.Value)
+						}
+						compared++
+					}
+				}
+			}
+			if compared < 5 {
+				t.Fatalf("only %d values compared", compared)
+			}
+		})
 	}
 }
