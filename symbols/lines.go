@@ -23,9 +23,7 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 	start := 0
 	for i, r := range t.Rows {
 		if r.Flags&dwarfraw.RowEndSequence != 0 {
-			if i > start || true {
-				seqs = append(seqs, seq{start, i + 1})
-			}
+			seqs = append(seqs, seq{start, i + 1})
 			start = i + 1
 		}
 	}
