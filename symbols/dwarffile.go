@@ -40,6 +40,8 @@ type dwarfFile struct {
 	warned map[string]bool
 	warns  []error // problems met during lookups, each reported once
 
+	types typeUnits // signature -> type unit, built on first use
+
 	namesOnce sync.Once
 	nameIdx   *nameIndex // built by the first name lookup
 }

@@ -243,6 +243,9 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 			name := ""
 			if f := e.Field(dwarfraw.AttrName); f != nil {
 				name, _ = cu.str(f)
+			} else if f := e.Field(dwarfraw.AttrSignature); f != nil && f.Class == dwarfraw.ClassRefSig {
+				// A declaration standing for a type unit's type: the name is there.
+				name = cu.file.typeName(f.Val)
 			} else if e.Tag == dwarfraw.TagNamespace {
 				name = "(anonymous namespace)"
 			}
@@ -309,7 +312,7 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 	if f == nil || f.Class != dwarfraw.ClassBlock || f.Len == 0 {
 		return 0, false
 	}
-	info := cu.file.sec.info
+	info := cu.data()
 	if f.Val >= uint64(len(info)) || uint64(f.Len) > uint64(len(info))-f.Val {
 		return 0, false
 	}

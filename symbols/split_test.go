@@ -186,3 +186,43 @@ func TestTypeUnitsChangeNothing(t *testing.T) {
 		})
 	}
 }
+
+// TestTypeSignatures: every signature a unit refers to (DW_FORM_ref_sig8)
+// resolves to its type unit's named type, DWARF 5 and 4 alike.
+func TestTypeSignatures(t *testing.T) {
+	for _, dw := range []string{"-gdwarf-5", "-gdwarf-4"} {
+		path := build(t, "dw_cxx.cc", "-O2", dw, "-fdebug-types-section")
+		b := open(t, path)
+		b.dw.index()
+		seen, named := 0, 0
+		for _, cu := range b.dw.units {
+			if cu.hdr.Type != dwarfraw.UnitCompile {
+				continue
+			}
+			ur, err := cu.reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var e dwarfraw.Entry
+			for !ur.Done() {
+				if err := ur.Next(&e); err != nil {
+					t.Fatal(err)
+				}
+				if f := e.Field(dwarfraw.AttrSignature); f != nil && f.Class == dwarfraw.ClassRefSig {
+					seen++
+					if n := b.dw.typeName(f.Val); n != "" {
+						named++
+					} else if tu := b.dw.typeUnit(f.Val); tu == nil {
+						t.Errorf("%s: signature %#x has no type unit", dw, f.Val)
+					}
+				}
+			}
+		}
+		if seen == 0 || named == 0 {
+			t.Errorf("%s: %d signatures, %d named", dw, seen, named)
+		}
+		if got := b.dw.typeName(0x1234); got != "" {
+			t.Errorf("unknown signature named %q", got)
+		}
+	}
+}

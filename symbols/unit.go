@@ -15,6 +15,7 @@ type compUnit struct {
 	file     *dwarfFile
 	hdr      dwarfraw.Unit
 	skeleton *compUnit // set on split units: the skeleton that holds addresses and lines
+	inTypes  bool      // a DWARF 4 type unit of .debug_types
 
 	dieOnce      sync.Once
 	dieErr       error
@@ -48,10 +49,22 @@ type compUnit struct {
 }
 
 func (cu *compUnit) secName() string {
-	if cu.file.isDWO {
-		return ".debug_info.dwo"
+	name := ".debug_info"
+	if cu.inTypes {
+		name = ".debug_types"
 	}
-	return ".debug_info"
+	if cu.file.isDWO {
+		name += ".dwo"
+	}
+	return name
+}
+
+// data returns the section holding the unit.
+func (cu *compUnit) data() []byte {
+	if cu.inTypes {
+		return cu.file.sec.types
+	}
+	return cu.file.sec.info
 }
 
 func (cu *compUnit) fail(op string, err error) error {
@@ -63,7 +76,7 @@ func (cu *compUnit) reader() (*dwarfraw.UnitReader, error) {
 	if err != nil {
 		return nil, cu.fail("read abbreviations", err)
 	}
-	return dwarfraw.NewUnitReader(cu.secName(), cu.file.sec.info, &cu.hdr, ab), nil
+	return dwarfraw.NewUnitReader(cu.secName(), cu.data(), &cu.hdr, ab), nil
 }
 
 // readUnitDIE decodes the unit's first DIE once: its name, directories,
@@ -155,7 +168,7 @@ func (cu *compUnit) str(f *dwarfraw.Field) (string, error) {
 	d := cu.file
 	switch f.Class {
 	case dwarfraw.ClassString:
-		return dwarfraw.CString(cu.secName(), d.sec.info, f.Val)
+		return dwarfraw.CString(cu.secName(), cu.data(), f.Val)
 	case dwarfraw.ClassStrp:
 		return dwarfraw.CString(".debug_str", d.sec.str, f.Val)
 	case dwarfraw.ClassLineStrp:
