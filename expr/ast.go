@@ -11,6 +11,12 @@ type (
 		P    int
 		Name string
 	}
+	// SymRef is ${ID}: an entity named by a protocol ID (TCF clients build
+	// expressions such as "(${type})0x1000", "x.${member}", "${register}").
+	SymRef struct {
+		P  int
+		ID string
+	}
 	// Register is $name.
 	Register struct {
 		P    int
@@ -58,11 +64,13 @@ type (
 		P       int
 		C, X, Y Node
 	}
-	// Member is x.name or x->name.
+	// Member is x.name or x->name; Ref is set instead of Name for
+	// x.${member ID}.
 	Member struct {
 		P     int
 		X     Node
 		Name  string
+		Ref   string
 		Arrow bool
 	}
 	// Index is x[i].
@@ -101,6 +109,7 @@ type TypeName struct {
 	Words []string // base type keywords, in order
 	Tag   string   // "struct", "union", "enum", "class" or ""
 	Name  string   // tag or typedef name ("" for keyword types)
+	ByID  string   // a type named by a protocol ID: (${ID})
 	Const bool
 	Ptrs  int      // number of '*'
 	Ref   bool     // C++ '&'
@@ -109,6 +118,7 @@ type TypeName struct {
 
 func (n *Ident) Pos() int      { return n.P }
 func (n *Register) Pos() int   { return n.P }
+func (n *SymRef) Pos() int     { return n.P }
 func (n *IntLit) Pos() int     { return n.P }
 func (n *FloatLit) Pos() int   { return n.P }
 func (n *StringLit) Pos() int  { return n.P }

@@ -27,6 +27,22 @@ type Env struct {
 	Global func(name string) (*variables.Variable, *variables.Reader, uint64, error)
 	// Arch names the registers ($rax); nil means x86-64.
 	Arch *arch.Arch
+	// Symbol, when set, resolves ${ID} references to what the ID names.
+	Symbol func(id string) (SymbolRef, error)
+}
+
+// SymbolRef is what a ${ID} reference names: exactly one of a type, a
+// member (a field of a struct, class or union type), a register (DWARF
+// number, Register >= 0 with IsRegister) or a variable (with the Reader and
+// frame to read it in).
+type SymbolRef struct {
+	Type       *variables.Type
+	Field      *variables.Field
+	Register   int
+	IsRegister bool
+	Variable   *variables.Variable
+	Reader     *variables.Reader
+	Frame      variables.Frame
 }
 
 // Result is an evaluated expression.
@@ -68,8 +84,15 @@ func (r *Result) Float() (float64, error) {
 // IsType returns the parser callback that asks env's DWARF whether a name is
 // a typedef (or, in C++, a class name).
 func (env *Env) IsType(name string) bool {
-	if env == nil || env.Reader == nil {
+	if env == nil || env.Reader == nil && !strings.HasPrefix(name, "${") {
 		return false
+	}
+	if strings.HasPrefix(name, "${") {
+		if env.Symbol == nil {
+			return false
+		}
+		ref, err := env.Symbol(strings.TrimSuffix(strings.TrimPrefix(name, "${"), "}"))
+		return err == nil && ref.Type != nil
 	}
 	// A variable of that name shadows the type.
 	for _, s := range env.Scopes {
@@ -200,6 +223,8 @@ func (e *evaluator) eval(n Node, depth int) (*value, error) {
 		return e.ident(n)
 	case *Register:
 		return e.register(n)
+	case *SymRef:
+		return e.symRef(n)
 	case *Unary:
 		return e.unary(n, d)
 	case *Binary:
@@ -442,10 +467,64 @@ func (e *evaluator) register(n *Register) (*value, error) {
 	return &value{t: t, where: inRegister, reg: reg.DWARF, bytes: append([]byte(nil), b[:size]...)}, nil
 }
 
+// symbol resolves a ${ID} reference.
+func (e *evaluator) symbol(pos int, id string) (SymbolRef, error) {
+	if e.env.Symbol == nil {
+		return SymbolRef{}, errorf(ErrNotFound, pos, "no symbol ${%s} (no resolver)", id)
+	}
+	ref, err := e.env.Symbol(id)
+	if err != nil {
+		return SymbolRef{}, &Error{Kind: ErrNotFound, Pos: pos, Msg: "no symbol ${" + id + "}", Err: err}
+	}
+	return ref, nil
+}
+
+func (e *evaluator) symRef(n *SymRef) (*value, error) {
+	ref, err := e.symbol(n.P, n.ID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ref.Variable != nil:
+		f := ref.Frame
+		if f == nil {
+			f = e.env.Frame
+		}
+		r := ref.Reader
+		if r == nil {
+			r = e.env.Reader
+		}
+		return e.variable(ref.Variable, r, f, n.P)
+	case ref.IsRegister:
+		if e.env.Frame == nil {
+			return nil, errorf(ErrOptimizedOut, n.P, "no frame to read a register in")
+		}
+		b, err := e.env.Frame.Register(ref.Register)
+		if err != nil {
+			return nil, &Error{Kind: ErrOptimizedOut, Pos: n.P, Msg: "register not available in this frame", Err: err}
+		}
+		t := typeLong
+		if len(b) != 8 {
+			t = ArrayOf(typeUChar, int64(len(b)))
+		}
+		return &value{t: t, where: inRegister, reg: ref.Register, bytes: append([]byte(nil), b...)}, nil
+	}
+	return nil, errorf(ErrType, n.P, "${%s} is not a value", n.ID)
+}
+
 // typeOf resolves a written type name.
 func (e *evaluator) typeOf(tn *TypeName) (*variables.Type, error) {
 	var t *variables.Type
-	if tn.Name == "" {
+	if tn.ByID != "" {
+		ref, err := e.symbol(tn.P, tn.ByID)
+		if err != nil {
+			return nil, err
+		}
+		if ref.Type == nil {
+			return nil, errorf(ErrType, tn.P, "${%s} is not a type", tn.ByID)
+		}
+		t = ref.Type
+	} else if tn.Name == "" {
 		t = keywordType(tn.Words)
 		if t == nil {
 			return nil, errorf(ErrType, tn.P, "unknown type %q", strings.Join(tn.Words, " "))

@@ -16,6 +16,7 @@ const (
 	tChar
 	tString
 	tPunct
+	tSymRef // ${ID}: a symbol, type, member or register named by a client's ID
 )
 
 type token struct {
@@ -59,6 +60,17 @@ func lex(src string) ([]token, error) {
 			}
 			out = append(out, token{kind: tIdent, pos: i, text: src[i:j]})
 			i = j
+			continue
+		case c == '$' && i+1 < len(src) && src[i+1] == '{':
+			j := strings.IndexByte(src[i+2:], '}')
+			if j < 0 {
+				return nil, errorf(ErrSyntax, i, "unterminated ${...}")
+			}
+			if j == 0 {
+				return nil, errorf(ErrSyntax, i, "empty ${}")
+			}
+			out = append(out, token{kind: tSymRef, pos: i, text: src[i+2 : i+2+j]})
+			i += j + 3
 			continue
 		case c == '$':
 			j := i + 1

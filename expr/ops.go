@@ -463,9 +463,35 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 	if e.env.Reader != nil && x.t.Strip().Declaration {
 		x.t = e.env.Reader.Complete(x.t)
 	}
-	f, base, ok := findMember(x.t, n.Name, 0)
-	if !ok {
-		return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
+	var f *variables.Field
+	var base int64
+	if n.Ref != "" {
+		ref, err := e.symbol(n.P, n.Ref)
+		if err != nil {
+			return nil, err
+		}
+		if ref.Field == nil {
+			return nil, errorf(ErrType, n.P, "${%s} is not a member", n.Ref)
+		}
+		f = ref.Field
+		if !hasField(x.t.Strip(), f) {
+			// A member of a base class: find the base's offset.
+			found := false
+			for _, bf := range x.t.Strip().Fields {
+				if bf.Base && hasField(bf.Type.Strip(), f) {
+					base, found = bf.Offset, true
+				}
+			}
+			if !found {
+				return nil, errorf(ErrNotFound, n.P, "${%s} is not a member of %s", n.Ref, x.t)
+			}
+		}
+	} else {
+		var ok bool
+		f, base, ok = findMember(x.t, n.Name, 0)
+		if !ok {
+			return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
+		}
 	}
 	off := base + f.Offset
 	out := &value{t: f.Type, where: x.where, reg: x.reg}
@@ -775,4 +801,14 @@ func baseOffset(derived, base *variables.Type, depth int) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// hasField reports whether f is one of t's own fields (the same DIE).
+func hasField(t *variables.Type, f *variables.Field) bool {
+	for i := range t.Fields {
+		if &t.Fields[i] == f || t.Fields[i].Offset0 != 0 && t.Fields[i].Offset0 == f.Offset0 {
+			return true
+		}
+	}
+	return false
 }

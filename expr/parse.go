@@ -248,6 +248,9 @@ var typeWords = map[string]bool{"void": true, "char": true, "short": true, "int"
 // startsType reports whether the token at i begins a type name.
 func (p *parser) startsType(i int) bool {
 	t := p.toks[i]
+	if t.kind == tSymRef {
+		return p.isType != nil && p.isType("${"+t.text+"}")
+	}
 	if t.kind != tIdent {
 		return false
 	}
@@ -267,7 +270,11 @@ func (p *parser) startsType(i int) bool {
 
 func (p *parser) typeName() (*TypeName, error) {
 	tn := &TypeName{P: p.peek().pos}
-	for {
+	if t := p.peek(); t.kind == tSymRef {
+		p.next()
+		tn.ByID = t.text
+	}
+	for tn.ByID == "" {
 		t := p.peek()
 		if t.kind != tIdent {
 			break
@@ -298,7 +305,7 @@ func (p *parser) typeName() (*TypeName, error) {
 		}
 		break
 	}
-	if tn.Name == "" && len(tn.Words) == 0 {
+	if tn.Name == "" && len(tn.Words) == 0 && tn.ByID == "" {
 		return nil, errorf(ErrSyntax, p.peek().pos, "type name expected")
 	}
 	for {
@@ -377,10 +384,14 @@ func (p *parser) postfix() (Node, error) {
 		case ".", "->":
 			p.next()
 			nt := p.next()
-			if nt.kind != tIdent {
+			switch nt.kind {
+			case tIdent:
+				x = &Member{P: t.pos, X: x, Name: nt.text, Arrow: t.text == "->"}
+			case tSymRef:
+				x = &Member{P: t.pos, X: x, Ref: nt.text, Arrow: t.text == "->"}
+			default:
 				return nil, errorf(ErrSyntax, nt.pos, "member name expected after %q", t.text)
 			}
-			x = &Member{P: t.pos, X: x, Name: nt.text, Arrow: t.text == "->"}
 		case "(":
 			p.next()
 			var args []Node
@@ -430,6 +441,8 @@ func (p *parser) primary() (Node, error) {
 		return &Ident{P: t.pos, Name: p.qualified(t.text)}, nil
 	case tRegister:
 		return &Register{P: t.pos, Name: t.text}, nil
+	case tSymRef:
+		return &SymRef{P: t.pos, ID: t.text}, nil
 	case tInt:
 		return &IntLit{P: t.pos, Value: t.ival, Suffix: t.suffix}, nil
 	case tChar:

@@ -500,6 +500,7 @@ func (a *Agent) scopeEnv(id string) (*exprEnv, error) {
 	}
 	ee := &exprEnv{thread: thread, frame: f, frameID: frameID(n, thread)}
 	ee.env = &expr.Env{Frame: f, Arch: a.target.Arch(), Function: f.FunctionAddress, Global: a.globalLookup(thread, f)}
+	ee.env.Symbol = func(sym string) (expr.SymbolRef, error) { return a.resolveSymbolRef(ee, sym) }
 	r, err := f.Reader()
 	if err != nil || r == nil {
 		return ee, nil // no DWARF here: registers, constants and other modules' globals only
@@ -590,3 +591,49 @@ func leUint(b []byte) uint64 {
 	copy(w[:], b)
 	return binary.LittleEndian.Uint64(w[:])
 }
+
+// resolveSymbolRef resolves the ${ID} references of expressions that
+// Eclipse builds for its Variables view: types (casts), members, registers
+// and variables, by their protocol IDs.
+func (a *Agent) resolveSymbolRef(ee *exprEnv, id string) (expr.SymbolRef, error) {
+	if strings.HasPrefix(id, "R") && !strings.HasPrefix(id, "RG") {
+		_, reg, _, err := a.parseRegisterID(id)
+		if err != nil {
+			return expr.SymbolRef{}, err
+		}
+		if reg == nil || reg.DWARF < 0 {
+			return expr.SymbolRef{}, tcf.Errorf(tcf.CodeInvalidContext, "register %q has no DWARF number", id)
+		}
+		return expr.SymbolRef{Register: reg.DWARF, IsRegister: true}, nil
+	}
+	ref, ok, err := a.parseDataSymbol(id)
+	if err != nil {
+		return expr.SymbolRef{}, err
+	}
+	if !ok {
+		return expr.SymbolRef{}, tcf.Errorf(tcf.CodeSymbolNotFound, "no symbol %q", id)
+	}
+	switch ref.kind {
+	case "T", "TS":
+		return expr.SymbolRef{Type: ref.t}, nil
+	case "M":
+		return expr.SymbolRef{Field: &ref.t.Strip().Fields[ref.index]}, nil
+	case "L":
+		return expr.SymbolRef{Variable: ref.v, Reader: ref.reader, Frame: ref.ee.frame}, nil
+	case "G":
+		var f variables.Frame = ee.frame
+		if m := ee.frame.Module(); m == nil || m.Start != ref.mod {
+			f = biasedFrame{ee.frame, a.moduleBias(ref.proc, ref.mod)}
+		}
+		return expr.SymbolRef{Variable: ref.v, Reader: ref.reader, Frame: f}, nil
+	}
+	return expr.SymbolRef{}, tcf.Errorf(tcf.CodeSymbolNotFound, "%q names no value, type or member", id)
+}
+
+// biasedFrame is a frame seen from another module (for its globals).
+type biasedFrame struct {
+	*targetframe.Frame
+	bias uint64
+}
+
+func (b biasedFrame) Bias() uint64 { return b.bias }

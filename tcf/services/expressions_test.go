@@ -332,6 +332,45 @@ func TestSymbolsTypesAndLocals(t *testing.T) {
 	if ptr["BaseTypeID"] != gp["TypeID"] {
 		t.Errorf("node.next points to %v, want %v", ptr["BaseTypeID"], gp["TypeID"])
 	}
+	// Eclipse's Variables view builds expressions from IDs: a cast to a type
+	// by ID, members by ID, registers by ID.
+	var valueMember map[string]any
+	call(t, c, "Symbols", "getContext", members[0]).Decode(&rerr, &valueMember)
+	for src, want := range map[string]int64{
+		"((${" + next["TypeID"].(string) + "})&g_n2)->${" + members[0] + "}": 2,
+		"g_n1.${" + members[1] + "}->${" + members[0] + "}":                  2,
+		"(${" + next["TypeID"].(string) + "})0 == 0":                         1,
+	} {
+		var props map[string]any
+		call(t, c, "Expressions", "create", fp1, nil, src).Decode(&rerr, &props)
+		if rerr != nil {
+			t.Errorf("create %q: %v", src, rerr)
+			continue
+		}
+		var val []byte
+		var vp map[string]any
+		call(t, c, "Expressions", "evaluate", props["ID"]).Decode(&val, &rerr, &vp)
+		if rerr != nil || leInt(val) != want {
+			t.Errorf("%s = %d (%v), want %d", src, leInt(val), rerr, want)
+		}
+	}
+	var regs []string
+	call(t, c, "Registers", "getChildren", thread).Decode(&rerr, &regs)
+	for _, rid := range regs {
+		var rp map[string]any
+		call(t, c, "Registers", "getContext", rid).Decode(&rerr, &rp)
+		if rp["Name"] != "rsp" {
+			continue
+		}
+		var props map[string]any
+		call(t, c, "Expressions", "create", thread, nil, "${"+rid+"} == $rsp").Decode(&rerr, &props)
+		var val []byte
+		var vp map[string]any
+		call(t, c, "Expressions", "evaluate", props["ID"]).Decode(&val, &rerr, &vp)
+		if rerr != nil || leInt(val) != 1 {
+			t.Errorf("${rsp ID} == $rsp: %d %v", leInt(val), rerr)
+		}
+	}
 	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "no_such_name").Decode(&rerr, &ids)
 	if errCode(t, rerr) != 22 {
 		t.Errorf("unknown name: %v", rerr)
