@@ -252,3 +252,32 @@ func TestDWZSupplementaryFile(t *testing.T) {
 	}
 	compareAll(t, open(t, a), got, codeAddresses(t, a))
 }
+
+// TestCompressedSections: zlib (SHF_COMPRESSED), zstd and legacy .zdebug_*
+// sections give the frames of the uncompressed build.
+func TestCompressedSections(t *testing.T) {
+	plainPath := build(t, "dw_inline.c", "-O2")
+	plain := open(t, plainPath)
+	addrs := codeAddresses(t, plainPath)
+	dir := t.TempDir()
+	for _, z := range []string{"zlib", "zlib-gnu", "zstd"} {
+		t.Run(z, func(t *testing.T) {
+			p := filepath.Join(dir, z)
+			run(t, "objcopy", "--compress-debug-sections="+z, plainPath, p)
+			f, err := elf.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := f.Section(".debug_info")
+			if z == "zlib-gnu" {
+				s = f.Section(".zdebug_info")
+			}
+			compressed := s != nil && (z == "zlib-gnu" || s.Flags&elf.SHF_COMPRESSED != 0)
+			f.Close()
+			if !compressed {
+				t.Skipf("objcopy did not compress with %s", z)
+			}
+			compareAll(t, plain, open(t, p), addrs)
+		})
+	}
+}

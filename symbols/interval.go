@@ -1,6 +1,9 @@
 package symbols
 
-import "sort"
+import (
+	"container/heap"
+	"sort"
+)
 
 // segmentMap maps addresses to small integers through sorted, disjoint
 // segments: segment i covers [start[i], start[i+1]) and maps to val[i]; -1
@@ -28,48 +31,24 @@ type span struct {
 	prio   int32
 }
 
-// buildSegments turns possibly overlapping spans into a segmentMap.
+// buildSegments turns possibly overlapping spans into a segmentMap. It
+// sweeps the boundaries in order with a max-heap of the spans covering the
+// current point (ended spans are dropped lazily when they surface), so it is
+// O(n log n) even for pathological, deeply overlapping input.
 func buildSegments(spans []span) segmentMap {
 	var m segmentMap
 	if len(spans) == 0 {
 		return m
 	}
-	sort.Slice(spans, func(i, j int) bool {
-		if spans[i].lo != spans[j].lo {
-			return spans[i].lo < spans[j].lo
-		}
-		return spans[i].prio < spans[j].prio
-	})
+	sort.Slice(spans, func(i, j int) bool { return spans[i].lo < spans[j].lo })
 	ends := make([]uint64, 0, len(spans))
 	for _, s := range spans {
 		ends = append(ends, s.hi)
 	}
 	sort.Slice(ends, func(i, j int) bool { return ends[i] < ends[j] })
 
-	var active []span // spans covering the current point
+	active := &spanHeap{}
 	next, nextEnd := 0, 0
-	emit := func(at uint64) {
-		best := int32(-1)
-		bestPrio := int32(-1 << 31)
-		var bestLo uint64
-		for _, a := range active {
-			if a.prio > bestPrio || (a.prio == bestPrio && a.lo >= bestLo) {
-				best, bestPrio, bestLo = a.val, a.prio, a.lo
-			}
-		}
-		if n := len(m.val); n > 0 && m.val[n-1] == best {
-			return
-		}
-		if n := len(m.start); n > 0 && m.start[n-1] == at {
-			m.val[n-1] = best
-			if n > 1 && m.val[n-2] == best {
-				m.start, m.val = m.start[:n-1], m.val[:n-1]
-			}
-			return
-		}
-		m.start = append(m.start, at)
-		m.val = append(m.val, best)
-	}
 	for next < len(spans) || nextEnd < len(ends) {
 		// The next boundary is the smaller of the next start and the next end.
 		var at uint64
@@ -81,23 +60,48 @@ func buildSegments(spans []span) segmentMap {
 		for nextEnd < len(ends) && ends[nextEnd] == at {
 			nextEnd++
 		}
-		// Drop spans that have ended, add spans starting here.
-		w := 0
-		for _, a := range active {
-			if a.hi > at {
-				active[w] = a
-				w++
-			}
-		}
-		active = active[:w]
 		for next < len(spans) && spans[next].lo == at {
 			if spans[next].hi > at {
-				active = append(active, spans[next])
+				heap.Push(active, spans[next])
 			}
 			next++
 		}
-		emit(at)
+		for active.Len() > 0 && (*active)[0].hi <= at {
+			heap.Pop(active)
+		}
+		best := int32(-1)
+		if active.Len() > 0 {
+			best = (*active)[0].val
+		}
+		switch n := len(m.val); {
+		case n > 0 && m.val[n-1] == best:
+		case n > 0 && m.start[n-1] == at:
+			m.val[n-1] = best
+		default:
+			m.start = append(m.start, at)
+			m.val = append(m.val, best)
+		}
 	}
 	m.idx = newAddrIndex(m.start)
 	return m
+}
+
+// spanHeap orders spans by priority, then by later start: the top is the
+// span that wins where spans overlap.
+type spanHeap []span
+
+func (h spanHeap) Len() int { return len(h) }
+func (h spanHeap) Less(i, j int) bool {
+	if h[i].prio != h[j].prio {
+		return h[i].prio > h[j].prio
+	}
+	return h[i].lo > h[j].lo
+}
+func (h spanHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *spanHeap) Push(x any)   { *h = append(*h, x.(span)) }
+func (h *spanHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
