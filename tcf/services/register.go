@@ -10,6 +10,7 @@ func (a *Agent) RegisterAll() {
 	a.RegisterRegisters()
 	a.RegisterStackTrace()
 	a.RegisterSymbols()
+	a.RegisterSymbolFrameInfo()
 	a.RegisterLineNumbers()
 	a.RegisterExpressions()
 	a.RegisterBreakpoints()

@@ -1,0 +1,387 @@
+package services
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/unwind/cfi"
+)
+
+// Symbols.findFrameInfo and findFrameProps give a client the stack-tracing
+// rule at an address, so it can unwind by itself: the range of code the rule
+// holds for, commands computing the frame address (the CFA), and per
+// register of the caller, commands computing its value. They are derived from
+// the CFI row (.eh_frame, else .debug_frame) at the address.
+//
+// Commands are the C agent's location commands (ISymbols.CMD_*), written as
+// one flat array of opcodes each followed by its arguments, as the C agent
+// writes them: [2,"R6.P1.1",1,16,5] is "read rbp, push 16, add". In register
+// commands CMD_FP (3) pushes the frame address. An address without CFI gets
+// zero address and size and null commands, without an error (the C agent's
+// answer: the client falls back to its own heuristics).
+
+// Location command opcodes (ISymbols.CMD_*) the frame commands use.
+const (
+	locNumber   = 1
+	locRdReg    = 2
+	locFP       = 3
+	locRdMem    = 4
+	locAdd      = 5
+	locLocation = 20
+)
+
+// FrameInfo is the stack-tracing rule at an address.
+type FrameInfo struct {
+	// Addr and Size bound the code the rule holds for (0, 0: no CFI).
+	Addr, Size uint64
+	// FP computes the frame address; nil when there is no rule.
+	FP []any
+	// Regs computes each recoverable register of the caller, by register ID.
+	Regs map[string][]any
+}
+
+// frameTables caches the CFI tables of each symbol file.
+var frameTables struct {
+	sync.Mutex
+	m map[*symbols.Binary]*cfiTables
+}
+
+// maxFrameTables bounds the cache; it starts over when full.
+const maxFrameTables = 256
+
+type cfiTables struct {
+	eh, debug *cfi.Table
+}
+
+func tablesOf(b *symbols.Binary) (*cfiTables, error) {
+	frameTables.Lock()
+	defer frameTables.Unlock()
+	if t, ok := frameTables.m[b]; ok {
+		return t, nil
+	}
+	secs, err := b.UnwindSections()
+	if err != nil {
+		return nil, err
+	}
+	t := &cfiTables{}
+	if len(secs.EhFrame.Data) > 0 {
+		t.eh = cfi.NewEHFrame(secs.EhFrame.Data, cfi.Options{Addr: secs.EhFrame.Addr, Hdr: secs.EhFrameHdr.Data, HdrAddr: secs.EhFrameHdr.Addr})
+	}
+	if len(secs.DebugFrame.Data) > 0 {
+		t.debug = cfi.NewDebugFrame(secs.DebugFrame.Data, cfi.Options{Addr: secs.DebugFrame.Addr})
+	}
+	if frameTables.m == nil || len(frameTables.m) >= maxFrameTables {
+		frameTables.m = map[*symbols.Binary]*cfiTables{}
+	}
+	frameTables.m[b] = t
+	return t, nil
+}
+
+// RegisterSymbolFrameInfo adds findFrameInfo and findFrameProps to the
+// Symbols service.
+func (a *Agent) RegisterSymbolFrameInfo() {
+	svc := a.srv.Service("Symbols")
+	args := func(c *tcf.Call) (*target.Context, uint64, error) {
+		args := c.Args()
+		id := args.String()
+		addr := args.Uint64()
+		if err := args.End(); err != nil {
+			return nil, 0, err
+		}
+		ctx, err := a.lookup(id)
+		return ctx, addr, err
+	}
+	svc.Command("findFrameInfo", func(c *tcf.Call) {
+		var fi FrameInfo
+		ctx, addr, err := args(c)
+		if err == nil {
+			fi, err = a.FrameInfo(ctx, addr)
+		}
+		r := c.Reply().Error(err).Uint64(fi.Addr).Uint64(fi.Size)
+		if fi.FP == nil {
+			r = r.Null()
+		} else {
+			r = r.Data(fi.FP)
+		}
+		if fi.Regs == nil {
+			r = r.Null()
+		} else {
+			r = r.Data(fi.Regs)
+		}
+		r.Send()
+	})
+	svc.Command("findFrameProps", func(c *tcf.Call) {
+		ctx, addr, err := args(c)
+		var fi FrameInfo
+		if err == nil {
+			fi, err = a.FrameInfo(ctx, addr)
+		}
+		props := map[string]any{}
+		if fi.Size != 0 {
+			props["CodeAddr"] = fi.Addr
+			props["CodeSize"] = fi.Size
+		}
+		if fi.FP != nil {
+			props["FP"] = fi.FP
+		}
+		if fi.Regs != nil {
+			props["Regs"] = fi.Regs
+		}
+		c.Reply().Error(err).Data(props).Send()
+	})
+}
+
+// FrameInfo returns the stack-tracing rule at a run-time address of ctx's
+// process. Register IDs name the registers of ctx when it is a thread, else
+// of the process's first thread.
+func (a *Agent) FrameInfo(ctx *target.Context, addr uint64) (FrameInfo, error) {
+	var fi FrameInfo
+	proc := ctx.Process()
+	regCtx := ctx
+	if ctx.IsProcess() {
+		if th := ctx.Children(); len(th) > 0 {
+			regCtx = th[0]
+		}
+	}
+	mods, err := a.session.Modules(proc)
+	if err != nil {
+		return fi, err
+	}
+	m := mods.ForAddress(addr)
+	if m == nil {
+		return fi, nil
+	}
+	b, err := a.session.Binary(m)
+	if err != nil || b == nil {
+		return fi, nil // no symbol file: no CFI to offer
+	}
+	tabs, err := tablesOf(b)
+	if err != nil {
+		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s: %v", m.Name, err)
+	}
+	var row cfi.Row
+	lpc := addr - m.Bias
+	err = cfi.ErrNoFDE
+	if tabs.eh != nil {
+		err = tabs.eh.RowFor(lpc, &row)
+	}
+	if err != nil && tabs.debug != nil {
+		err = tabs.debug.RowFor(lpc, &row)
+	}
+	if err != nil {
+		if errors.Is(err, cfi.ErrNoFDE) {
+			return fi, nil
+		}
+		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s at 0x%x: %v", m.Name, lpc, err)
+	}
+	reg := func(dwarf int) string {
+		if id := a.registerID(regCtx, dwarf); id != "" {
+			return id
+		}
+		return fmt.Sprintf("DWARF%d", dwarf)
+	}
+	fi.Addr, fi.Size = row.Start+m.Bias, row.End-row.Start
+	fi.FP = cfaCommands(row.CFA, reg)
+	fi.Regs = map[string][]any{}
+	for i, r := range row.Regs {
+		if cmds := regCommands(r, i, reg); cmds != nil {
+			fi.Regs[reg(i)] = cmds
+		}
+	}
+	// The caller's stack pointer is the frame address by definition of the
+	// CFA on x86-64, whether or not the CFI says so.
+	if _, ok := fi.Regs[reg(dwarfRSP)]; !ok && fi.FP != nil {
+		fi.Regs[reg(dwarfRSP)] = []any{locFP}
+	}
+	return fi, nil
+}
+
+const dwarfRSP = 7
+
+// cfaCommands computes the frame address.
+func cfaCommands(r cfi.Rule, reg func(int) string) []any {
+	switch r.Kind {
+	case cfi.RuleCFARegOffset:
+		return addOffset([]any{locRdReg, reg(int(r.Reg))}, r.Offset)
+	case cfi.RuleCFAExpression:
+		return exprCommands(r.Expr, reg, false)
+	}
+	return nil
+}
+
+// regCommands computes the caller's value of DWARF register i; nil when the
+// CFI says nothing about it (the callee kept it) or it is not recoverable.
+func regCommands(r cfi.Rule, i int, reg func(int) string) []any {
+	switch r.Kind {
+	case cfi.RuleSameValue:
+		return []any{locRdReg, reg(i)}
+	case cfi.RuleOffset:
+		return append(addOffset([]any{locFP}, r.Offset), locRdMem, 8, false)
+	case cfi.RuleValOffset:
+		return addOffset([]any{locFP}, r.Offset)
+	case cfi.RuleRegister:
+		return []any{locRdReg, reg(int(r.Reg))}
+	case cfi.RuleExpression:
+		return append(exprCommands(r.Expr, reg, true), locRdMem, 8, false)
+	case cfi.RuleValExpression:
+		return exprCommands(r.Expr, reg, true)
+	}
+	return nil
+}
+
+func addOffset(cmds []any, off int64) []any {
+	if off == 0 {
+		return cmds
+	}
+	return append(cmds, locNumber, off, locAdd)
+}
+
+// DWARF operations the translation knows, and the location command of the
+// binary and unary operators.
+var dwarfBinaryOps = map[byte]int{
+	0x22: 5, 0x1c: 6, 0x1e: 7, 0x1b: 8, 0x1a: 9, 0x21: 10, 0x27: 11, // plus minus mul div and or xor
+	0x2a: 13, 0x2b: 14, 0x2c: 15, 0x2d: 16, 0x24: 17, 0x25: 18, // ge gt le lt shl shr
+}
+
+// exprCommands translates a CFI DWARF expression into location commands
+// (withCFA: the CFA is pushed first, as for register rules). Expressions
+// that use operations without a command counterpart (stack manipulation,
+// branches) are passed whole as CMD_LOCATION.
+func exprCommands(expr []byte, reg func(int) string, withCFA bool) []any {
+	var cmds []any
+	if withCFA {
+		cmds = []any{locFP}
+	}
+	if out, ok := translateDWARF(expr, reg); ok {
+		return append(cmds, out...)
+	}
+	return append(cmds, locLocation, expr, map[string]any{
+		"Machine": 62, "ELF64": true, "RegIdType": 0, "AddrSize": 8, "BigEndian": false,
+	})
+}
+
+// translateDWARF turns the common CFI expression operations into commands.
+func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
+	var out []any
+	for i := 0; i < len(b); {
+		op := b[i]
+		i++
+		switch {
+		case op >= 0x30 && op <= 0x4f: // lit0..lit31
+			out = append(out, locNumber, int64(op-0x30))
+		case op >= 0x70 && op <= 0x8f: // breg0..breg31
+			off, n := sleb(b[i:])
+			if n == 0 {
+				return nil, false
+			}
+			i += n
+			out = addOffset(append(out, locRdReg, reg(int(op-0x70))), off)
+		case op == 0x92: // bregx
+			r, n := uleb(b[i:])
+			if n == 0 || r > 1<<16 {
+				return nil, false
+			}
+			i += n
+			off, n2 := sleb(b[i:])
+			if n2 == 0 {
+				return nil, false
+			}
+			i += n2
+			out = addOffset(append(out, locRdReg, reg(int(r))), off)
+		case op == 0x10: // constu
+			v, n := uleb(b[i:])
+			if n == 0 {
+				return nil, false
+			}
+			i += n
+			out = append(out, locNumber, v)
+		case op == 0x11: // consts
+			v, n := sleb(b[i:])
+			if n == 0 {
+				return nil, false
+			}
+			i += n
+			out = append(out, locNumber, v)
+		case op >= 0x08 && op <= 0x0f: // const1u .. const8s
+			size := 1 << ((op - 0x08) / 2)
+			if len(b)-i < size {
+				return nil, false
+			}
+			var w [8]byte
+			copy(w[:], b[i:i+size])
+			v := binary.LittleEndian.Uint64(w[:])
+			if (op-0x08)%2 == 1 && size < 8 { // signed: sign-extend
+				shift := 64 - 8*uint(size)
+				out = append(out, locNumber, int64(v<<shift)>>shift)
+			} else {
+				out = append(out, locNumber, v)
+			}
+			i += size
+		case op == 0x23: // plus_uconst
+			v, n := uleb(b[i:])
+			if n == 0 {
+				return nil, false
+			}
+			i += n
+			out = append(out, locNumber, v, locAdd)
+		case op == 0x06: // deref
+			out = append(out, locRdMem, 8, false)
+		case op == 0x94: // deref_size
+			if i >= len(b) || b[i] == 0 || b[i] > 8 {
+				return nil, false
+			}
+			out = append(out, locRdMem, int(b[i]), false)
+			i++
+		case op == 0x1f: // neg
+			out = append(out, 12)
+		case op == 0x9c: // call_frame_cfa
+			out = append(out, locFP)
+		default:
+			cmd, ok := dwarfBinaryOps[op]
+			if !ok {
+				return nil, false
+			}
+			out = append(out, cmd)
+		}
+	}
+	return out, true
+}
+
+// uleb and sleb decode LEB128 numbers; n is 0 for a truncated or overlong one.
+func uleb(b []byte) (v uint64, n int) {
+	var shift uint
+	for i, c := range b {
+		if shift >= 64 {
+			return 0, 0
+		}
+		v |= uint64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+func sleb(b []byte) (v int64, n int) {
+	var shift uint
+	for i, c := range b {
+		if shift >= 64 {
+			return 0, 0
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
