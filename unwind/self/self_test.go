@@ -1,0 +1,111 @@
+package self
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/unwind"
+)
+
+var proc *Process
+
+func process(t testing.TB) *Process {
+	if proc == nil {
+		p, err := New(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		proc = p
+	}
+	return proc
+}
+
+// stackAt records, at one call site, our backtrace and runtime.Callers.
+//
+//go:noinline
+func stackAt(t *testing.T, depth int, opts unwind.BacktraceOptions) (unwind.Trace, []uintptr) {
+	if depth > 0 {
+		tr, pcs := stackAt(t, depth-1, opts)
+		runtime.KeepAlive(depth)
+		return tr, pcs
+	}
+	tr, err := process(t).Backtrace(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcs := make([]uintptr, 256)
+	pcs = pcs[:runtime.Callers(1, pcs)]
+	return tr, pcs
+}
+
+// TestGoStackMatchesRuntimeCallers unwinds the test's own goroutine through
+// the Go linker's CFI and compares every return address with what the Go
+// runtime's own unwinder reports for the same frames.
+func TestGoStackMatchesRuntimeCallers(t *testing.T) {
+	tr, pcs := stackAt(t, 5, unwind.BacktraceOptions{NoInline: true})
+	// pcs[0] is stackAt(depth 0) after its Callers call; pcs[1:] are return
+	// addresses that our walk must also have, in order, ending at the
+	// goroutine's first frame.
+	// The runtime hides wrapper functions (the go statement's gowrapN) and
+	// ends with runtime.goexit, the fake return address at the top of every
+	// goroutine stack, which has no CFI: we stop below it.
+	want := pcs[1:]
+	if len(want) > 0 && fn(uint64(want[len(want)-1])) == "runtime.goexit" {
+		want = want[:len(want)-1]
+	}
+	var got []uint64
+	start := -1
+	for i, f := range tr.Frames {
+		if start < 0 && f.PC == uint64(want[0]) {
+			start = i
+		}
+		if start >= 0 && !strings.Contains(fn(f.PC-1), ".gowrap") {
+			got = append(got, f.PC)
+		}
+	}
+	if start < 0 {
+		t.Fatalf("return address %#x (%s) not in our trace:\n%s", want[0], fn(uint64(want[0])), dump(tr))
+	}
+	n := min(len(got), len(want))
+	for i := 0; i < n; i++ {
+		if got[i] != uint64(want[i]) {
+			t.Fatalf("frame %d: pc %#x (%s), runtime says %#x (%s)\n%s", start+i, got[i], fn(got[i]), want[i], fn(uint64(want[i])), dump(tr))
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("walk stopped (%v, %v) with %d frames, the runtime has %d\n%s", tr.Stop, tr.Err, len(got), len(want), dump(tr))
+	}
+	// Below the first frame the runtime also reports: the capture inside
+	// package self, Backtrace, and the innermost stackAt.
+	var below []string
+	for _, f := range tr.Frames[:start] {
+		below = append(below, fn(f.LookupPC))
+	}
+	wantBelow := []string{"unwind/self.(*Process).capture", "unwind/self.(*Process).Backtrace", "unwind/self.stackAt"}
+	if len(below) != len(wantBelow) {
+		t.Fatalf("frames below the runtime's first: %q, want %q", below, wantBelow)
+	}
+	for i, w := range wantBelow {
+		if !strings.HasSuffix(below[i], w) {
+			t.Errorf("frame %d in %s, want %s", i, below[i], w)
+		}
+	}
+}
+
+func fn(pc uint64) string {
+	if f := runtime.FuncForPC(uintptr(pc)); f != nil {
+		return f.Name()
+	}
+	return ""
+}
+
+func dump(tr unwind.Trace) string {
+	var b strings.Builder
+	for _, f := range tr.Frames {
+		fmt.Fprintf(&b, "#%d %#x %s\n", f.Index, f.PC, fn(f.LookupPC))
+	}
+	fmt.Fprintf(&b, "stop: %v %v\n", tr.Stop, tr.Err)
+	return b.String()
+}

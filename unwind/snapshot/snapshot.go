@@ -1,0 +1,321 @@
+package snapshot
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/sondedbg/sonde/memimage"
+	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/unwind"
+)
+
+// Options configure a Process.
+type Options struct {
+	// NoSymbols skips symbol files: modules get their unwind tables from the
+	// mapped files only (no separate debug files) and SymbolInfo knows nothing.
+	// For pc-only walks (profilers) that symbolize later.
+	NoSymbols bool
+	// Symbols tells how to find debug information (nil: gdb's places).
+	Symbols *symbols.Options
+}
+
+// Process is one address space: its modules and the image that serves memory
+// outside the stack copies. Safe for concurrent use by many Threads.
+type Process struct {
+	image *memimage.Image
+	asid  memimage.ASID
+	opts  Options
+	mods  []*module // sorted by start, disjoint
+}
+
+// module is one loaded ELF object: the engine's module (shared by every walk,
+// so its CFI row cache is too) and the object's symbols, opened on first use.
+type module struct {
+	um   unwind.Module
+	path string
+	data []byte // in-memory image (vDSO)
+	once sync.Once
+	bin  *symbols.Binary
+	err  error
+}
+
+// New makes a Process whose memory image holds the given mappings' files as
+// sections (in-memory images, e.g. the vDSO, as memory sections). Mappings of
+// one file form one module; its load bias comes from the file's program
+// headers.
+func New(mappings []Mapping, opts *Options) (*Process, error) {
+	im := memimage.New("snapshot")
+	for _, m := range mappings {
+		var sec *memimage.Section
+		var err error
+		switch {
+		case m.Data != nil:
+			sec, err = memimage.NewMemorySection(m.Name, m.Data)
+		case m.Path != "":
+			sec, err = memimage.NewFileSection(m.Path, m.Offset, m.End-m.Start)
+		default:
+			continue
+		}
+		if err == nil {
+			err = im.Add(sec, memimage.AnyASID, m.Start)
+		}
+		if err != nil {
+			// A file that cannot be mapped only costs its code bytes: the
+			// engine's checks weaken, the walk goes on.
+			continue
+		}
+	}
+	return NewWithImage(im, memimage.AnyASID, mappings, opts)
+}
+
+// NewWithImage makes a Process over an image the caller made (a core's
+// segments over its files, or live memory as the fallback): the mappings only
+// define the modules.
+func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, opts *Options) (*Process, error) {
+	p := &Process{image: im, asid: asid}
+	if opts != nil {
+		p.opts = *opts
+	}
+	// Mappings of one file with one load bias form a module; the same file
+	// mapped again elsewhere (a reader's mmap of it) is another.
+	type key struct {
+		name string
+		bias uint64
+	}
+	byKey := map[key]*module{}
+	for _, m := range mappings {
+		name := m.Path
+		if name == "" {
+			if m.Data == nil {
+				continue
+			}
+			name = m.Name
+		}
+		bias, err := loadBias(m)
+		if err != nil {
+			continue // not an ELF object (a font, a locale archive)
+		}
+		k := key{name, bias}
+		mod := byKey[k]
+		if mod == nil {
+			mod = &module{path: m.Path, data: m.Data}
+			mod.um = unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: bias}
+			if mod.um.Name == "" {
+				mod.um.Name = m.Path
+			}
+			mod.um.Client = mod
+			byKey[k] = mod
+			p.mods = append(p.mods, mod)
+		}
+		mod.um.Start = min(mod.um.Start, m.Start)
+		mod.um.End = max(mod.um.End, m.End)
+	}
+	sort.Slice(p.mods, func(i, j int) bool { return p.mods[i].um.Start < p.mods[j].um.Start })
+	// Overlapping modules (a bogus list) would make lookups ambiguous: the
+	// later one loses its overlap by starting where the previous ends.
+	for i := 1; i < len(p.mods); i++ {
+		if prev := p.mods[i-1]; p.mods[i].um.Start < prev.um.End {
+			p.mods[i].um.Start = min(prev.um.End, p.mods[i].um.End)
+		}
+	}
+	return p, nil
+}
+
+// loadBias finds the runtime-minus-link-time difference of a mapping from the
+// PT_LOAD segment that covers its file offset.
+func loadBias(m Mapping) (uint64, error) {
+	var f *elf.File
+	var err error
+	if m.Data != nil {
+		f, err = elf.NewFile(bytes.NewReader(m.Data))
+	} else {
+		f, err = elf.Open(m.Path)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	const page = 4096
+	for _, ph := range f.Progs {
+		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		if m.Offset < ph.Off&^(page-1) || m.Offset >= ph.Off+max(ph.Filesz, 1) {
+			continue
+		}
+		return m.Start - (ph.Vaddr - ph.Off + m.Offset), nil
+	}
+	return 0, errNoSegment
+}
+
+var errNoSegment = errors.New("snapshot: no PT_LOAD segment covers the mapping's offset")
+
+// Image returns the memory image behind the process (add sections to it for
+// more memory, e.g. heap copies).
+func (p *Process) Image() *memimage.Image { return p.image }
+
+// Modules returns the engine modules of the process, by address.
+func (p *Process) Modules() []*unwind.Module {
+	out := make([]*unwind.Module, len(p.mods))
+	for i, m := range p.mods {
+		out[i] = &m.um
+	}
+	return out
+}
+
+// Close releases the modules' symbol files.
+func (p *Process) Close() error {
+	for _, m := range p.mods {
+		if m.bin != nil {
+			m.bin.Close()
+		}
+	}
+	return nil
+}
+
+// LookupModule implements unwind.LookupIP.
+func (p *Process) LookupModule(pc uint64) (*unwind.Module, error) {
+	i := sort.Search(len(p.mods), func(i int) bool { return p.mods[i].um.End > pc })
+	if i == len(p.mods) || pc < p.mods[i].um.Start {
+		return nil, nil
+	}
+	m := p.mods[i]
+	m.once.Do(func() { p.load(m) })
+	return &m.um, nil
+}
+
+// load installs a module's unwind tables: from its symbol file (which also
+// finds .debug_frame in a separate debug file) or, without symbols, from the
+// mapped file itself.
+func (p *Process) load(m *module) {
+	if !p.opts.NoSymbols {
+		if m.data != nil {
+			m.bin, m.err = symbols.OpenBytes(m.um.Name, m.data, p.opts.Symbols)
+		} else {
+			m.bin, m.err = symbols.Open(m.path, p.opts.Symbols)
+		}
+		if m.bin != nil {
+			u, _ := m.bin.UnwindSections()
+			m.um.SetSources(unwind.Sources{
+				EHFrameHdr: unwind.Section{Data: u.EhFrameHdr.Data, Addr: u.EhFrameHdr.Addr},
+				EHFrame:    unwind.Section{Data: u.EhFrame.Data, Addr: u.EhFrame.Addr},
+				DebugFrame: unwind.Section{Data: u.DebugFrame.Data, Addr: u.DebugFrame.Addr},
+			})
+			return
+		}
+	}
+	var f *elf.File
+	var err error
+	if m.data != nil {
+		f, err = elf.NewFile(bytes.NewReader(m.data))
+	} else {
+		f, err = elf.Open(m.path)
+	}
+	if err != nil {
+		m.err = fmt.Errorf("snapshot: %s: %w", m.um.Name, err)
+		return
+	}
+	defer f.Close()
+	src, err := unwind.ReadSources(f)
+	if err != nil {
+		m.err = err
+	}
+	m.um.SetSources(src)
+}
+
+// SymbolInfo implements unwind.LookupIP from the module's symbol file.
+func (p *Process) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
+	if um == nil {
+		return nil, nil
+	}
+	m, _ := um.Client.(*module)
+	if m == nil || m.bin == nil {
+		return nil, nil
+	}
+	frames, err := m.bin.Lookup(pc - um.Bias)
+	return Symbols(frames, um.Bias), err
+}
+
+// Symbols converts a symbols lookup into the engine's symbolic information:
+// bias turns link-time function starts into runtime ones.
+func Symbols(frames []symbols.Frame, bias uint64) []unwind.Symbol {
+	if len(frames) == 0 {
+		return nil
+	}
+	out := make([]unwind.Symbol, len(frames))
+	for i, f := range frames {
+		out[i] = unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column}
+		if f.Start != 0 {
+			out[i].FuncStart = f.Start + bias
+		}
+	}
+	return out
+}
+
+// ReadMemory reads the process image (outside any thread's stack copy).
+func (p *Process) ReadMemory(buf []byte, addr uint64) (int, error) {
+	n, err := p.image.ReadFull(buf, p.asid, addr)
+	if n > 0 {
+		err = nil // a short read is the engine's "rest unreadable"
+	}
+	return n, err
+}
+
+// Thread is one register set and stack copy in the process: an unwind
+// client (CopyIn and LookupIP).
+type Thread struct {
+	*Process
+	regs      unwind.Registers
+	stack     []byte
+	stackAddr uint64
+}
+
+// Thread returns a client for a thread whose registers are regs and whose
+// stack bytes from stackAddr on are stack (the slice is used, not copied).
+func (p *Process) Thread(regs *unwind.Registers, stack []byte, stackAddr uint64) *Thread {
+	return &Thread{Process: p, regs: *regs, stack: stack, stackAddr: stackAddr}
+}
+
+// ReadMemory implements unwind.CopyIn: the stack copy first, then the image.
+func (t *Thread) ReadMemory(buf []byte, addr uint64) (int, error) {
+	if off := addr - t.stackAddr; addr >= t.stackAddr && off < uint64(len(t.stack)) {
+		return copy(buf, t.stack[off:]), nil
+	}
+	// Don't let an image read run into the stack copy's range from below.
+	if addr < t.stackAddr && addr+uint64(len(buf)) > t.stackAddr {
+		n, err := t.Process.ReadMemory(buf[:t.stackAddr-addr], addr)
+		if n < int(t.stackAddr-addr) {
+			return n, err
+		}
+		m, _ := t.ReadMemory(buf[n:], t.stackAddr)
+		return n + m, nil
+	}
+	return t.Process.ReadMemory(buf, addr)
+}
+
+// ReadRegister implements unwind.CopyIn.
+func (t *Thread) ReadRegister(reg int) (uint64, bool) { return t.regs.Get(reg) }
+
+// Backtrace walks the thread's stack from its registers.
+func (t *Thread) Backtrace(opts unwind.BacktraceOptions) (unwind.Trace, error) {
+	u := unwind.New(t, t, nil)
+	if err := u.InitRegisters(&t.regs); err != nil {
+		return unwind.Trace{}, err
+	}
+	return u.Backtrace(opts), nil
+}
+
+// Walk returns the thread's physical frames (pcs and CFAs only), appending
+// to dst.
+func (t *Thread) Walk(dst []unwind.Frame) ([]unwind.Frame, unwind.StopReason, error) {
+	u := unwind.New(t, t, nil)
+	if err := u.InitRegisters(&t.regs); err != nil {
+		return dst, unwind.StopCorrupt, err
+	}
+	dst, stop := u.Walk(dst)
+	return dst, stop, u.Err()
+}
