@@ -40,6 +40,7 @@ var frameExprs = map[int][]string{
 		"g_fp == stop_here", "(unsigned long)g_null", "0x10 | 0x3", "1 ? g_pt.x : g_pt.y", "(g_int, 5)",
 		"g_double > 3.2", "!g_null", "&g_outer.pts[1] == &g_outer.pts[0] + 1", "*&g_int", "(point_t *)pp == pp",
 		"((struct point *)&g_arr)->y", "s_counter * -1", "0x7fffffff + 1u", "sizeof(long double)",
+		"t_counter", "t_other * t_counter", "&t_other != 0",
 	},
 	2: {"p.x + p.y", "argc", "r"},
 }

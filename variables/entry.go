@@ -22,7 +22,7 @@ var calleeSaved = map[uint64]bool{3: true, 6: true, 12: true, 13: true, 14: true
 func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexpr.Value, error) {
 	reg, ok := registerOp(expr)
 	if !ok {
-		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value of a non-register expression", ErrOptimizedOut)
+		return r.entryExpression(expr, f, depth)
 	}
 	caller, cr := f.Caller()
 	if caller == nil || cr == nil {
@@ -197,4 +197,50 @@ func (r *Reader) VariableAt(off dwarf.Offset) (v *Variable, err error) {
 		return nil, bad("decode variable", uint64(off), "DIE with tag %v is not a variable", e.Tag)
 	}
 	return r.variable(e, r.unitOf(off)), nil
+}
+
+// entryExpression evaluates an entry value that is not just a register,
+// typically a stack slot (DW_OP_breg7 off; DW_OP_deref): as the function's
+// entry saw it, the stack pointer was the CFA minus the return address,
+// callee-saved registers held what the caller's frame holds, and memory
+// above the CFA (the caller's slots and stack arguments) is unchanged.
+// Anything needing another register is optimized out.
+func (r *Reader) entryExpression(expr []byte, f Frame, depth int) (dwarfexpr.Value, error) {
+	cfa, err := f.CFA()
+	if err != nil {
+		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value needs the frame's CFA: %v", ErrOptimizedOut, err)
+	}
+	caller, _ := f.Caller()
+	ef := entryFrame{Frame: f, sp: cfa - 8, caller: caller}
+	var m dwarfexpr.Machine
+	res, err := m.Eval(expr, exprTarget{ef}, &dwarfexpr.Config{AddrSize: 8, MaxSteps: 10000, AddrBias: f.Bias()})
+	if err != nil {
+		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value: %v", ErrOptimizedOut, err)
+	}
+	if len(res.Pieces) == 0 {
+		if v, ok := res.Word(); ok {
+			return dwarfexpr.Value{Bits: v}, nil
+		}
+	}
+	return dwarfexpr.Value{}, fmt.Errorf("%w: entry value is not a single value", ErrOptimizedOut)
+}
+
+// entryFrame is a frame's registers as they were on entry to its function,
+// as far as they are known.
+type entryFrame struct {
+	Frame
+	sp     uint64
+	caller Frame
+}
+
+func (e entryFrame) Register(reg int) ([]byte, error) {
+	switch {
+	case reg == 7:
+		b := make([]byte, 8)
+		binary.LittleEndian.PutUint64(b, e.sp)
+		return b, nil
+	case calleeSaved[uint64(reg)] && e.caller != nil:
+		return e.caller.Register(reg)
+	}
+	return nil, fmt.Errorf("register %d at the function's entry is not known", reg)
 }

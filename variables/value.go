@@ -33,6 +33,13 @@ type Frame interface {
 	Caller() (Frame, *Reader)
 }
 
+// TLSFrame is implemented by frames that can locate thread-local storage:
+// TLSAddress returns the run-time address of offset in the thread's block
+// for the frame's module (DW_OP_form_tls_address).
+type TLSFrame interface {
+	TLSAddress(offset uint64) (uint64, error)
+}
+
 // Writer is implemented by frames whose target can be changed (live
 // threads): assignment goes through it.
 type Writer interface {
@@ -384,6 +391,9 @@ func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) 
 func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Config {
 	cfg := &dwarfexpr.Config{AddrSize: 8, AddrBias: f.Bias(), MaxSteps: 10000}
 	cfg.CFA = f.CFA
+	if tf, ok := f.(TLSFrame); ok {
+		cfg.TLSAddress = tf.TLSAddress
+	}
 	cfg.FrameBase = func() (uint64, error) {
 		if s == nil {
 			return 0, errors.New("no enclosing function for DW_OP_fbreg")
