@@ -197,7 +197,24 @@ func (r *rewrite) prefixWords() {
 // operands re-renders immediates and memory operands, and joins AVX-512
 // masks to their operand.
 func (r *rewrite) operands() {
-	isString := isStringOp(r.op)
+	switch r.op {
+	case x86asm.VPMOVM2B, x86asm.VPMOVM2W, x86asm.VPMOVM2D, x86asm.VPMOVM2Q:
+		// The k register is the source operand, not a write mask (x86asm
+		// prints `%zmm23 {%k5}` for objdump's `%k5,%zmm23`).
+		if len(r.f.operands) == 1 {
+			if t := r.f.operands[0].Text; strings.HasSuffix(t, "}") {
+				if k := strings.IndexByte(t, '{'); k > 0 {
+					dst := Operand{Kind: OperandRegister, Text: strings.TrimSpace(t[:k])}
+					src := Operand{Kind: OperandRegister, Text: t[k+1 : len(t)-1]}
+					r.f.operands = []Operand{dst, src}
+					if r.syntax == GNU {
+						r.f.operands = []Operand{src, dst}
+					}
+				}
+			}
+		}
+	}
+	isString := isStringOp(r.op) || r.op == x86asm.XLATB
 	var enc modrmInfo
 	haveEnc := false
 	for i := range r.f.operands {
@@ -241,6 +258,16 @@ func (r *rewrite) intel() {
 		r.mnem = "retf"
 		if len(f.operands) > 0 && f.operands[0].Text == "far" {
 			f.operands = f.operands[1:]
+		} else if len(f.operands) > 0 {
+			f.operands[0].Text = strings.TrimPrefix(f.operands[0].Text, "far ")
+		}
+	case op == x86asm.XLATB:
+		f.operands = []Operand{{Kind: OperandMemory, Text: "BYTE PTR ds:[rbx]"}}
+	case r.mnem == "movabs":
+		for i := range f.operands {
+			if o := &f.operands[i]; o.Kind == OperandMemory {
+				o.Text = strings.TrimPrefix(o.Text, intelSizeKeyword(o.Text)) // moffs: no size
+			}
 		}
 	case r.mnem == "iretd" || r.mnem == "popfq" || r.mnem == "pushfq":
 		r.mnem = r.mnem[:len(r.mnem)-1]
@@ -254,6 +281,17 @@ func (r *rewrite) intel() {
 		// Shift or rotate by one (D0/D1): objdump writes the count as "1".
 		if n := len(f.operands); n == 2 && f.operands[1].Text == "0x1" {
 			f.operands[1].Text = "1"
+		}
+	}
+	for i := range f.operands {
+		o := &f.operands[i]
+		switch {
+		case o.Kind == OperandMemory && strings.HasSuffix(o.Text, "}") && strings.Contains(o.Text, "{1to"):
+			// EVEX broadcast: objdump writes `DWORD BCST [r9+0xc]`, not
+			// `DWORD PTR [r9+0xc]{1to4}`.
+			o.Text = strings.Replace(o.Text[:strings.LastIndex(o.Text, "{1to")], " PTR ", " BCST ", 1)
+		case o.Kind == OperandRegister && strings.HasPrefix(o.Text, "mmx"):
+			o.Text = "mm" + o.Text[3:] // MMX registers: mm2, not mmx2
 		}
 	}
 	if p > 0 && op != x86asm.NOP {
@@ -292,14 +330,28 @@ func (r *rewrite) gnuPrefixes() []string {
 // adjustImmediate prints an immediate as objdump does: unsigned, in the width
 // of the operation (`$0xffffffff` where x86asm prints `$-0x1`).
 func (in *Instruction) adjustImmediate(syntax Syntax, o *Operand) {
-	if !o.HasValue || int64(o.Value) >= 0 {
+	if !o.HasValue {
 		return
 	}
 	bits := in.inst.DataSize
 	if in.inst.Op == x86asm.PUSH {
-		bits = 64 // push imm8/imm32 pushes the sign-extended 64-bit value
+		// push imm8/imm32 pushes the sign-extended 64-bit value (x86asm keeps
+		// some of them zero-extended).
+		bits = 64
+		code := in.Bytes[in.lead:]
+		if p := legacyPrefixLen(code); p < len(code) {
+			switch code[p] {
+			case 0x68:
+				o.Value = uint64(int64(int32(uint32(o.Value))))
+			case 0x6a:
+				o.Value = uint64(int64(int8(uint8(o.Value))))
+			}
+		}
 	} else if in.inst.MemBytes == 1 || in.hasByteRegister() {
 		bits = 8
+	}
+	if int64(o.Value) >= 0 {
+		return
 	}
 	v := o.Value
 	if bits < 64 && bits > 0 {

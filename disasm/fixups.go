@@ -30,6 +30,17 @@ var namedInsns = []namedInsn{
 	{bytes: []byte{0x0f, 0x01, 0xef}, name: "wrpkru"},
 	// AMD 3DNow! exit: unknown to x86asm.
 	{bytes: []byte{0x0f, 0x0e}, name: "femms"},
+	// VIA PadLock (libgcrypt): unknown to x86asm; objdump's names.
+	{bytes: []byte{0x0f, 0xa7, 0xc0}, name: "xstore-rng"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xc0}, name: "repz xstore-rng"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xc8}, name: "repz xcrypt-ecb"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xd0}, name: "repz xcrypt-cbc"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xd8}, name: "repz xcrypt-ctr"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xe0}, name: "repz xcrypt-cfb"},
+	{bytes: []byte{0xf3, 0x0f, 0xa7, 0xe8}, name: "repz xcrypt-ofb"},
+	{bytes: []byte{0xf3, 0x0f, 0xa6, 0xc0}, name: "repz montmul"},
+	{bytes: []byte{0xf3, 0x0f, 0xa6, 0xc8}, name: "repz xsha1"},
+	{bytes: []byte{0xf3, 0x0f, 0xa6, 0xd0}, name: "repz xsha256"},
 }
 
 // The two VEX-encoded instructions without ModRM: VEX.0F 77 is vzeroupper

@@ -58,7 +58,8 @@ const mnemonicWidth = 6
 // #, as objdump). Cosmetic differences from objdump: addresses in targets and
 // comments carry a 0x prefix (as gdb prints them), and in Intel syntax a
 // negative RIP-relative displacement is written `[rip-0x16e]` where objdump
-// writes `[rip+0xfffffffffffffe92]`.
+// writes `[rip+0xfffffffffffffe92]`, and objdump's "{evex}" mark on EVEX
+// encodings of instructions that also have a VEX form is not shown.
 func (in *Instruction) Text(syntax Syntax, sym Symbolizer) string {
 	f := in.format(syntax)
 	var b strings.Builder

@@ -10,6 +10,8 @@ import (
 // Objdump's spelling of the older parts of the instruction set: string
 // instructions, prefix words, multi-byte NOP padding and the x87 stack.
 
+// isStringOp reports whether op is a string instruction (movs, stos, lods,
+// scas, cmps, ins, outs), whose operands are implicit.
 func isStringOp(op x86asm.Op) bool {
 	switch op {
 	case x86asm.MOVSB, x86asm.MOVSW, x86asm.MOVSD, x86asm.MOVSQ,
@@ -46,7 +48,14 @@ func (in *Instruction) intelString(mnem string, f *formatted) string {
 	default:
 		return mnem
 	}
-	di, si := kw+"es:[rdi]", kw+"ds:[rsi]"
+	srcSeg := "ds"
+	for _, b := range in.Bytes[:legacyPrefixLen(in.Bytes)] {
+		switch b {
+		case 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65:
+			srcSeg = map[byte]string{0x26: "es", 0x2e: "cs", 0x36: "ss", 0x3e: "ds", 0x64: "fs", 0x65: "gs"}[b]
+		}
+	}
+	di, si := kw+"es:[rdi]", kw+srcSeg+":[rsi]" // only the source segment can be overridden
 	var ops []string
 	switch base {
 	case "movs":
