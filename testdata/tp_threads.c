@@ -3,6 +3,8 @@
  *   tp_threads          main in pause(); 4 threads in nanosleep, read, poll and
  *                       pthread_cond_wait
  *   tp_threads N        additionally N threads that loop in short sleeps
+ *   tp_threads churn    additionally one thread that keeps creating short-lived
+ *                       threads (for attaching while threads come and go)
  *
  * Prints "ready <pid>" once every thread has started. */
 #include <poll.h>
@@ -65,13 +67,32 @@ static void *busy(void *arg) {
 	return NULL;
 }
 
+static void *shortlived(void *arg) {
+	(void)arg;
+	return NULL;
+}
+
+static void *churner(void *arg) {
+	(void)arg;
+	pthread_barrier_wait(&started);
+	for (;;) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, shortlived, NULL) == 0)
+			pthread_join(t, NULL);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv) {
-	int extra = argc > 1 ? atoi(argv[1]) : 0;
+	int churn = argc > 1 && argv[1][0] == 'c';
+	int extra = argc > 1 && !churn ? atoi(argv[1]) : 0;
 	void *(*fns[])(void *) = {sleeper, reader, poller, waiter};
 	pthread_t t;
 	if (pipe(pipefd) != 0)
 		return 1;
-	pthread_barrier_init(&started, NULL, 4 + extra + 1);
+	pthread_barrier_init(&started, NULL, 4 + extra + churn + 1);
+	if (churn)
+		pthread_create(&t, NULL, churner, NULL);
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t, NULL, fns[i], NULL);
 	for (int i = 0; i < extra; i++)

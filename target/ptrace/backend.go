@@ -226,45 +226,91 @@ func (b *Backend) drain() {
 
 // waitFor returns the next wait status of tid, blocking the tracer thread. Other
 // threads' statuses met on the way are kept, in order, for drain.
+//
+// It never blocks in the kernel for good: another thread of this Go process can
+// consume a tracee's status (a wait on the pidfd of an os/exec child that sonde
+// also traces sees its ptrace-stops), and a group leader's exit is only
+// reported once its other threads are reaped, which may need statuses sonde has
+// not looked at yet. So it polls: spinning briefly (a single-step completes in
+// tens of microseconds), then sleeping longer while collecting other statuses,
+// and if the thread sits in a ptrace-stop whose status went elsewhere, it
+// reports that stop as an interrupt stop.
 func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
-	if ws, ok := b.takeDeferred(tid); ok {
-		return ws, nil
-	}
-	b.reaper.mu.Lock()
-	defer b.reaper.mu.Unlock()
-	b.deferred = append(b.deferred, b.reaper.backlog...)
-	b.reaper.backlog = nil
-	if ws, ok := b.takeDeferred(tid); ok {
-		return ws, nil
-	}
-	return waitPatiently(tid)
-}
-
-// waitPatiently waits for tid's next status without ever blocking for good.
-// Another thread of this Go process can consume a tracee's status (a wait on
-// the pidfd of an os/exec child that sonde also traces sees its ptrace-stops),
-// and a blocking wait4 would then hang the tracer thread. So it polls: spinning
-// briefly (a single-step completes in tens of microseconds), then sleeping
-// longer, and if the thread sits in a ptrace-stop whose status went elsewhere,
-// it reports that stop as an interrupt stop.
-func waitPatiently(tid int) (unix.WaitStatus, error) {
 	start := time.Now()
 	for i := 0; ; i++ {
-		wpid, ws, err := wait4(tid, unix.WNOHANG)
-		if err != nil {
-			return 0, err
-		}
-		if wpid == tid {
+		if ws, ok := b.takeDeferred(tid); ok {
 			return ws, nil
 		}
-		if i >= 300 {
-			// Not a quick stop: sleep instead of spinning. (runtime.Gosched
-			// would be worse than either: a locked goroutine that yields hands
-			// its thread over.)
-			time.Sleep(min(time.Duration(i-299)*20*time.Microsecond, time.Millisecond))
+		b.reaper.mu.Lock()
+		b.deferred = append(b.deferred, b.reaper.backlog...)
+		b.reaper.backlog = nil
+		ws, ok := b.takeDeferred(tid)
+		var wpid int
+		var err error
+		if !ok {
+			wpid, ws, err = wait4(tid, unix.WNOHANG)
 		}
-		if i%256 == 255 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
+		b.reaper.mu.Unlock()
+		switch {
+		case ok || wpid == tid:
+			return ws, nil
+		case err != nil:
+			return 0, err
+		}
+		if i < 300 {
+			continue
+		}
+		// Not a quick stop: collect other statuses, then sleep a little.
+		// (runtime.Gosched would be worse than spinning: a locked goroutine
+		// that yields hands its thread over.)
+		for b.reaper.poll() {
+		}
+		b.letExitingThreadsGo(tid)
+		time.Sleep(min(time.Duration(i-299)*20*time.Microsecond, time.Millisecond))
+		if i%64 == 63 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
 			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
+		}
+	}
+}
+
+// letExitingThreads handles the PTRACE_EVENT_EXIT stops of threads other than
+// tid that wait in the backlog. A process's leader is reported dead only once
+// all its threads are gone, and a thread stopped on its way out stays stopped
+// until sonde lets it go; waiting for the leader while holding them would never
+// end.
+func (b *Backend) letExitingThreadsGo(tid int) {
+	for k := 0; k < len(b.deferred); k++ {
+		ev := b.deferred[k]
+		if ev.tid != tid && ev.status.Stopped() && int(ev.status)>>16 == unix.PTRACE_EVENT_EXIT {
+			b.deferred = append(b.deferred[:k:k], b.deferred[k+1:]...)
+			b.handle(ev)
+			k = -1 // handle may have changed the backlog: rescan
+		}
+	}
+}
+
+// nextEvent returns the next status of any tracee, waiting for it like waitFor
+// does; ok is false when none came within the timeout.
+func (b *Backend) nextEvent(timeout time.Duration) (ev waitEvent, ok bool) {
+	deadline := time.Now().Add(timeout)
+	for i := 0; ; i++ {
+		b.reaper.mu.Lock()
+		b.deferred = append(b.deferred, b.reaper.backlog...)
+		b.reaper.backlog = nil
+		b.reaper.mu.Unlock()
+		if len(b.deferred) > 0 {
+			ev = b.deferred[0]
+			b.deferred = b.deferred[1:]
+			return ev, true
+		}
+		if b.reaper.poll() {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return ev, false
+		}
+		if i > 100 {
+			time.Sleep(min(time.Duration(i-100)*20*time.Microsecond, time.Millisecond))
 		}
 	}
 }
@@ -328,6 +374,7 @@ func (b *Backend) addProcess(pid int) *process {
 	b.mu.Lock()
 	b.procByPID[pid] = p
 	b.mu.Unlock()
+	b.reaper.setGroup(pid, true)
 	return p
 }
 
@@ -354,6 +401,7 @@ func (b *Backend) dropProcess(p *process) {
 	b.mu.Lock()
 	if b.procByPID[p.pid] == p {
 		delete(b.procByPID, p.pid)
+		b.reaper.setGroup(p.pid, false)
 	}
 	b.mu.Unlock()
 	p.memMu.Lock()

@@ -34,9 +34,14 @@ func (b *Backend) handle(ev waitEvent) {
 	th := b.threads[ev.tid]
 	ws := ev.status
 	if th == nil {
-		// A new clone child can report its first stop before its parent's
-		// clone event: keep it until the parent's event names it.
-		if ws.Stopped() {
+		switch {
+		case ws.Stopped() && int(ws)>>16 == unix.PTRACE_EVENT_EXIT:
+			// A thread sonde never got to know (its creator died before
+			// reporting it) is exiting: let it.
+			cont(ev.tid, 0)
+		case ws.Stopped():
+			// A new clone child can report its first stop before its parent's
+			// clone event: keep it until the parent's event names it.
 			b.orphans[ev.tid] = append(b.orphans[ev.tid], ws)
 		}
 		return

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -467,23 +468,14 @@ func (b *Backend) Terminate(ctx *target.Context) error {
 		if err := unix.Kill(p.pid, unix.SIGKILL); err != nil {
 			return b.osError("terminate", nil, err)
 		}
+		// Collect the exit (every status of every thread, in order) so that
+		// the Exited events are out when this returns.
 		for b.procByPIDLocked(p.pid) == p {
-			var th *thread
-			for _, t := range p.sortedThreads() {
-				th = t
-				if t.tid != p.pid {
-					break // the leader is reaped last
-				}
+			ev, ok := b.nextEvent(10 * time.Second)
+			if !ok {
+				return target.Errorf(target.CodeOther, "terminate", ctx.ID(), fmt.Errorf("process %d did not exit after SIGKILL", p.pid))
 			}
-			if th == nil {
-				break
-			}
-			ws, err := b.waitFor(th.tid)
-			if err != nil {
-				b.threadGone(th, target.ExitStatus{Signal: target.Signal(unix.SIGKILL)})
-				continue
-			}
-			b.handle(waitEvent{th.tid, ws})
+			b.handle(ev)
 		}
 		return nil
 	})

@@ -30,6 +30,7 @@ type reaper struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	known     map[int]bool // tids traced by sonde, and launched children to reap
+	groups    map[int]bool // pids of the processes sonde traces: their threads are ours
 	backlog   []waitEvent
 	notify    chan struct{}
 	tracerTid int
@@ -50,7 +51,7 @@ func (r *reaper) setTracerAwake(awake bool) {
 }
 
 func newReaper() *reaper {
-	r := &reaper{known: map[int]bool{}, notify: make(chan struct{}, 1)}
+	r := &reaper{known: map[int]bool{}, groups: map[int]bool{}, notify: make(chan struct{}, 1)}
 	r.cond = sync.NewCond(&r.mu)
 	return r
 }
@@ -59,6 +60,17 @@ func (r *reaper) add(tid int) {
 	r.mu.Lock()
 	r.known[tid] = true
 	r.cond.Broadcast()
+	r.mu.Unlock()
+}
+
+// setGroup records whether pid is a process sonde traces.
+func (r *reaper) setGroup(pid int, traced bool) {
+	r.mu.Lock()
+	if traced {
+		r.groups[pid] = true
+	} else {
+		delete(r.groups, pid)
+	}
 	r.mu.Unlock()
 }
 
@@ -98,7 +110,7 @@ func (r *reaper) ours(pid int) bool {
 		return true
 	}
 	st, err := readStatus(pid)
-	return err == nil && st.TracerPid == r.tracerTid && r.tracerTid != 0
+	return err == nil && ((st.TracerPid == r.tracerTid && r.tracerTid != 0) || r.groups[st.Tgid])
 }
 
 func (r *reaper) run() {
