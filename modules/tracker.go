@@ -36,7 +36,8 @@ type Tracker struct {
 }
 
 // Track starts following proc's modules. onChange, if not nil, is called for
-// every load or unload (on the Target's event goroutine).
+// every load or unload, from the eventpoint's handler: the thread that loaded or
+// unloaded is still stopped at the linker's hook.
 func Track(proc *target.Context, onChange func(Change)) (*Tracker, error) {
 	tr := &Tracker{proc: proc.Process(), onChange: onChange}
 	mods, err := Find(tr.proc)

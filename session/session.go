@@ -41,6 +41,19 @@ type Session struct {
 	mu     sync.Mutex
 	files  map[fileKey]*file // symbol files by identity, shared by processes
 	warned map[string]bool
+	// modulesChanged is called when a tracked process loads or unloads a
+	// library, while the thread that did it is still stopped.
+	modulesChanged func(proc *target.Context)
+}
+
+// OnModulesChanged installs f to be called when a process followed with
+// TrackModules loads or unloads a library. f runs while the thread that
+// changed the list is stopped at the dynamic linker's hook, so whatever f plants
+// (breakpoints in the new library) is in place before the library's code runs.
+func (s *Session) OnModulesChanged(f func(proc *target.Context)) {
+	s.mu.Lock()
+	s.modulesChanged = f
+	s.mu.Unlock()
 }
 
 // fileKey identifies a file on disk: the same path replaced by a rebuild is a
@@ -117,10 +130,16 @@ func (s *Session) TrackModules(proc *target.Context, stop bool) error {
 	st.mu.Unlock()
 	if tr == nil {
 		var err error
-		tr, err = modules.Track(proc.Process(), func(modules.Change) {
+		tr, err = modules.Track(proc.Process(), func(ch modules.Change) {
 			st.mu.Lock()
 			st.stale = true
 			st.mu.Unlock()
+			s.mu.Lock()
+			f := s.modulesChanged
+			s.mu.Unlock()
+			if f != nil {
+				f(ch.Process)
+			}
 		})
 		if err != nil {
 			return err

@@ -8,7 +8,8 @@
  *   sleep     print "ready <addr of agent_global>" and sleep forever
  *   loop N    call hit() N times (breakpoint benchmark), exit 0
  *   deep N    recurse N frames deep, then call bottom()
- *   signal    raise SIGUSR1, then exit 3
+ *   signal    raise SIGUSR1, print "counter N" (1000 if the handler ran), exit 3
+ *   fork      fork a child that prints "child" and exits 5; print "parent", exit 0
  *   dlopen L  dlopen library L and call agent_lib_add, exit 0
  *   crash     write through a null pointer
  */
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -111,7 +113,19 @@ int main(int argc, char **argv) {
 	if (strcmp(mode, "signal") == 0) {
 		signal(SIGUSR1, on_usr1);
 		raise(SIGUSR1);
+		printf("counter %d\n", agent_counter);
 		return 3;
+	}
+	if (strcmp(mode, "fork") == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			printf("child\n");
+			return 5;
+		}
+		int st;
+		waitpid(pid, &st, 0);
+		printf("parent %d\n", WEXITSTATUS(st));
+		return 0;
 	}
 	if (strcmp(mode, "dlopen") == 0 && argc > 2) {
 		void *h = dlopen(argv[2], RTLD_NOW);

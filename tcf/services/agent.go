@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"syscall"
 
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
@@ -54,6 +55,9 @@ type Agent struct {
 	// see (the C agent shows neither).
 	launchMu  sync.Mutex
 	hideEntry map[int]int
+	// entryStop holds the launched processes whose entry stop clients see:
+	// it is reported with the SIGTRAP of the exec, as the C agent does.
+	entryStop map[int]bool
 }
 
 // New makes an Agent serving the target of sess on srv. Call Register* for the
@@ -68,6 +72,7 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		launched:   map[string]*launchedProcess{},
 		adopted:    map[*target.Context]*sync.Once{},
 		hideEntry:  map[int]int{},
+		entryStop:  map[int]bool{},
 	}
 }
 
@@ -82,6 +87,13 @@ func (a *Agent) Start() {
 		a.offered[name] = true
 	}
 	a.removeListener = a.target.AddListener(a.onEvent)
+	// Breakpoints in a library are planted when it loads, before its code
+	// can run (the loading thread waits at the linker's hook meanwhile).
+	a.session.OnModulesChanged(func(proc *target.Context) {
+		if a.bps.byID != nil {
+			a.plantInProcess(proc)
+		}
+	})
 	a.srv.OnShutdown(func(context.Context) {
 		if err := a.target.Close(); err != nil {
 			a.log.Error("closing the target at shutdown", "err", err)
@@ -123,6 +135,11 @@ func (a *Agent) onEvent(e target.Event) {
 			return
 		}
 		reason, params := a.stateOf(e.Reason)
+		if a.isEntryStop(c) && params["Signal"] == nil {
+			params["Signal"] = int(syscall.SIGTRAP)
+			params["SignalName"] = target.Signal(syscall.SIGTRAP).Name()
+			params["SignalDescription"] = target.Signal(syscall.SIGTRAP).Description()
+		}
 		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
 		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
 			s := e.Reason.Signal
@@ -136,7 +153,8 @@ func (a *Agent) onEvent(e target.Event) {
 		a.emit("RunControl", "contextResumed", id)
 	case target.EventMemoryMapChanged:
 		a.emit("MemoryMap", "changed", id)
-		if a.bps.byID != nil {
+		if a.bps.byID != nil && !c.Exited() {
+			// After exec (libraries were planted from the linker's hook).
 			a.plantInProcess(c)
 		}
 	case target.EventExited:
@@ -197,6 +215,21 @@ func (a *Agent) adopt(proc *target.Context) {
 			a.plantInProcess(proc)
 		}
 	})
+}
+
+// isEntryStop reports (once) whether a stop is the shown entry stop of a
+// launched process.
+func (a *Agent) isEntryStop(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launchMu.Lock()
+	defer a.launchMu.Unlock()
+	if a.entryStop[thread.PID()] {
+		delete(a.entryStop, thread.PID())
+		return true
+	}
+	return false
 }
 
 // hidden reports whether a stop or start of thread is one of the two events of

@@ -357,10 +357,42 @@ func (a *Agent) plantInProcess(proc *target.Context) {
 	}
 	bt.mu.Unlock()
 	for _, cb := range all {
+		if a.plantedAsResolved(cb, proc) {
+			continue
+		}
 		a.unplant(cb, proc)
 		a.plant(cb, proc)
 		a.emit("Breakpoints", "status", cb.id, a.status(cb))
 	}
+}
+
+// plantedAsResolved reports whether cb is planted in proc exactly where its
+// location resolves now (so a library load that changed nothing for it leaves
+// it alone).
+func (a *Agent) plantedAsResolved(cb *clientBreakpoint, proc *target.Context) bool {
+	bt := &a.bps
+	bt.mu.Lock()
+	p := cb.props
+	loc := bt.locator
+	list := cb.planted[proc]
+	failed := cb.errors[proc] != ""
+	bt.mu.Unlock()
+	if failed || len(list) == 0 {
+		return false
+	}
+	if enabled, ok := p["Enabled"].(bool); (ok && !enabled) || !a.inScope(p, proc) {
+		return false
+	}
+	addrs, _, err := a.resolve(p, proc, loc)
+	if err != nil || len(addrs) != len(list) {
+		return false
+	}
+	for i, bp := range list {
+		if bp.Spec.Addr != addrs[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *Agent) unplantAll(cb *clientBreakpoint) {

@@ -135,7 +135,7 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 			c.Reply().Error(err).Null().Null().Null().Send()
 			return
 		}
-		c.Reply().Error(nil).Uint64(uint64(ctx.DontStop())).Uint64(uint64(ctx.DontPass())).Uint64(uint64(ctx.Pending())).Send()
+		c.Reply().Error(nil).Uint64(wireMask(ctx.DontStop())).Uint64(wireMask(ctx.DontPass())).Uint64(wireMask(ctx.Pending())).Send()
 	})
 	svc.Command("setSignalMask", func(c *tcf.Call) {
 		args := c.Args()
@@ -147,7 +147,7 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 		}
 		ctx, err := a.lookup(id)
 		if err == nil {
-			ctx.SetSignalMasks(target.SignalSet(dontStop), target.SignalSet(dontPass))
+			ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
 		}
 		c.ReplyError(err)
 	})
@@ -273,6 +273,8 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 	})
 	if err == nil && !req.stopAtEntry {
 		a.hideEntry[proc.PID()] = 2
+	} else if err == nil {
+		a.entryStop[proc.PID()] = true
 	}
 	a.launchMu.Unlock()
 	if err != nil {
@@ -281,10 +283,10 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 	if req.dontStop != nil || req.dontPass != nil {
 		ds, dp := proc.DontStop(), proc.DontPass()
 		if req.dontStop != nil {
-			ds = target.SignalSet(*req.dontStop)
+			ds = targetMask(*req.dontStop)
 		}
 		if req.dontPass != nil {
-			dp = target.SignalSet(*req.dontPass)
+			dp = targetMask(*req.dontPass)
 		}
 		proc.SetSignalMasks(ds, dp)
 	}
@@ -344,13 +346,28 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 	cmd.Args = req.argv
 	cmd.Env = env
 	cmd.Dir = req.dir
-	stdin, err1 := cmd.StdinPipe()
-	stdout, err2 := cmd.StdoutPipe()
-	stderr, err3 := cmd.StderrPipe()
+	// Plain pipes, not cmd's: Wait closes those at exit, losing output not
+	// yet read.
+	inR, stdin, err1 := os.Pipe()
+	stdout, outW, err2 := os.Pipe()
+	stderr, errW, err3 := os.Pipe()
 	if err := errors.Join(err1, err2, err3); err != nil {
-		return nil, err
+		for _, f := range []*os.File{inR, stdin, stdout, outW, stderr, errW} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		return nil, target.Errorf(target.CodeOther, "start", "", err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	err := cmd.Start()
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		stdin.Close()
+		stdout.Close()
+		stderr.Close()
 		return nil, target.Errorf(target.CodeOther, "start", "", err)
 	}
 	id := string(target.ProcessID(cmd.Process.Pid))
@@ -467,6 +484,12 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 	}
 	return p, nil
 }
+
+// On the wire a signal mask has bit n for signal n (the Index of
+// getSignalList, as the C agent numbers them); target.SignalSet has bit n-1.
+func wireMask(s target.SignalSet) uint64 { return uint64(s) << 1 }
+
+func targetMask(m uint64) target.SignalSet { return target.SignalSet(m >> 1) }
 
 func pidArg(c *tcf.Call) (int, error) {
 	args := c.Args()

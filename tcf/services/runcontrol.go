@@ -263,6 +263,9 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 		}
 	case target.ReasonEvent:
 		return "Event: " + r.Event, params
+	case target.ReasonSignal:
+		// The C agent's reason for an intercepted signal names it.
+		return "Signal " + itoa(int(r.Signal)), params
 	}
 	return r.Kind.TCFName(), params
 }

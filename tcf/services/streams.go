@@ -74,7 +74,10 @@ func (a *Agent) RegisterStreams() {
 		c.ReplyError(err)
 	})
 	svc.Command("disconnect", func(c *tcf.Call) {
-		_, err := a.streamArg(c)
+		s, err := a.streamArg(c)
+		if err == nil {
+			a.disposeStream(s)
+		}
 		c.ReplyError(err)
 	})
 	svc.Command("read", func(c *tcf.Call) {
@@ -96,6 +99,10 @@ func (a *Agent) RegisterStreams() {
 		c.Defer()
 		s.read(max, func(data []byte, lost uint64, eos bool) {
 			c.Reply().Binary(data).Error(nil).Uint64(lost).Bool(eos).Send()
+			if eos {
+				// Everything was read: the stream is done with.
+				a.disposeStream(s)
+			}
 		})
 	})
 	svc.Command("write", func(c *tcf.Call) {
@@ -122,9 +129,27 @@ func (a *Agent) RegisterStreams() {
 		s, err := a.streamArg(c)
 		if err == nil && s.w != nil {
 			err = s.w.Close()
+			a.disposeStream(s)
 		}
 		c.ReplyError(err)
 	})
+}
+
+// disposeStream forgets a stream (its buffer goes with it) and tells the
+// subscribers.
+func (a *Agent) disposeStream(s *stream) {
+	st := &a.streams
+	st.mu.Lock()
+	_, ok := st.streams[s.id]
+	delete(st.streams, s.id)
+	st.mu.Unlock()
+	if !ok {
+		return
+	}
+	if s.w != nil {
+		s.w.Close()
+	}
+	a.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][s.typ] }, "Streams", "disposed", s.typ, s.id)
 }
 
 func (a *Agent) stream(id string) *stream {
