@@ -141,6 +141,7 @@ func (a *Agent) onEvent(e target.Event) {
 			params["SignalDescription"] = target.Signal(syscall.SIGTRAP).Description()
 		}
 		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
+		a.releaseSpent(e.Reason)
 		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
 			s := e.Reason.Signal
 			a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())

@@ -34,6 +34,9 @@ type clientBreakpoint struct {
 	props  map[string]any
 	owners map[*tcf.Channel]int
 	hits   int64
+	// spent is set when a Temporary breakpoint was reported: later hits
+	// (other threads, before it is removed) are not.
+	spent bool
 	// planted instances per process.
 	planted map[*target.Context][]*target.Breakpoint
 	errors  map[*target.Context]string
@@ -606,41 +609,69 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	bt := &a.bps
 	bt.mu.Lock()
 	cb := bt.byPlanted[bp]
-	if cb == nil {
+	if cb == nil || cb.spent {
 		bt.mu.Unlock()
 		return nil
 	}
-	cb.hits++
-	hits := cb.hits
 	p := cb.props
 	cond := bt.condition
 	bt.mu.Unlock()
-	a.emit("Breakpoints", "status", cb.id, a.status(cb))
-	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore {
-		return nil
-	}
+	// As the C agent: a hit whose condition is false does not count; the
+	// ignore count skips the first counted hits.
+	var condErr string
 	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" {
 		if cond == nil {
-			return &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{bp},
-				Message: "cannot evaluate the condition: no expression service"}
-		}
-		ok, err := cond(thread, expr)
-		if err == nil && !ok {
+			condErr = "cannot evaluate the condition: no expression service"
+		} else if ok, err := cond(thread, expr); err != nil {
+			condErr = "cannot evaluate the condition: " + err.Error()
+		} else if !ok {
 			return nil
 		}
 	}
+	bt.mu.Lock()
+	cb.hits++
+	hits := cb.hits
+	bt.mu.Unlock()
+	a.emit("Breakpoints", "status", cb.id, a.status(cb))
+	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore && condErr == "" {
+		return nil
+	}
+	if condErr != "" {
+		// A condition that cannot be evaluated stops, saying why.
+		return &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{bp}, Message: condErr}
+	}
 	if tmp, _ := p["Temporary"].(bool); tmp {
-		go func() {
-			for ch := range a.owners(cb) {
-				a.release(ch, cb.id)
-			}
-		}()
+		// Removed once the stop is reported (releaseSpent), so that the
+		// stop still names it in BPs.
+		bt.mu.Lock()
+		cb.spent = true
+		bt.mu.Unlock()
 	}
 	kind := target.ReasonBreakpoint
 	if bp.Spec.Kind == target.Watchpoint {
 		kind = target.ReasonWatchpoint
 	}
 	return &target.SuspendReason{Kind: kind, Breakpoints: []*target.Breakpoint{bp}}
+}
+
+// releaseSpent removes the Temporary breakpoints a reported stop was at.
+func (a *Agent) releaseSpent(r *target.SuspendReason) {
+	if r == nil {
+		return
+	}
+	for _, bp := range r.Breakpoints {
+		a.bps.mu.Lock()
+		cb := a.bps.byPlanted[bp]
+		a.bps.mu.Unlock()
+		if cb == nil || !cb.spent {
+			continue
+		}
+		for ch, n := range a.owners(cb) {
+			for ; n > 0; n-- {
+				a.release(ch, cb.id)
+			}
+		}
+	}
 }
 
 func (a *Agent) owners(cb *clientBreakpoint) map[*tcf.Channel]int {
