@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -67,6 +68,8 @@ type process struct {
 	sw      map[uint64]*swBreakpoint
 	removed map[uint64]bool // software breakpoints removed while threads ran
 	hw      [4]*target.Breakpoint
+	images  []*memimage.Image // images handed out by MemoryImage, kept current
+	execs   int               // execs seen: the generation of the address space
 	hwGen   int // bumped on every change of hw; threads catch up before running
 }
 

@@ -64,6 +64,7 @@ func plant(owner *process, addr uint64) (*swBreakpoint, error) {
 	e := &swBreakpoint{orig: orig[0]}
 	owner.sw[addr] = e
 	delete(owner.removed, addr)
+	owner.imagesSetOriginal(addr, orig[0])
 	return e, nil
 }
 
@@ -78,6 +79,7 @@ func unplantIfUnused(owner *process, addr uint64, e *swBreakpoint) {
 	}
 	delete(owner.sw, addr)
 	owner.removed[addr] = true
+	owner.imagesClearOriginal(addr)
 }
 
 func (b *Backend) plantInternal(owner *process, addr uint64) error {

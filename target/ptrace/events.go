@@ -197,6 +197,8 @@ func (b *Backend) onExec(th *thread) {
 	}
 	th.step = nil
 	p.memMu.Lock()
+	p.imagesExec()
+	p.execs++
 	p.sw = map[uint64]*swBreakpoint{}
 	p.removed = map[uint64]bool{}
 	p.hw = [4]*target.Breakpoint{}

@@ -105,8 +105,10 @@ func (b *Backend) WriteMemory(ctx *target.Context, addr uint64, data []byte) (in
 		if a >= addr && a-addr < uint64(len(buf)) {
 			e.orig = buf[a-addr]
 			buf[a-addr] = breakpointInsn[0]
+			owner.imagesSetOriginal(a, e.orig)
 		}
 	}
+	owner.imagesWritten(addr, uint64(len(buf)))
 	if p.mem == nil {
 		return 0, memoryError(addr, 0, unix.ESRCH)
 	}
