@@ -5,7 +5,9 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sondedbg/sonde/symbols/debugfile"
 	"github.com/sondedbg/sonde/symbols/elfsym"
@@ -67,15 +69,18 @@ type Binary struct {
 	found *debugfile.Result // what the debug-file search found (MiniDebugInfo), or nil
 	hint  string            // how to get debug info, when there is none
 
-	symsOnce sync.Once
-	syms     *elfsym.Table
+	symsOnce  sync.Once
+	syms      *elfsym.Table
+	symsReady atomic.Bool // syms is loaded
 
 	warnMu   sync.Mutex
 	warnings []error
 }
 
 // Open opens the ELF file at path and locates its debug information.
-func Open(path string, opts *Options) (*Binary, error) {
+func Open(path string, opts *Options) (_ *Binary, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { catchFault(path, recover(), &err) }()
 	ef, err := openELFFile(path)
 	if err != nil {
 		return nil, err
@@ -266,14 +271,64 @@ func (b *Binary) LookupCaller(ret uint64) ([]Frame, error) {
 
 // AppendFrames is Lookup appending to dst, for callers that reuse a buffer.
 func (b *Binary) AppendFrames(dst []Frame, addr uint64) ([]Frame, error) {
-	var err error
+	// Warm lookups touch only what earlier lookups decoded onto the Go heap,
+	// never the mapped file, so they skip the fault guard.
+	if out, err, ok := b.appendDecoded(dst, addr); ok {
+		return out, err
+	}
+	return b.appendFrames(dst, addr)
+}
+
+// appendFrames is the general lookup: it may decode units and read the
+// symbol table from the mapped file, under the fault guard.
+func (b *Binary) appendFrames(dst []Frame, addr uint64) (_ []Frame, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	n := len(dst)
 	if b.dw != nil {
 		dst, err = b.dw.appendFrames(dst, addr)
 	}
+	dst, _ = b.finishFrames(dst, n, addr, true)
+	return dst, err
+}
+
+// appendDecoded answers from already decoded data only; ok is false when
+// the answer needs decoding (then nothing was appended).
+func (b *Binary) appendDecoded(dst []Frame, addr uint64) (_ []Frame, err error, ok bool) {
+	n := len(dst)
+	if b.dw != nil {
+		u, ok := b.dw.decodedUnitAt(addr)
+		if !ok {
+			return dst[:n], nil, false
+		}
+		if u != nil {
+			dst, err = u.appendFrames(dst, addr)
+		}
+	}
+	dst, ok = b.finishFrames(dst, n, addr, false)
+	if !ok {
+		return dst[:n], nil, false
+	}
+	return dst, err, true
+}
+
+// finishFrames completes the frames DWARF gave (dst[n:]) from the ELF
+// symbols: a linkage name for C++ functions DWARF names without one, or
+// the whole name where no DWARF function covers addr. With load false it
+// reports false instead of reading the symbol table for the first time.
+func (b *Binary) finishFrames(dst []Frame, n int, addr uint64, load bool) ([]Frame, bool) {
 	if len(dst) > n && dst[n].Function != "" {
-		b.completeLinkageName(&dst[len(dst)-1])
-		return dst, err
+		outer := &dst[len(dst)-1]
+		if needsSymbolName(outer) {
+			if !load && !b.symsReady.Load() {
+				return dst, false
+			}
+			b.completeLinkageName(outer)
+		}
+		return dst, true
+	}
+	if !load && !b.symsReady.Load() {
+		return dst, false
 	}
 	// No DWARF function here: name the address from the ELF symbols, but
 	// keep any line information DWARF had.
@@ -288,5 +343,5 @@ func (b *Binary) AppendFrames(dst []Frame, addr uint64) ([]Frame, error) {
 			dst[n] = f
 		}
 	}
-	return dst, err
+	return dst, true
 }

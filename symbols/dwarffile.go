@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
@@ -26,6 +27,7 @@ type dwarfFile struct {
 	splitDWO *dwoSet    // where skeleton units find their .dwo/.dwp
 
 	indexOnce sync.Once
+	indexed   atomic.Bool // index() has completed
 	units     []*compUnit // all units of .debug_info, in section order
 	cuMap     segmentMap  // address -> index into units
 	indexErrs []error     // problems found while indexing (non-fatal)
@@ -156,6 +158,7 @@ func (d *dwarfFile) index() {
 			}
 		}
 		d.cuMap = buildSegments(spans)
+		d.indexed.Store(true)
 	})
 }
 

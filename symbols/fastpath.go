@@ -8,9 +8,8 @@ type unitLookup struct {
 	tree  *scopeTree
 	lines *lineTable
 	keys  addrIndex
-	node  []int32
-	row   []int32
-	err   error // what went wrong decoding the unit, reported with every answer
+	spans []nodeRow // parallel to keys
+	err   error     // what went wrong decoding the unit, reported with every answer
 }
 
 func newUnitLookup(tree *scopeTree, lines *lineTable) *unitLookup {
@@ -37,8 +36,7 @@ func newUnitLookup(tree *scopeTree, lines *lineTable) *unitLookup {
 	}
 	n := len(segStart) + len(rowAddr)
 	keys := make([]uint64, 0, n)
-	u.node = make([]int32, 0, n)
-	u.row = make([]int32, 0, n)
+	u.spans = make([]nodeRow, 0, n)
 	i, j := 0, 0
 	curNode, curRow := int32(-1), int32(-1)
 	for i < len(segStart) || j < len(rowAddr) {
@@ -58,8 +56,7 @@ func newUnitLookup(tree *scopeTree, lines *lineTable) *unitLookup {
 			j++
 		}
 		keys = append(keys, at)
-		u.node = append(u.node, curNode)
-		u.row = append(u.row, curRow)
+		u.spans = append(u.spans, nodeRow{curNode, curRow})
 	}
 	u.keys = newAddrIndex(keys)
 	return u
@@ -71,5 +68,10 @@ func (u *unitLookup) at(pc uint64) (node int32, row int) {
 	if i < 0 {
 		return -1, -1
 	}
-	return u.node[i], int(u.row[i])
+	nr := u.spans[i]
+	return nr.node, int(nr.row)
 }
+
+// nodeRow is what holds from one boundary to the next: kept together so a
+// lookup reads one cache line for both.
+type nodeRow struct{ node, row int32 }

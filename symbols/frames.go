@@ -13,6 +13,26 @@ func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 	if u == nil {
 		u = cu.buildLookup(d)
 	}
+	return u.appendFrames(dst, pc)
+}
+
+// decodedUnitAt returns the decoded map of the unit covering pc without
+// decoding anything: ok is false when the index or the unit is not decoded
+// yet; u is nil (with ok) when no unit covers pc.
+func (d *dwarfFile) decodedUnitAt(pc uint64) (u *unitLookup, ok bool) {
+	if !d.indexed.Load() {
+		return nil, false
+	}
+	i := d.cuMap.find(pc)
+	if i < 0 || int(i) >= len(d.units) {
+		return nil, true
+	}
+	u = d.units[i].fast.Load()
+	return u, u != nil
+}
+
+// appendFrames appends the frames at pc from a decoded unit.
+func (u *unitLookup) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 	// A unit decoded only in part answers what it can, with its error.
 	firstErr := u.err
 	tree, lt := u.tree, u.lines

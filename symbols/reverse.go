@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -154,7 +155,9 @@ func stripParams(s string) string {
 // bodies, clones and all inlined calls. name may be the source name
 // ("push"), qualified ("ns::Stack<int>::push"), demangled with parameters,
 // or the linkage name. Without DWARF the ELF symbols answer.
-func (b *Binary) LookupFunction(name string) ([]FunctionInstance, error) {
+func (b *Binary) LookupFunction(name string) (_ []FunctionInstance, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	var out []FunctionInstance
 	var errs []error
 	if b.dw != nil {
@@ -189,7 +192,9 @@ func (b *Binary) LookupFunction(name string) ([]FunctionInstance, error) {
 
 // LookupVariable returns the static addresses of the named global or static
 // variable (DWARF first, else ELF data symbols).
-func (b *Binary) LookupVariable(name string) ([]Variable, error) {
+func (b *Binary) LookupVariable(name string) (_ []Variable, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	var out []Variable
 	var errs []error
 	if b.dw != nil {
@@ -231,7 +236,9 @@ type LineLocation struct {
 // matches any recorded path that ends with it at a '/' boundary
 // ("dw_x.c", "testdata/dw_x.c", or the full path). When no code has
 // exactly that line, the nearest following line with code is used, as gdb does.
-func (b *Binary) LookupLine(file string, line int) ([]LineLocation, error) {
+func (b *Binary) LookupLine(file string, line int) (_ []LineLocation, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	if b.dw == nil || line <= 0 {
 		return nil, nil
 	}
@@ -332,6 +339,8 @@ type LineInfo struct {
 // LineAt returns the line row for addr (gdb's choice among rows sharing an
 // address) and its range; ok is false when no line describes addr.
 func (b *Binary) LineAt(addr uint64) (info LineInfo, ok bool, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	if b.dw == nil {
 		return info, false, nil
 	}
@@ -371,7 +380,9 @@ type LineEntry struct {
 // LineSequence returns the rows of the line-table sequence containing addr
 // (a contiguous run of code, usually one function), in address order,
 // ending with its end-of-sequence row: what line stepping walks.
-func (b *Binary) LineSequence(addr uint64) ([]LineEntry, error) {
+func (b *Binary) LineSequence(addr uint64) (_ []LineEntry, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	if b.dw == nil {
 		return nil, nil
 	}
@@ -418,7 +429,9 @@ type Scope struct {
 // Scopes returns the inline chain at addr, innermost first, with the code
 // ranges of each level: "step out" of an inlined call ends where the pc
 // leaves its ranges; "finish" of the function uses the last scope.
-func (b *Binary) Scopes(addr uint64) ([]Scope, error) {
+func (b *Binary) Scopes(addr uint64) (_ []Scope, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	if b.dw == nil {
 		return nil, nil
 	}

@@ -111,3 +111,32 @@ func TestCorruptInputsNeverPanic(t *testing.T) {
 		t.Errorf("the good binary changed its answer: %v vs %v", got, wantMain)
 	}
 }
+
+// TestFileTruncatedWhileOpen: a mapped file cut short on disk (cp over a
+// binary being debugged) makes lookups fail with an error naming the file,
+// instead of killing the process with SIGBUS.
+func TestFileTruncatedWhileOpen(t *testing.T) {
+	path := build(t, "dw_cxx.cc", "-O2")
+	p := filepath.Join(t.TempDir(), "victim")
+	copyFile(t, path, p)
+	b := open(t, p)
+	addrs := codeAddresses(t, path)
+	if err := os.Truncate(p, 4096); err != nil {
+		t.Fatal(err)
+	}
+	faults := 0
+	for _, a := range addrs[:200] {
+		_, err := b.Lookup(a)
+		if err != nil {
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			faults++
+		}
+	}
+	b.LookupFunction("main")
+	b.LookupLine("dw_cxx.cc", 40)
+	if faults == 0 {
+		t.Fatal("no lookup noticed the truncation")
+	}
+}

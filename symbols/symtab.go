@@ -30,6 +30,7 @@ func (b *Binary) symbols() *elfsym.Table {
 			t, _ = elfsym.New(b.path)
 		}
 		b.syms = t
+		b.symsReady.Store(true)
 	})
 	return b.syms
 }
@@ -51,8 +52,8 @@ func (b *Binary) symbolFrame(f *Frame, addr uint64) bool {
 // names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
 // part of the source name and are dropped.
 func (b *Binary) completeLinkageName(f *Frame) {
-	if f.LinkageName != "" || f.Inlined || f.Start == 0 || !cxxLike(f.Function) {
-		return // C functions (no scope, template or operator in the name) never need it
+	if !needsSymbolName(f) {
+		return
 	}
 	for _, s := range b.symbols().Aliases(f.Start) {
 		if !strings.HasPrefix(s.Name, "_Z") && !strings.HasPrefix(s.Name, "_R") {
@@ -67,6 +68,13 @@ func (b *Binary) completeLinkageName(f *Frame) {
 		}
 		return
 	}
+}
+
+// needsSymbolName reports whether completeLinkageName would consult the
+// symbol table for f: C functions (no scope, template or operator in the
+// name) never need it.
+func needsSymbolName(f *Frame) bool {
+	return f.LinkageName == "" && !f.Inlined && f.Start != 0 && cxxLike(f.Function)
 }
 
 // symbolsByName returns the ELF symbols called name of the given kinds.

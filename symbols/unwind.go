@@ -1,6 +1,9 @@
 package symbols
 
-import "debug/elf"
+import (
+	"debug/elf"
+	"runtime/debug"
+)
 
 // Section is the contents of one ELF section with its link-time address.
 type Section struct {
@@ -20,8 +23,9 @@ type UnwindSections struct {
 
 // UnwindSections returns the binary's CFI sections. Absent sections have nil
 // Data; an error names the file whose section could not be read.
-func (b *Binary) UnwindSections() (UnwindSections, error) {
-	var u UnwindSections
+func (b *Binary) UnwindSections() (u UnwindSections, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
 	var firstErr error
 	get := func(dst *Section, ef *elfFile, name string) {
 		if ef == nil || dst.Data != nil {
