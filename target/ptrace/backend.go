@@ -70,7 +70,7 @@ type process struct {
 	hw      [4]*target.Breakpoint
 	images  []*memimage.Image // images handed out by MemoryImage, kept current
 	execs   int               // execs seen: the generation of the address space
-	hwGen   int // bumped on every change of hw; threads catch up before running
+	hwGen   int               // bumped on every change of hw; threads catch up before running
 }
 
 // thread is the backend's state of one traced thread.
