@@ -183,3 +183,54 @@ func TestGlobalsAndTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentReads reads every variable of every frame from several
+// goroutines at once through one shared Reader (run with -race).
+func TestConcurrentReads(t *testing.T) {
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O2", "-gdwarf-5"}, Name: "ex_vars_O2-dwarf5"})
+	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{0: {"n"}})
+	_, th := stop.Open(t)
+	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fresh Reader: the goroutines race to decode, not just to read caches.
+	b, err := st.Frame(0).Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := variables.New(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	for g := 0; g < 4; g++ {
+		go func() {
+			n := 0
+			for i := 0; i < st.Len(); i++ {
+				f := st.Frame(i)
+				scopes, _ := r.ScopesAt(variables.LookupPC(f))
+				for _, s := range scopes {
+					for _, v := range s.Vars {
+						r.Read(v, f)
+						_ = v.Type.String()
+						n++
+					}
+				}
+			}
+			for _, name := range []string{"g_n1", "g_outer", "g_bits", "t_counter"} {
+				if vs, err := r.Globals(name); err == nil {
+					r.Read(vs[0], st.Frame(0))
+					n++
+				}
+			}
+			done <- n
+		}()
+	}
+	first := <-done
+	for g := 1; g < 4; g++ {
+		if n := <-done; n != first || n < 10 {
+			t.Errorf("goroutines saw %d and %d variables", first, n)
+		}
+	}
+}
