@@ -24,7 +24,7 @@ func benchLibrary(b *testing.B) string {
 }
 
 // randomCodeAddresses picks n pseudo-random addresses inside function symbols.
-func randomCodeAddresses(b *testing.B, path string, n int) []uint64 {
+func randomCodeAddresses(b testing.TB, path string, n int) []uint64 {
 	f, err := elf.Open(path)
 	if err != nil {
 		b.Fatal(err)

@@ -2,6 +2,7 @@ package symbols
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -196,3 +197,39 @@ func (f Frame) String() string {
 var cloneRE = regexp.MustCompile(`( \[clone [^]]*\])+$`)
 
 func stripClone(s string) string { return cloneRE.ReplaceAllString(s, "") }
+
+// TestLargeLibraryAgainstGDB compares the innermost line of 300 random
+// addresses of a large optimized library (see benchLibrary) with gdb's
+// "info line". Skipped in -short mode and when the library is absent.
+func TestLargeLibraryAgainstGDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: gdb loads a large library")
+	}
+	p := os.Getenv("SONDE_BENCH_LIB")
+	if p == "" {
+		p = "/usr/lib/x86_64-linux-gnu/libpython3.11d.so.1.0"
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not present (apt-get install libpython3.11-dbg)", p)
+	}
+	addrs := randomCodeAddresses(t, p, 300)
+	b := open(t, p)
+	want := gdbLines(t, p, addrs)
+	bad := 0
+	for _, a := range addrs {
+		frames, err := b.Lookup(a)
+		if err != nil {
+			t.Fatalf("%#x: %v", a, err)
+		}
+		w := want[a]
+		var got Frame
+		if len(frames) > 0 {
+			got = frames[0]
+		}
+		if got.Line != w.line || (w.line != 0 && !sameFile(got.File, w.file)) {
+			if bad++; bad < 10 {
+				t.Errorf("%#x: %s:%d, gdb %s:%d", a, got.File, got.Line, w.file, w.line)
+			}
+		}
+	}
+}
