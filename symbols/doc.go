@@ -8,8 +8,9 @@
 // callers that look at a running process subtract the module's load bias
 // first.
 //
-// Indexes are built lazily: opening a binary reads only ELF headers; the first
-// lookup indexes compile units by address (from .debug_aranges when present
+// Indexes are built lazily: opening a binary maps the file and reads its ELF
+// headers (compressed debug sections are inflated then: zlib and zstd cannot
+// be read in parts); the first lookup indexes compile units by address (from .debug_aranges when present
 // and consistent, else from each unit's first DIE); a unit's functions, inline
 // tree and line table are decoded the first time an address inside it is
 // asked for. Every Binary method is safe for concurrent use.

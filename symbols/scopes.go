@@ -153,7 +153,7 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, 
 	}
 }
 
-// scopesFor returns the scope tree of the unit, decoding it on first use.
+// scopeTree returns the scope tree of the unit, decoding it on first use.
 func (cu *compUnit) scopeTree() (*scopeTree, error) {
 	cu.scopesOnce.Do(func() { cu.scopes, cu.scopesErr = cu.buildScopes() })
 	return cu.scopes, cu.scopesErr
