@@ -315,7 +315,10 @@ func (a *Agent) release(ch *tcf.Channel, id string) {
 }
 
 // dropChannel releases everything a closed channel held.
+// Threads stopped at breakpoints that go with the channel are resumed: a
+// client that disconnects leaves no process stopped because of it.
 func (a *Agent) dropChannel(ch *tcf.Channel) {
+	gone := map[*target.Breakpoint]bool{}
 	for _, id := range a.channelBreakpoints(ch) {
 		bt := &a.bps
 		bt.mu.Lock()
@@ -323,10 +326,38 @@ func (a *Agent) dropChannel(ch *tcf.Channel) {
 		n := 0
 		if cb != nil {
 			n = cb.owners[ch]
+			if len(cb.owners) == 1 {
+				for _, list := range cb.planted {
+					for _, bp := range list {
+						gone[bp] = true
+					}
+				}
+			}
 		}
 		bt.mu.Unlock()
 		for ; n > 0; n-- {
 			a.release(ch, id)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	for _, proc := range a.target.Processes() {
+		for _, th := range proc.Children() {
+			state, reason, _ := th.State()
+			if state != target.StateStopped || reason == nil || len(reason.Breakpoints) == 0 ||
+				(reason.Kind != target.ReasonBreakpoint && reason.Kind != target.ReasonWatchpoint) {
+				continue
+			}
+			ours := true
+			for _, bp := range reason.Breakpoints {
+				ours = ours && gone[bp]
+			}
+			if ours {
+				if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+					a.log.Warn("resuming a thread its closed channel's breakpoint stopped", "thread", th.ID(), "err", err)
+				}
+			}
 		}
 	}
 }

@@ -183,12 +183,24 @@ func TestLiveBreakpointsOwnedByChannel(t *testing.T) {
 	la.ok("RunControl", "resume", thread, 0, 1)
 	la.suspended(m, thread)
 	_ = ev2
+	// Ours, to stop the program before it exits, once the other is gone.
+	la.ok("Breakpoints", "add", map[string]any{"ID": "at-exit", "Location": "exit"})
 	// The owner goes away while the process is stopped at its breakpoint.
 	m = la.events.mark()
 	c2.Close()
 	la.events.wait(t, m, "contextRemoved of theirs", is("Breakpoints", "contextRemoved", "theirs"))
+	// ... and the thread its breakpoint stopped runs on (to our exit
+	// breakpoint), with the program's own code bytes back.
+	_, reason, params, _ := la.suspended(m, thread)
+	if reason != "Breakpoint" || !slices.Equal(anyStrings(params["BPs"]), []string{"at-exit"}) {
+		t.Errorf("after the owner left: stop %q %v", reason, params)
+	}
 	if b := codeByte(t, pidOf(proc), addr); b != want {
 		t.Errorf("code byte %#x after the owner left, want %#x", b, want)
+	}
+	seq := names(la.events.since(m), func(e event) bool { return e.Service == "RunControl" || e.Name == "contextRemoved" })
+	if !slices.Equal(seq, []string{"Breakpoints.contextRemoved", "RunControl.contextResumed", "RunControl.contextSuspended"}) {
+		t.Errorf("events after the owner left: %v", seq)
 	}
 	m = la.events.mark()
 	la.ok("RunControl", "resume", thread, 0, 1)
