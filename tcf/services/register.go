@@ -21,6 +21,7 @@ func (a *Agent) RegisterAll() {
 	a.RegisterSysMonitor()
 	a.RegisterContextQuery()
 	a.RegisterDisassembly()
+	a.RegisterDPrintf()
 	a.SetLocator(a.session)
 	a.Start()
 }
