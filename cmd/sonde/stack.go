@@ -32,6 +32,7 @@ func runStack(args []string) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	noInline := fs.Bool("no-inline", false, "do not show inlined calls as frames")
 	noLines := fs.Bool("no-lines", false, "do not show source files and lines")
+	pastMain := fs.Bool("past-main", false, "show the frames that call main (gdb hides them by default)")
 	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
 	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
 	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
@@ -50,6 +51,9 @@ func runStack(args []string) int {
 	report := stackReport{PID: opened.process.PID()}
 	for _, th := range opened.process.Children() {
 		trace, err := sess.Backtrace(th, session.StackOptions{NoInline: *noInline})
+		if !*pastMain {
+			trace.Frames = untilMain(trace.Frames)
+		}
 		report.Threads = append(report.Threads, threadReport(th, trace, err, *noLines))
 	}
 	if *asJSON {
@@ -63,6 +67,21 @@ func runStack(args []string) int {
 	}
 	printStack(os.Stdout, report)
 	return 0
+}
+
+// untilMain drops the frames that call the executable's main function
+// (the C library's start-up code), as gdb's backtrace does unless told
+// "set backtrace past-main on".
+func untilMain(frames []unwind.StackFrame) []unwind.StackFrame {
+	for i, f := range frames {
+		if f.Kind != unwind.KindNormal || !f.HasSymbol || f.Symbol.Function != "main" || f.Module == nil {
+			continue
+		}
+		if m, ok := f.Module.Client.(*modules.Module); ok && m.Main {
+			return frames[:i+1]
+		}
+	}
+	return frames
 }
 
 // The JSON shape of `sonde stack --json` (field names are a contract).
@@ -120,12 +139,12 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 		if f.HasSymbol {
 			s := f.Symbol
 			if s.Function != "" {
-				fn := s.Function
+				fn := gdbName(s.Function, s.LinkageName)
 				sf.Function = &fn
 			}
 			sf.LinkageName = s.LinkageName
 			if !noLines && s.File != "" {
-				file := s.File
+				file := gdbFile(s.File)
 				sf.File = &file
 				if s.Line > 0 {
 					line := s.Line
@@ -190,4 +209,48 @@ func frameLine(f stackFrame) string {
 		b.WriteString(" [inlined]")
 	}
 	return b.String()
+}
+
+// gdbFile turns a source path as symbols gives it (the compilation directory,
+// the line table's directory and the file name joined, as addr2line prints
+// it) into the form gdb's bt prints for the commonest case it differs: a
+// relative compilation directory such as glibc's "./time" in front of a
+// relative directory entry ("./time/../sysdeps/x.c" is "../sysdeps/x.c" in
+// gdb). Other paths are printed as they are.
+func gdbFile(path string) string {
+	rest, ok := strings.CutPrefix(path, "./")
+	if !ok {
+		return path
+	}
+	dir, after, ok := strings.Cut(rest, "/")
+	if !ok || dir == "" || dir == "." || dir == ".." || !strings.HasPrefix(after, "../") {
+		return path
+	}
+	return after
+}
+
+// gdbName is the name gdb's bt prints for a function: for C++ (a mangled
+// linkage name), the demangled name without its parameter list and
+// qualifiers — "ns::C::~C" for "ns::C::~C()", "f<int>" for "f<int>(int) const".
+func gdbName(name, linkage string) string {
+	if !strings.HasPrefix(linkage, "_Z") || !strings.HasSuffix(strings.TrimRight(name, " &constvolatile"), ")") {
+		return name
+	}
+	end := len(strings.TrimRight(name, " &constvolatile"))
+	depth := 0
+	for i := end - 1; i >= 0; i-- {
+		switch name[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				if i == 0 {
+					return name
+				}
+				return name[:i]
+			}
+		}
+	}
+	return name
 }
