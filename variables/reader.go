@@ -167,11 +167,7 @@ func parseUnitHeaders(info []byte) []unitInfo {
 		u.end = p + length
 		u.version = int(le.Uint16(info[p:]))
 		p += 2
-		need := uint64(1 + 1 + offSize)
-		if u.version >= 5 {
-			need += 0
-		}
-		if p+need > u.end {
+		if need := 2 + offSize; p+need > u.end { // unit type/address size and abbreviation offset
 			break
 		}
 		switch {

@@ -231,14 +231,10 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 	if !e.Children {
 		return fn, nil
 	}
-	// Walk the subtree with an explicit stack of open scopes.
-	stack := []*Scope{fn}
-	var pending []*Scope // nil entries mark DIEs with children that are not scopes
-	_ = pending
-	type frame struct {
-		scope *Scope // nil: a non-scope DIE with children
-	}
-	open := []frame{{fn}}
+	// Walk the subtree keeping the open DIEs with children: scopes, and nil
+	// for other DIEs whose children are read (none today, but the end of
+	// their children must still be matched).
+	open := []*Scope{fn}
 	count := 0
 	for len(open) > 0 {
 		c, err := rd.Next()
@@ -255,10 +251,10 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 		if count++; count > maxScopeVars {
 			return fn, bad("read function", uint64(off), "more than %d DIEs", maxScopeVars)
 		}
-		cur := stack[0]
+		cur := fn
 		for i := len(open) - 1; i >= 0; i-- {
-			if open[i].scope != nil {
-				cur = open[i].scope
+			if open[i] != nil {
+				cur = open[i]
 				break
 			}
 		}
@@ -272,7 +268,7 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			s.Ranges, _ = r.d.Ranges(c)
 			cur.children = append(cur.children, s)
 			if c.Children {
-				open = append(open, frame{s})
+				open = append(open, s)
 			}
 			continue
 		case dwarf.TagFormalParameter, dwarf.TagVariable:
@@ -335,7 +331,7 @@ func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
 // variable decodes a variable or parameter DIE, taking name and type from
 // its abstract origin or specification when it has none itself.
 func (r *Reader) variable(e *dwarf.Entry, unit int) *Variable {
-	v := &Variable{Offset: e.Offset, unit: unit}
+	v := &Variable{Offset: e.Offset, unit: unit, Param: e.Tag == dwarf.TagFormalParameter}
 	v.Name = r.nameOf(e)
 	v.Artificial, _ = r.follow(e, dwarf.AttrArtificial).(bool)
 	v.External, _ = r.follow(e, dwarf.AttrExternal).(bool)

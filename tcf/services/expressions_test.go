@@ -371,6 +371,25 @@ func TestSymbolsTypesAndLocals(t *testing.T) {
 			t.Errorf("${rsp ID} == $rsp: %d %v", leInt(val), rerr)
 		}
 	}
+	// The parameters of a function symbol.
+	var fn string
+	var fnID string
+	call(t, c, "Symbols", "findByAddr", fp1, num(fctx[0]["IP"])-1).Decode(&rerr, &fn)
+	fnID = fn
+	var params []string
+	call(t, c, "Symbols", "getChildren", fnID).Decode(&rerr, &params)
+	var pnames []string
+	for _, id := range params {
+		var pp map[string]any
+		call(t, c, "Symbols", "getContext", id).Decode(&rerr, &pp)
+		pnames = append(pnames, pp["Name"].(string))
+		if num(pp["Flags"])&1 == 0 {
+			t.Errorf("parameter %v lacks SYM_FLAG_PARAMETER", pp)
+		}
+	}
+	if strings.Join(pnames, ",") != "a,b,p,pp,s" {
+		t.Errorf("parameters of compute: %v (%v)", pnames, rerr)
+	}
 	call(t, c, "Symbols", "findInScope", fp1, 0, nil, "no_such_name").Decode(&rerr, &ids)
 	if errCode(t, rerr) != 22 {
 		t.Errorf("unknown name: %v", rerr)

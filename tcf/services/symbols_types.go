@@ -610,6 +610,9 @@ func (a *Agent) symbolChildren(id string) ([]string, error) {
 	if strings.HasPrefix(id, "FP") || strings.HasPrefix(id, "P") {
 		return a.frameSymbols(id)
 	}
+	if strings.HasPrefix(id, "F@") {
+		return a.functionParams(id)
+	}
 	ref, ok, err := a.parseDataSymbol(id)
 	if err != nil {
 		return nil, err
@@ -794,4 +797,49 @@ func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *t
 		params["RegIdScope"] = string(proc.ID())
 	}
 	return []any{[]any{cmdLocation, base64.StdEncoding.EncodeToString(b), params}}
+}
+
+// functionParams lists the parameters of a function symbol (F@ IDs of
+// symbols.go) as variable symbols without a frame (no location).
+func (a *Agent) functionParams(id string) ([]string, error) {
+	parts := strings.Split(id, "@")
+	if len(parts) != 4 {
+		return nil, badSymbol(id)
+	}
+	proc, err := a.lookup(parts[1])
+	if err != nil {
+		return nil, err
+	}
+	pc, err1 := strconv.ParseUint(parts[2], 16, 64)
+	depth, err2 := strconv.Atoi(parts[3])
+	if err1 != nil || err2 != nil || depth < 0 {
+		return nil, badSymbol(id)
+	}
+	mods, err := a.session.Modules(proc)
+	if err != nil {
+		return nil, err
+	}
+	m := mods.ForAddress(pc)
+	out := []string{}
+	if m == nil {
+		return out, nil
+	}
+	r, err := a.readerAt(proc.Process(), m.Start)
+	if err != nil {
+		return out, nil // no DWARF: no parameters known
+	}
+	chain, err := r.ScopesAt(pc - m.Bias)
+	if err != nil {
+		return nil, tcf.Errorf(tcf.CodeInvalidDWARF, "%v", err)
+	}
+	scopes := variables.FrameScopes(chain, depth)
+	if len(scopes) == 0 {
+		return out, nil
+	}
+	for _, v := range scopes[len(scopes)-1].Vars {
+		if v.Param {
+			out = append(out, fmt.Sprintf("G@%s@%x@%x", proc.Process().ID(), m.Start, uint64(v.Offset)))
+		}
+	}
+	return out, nil
 }
