@@ -132,7 +132,8 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 //     has a statement row is dropped;
 //   - a row that switches file replaces the previous file's rows at its
 //     address (gdb ends the previous file's range there);
-//   - line-0 rows (code attributed to no line) are dropped.
+//   - line-0 rows (code attributed to no line) are dropped;
+//   - rows at the end-of-sequence address are dropped.
 func appendGDBRows(out, seq []dwarfraw.LineRow) []dwarfraw.LineRow {
 	const noFile = ^uint32(0)
 	lastFile, lastLine := noFile, uint32(0)
@@ -142,6 +143,10 @@ func appendGDBRows(out, seq []dwarfraw.LineRow) []dwarfraw.LineRow {
 	start := len(out)
 	for _, r := range seq {
 		if r.Flags&dwarfraw.RowEndSequence != 0 {
+			// Rows at the end address describe no code: gdb drops them.
+			for len(out) > start && out[len(out)-1].Addr == r.Addr {
+				out = out[:len(out)-1]
+			}
 			out = append(out, r)
 			break
 		}
