@@ -249,4 +249,3 @@ func exeLoadBias(t *testing.T, pid int, path string) uint64 {
 	t.Fatalf("%s not mapped in %d", path, pid)
 	return 0
 }
-
