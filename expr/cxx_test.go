@@ -28,7 +28,11 @@ func TestCxxExpressionsMatchGDB(t *testing.T) {
 	cxxBuilds := append(builds[:len(builds):len(builds)], struct {
 		name  string
 		flags []string
-	}{"O0-dwarf5-typeunits", []string{"-O0", "-gdwarf-5", "-fdebug-types-section"}})
+	}{"O0-dwarf5-typeunits", []string{"-O0", "-gdwarf-5", "-fdebug-types-section"}},
+		struct {
+			name  string
+			flags []string
+		}{"O2-dwarf4-typeunits", []string{"-O2", "-gdwarf-4", "-fdebug-types-section"}})
 	for _, b := range cxxBuilds {
 		t.Run(b.name, func(t *testing.T) {
 			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: b.flags, Name: "ex_cxx_" + b.name})

@@ -12,7 +12,8 @@ import (
 // member pointers, inheritance with a vtable pointer, references, enum
 // classes; under DWARF 4, DWARF 5 and DWARF 5 type units.
 func TestCxxTypes(t *testing.T) {
-	for _, flags := range [][]string{{"-O0", "-gdwarf-4"}, {"-O0", "-gdwarf-5"}, {"-O0", "-gdwarf-5", "-fdebug-types-section"}} {
+	for _, flags := range [][]string{{"-O0", "-gdwarf-4"}, {"-O0", "-gdwarf-5"}, {"-O0", "-gdwarf-5", "-fdebug-types-section"},
+		{"-O0", "-gdwarf-4", "-fdebug-types-section"}} {
 		exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: flags, Name: "ex_cxx_types"})
 		b, err := symbols.Open(exe, nil)
 		if err != nil {

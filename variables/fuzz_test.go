@@ -128,3 +128,45 @@ func FuzzReader(f *testing.F) {
 		_, _ = r.TypesByName("point_t")
 	})
 }
+
+// FuzzTypeUnits feeds arbitrary .debug_types bytes to the DWARF 4 type unit
+// rewriting and to a Reader's type lookups.
+func FuzzTypeUnits(f *testing.F) {
+	exe, err := testprog.BuildE(testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: []string{"-O0", "-gdwarf-4", "-fdebug-types-section"}, Name: "ex_cxx_fuzz"})
+	if err != nil {
+		f.Skip(err)
+	}
+	b, err := symbols.Open(exe, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	sec := func(n string) []byte { s, _ := b.DWARFSection(n); return s }
+	base := Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"), Str: sec(".debug_str"),
+		Line: sec(".debug_line"), Ranges: sec(".debug_ranges"), Loc: sec(".debug_loc")}
+	types := sec(".debug_types")
+	f.Add(types[:min(len(types), 200)])
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{19, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0xff, 0xff, 0, 0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, sigs := appendTypeUnits(base.Info, data)
+		if len(out) > len(base.Info)+len(data) {
+			t.Fatalf("grew to %d", len(out))
+		}
+		for _, off := range sigs {
+			if off >= uint64(len(out)) {
+				t.Fatalf("signature offset %d past %d", off, len(out))
+			}
+		}
+		s := base
+		s.Types = data
+		r, err := NewFromSections(s)
+		if err != nil {
+			return
+		}
+		for _, n := range []string{"g_derived", "g_buf", "g_multi"} {
+			if vs, err := r.Globals(n); err == nil && vs[0].Type != nil {
+				_ = vs[0].Type.String()
+			}
+		}
+	})
+}

@@ -95,12 +95,15 @@ func New(b *symbols.Binary) (*Reader, error) {
 		Line: sec(".debug_line"), Ranges: sec(".debug_ranges"), Addr: sec(".debug_addr"),
 		LineStr: sec(".debug_line_str"), StrOffsets: sec(".debug_str_offsets"),
 		RngLists: sec(".debug_rnglists"), Loc: sec(".debug_loc"), LocLists: sec(".debug_loclists"),
+		Types: sec(".debug_types"),
 	})
 }
 
 // Sections are the DWARF sections a Reader uses, already decompressed.
 type Sections struct {
 	Info, Abbrev, Str, Line, Ranges, Addr, LineStr, StrOffsets, RngLists, Loc, LocLists []byte
+	// Types is DWARF 4's .debug_types (type units of -fdebug-types-section).
+	Types []byte
 }
 
 // NewFromSections makes a Reader from raw sections (fuzzing, tests, or DWARF
@@ -115,7 +118,16 @@ func NewFromSections(s Sections) (r *Reader, err error) {
 			r, err = nil, bad("open", 0, "panic decoding DWARF: %v", p)
 		}
 	}()
-	d, err := dwarf.New(s.Abbrev, nil, nil, s.Info, s.Line, nil, s.Ranges, s.Str)
+	// DWARF 4 type units live in .debug_types, which debug/dwarf only reads
+	// through its own type decoder. They are appended to .debug_info here,
+	// each header turned into a compile unit header of the same length, so
+	// that their DIEs get offsets in one space and refer to each other as
+	// before (unit-relative references do not move).
+	info, typeSigs := s.Info, map[uint64]uint64(nil)
+	if len(s.Types) > 0 {
+		info, typeSigs = appendTypeUnits(s.Info, s.Types)
+	}
+	d, err := dwarf.New(s.Abbrev, nil, nil, info, s.Line, nil, s.Ranges, s.Str)
 	if err != nil {
 		return nil, &Error{Op: "open", Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
 	}
@@ -129,15 +141,53 @@ func NewFromSections(s Sections) (r *Reader, err error) {
 			}
 		}
 	}
-	r = &Reader{d: d, info: s.Info, loc: s.Loc, loclists: s.LocLists, addr: s.Addr,
+	r = &Reader{d: d, info: info, loc: s.Loc, loclists: s.LocLists, addr: s.Addr,
 		sigs: map[uint64]dwarf.Offset{}, types: map[dwarf.Offset]*Type{}, funcs: map[dwarf.Offset]*Scope{}}
-	r.units = parseUnitHeaders(s.Info)
+	r.units = parseUnitHeaders(info)
 	for _, u := range r.units {
 		if u.unitType == utType {
 			r.sigs[u.sig] = dwarf.Offset(u.off + u.typeOff)
 		}
 	}
+	for sig, off := range typeSigs {
+		r.sigs[sig] = dwarf.Offset(off)
+	}
 	return r, nil
+}
+
+// appendTypeUnits returns .debug_info followed by the DWARF 4 type units of
+// .debug_types, and where each signature's type DIE ended up. A type unit
+// header (length, version, abbreviation offset, address size, signature,
+// type offset) starts like a compile unit header; its signature and type
+// offset (12 bytes, or 16 in 64-bit DWARF) are overwritten with zeros, which
+// read as null entries before the unit's first DIE.
+func appendTypeUnits(info, types []byte) ([]byte, map[uint64]uint64) {
+	le := binary.LittleEndian
+	out := make([]byte, 0, len(info)+len(types))
+	out = append(out, info...)
+	sigs := map[uint64]uint64{}
+	for off := uint64(0); off+23 <= uint64(len(types)); {
+		length := uint64(le.Uint32(types[off:]))
+		if length == 0xffffffff || length < 19 || length > uint64(len(types))-off-4 {
+			break // 64-bit type units are not rewritten; damaged ones end the list
+		}
+		if le.Uint16(types[off+4:]) != 4 {
+			break
+		}
+		unit := append([]byte(nil), types[off:off+4+length]...)
+		sig := le.Uint64(unit[11:])
+		typeOff := uint64(le.Uint32(unit[19:]))
+		for i := 11; i < 23; i++ {
+			unit[i] = 0
+		}
+		base := uint64(len(out))
+		if typeOff < uint64(len(unit)) {
+			sigs[sig] = base + typeOff
+		}
+		out = append(out, unit...)
+		off += 4 + length
+	}
+	return out, sigs
 }
 
 // parseUnitHeaders lists the units of .debug_info. The standard library
