@@ -2,11 +2,21 @@ package symbols
 
 import (
 	"debug/elf"
+	"runtime/debug"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 )
+
+// Symbols returns the binary's ELF symbol table: .symtab and .dynsym of the
+// binary, of its separate debug file and of its MiniDebugInfo, with
+// synthetic sym@plt entries. Read on first use; shared, do not modify.
+func (b *Binary) Symbols() (t *elfsym.Table, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
+	return b.symbols(), nil
+}
 
 // symbols returns the binary's ELF symbol table (its own .symtab/.dynsym,
 // the debug file's and MiniDebugInfo's, plus sym@plt), read on first use.
