@@ -211,8 +211,8 @@ func compareWithObjdump(t testing.TB, path string, syntax Syntax) *comparison {
 
 func (c *comparison) report(t testing.TB, name string) {
 	pct := func(n int) float64 { return 100 * float64(n) / float64(c.insns) }
-	t.Logf("%s: %d instructions; sizes differ %d; mnemonic identical %.3f%%, cosmetic alias %.3f%%, other %.3f%%; full text identical %.2f%%",
-		name, c.insns, c.sizeMismatch, pct(c.mnemonicMatch), pct(c.cosmetic), pct(c.insns-c.sizeMismatch-c.mnemonicMatch-c.cosmetic), pct(c.textMatch))
+	t.Logf("%s: %d instructions; sizes differ %d; mnemonic identical %.3f%%, cosmetic alias %.3f%%, other %.3f%%; full text identical %.2f%% (%d differ)",
+		name, c.insns, c.sizeMismatch, pct(c.mnemonicMatch), pct(c.cosmetic), pct(c.insns-c.sizeMismatch-c.mnemonicMatch-c.cosmetic), pct(c.textMatch), c.insns-c.textMatch)
 	logTop := func(title string, cats map[string]int, max int) {
 		keys := make([]string, 0, len(cats))
 		for k := range cats {
