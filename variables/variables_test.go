@@ -39,26 +39,10 @@ func findVar(t *testing.T, r *variables.Reader, f variables.Frame, name string) 
 	return nil
 }
 
-func ptr(n int64) *int64 { return &n }
-
-// knownBetter are values gdb reports optimized out but sonde recovers, with
-// the value the program really has: main's argc is an entry value that only
-// libc's call site (in a frame gdb's backtrace stops before) records.
-var knownBetter = map[string]*int64{
-	"O2-dwarf4: frame 2 argc": ptr(1),
-	"O2-dwarf5: frame 2 argc": ptr(1),
-}
-
 // compareScalar checks one value sonde read against gdb's.
 func compareScalar(t *testing.T, what string, got variables.Value, err error, want vartest.Result) {
 	t.Helper()
 	switch {
-	case want.OptimizedOut && knownBetter[what] != nil:
-		// gdb gives up where sonde recovers the value (entry values through
-		// frames gdb does not show): check the known truth instead.
-		if n, err := got.Int(); err != nil || n != *knownBetter[what] {
-			t.Errorf("%s: sonde %d (%v), the program's value is %d", what, n, err, *knownBetter[what])
-		}
 	case want.OptimizedOut:
 		if !errors.Is(err, variables.ErrOptimizedOut) {
 			t.Errorf("%s: gdb says optimized out, sonde: %v (err %v)", what, got.Bytes, err)
@@ -85,6 +69,10 @@ func TestLocalsAndParamsMatchGDB(t *testing.T) {
 		0: {"n"},
 		1: {"a", "b", "local", "d", "vla_n", "inner", "pp", "s"},
 		2: {"argc", "p"},
+		// libc, from its separate DWARF 5 debug file (libc6-dbg), when
+		// installed.
+		3: {"argc", "argv", "main", "result", "not_first_call"},
+		4: {"argc", "argv", "stack_end", "init", "rtld_fini"},
 	}
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
@@ -109,6 +97,9 @@ func TestLocalsAndParamsMatchGDB(t *testing.T) {
 					want := stop.Results[fi][name]
 					v := findVar(t, r, f, name)
 					if v == nil {
+						if fi >= 3 && len(stop.Results[fi]) > 0 && want.Error != "" {
+							continue // no libc debug information
+						}
 						if want.Error == "" {
 							t.Errorf("frame %d: %s not found; gdb prints %s", fi, name, want.Value)
 						}
@@ -122,6 +113,7 @@ func TestLocalsAndParamsMatchGDB(t *testing.T) {
 					checked++
 				}
 			}
+			t.Logf("%d values compared with gdb", checked)
 			if checked < 8 {
 				t.Fatalf("only %d values compared", checked)
 			}

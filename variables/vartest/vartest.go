@@ -100,7 +100,9 @@ func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 		t.Fatal(err)
 	}
 	corePath := filepath.Join(dir, "stop.core")
+	// Frames past main (libc's) are shown too: sonde unwinds into them.
 	cmd := exec.Command("gdb", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off",
+		"-ex", "set backtrace past-main on",
 		"-ex", "break "+location, "-ex", "run", "-ex", "source "+pyPath, "-ex", "frame 0",
 		"-ex", "gcore "+corePath, "-ex", "kill", exe)
 	msg, err := cmd.CombinedOutput()
