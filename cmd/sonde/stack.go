@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
@@ -54,7 +55,13 @@ func runStack(args []string) int {
 		if !*pastMain {
 			trace.Frames = untilMain(trace.Frames)
 		}
-		report.Threads = append(report.Threads, threadReport(th, trace, err, *noLines))
+		ts := threadReport(th, trace, err, *noLines)
+		ts.live = *corePath == ""
+		if regs, err := th.Registers(); err == nil {
+			ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
+		}
+		markAddresses(sess, trace, ts.Frames)
+		report.Threads = append(report.Threads, ts)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -96,13 +103,18 @@ type threadStack struct {
 	StopReason string       `json:"stop_reason"`
 	Error      string       `json:"error,omitempty"`
 	Frames     []stackFrame `json:"frames"`
+	// pthread is the thread's pthread_t (glibc: its fs base), which gdb
+	// prints as "Thread 0x..."; live is false for a core (gdb prints no
+	// thread names then).
+	pthread uint64
+	live    bool
 }
 
 type stackFrame struct {
 	Index       int     `json:"index"`
 	PC          string  `json:"pc"`
 	Function    *string `json:"function"`
-	LinkageName string  `json:"linkage_name,omitempty"`
+	LinkageName string  `json:"linkage_name"`
 	File        *string `json:"file"`
 	Line        *int    `json:"line"`
 	Inlined     bool    `json:"inlined"`
@@ -112,6 +124,38 @@ type stackFrame struct {
 	// inLibrary marks frames in a shared library (gdb says "from LIB" for
 	// those when it has no line).
 	inLibrary bool
+	// showAddress is gdb's rule for printing "0xPC in" (see markAddresses).
+	showAddress bool
+}
+
+// markAddresses applies gdb's rule for which frames print their pc: a frame
+// that has inlined calls below it in the same physical frame does not (its
+// location is a call site); the innermost frame of a physical frame does,
+// unless its pc is exact (frame 0, or interrupted by a signal) and is the
+// first address of its line-table row.
+func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
+	for i := range frames {
+		if i >= len(trace.Frames) {
+			return
+		}
+		f := trace.Frames[i]
+		if i > 0 && trace.Frames[i-1].Physical == f.Physical {
+			continue // has inlined callees
+		}
+		frames[i].showAddress = true
+		if f.PC != f.LookupPC || f.Module == nil {
+			continue
+		}
+		m, ok := f.Module.Client.(*modules.Module)
+		if !ok {
+			continue
+		}
+		if b, _ := sess.Binary(m); b != nil {
+			if li, ok, _ := b.LineAt(f.PC - m.Bias); ok && li.Start == f.PC-m.Bias {
+				frames[i].showAddress = false
+			}
+		}
+	}
 }
 
 func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool) threadStack {
@@ -165,10 +209,14 @@ func printStack(w io.Writer, r stackReport) {
 		if i < len(r.Threads)-1 {
 			fmt.Fprintln(w)
 		}
-		if th.Name != "" {
-			fmt.Fprintf(w, "Thread %d (LWP %d \"%s\"):\n", i+1, th.TID, th.Name)
+		id := fmt.Sprintf("LWP %d", th.TID)
+		if th.pthread != 0 {
+			id = fmt.Sprintf("Thread %#x (LWP %d)", th.pthread, th.TID)
+		}
+		if th.Name != "" && th.live {
+			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", i+1, id, th.Name)
 		} else {
-			fmt.Fprintf(w, "Thread %d (LWP %d):\n", i+1, th.TID)
+			fmt.Fprintf(w, "Thread %d (%s):\n", i+1, id)
 		}
 		for _, f := range th.Frames {
 			fmt.Fprintln(w, frameLine(f))
@@ -186,7 +234,7 @@ func frameLine(f stackFrame) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%-2d ", f.Index)
 	pc, _ := strconv.ParseUint(strings.TrimPrefix(f.PC, "0x"), 16, 64)
-	if !f.Inlined {
+	if f.showAddress {
 		fmt.Fprintf(&b, "0x%016x in ", pc)
 	}
 	name := "??"
@@ -204,9 +252,6 @@ func frameLine(f stackFrame) string {
 		fmt.Fprintf(&b, " at %s", *f.File)
 	case f.inLibrary:
 		fmt.Fprintf(&b, " from %s", f.Module)
-	}
-	if f.Inlined {
-		b.WriteString(" [inlined]")
 	}
 	return b.String()
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"debug/elf"
 	"bufio"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -455,4 +456,93 @@ func TestStackJobControlStopped(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("process gone after sonde: %v", err)
 	}
+}
+
+// gdbArgsRE matches one frame line of gdb's bt, to drop its argument list
+// (sonde prints "()": argument values are the variables layer's business).
+var gdbArgsRE = regexp.MustCompile(`^(#\d+\s+(?:0x[0-9a-f]{16} in )?)(\S+) \(.*\)((?: at | from ).*)?$`)
+
+// TestStackTextMatchesGdbBt compares sonde's text output with gdb's
+// `thread apply all bt` line by line (thread headers, frame numbers, address
+// elision, inline frames, signal frames, file:line), argument lists aside.
+func TestStackTextMatchesGdbBt(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed")
+	}
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
+	for _, args := range [][]string{{"signal"}, {"altstack"}, {"inline", "2"}, {"qsort"}, {"deep", "12"}} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd := startStackProgram(t, path, args...)
+			pid := strconv.Itoa(cmd.Process.Pid)
+			got, errOut, code := runCLI(t, "stack", pid)
+			if code != 0 {
+				t.Fatalf("sonde stack: exit %d: %s", code, errOut)
+			}
+			out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt", "-p", pid).CombinedOutput()
+			if err != nil {
+				t.Fatalf("gdb: %v\n%s", err, out)
+			}
+			// Tail-call frames are optional (issue 5): drop gdb's and
+			// renumber the frames after them.
+			tailcalls := gdbTailCalls(t, pid)
+			var want []string
+			inThreads := false
+			dropped := 0
+			for _, l := range strings.Split(string(out), "\n") {
+				if strings.HasPrefix(l, "Thread ") {
+					inThreads, dropped = true, 0
+				}
+				if !inThreads || strings.HasPrefix(l, "[Inferior") {
+					continue
+				}
+				if m := gdbArgsRE.FindStringSubmatch(l); m != nil {
+					if f := strings.Fields(m[1]); len(f) == 3 && tailcalls[f[1]] {
+						dropped++
+						continue
+					}
+					l = m[1] + m[2] + " ()" + m[3]
+					if dropped > 0 {
+						var n int
+						fmt.Sscanf(l, "#%d", &n)
+						num := fmt.Sprintf("#%d", n)
+						l = fmt.Sprintf("%-4s", fmt.Sprintf("#%d", n-dropped)) + strings.TrimLeft(l[len(num):], " ")
+					}
+				}
+				want = append(want, l)
+			}
+			gotLines := strings.Split(strings.TrimRight(got, "\n"), "\n")
+			want = strings.Split(strings.TrimRight(strings.Join(want, "\n"), "\n"), "\n")
+			if strings.Join(gotLines, "\n") != strings.Join(want, "\n") {
+				t.Errorf("sonde:\n%s\ngdb (arguments dropped):\n%s", strings.Join(gotLines, "\n"), strings.Join(want, "\n"))
+			}
+		})
+	}
+}
+
+// gdbTailCalls returns the pcs (as gdb prints them, 0x%016x) of the tail-call
+// frames gdb synthesizes for a live process.
+func gdbTailCalls(t *testing.T, pid string) map[string]bool {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "tail.py")
+	os.WriteFile(script, []byte(`
+import gdb
+for th in gdb.selected_inferior().threads():
+    th.switch()
+    f = gdb.newest_frame()
+    while f is not None:
+        if f.type() == gdb.TAILCALL_FRAME:
+            print("TAIL|0x%016x" % f.pc())
+        f = f.older()
+`), 0o644)
+	out, err := exec.Command("gdb", "-nx", "-batch", "-x", script, "-p", pid).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gdb: %v\n%s", err, out)
+	}
+	res := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if pc, ok := strings.CutPrefix(l, "TAIL|"); ok {
+			res[pc] = true
+		}
+	}
+	return res
 }
