@@ -60,11 +60,10 @@ type Options struct {
 // Binary is one ELF object and its debug information. All methods are safe
 // for concurrent use.
 type Binary struct {
-	path    string
-	ef      *elfFile
-	debug   *elfFile   // separate debug file, or nil
-	dw      *dwarfFile // nil when there is no DWARF at all
-	symsErr error
+	path  string
+	ef    *elfFile
+	debug *elfFile   // separate debug file, or nil
+	dw    *dwarfFile // nil when there is no DWARF at all
 
 	found *debugfile.Result // what the debug-file search found (MiniDebugInfo), or nil
 	hint  string            // how to get debug info, when there is none
