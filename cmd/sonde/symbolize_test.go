@@ -250,3 +250,27 @@ func TestSymbolizePID(t *testing.T) {
 	}
 	t.Logf("%s", byPID.String())
 }
+
+// TestSymbolizeWithoutDebugInfo: a stripped binary is named from its
+// symbols, and stderr says once how to get the debug info.
+func TestSymbolizeWithoutDebugInfo(t *testing.T) {
+	if _, err := exec.LookPath("objcopy"); err != nil {
+		t.Skip("objcopy not installed")
+	}
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: []string{"-O2"}})
+	stripped := t.TempDir() + "/stripped"
+	if out, err := exec.Command("objcopy", "--strip-debug", path, stripped).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	addrs := programAddresses(t, path)[:50]
+	var out, stderr bytes.Buffer
+	if code := symbolize(append([]string{"-e", stripped, "-f"}, addrs...), nil, &out, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "no debug information"); n != 1 {
+		t.Errorf("hint printed %d times:\n%s", n, stderr.String())
+	}
+	if !strings.Contains(out.String(), "main\n??:?") && !strings.Contains(out.String(), "scale.constprop.0\n??:?") {
+		t.Errorf("no symbol-table names:\n%s", out.String())
+	}
+}
