@@ -41,6 +41,7 @@ var frameExprs = map[int][]string{
 		"g_double > 3.2", "!g_null", "&g_outer.pts[1] == &g_outer.pts[0] + 1", "*&g_int", "(point_t *)pp == pp",
 		"((struct point *)&g_arr)->y", "s_counter * -1", "0x7fffffff + 1u", "sizeof(long double)",
 		"t_counter", "t_other * t_counter", "&t_other != 0",
+		"g_ld", "g_ld * 2 + 0.5", "(double)g_ld", "(long double)3 / 4", "g_flag", "g_flag + 1", "(_Bool)7",
 	},
 	2: {"p.x + p.y", "argc", "r"},
 }

@@ -29,6 +29,8 @@ unsigned long long g_big = 0xfedcba9876543210ULL;
 struct outer g_outer = { 'Q', { { 1, 2 }, { 3, 4 } }, { 0x41424344 }, 2.5 };
 int (*g_fp)(int);
 int *g_null;
+long double g_ld = 1.25L;
+_Bool g_flag = 1;
 __thread int t_counter = 77;
 __thread long t_other = -3;
 char g_huge[2 << 20]; /* larger than a value is ever loaded */
