@@ -1,6 +1,7 @@
 package services_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,35 @@ func TestLiveDPrintf(t *testing.T) {
 	la.decode("DPrintf", "open", []any{nil}, &e, &again)
 	if again == "" || again == sid {
 		t.Errorf("open after close: %q (was %q)", again, sid)
+	}
+}
+
+// BenchmarkLiveDPrintf measures one dynamic-printf hit on a live process:
+// the stop, the evaluation of three arguments in the top frame, the
+// formatting and the resume (dis_svc_prog with b.N iterations).
+func BenchmarkLiveDPrintf(b *testing.B) {
+	prog := disProg(b)
+	la := startLive(b)
+	var e error
+	var sid string
+	la.decode("DPrintf", "open", []any{nil}, &e, &sid)
+	m0 := la.events.mark()
+	proc, _ := la.startProcess(prog, []string{strconv.Itoa(b.N)}, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m0, thread)
+	step := sourceLine(b, "dis_svc_prog.c", "DIS_STEP_LINE")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "dp-bench", "Enabled": true, "File": "dis_svc_prog.c", "Line": step,
+		"Condition": `$printf("step %d tag=%s sq=%d\n", i, tag, i*i)`})
+	m1 := la.events.mark()
+	b.ResetTimer()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	la.events.wait(b, m1, "Processes.exited", is("Processes", "exited", proc))
+	b.StopTimer()
+	var data []byte
+	var lost uint64
+	var eos bool
+	la.decode("Streams", "read", []any{sid, 64}, &data, &e, &lost, &eos)
+	if !strings.HasPrefix(string(data), "step 0 tag=loop sq=0\n") {
+		b.Fatalf("stream starts with %q", data)
 	}
 }
