@@ -260,17 +260,20 @@ func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
 		case err != nil:
 			return 0, err
 		}
-		if i < 300 {
+		if time.Since(start) < 2*time.Millisecond {
+			// Most stops come within a few hundred microseconds, later on a
+			// busy machine: poll, giving the CPU to whoever wants it (the
+			// tracee) in between. (runtime.Gosched would be worse: a locked
+			// goroutine that yields hands its thread over.)
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 			continue
 		}
 		// Not a quick stop: collect other statuses, then sleep a little.
-		// (runtime.Gosched would be worse than spinning: a locked goroutine
-		// that yields hands its thread over.)
 		for b.reaper.poll() {
 		}
 		b.letExitingThreadsGo(tid)
-		time.Sleep(min(time.Duration(i-299)*20*time.Microsecond, time.Millisecond))
-		if i%64 == 63 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
+		time.Sleep(min(time.Duration(i%1000+1)*20*time.Microsecond, time.Millisecond))
+		if i%16 == 15 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
 			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
 		}
 	}

@@ -99,8 +99,8 @@ func TestBreakpointShadowAndHits(t *testing.T) {
 func TestMultiThreadBreakpoints(t *testing.T) {
 	tg, r := newTarget(t)
 	path := build(t, "tp_hotloop.c")
-	const iters, threads = 150, 4
-	p := launch(t, tg, path, "150", "4")
+	const iters, threads = 60, 4
+	p := launch(t, tg, path, "60", "4")
 	bpTick, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(t, p, path, "tick")})
 	if err != nil {
 		t.Fatal(err)
