@@ -171,6 +171,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	}
 	t := &scopeTree{}
 	decls := map[uint64]declInfo{}
+	var nodeDecls, varDecls []declInfo // parallel to t.nodes and t.vars
 	type level struct {
 		node   int32
 		prefix string
@@ -199,15 +200,21 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		next := top
 		switch e.Tag {
 		case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine:
-			decls[e.Offset] = cu.declOf(&e, top.prefix)
+			di := cu.declOf(&e, top.prefix)
 			rs, err = cu.rangesOf(&e, rs[:0])
 			if err != nil {
 				walkErr = cu.fail("read ranges", err)
 			}
 			inlined := e.Tag == dwarfraw.TagInlinedSubroutine
 			if len(rs) == 0 || (inlined && top.node < 0) {
-				break // a declaration, an abstract instance, or no code
+				// A declaration or an abstract instance: what other DIEs
+				// refer to for names. DIEs with code are not referred to.
+				if !inlined {
+					decls[e.Offset] = di
+				}
+				break
 			}
+			nodeDecls = append(nodeDecls, di)
 			n := scopeNode{parent: -1, declOff: e.Offset}
 			if inlined {
 				n.parent = top.node
@@ -234,8 +241,10 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 				break
 			}
 			if addr, ok := cu.staticAddress(e.Field(dwarfraw.AttrLocation)); ok {
-				decls[e.Offset] = cu.declOf(&e, top.prefix)
+				varDecls = append(varDecls, cu.declOf(&e, top.prefix))
 				t.vars = append(t.vars, globalVar{addr: addr, declOff: e.Offset})
+			} else if f := e.Field(dwarfraw.AttrDeclaration); f != nil {
+				decls[e.Offset] = cu.declOf(&e, top.prefix) // a static member, say
 			}
 		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
@@ -273,7 +282,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	names := map[uint64]*fnName{}
 	for i := range t.nodes {
 		n := &t.nodes[i]
-		di := decls[n.declOff]
+		di := nodeDecls[i]
 		key := n.declOff
 		if di.ref.Class == dwarfraw.ClassRef {
 			key = di.ref.Val // inlined and out-of-line copies share their origin's name
@@ -290,7 +299,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	for i := range t.vars {
 		v := &t.vars[i]
 		v.name = &fnName{}
-		cu.fillName(v.name, decls[v.declOff], decls, 0)
+		cu.fillName(v.name, varDecls[i], decls, 0)
 	}
 
 	spans := make([]span, 0, len(t.ranges))
