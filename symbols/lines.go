@@ -41,6 +41,18 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 	}
 	// Filter in place when the sequences are already in address order (the
 	// usual case): the filter never writes ahead of what it reads.
+	// gdb keeps one table per file name: two file entries with the same
+	// name (DWARF 5 entries 0 and 1) are one file.
+	canon := make([]uint32, len(t.Files))
+	first := make(map[string]uint32, len(t.Files))
+	for i, f := range t.Files {
+		if j, ok := first[f]; ok {
+			canon[i] = j
+		} else {
+			first[f] = uint32(i)
+			canon[i] = uint32(i)
+		}
+	}
 	rows := t.Rows[:0]
 	if !sorted {
 		rows = make([]dwarfraw.LineRow, 0, len(t.Rows))
@@ -59,7 +71,7 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 				return part[a].Addr < part[b].Addr
 			})
 		}
-		rows = appendGDBRows(rows, part)
+		rows = appendGDBRows(rows, part, canon)
 	}
 	lt.rows = rows
 	keys := make([]uint64, len(rows))
@@ -134,7 +146,13 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 //     address (gdb ends the previous file's range there);
 //   - line-0 rows (code attributed to no line) are dropped;
 //   - rows at the end-of-sequence address are dropped.
-func appendGDBRows(out, seq []dwarfraw.LineRow) []dwarfraw.LineRow {
+func appendGDBRows(out, seq []dwarfraw.LineRow, canon []uint32) []dwarfraw.LineRow {
+	file := func(r *dwarfraw.LineRow) uint32 {
+		if int(r.File) < len(canon) {
+			return canon[r.File]
+		}
+		return r.File
+	}
 	const noFile = ^uint32(0)
 	lastFile, lastLine := noFile, uint32(0)
 	lastAddr := ^uint64(0)
@@ -160,19 +178,19 @@ func appendGDBRows(out, seq []dwarfraw.LineRow) []dwarfraw.LineRow {
 			stmtAtAddr = false
 		}
 		stmt := r.Flags&dwarfraw.RowStmt != 0
-		fileChanged := r.File != lastFile
+		fileChanged := file(&r) != lastFile
 		ignore := r.Line == 0 || (fileChanged && r.Addr == lastAddr && !stmt && stmtAtAddr)
 		stmtAtAddr = stmtAtAddr || stmt
 		if !ignore {
 			if fileChanged && lastFile != noFile {
-				for len(out) > start && out[len(out)-1].Addr == r.Addr && out[len(out)-1].File == lastFile {
+				for len(out) > start && out[len(out)-1].Addr == r.Addr && file(&out[len(out)-1]) == lastFile {
 					out = out[:len(out)-1]
 				}
 			}
 			if fileChanged || r.Line != lastLine || !nonZeroDisc {
 				out = append(out, r)
 			}
-			lastFile, lastLine = r.File, r.Line
+			lastFile, lastLine = file(&r), r.Line
 		}
 		lastAddr = r.Addr
 	}
