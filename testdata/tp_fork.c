@@ -3,6 +3,7 @@
  *   tp_fork fork    forks; the child calls child_work() and exits 7; the parent
  *                   waits and exits with 10 + the child's exit code
  *   tp_fork vfork   vforks; the child execs "tp_fork exit5"; parent exits 20 + code
+ *   tp_fork vforkwork  like vfork, but the child calls child_work() before its exec
  *   tp_fork exec    execs itself as "tp_fork exit5"
  *   tp_fork exit5   calls child_work() and exits 5
  *   tp_fork clone   starts a thread that calls child_work(); exits 3 */
@@ -37,9 +38,12 @@ int main(int argc, char **argv) {
 		waitpid(c, &st, 0);
 		return 10 + WEXITSTATUS(st);
 	}
-	if (strcmp(mode, "vfork") == 0) {
+	if (strcmp(mode, "vfork") == 0 || strcmp(mode, "vforkwork") == 0) {
+		int work = mode[5] == 'w';
 		pid_t c = vfork();
 		if (c == 0) {
+			if (work)
+				child_work();
 			execl("/proc/self/exe", argv[0], "exit5", (char *)NULL);
 			_exit(99);
 		}

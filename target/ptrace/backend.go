@@ -90,6 +90,9 @@ type thread struct {
 	lastReq      int  // PTRACE_CONT or PTRACE_SINGLESTEP: how it was last restarted
 	hwGen        int  // hw generation its debug registers hold
 	hwExecHit    bool // stopped on a hardware instruction breakpoint: set RF to resume
+	// inVfork: the thread waits in vfork for its child to exec or exit; it
+	// cannot be stopped until then (the wait only ends for fatal signals).
+	inVfork bool
 	step         *stepState
 
 	regs      [generalSize]byte
@@ -345,8 +348,9 @@ func (b *Backend) takeDeferred(tid int) (unix.WaitStatus, bool) {
 func (b *Backend) procOf(ctx *target.Context, op string) (*process, error) {
 	b.mu.Lock()
 	p := b.procByPID[ctx.PID()]
+	ok := p != nil && p.ctx == ctx.Process()
 	b.mu.Unlock()
-	if p == nil || p.ctx != ctx.Process() {
+	if !ok {
 		return nil, target.Errorf(target.CodeInvalidContext, op, ctx.ID(), fmt.Errorf("not traced"))
 	}
 	return p, nil
@@ -382,6 +386,14 @@ func (b *Backend) addProcess(pid int) *process {
 	b.mu.Unlock()
 	b.reaper.setGroup(pid, true)
 	return p
+}
+
+// setProcessContext publishes a process's model context (under mu: memory calls
+// from other goroutines look it up).
+func (b *Backend) setProcessContext(p *process, ctx *target.Context) {
+	b.mu.Lock()
+	p.ctx = ctx
+	b.mu.Unlock()
 }
 
 func (b *Backend) addThread(p *process, tid int) *thread {

@@ -72,7 +72,10 @@ func (b *Backend) handle(ev waitEvent) {
 		b.restart(th, unix.PTRACE_CONT, 0)
 	case 0:
 		b.onSignal(th, sig)
-	default: // PTRACE_EVENT_VFORK_DONE and anything else: nothing to do
+	case unix.PTRACE_EVENT_VFORK_DONE:
+		th.inVfork = false
+		b.restartAsBefore(th)
+	default: // nothing to do
 		b.restartAsBefore(th)
 	}
 }
@@ -162,13 +165,14 @@ func (b *Backend) onNewChild(th *thread, event int) {
 	p.follow = th.proc.follow
 	if event == unix.PTRACE_EVENT_VFORK {
 		p.memOwner = th.proc.memOwner
+		th.inVfork = true
 	}
 	nt := b.addThread(p, child)
 	nt.newborn, nt.running = true, true
 	switch {
 	case th.proc.follow && th.proc.ctx != nil:
 		name := threadName(child, child)
-		p.ctx = b.t.AddProcess(child, th.proc.ctx, name)
+		b.setProcessContext(p, b.t.AddProcess(child, th.proc.ctx, name))
 		nt.ctx = b.t.AddThread(p.ctx, child, th.ctx, name)
 	case event == unix.PTRACE_EVENT_VFORK:
 		p.hidden = true

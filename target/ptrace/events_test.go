@@ -72,7 +72,11 @@ func TestForkVforkExecClone(t *testing.T) {
 		follow bool
 		code   int
 	}{
-		{"fork", false, 17}, {"fork", true, 17}, {"vfork", false, 25}, {"vfork", true, 25}, {"exec", false, 5}, {"clone", false, 3},
+		{"fork", false, 17}, {"fork", true, 17}, {"vfork", false, 25}, {"vfork", true, 25},
+		// The vfork child runs the parent's breakpoint before its exec: it must
+		// step over it unseen (a SIGTRAP would kill it: exit 20).
+		{"vforkwork", false, 25}, {"vforkwork", true, 25},
+		{"exec", false, 5}, {"clone", false, 3},
 	}
 	for _, c := range cases {
 		name := c.mode

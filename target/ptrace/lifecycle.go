@@ -150,7 +150,7 @@ func (b *Backend) launch(opts target.LaunchOptions) (*target.Context, *target.Pr
 	}
 	th.running = false
 	name := threadName(pid, pid)
-	p.ctx = b.t.AddProcess(pid, nil, name)
+	b.setProcessContext(p, b.t.AddProcess(pid, nil, name))
 	th.ctx = b.t.AddThread(p.ctx, pid, nil, name)
 	if opts.StopAtEntry {
 		b.report(th, &target.SuspendReason{Kind: target.ReasonUser})
@@ -260,7 +260,7 @@ func (b *Backend) attach(pid int, opts target.AttachOptions) (*target.Context, e
 		}
 	}
 	name := threadName(pid, pid)
-	p.ctx = b.t.AddProcess(pid, nil, name)
+	b.setProcessContext(p, b.t.AddProcess(pid, nil, name))
 	for _, th := range seized {
 		th.ctx = b.t.AddThread(p.ctx, th.tid, nil, threadName(pid, th.tid))
 	}

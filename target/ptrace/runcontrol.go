@@ -248,8 +248,8 @@ func (b *Backend) stopOthers(th *thread) []*thread {
 	var sent []*thread
 	for _, p := range b.sharers(th.proc.memOwner) {
 		for _, ot := range p.sortedThreads() {
-			if ot == th || !ot.running {
-				continue
+			if ot == th || !ot.running || ot.inVfork {
+				continue // (a vfork parent cannot run until its child execs)
 			}
 			if !ot.interrupting && interrupt(ot.tid) != nil {
 				continue

@@ -23,6 +23,7 @@ const (
 	// removed from their copy of memory before they run even when they are
 	// not followed.
 	traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+		unix.PTRACE_O_TRACEVFORKDONE |
 		unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_TRACESYSGOOD
 
 	// PTRACE_EVENT_STOP: group-stop, PTRACE_INTERRUPT and new-child stops of a seized tracee.
