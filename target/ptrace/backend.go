@@ -93,7 +93,7 @@ type thread struct {
 	// inVfork: the thread waits in vfork for its child to exec or exit; it
 	// cannot be stopped until then (the wait only ends for fatal signals).
 	inVfork bool
-	step         *stepState
+	step    *stepState
 
 	regs      [generalSize]byte
 	xstate    []byte
