@@ -9,7 +9,8 @@
 # installed when missing). Each tool runs RUNS times (default 5) in a fresh
 # process, start-up included; the table shows the median wall time, the
 # median CPU time (user+sys: the machines are shared), addresses per second by
-# both, and the maximum resident set size.
+# both, and the maximum resident set size. Then the go test benchmarks of
+# the library API (skip them with NO_GO_BENCH=1).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -101,3 +102,11 @@ for name, cmd, inl in tools:
     print("| %s | %s | %.2f | %.2f | %.0f k | %.0f k | %.0f |" % (
         name, "yes" if inl else "no", wall, cpu, n / wall / 1000, n / max(cpu, 1e-3) / 1000, rss))
 PY
+
+# Warm and cold lookups through the library API, on the same library.
+if [ -z "${NO_GO_BENCH:-}" ]; then
+	echo
+	echo "go test -bench (library API; addr/cpu-s divides by process CPU time):"
+	(cd "$repo" && SONDE_BENCH_LIB="$lib" go test ./symbols -run XXX \
+		-bench 'LookupWarm$|LookupCold|FirstLookup' -benchtime 2s 2>&1 | grep -E '^Benchmark')
+fi
