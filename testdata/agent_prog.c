@@ -7,7 +7,9 @@
  *   threads   start 4 busy threads and spin forever
  *   sleep     print "ready <addr of agent_global>" and sleep forever
  *   loop N    call hit() N times (breakpoint benchmark), exit 0
+ *   big       fill agent_big with a pattern, then as sleep
  *   deep N    recurse N frames deep, then call bottom()
+ *   deep N loop  the same, and bottom() calls hit() forever (stack benchmark)
  *   signal    raise SIGUSR1, print "counter N" (1000 if the handler ran), exit 3
  *   fork      fork a child that prints "child" and exits 5; print "parent", exit 0
  *   dlopen L  dlopen library L and call agent_lib_add, exit 0
@@ -27,6 +29,9 @@ extern char **environ;
 volatile unsigned long long agent_global = 0x1122334455667788ULL;
 unsigned char agent_buf[64] = "sonde agent buffer";
 volatile int agent_counter;
+volatile int agent_deep_loop;
+/* agent_big is 1 MiB of data for the Memory.get benchmark. */
+unsigned char agent_big[1 << 20];
 
 /* twice is inlined into both of its callers even at -O0, so a file:line
  * breakpoint on its body has two addresses. */
@@ -52,7 +57,7 @@ __attribute__((noinline)) int compute(int n) {
 
 __attribute__((noinline)) void hit(void) { agent_counter++; }
 
-__attribute__((noinline)) void bottom(void) { agent_counter += 100; }
+__attribute__((noinline)) void bottom(void) { agent_counter += 100; while (agent_deep_loop) hit(); }
 
 __attribute__((noinline)) int deep(int n) {
 	if (n <= 0) {
@@ -94,6 +99,11 @@ int main(int argc, char **argv) {
 			pthread_create(&t, 0, spin, 0);
 		spin(0);
 	}
+	if (strcmp(mode, "big") == 0) {
+		for (unsigned i = 0; i < sizeof agent_big; i++)
+			agent_big[i] = (unsigned char)(i * 7);
+		mode = "sleep";
+	}
 	if (strcmp(mode, "sleep") == 0) {
 		printf("ready %p\n", (void *)&agent_global);
 		fflush(stdout);
@@ -107,6 +117,7 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (strcmp(mode, "deep") == 0 && argc > 2) {
+		agent_deep_loop = argc > 3;
 		deep(atoi(argv[2]));
 		return 0;
 	}

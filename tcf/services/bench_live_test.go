@@ -1,0 +1,202 @@
+package services_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/tcf/client"
+)
+
+// Benchmarks of the debug services against real processes, through the Go
+// client over loopback TCP (figures and commands: bench/tcf/BENCHMARKS.md).
+
+// BenchmarkMemoryGet1MiB reads 1 MiB of a stopped process with Memory.get.
+func BenchmarkMemoryGet1MiB(b *testing.B) {
+	la := startLive(b)
+	m := la.events.mark()
+	proc, props := la.startProcess(agentProg(b), []string{"big"}, runFree)
+	out, _ := props.String("StdOutID")
+	for got := ""; !strings.Contains(got, "ready"); {
+		var data []byte
+		var e error
+		la.decode("Streams", "read", []any{out, 4096}, &data, &e, nil, nil)
+		got += string(data)
+	}
+	la.ok("RunControl", "suspend", proc)
+	la.suspended(m, mainThread(proc))
+	big := la.symbolAddress(mainThread(proc), "agent_big")
+	const size = 1 << 20
+	check := func() {
+		var data []byte
+		var e error
+		la.decode("Memory", "get", []any{proc, big, 1, size, 0}, &data, &e, nil)
+		if len(data) != size || data[1] != 7 || data[size-1] != byte(((size-1)*7)&0xff) {
+			b.Fatalf("read %d bytes, wrong contents", len(data))
+		}
+	}
+	check()
+	// base64 (what the Python client gets) and raw ZeroCopy blocks (Java
+	// clients, sonde's Go client when it lists ZeroCopy).
+	zc, err := client.Dial(context.Background(), la.addr, client.Options{Services: []string{"ZeroCopy"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer zc.Close()
+	for _, c := range []struct {
+		name string
+		c    *client.Client
+	}{{"base64", la.c}, {"zerocopy", zc}} {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.SetBytes(size)
+			for i := 0; i < b.N; i++ {
+				r, err := c.c.Call(ctx, "Memory", "get", proc, big, 1, size, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var data []byte
+				if err := r.Decode(&data, nil, nil); err != nil || len(data) != size {
+					b.Fatalf("%d bytes, %v", len(data), err)
+				}
+			}
+		})
+	}
+}
+
+// symbolAddress finds a global's address with Symbols.find.
+func (la *liveAgent) symbolAddress(thread, name string) uint64 {
+	la.t.Helper()
+	var e error
+	var id string
+	la.decode("Symbols", "find", []any{thread, 0, name}, &e, &id)
+	var props map[string]any
+	la.decode("Symbols", "getContext", []any{id}, &e, &props)
+	return num(props["Address"])
+}
+
+// BenchmarkBreakpointHitResume: a breakpoint hit and the resume after it, as
+// a client does it: resume, wait for contextSuspended, resume again.
+func BenchmarkBreakpointHitResume(b *testing.B) {
+	la := startLive(b)
+	_, thread := la.stoppedAtMain("loop", "1000000000")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "bench", "Location": "hit"})
+	stops := make(chan struct{}, 1)
+	la.c.OnEvent("RunControl", "contextSuspended", func(client.Event) { stops <- struct{}{} })
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := la.c.Call(ctx, "RunControl", "resume", thread, 0, 1); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-stops:
+		case <-time.After(10 * time.Second):
+			b.Fatal("no stop")
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "hits/s")
+}
+
+// BenchmarkStack57 fetches a 57-frame stack with names and lines the way a
+// client builds it, pipelining every request of a round: getChildren;
+// getContext of all frames; Symbols.findByAddr and LineNumbers.mapToSource
+// per frame; Symbols.getContext per symbol. "warm" repeats it at one stop
+// (the agent's caches hold the walk); "afterStop" first makes the thread
+// run to the breakpoint again (outside the timer), so the stack is walked
+// again each time.
+func BenchmarkStack57(b *testing.B) {
+	la := startLive(b)
+	// hit, bottom, 51 deep, main and libc's three: 57 frames.
+	_, thread := la.stoppedAtMain("deep", "50", "loop")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
+	la.resume(thread, 0)
+	names := stack57(b, la.c, thread)
+	if len(names) != 57 || names[0] != "hit" || names[1] != "bottom" || names[53] != "main" {
+		b.Fatalf("stack %v", names)
+	}
+	b.Run("warm", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			stack57(b, la.c, thread)
+		}
+	})
+	b.Run("afterStop", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			la.resume(thread, 0) // to the next hit(): same depth
+			b.StartTimer()
+			stack57(b, la.c, thread)
+		}
+	})
+}
+
+// stack57 is one client's stack request round; it returns the function names.
+func stack57(b testing.TB, c *client.Client, thread string) []string {
+	ctx := context.Background()
+	wait := func(p *client.Pending, dst ...any) {
+		r, err := p.Wait(ctx)
+		if err == nil {
+			err = r.Decode(dst...)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	send := func(svc, cmd string, args ...any) *client.Pending {
+		p, err := c.Send(svc, cmd, args...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	var e error
+	var ids []string
+	wait(send("StackTrace", "getChildren", thread), &e, &ids)
+	// Decode only what a client uses next: the agent's share is what this
+	// measures, the Go client's JSON decoding is not the point.
+	var frames []struct{ IP uint64 }
+	wait(send("StackTrace", "getContext", ids), &frames, &e)
+	// getChildren is bottom-first: the top frame is last.
+	slices.Reverse(frames)
+	syms := make([]*client.Pending, len(frames))
+	lines := make([]*client.Pending, len(frames))
+	for i, f := range frames {
+		ip := f.IP
+		if i > 0 {
+			ip--
+		}
+		syms[i] = send("Symbols", "findByAddr", thread, ip)
+		lines[i] = send("LineNumbers", "mapToSource", thread, ip, ip+1)
+	}
+	props := make([]*client.Pending, len(frames))
+	for i := range frames {
+		var id string
+		wait(syms[i], &e, &id)
+		wait(lines[i], &e, nil)
+		props[i] = send("Symbols", "getContext", id)
+	}
+	out := make([]string, len(frames))
+	for i := range frames {
+		var p struct{ Name string }
+		wait(props[i], &e, &p)
+		out[i] = p.Name
+	}
+	return out
+}
+
+// BenchmarkStepInstruction is one instruction step through the protocol
+// (resume mode 2 and its contextSuspended).
+func BenchmarkStepInstruction(b *testing.B) {
+	la := startLive(b)
+	_, thread := la.stoppedAtMain("loop", "1000000000")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
+	la.resume(thread, 0)
+	la.ok("Breakpoints", "remove", []string{"hit"})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		la.resume(thread, 2)
+	}
+}
