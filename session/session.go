@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/symbols"
@@ -44,6 +45,19 @@ type Session struct {
 	// modulesChanged is called when a tracked process loads or unloads a
 	// library, while the thread that did it is still stopped.
 	modulesChanged func(proc *target.Context)
+	// stats remembers each path's identity for statReuse, so that the
+	// symbol lookups of one client request (a stack of 57 frames makes over
+	// a hundred) do not stat the file every time.
+	stats map[string]statEntry
+}
+
+// statReuse is how long a file's identity is trusted before it is checked
+// again (a file rebuilt in place is noticed after at most this long).
+const statReuse = time.Second
+
+type statEntry struct {
+	key fileKey
+	at  time.Time
 }
 
 // OnModulesChanged installs f to be called when a process followed with
@@ -168,11 +182,25 @@ func (s *Session) file(m *modules.Module) (*file, error) {
 		// The vDSO is the same image in every process of this kernel.
 		key = fileKey{path: "[vdso]", size: int64(len(m.Image))}
 	} else {
-		fi, err := os.Stat(m.Path)
-		if err != nil {
-			return nil, fmt.Errorf("session: %s: %w", m.Path, err)
+		now := time.Now()
+		s.mu.Lock()
+		e, ok := s.stats[m.Path]
+		s.mu.Unlock()
+		if ok && now.Sub(e.at) < statReuse {
+			key = e.key
+		} else {
+			fi, err := os.Stat(m.Path)
+			if err != nil {
+				return nil, fmt.Errorf("session: %s: %w", m.Path, err)
+			}
+			key = fileKey{path: m.Path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+			s.mu.Lock()
+			if s.stats == nil {
+				s.stats = map[string]statEntry{}
+			}
+			s.stats[m.Path] = statEntry{key, now}
+			s.mu.Unlock()
 		}
-		key = fileKey{path: m.Path, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	}
 	s.mu.Lock()
 	f := s.files[key]
@@ -190,6 +218,9 @@ func (s *Session) open(f *file, m *modules.Module) {
 	if m.VDSO {
 		f.binary, f.err = symbols.OpenBytes("[vdso]", m.Image, opts)
 	} else {
+		// An inflated copy of a compressed debug file saves inflating it
+		// again on every run (see debugcache.go).
+		opts.DebugFile = cachedDebugFile(m.Path, opts.Search)
 		f.binary, f.err = symbols.Open(m.Path, opts)
 	}
 	if f.binary == nil {

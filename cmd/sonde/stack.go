@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
@@ -42,12 +45,22 @@ func runStack(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	// A short-lived command: collecting garbage less often is cheaper than
+	// the memory it saves.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	timing := newPhaseTimer()
 	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot)
 	if opened == nil {
 		return code
 	}
-	defer opened.close()
-	dirs := append([]string{"/usr/lib/debug"}, debugDirs...)
+	var closeOnce sync.Once
+	release := func() { closeOnce.Do(opened.close) }
+	defer release()
+	timing.mark("open")
+	// The user's directories first, then the system's.
+	dirs := append(append([]string{}, debugDirs...), "/usr/lib/debug")
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
 	for _, th := range opened.process.Children() {
@@ -63,6 +76,11 @@ func runStack(args []string) int {
 		markAddresses(sess, trace, ts.Frames)
 		report.Threads = append(report.Threads, ts)
 	}
+	timing.mark("stacks")
+	// Let a live process go before formatting the output.
+	release()
+	timing.mark("release")
+	defer timing.print()
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -298,4 +316,31 @@ func gdbName(name, linkage string) string {
 		}
 	}
 	return name
+}
+
+// phaseTimer prints how long each phase of a command took to stderr when
+// SONDE_TIMING is set (attach, unwinding and symbols, release).
+type phaseTimer struct {
+	on    bool
+	last  time.Time
+	lines []string
+}
+
+func newPhaseTimer() *phaseTimer {
+	return &phaseTimer{on: os.Getenv("SONDE_TIMING") != "", last: time.Now()}
+}
+
+func (p *phaseTimer) mark(phase string) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	p.lines = append(p.lines, fmt.Sprintf("sonde: %-8s %6.2f ms", phase, float64(now.Sub(p.last).Microseconds())/1000))
+	p.last = now
+}
+
+func (p *phaseTimer) print() {
+	for _, l := range p.lines {
+		fmt.Fprintln(os.Stderr, l)
+	}
 }
