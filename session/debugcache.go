@@ -163,9 +163,9 @@ func inflateELF(src, dst string) error {
 		pad(out, 16)
 		h := headers[uint64(i)*shentsize:]
 		le.PutUint64(h[8:], le.Uint64(h[8:])&^uint64(elf.SHF_COMPRESSED)) // sh_flags
-		le.PutUint64(h[24:], uint64(out.Len()))                             // sh_offset
-		le.PutUint64(h[32:], uint64(len(b)))                                // sh_size
-		le.PutUint64(h[48:], f.Sections[i].Addralign)                       // sh_addralign (from the chdr)
+		le.PutUint64(h[24:], uint64(out.Len()))                           // sh_offset
+		le.PutUint64(h[32:], uint64(len(b)))                              // sh_size
+		le.PutUint64(h[48:], f.Sections[i].Addralign)                     // sh_addralign (from the chdr)
 		out.Write(b)
 	}
 	pad(out, 8)
