@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,4 +209,44 @@ func TestAttachErrors(t *testing.T) {
 	if !errors.As(err, &te) || te.Code != target.CodeAlreadyAttached || te.Errno != unix.EPERM {
 		t.Fatalf("attach to a traced process: %v", err)
 	}
+}
+
+// TestForeignChildrenAreNotReaped runs short os/exec children of this process
+// while sonde traces a busy process: their exit statuses must reach their own
+// Wait, never sonde's reaper.
+func TestForeignChildrenAreNotReaped(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "0")
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	if _, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(t, p, path, "tick")}); err != nil {
+		t.Fatal(err)
+	}
+	p.Resume(target.ResumeContinue, target.ResumeOptions{})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // keep the tracee stopping and starting meanwhile
+		defer close(done)
+		j := i
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			e := r.wait(t, &j, "hit", isStop(p))
+			e.Context.Resume(target.ResumeContinue, target.ResumeOptions{})
+		}
+	}()
+	for k := 0; k < 20; k++ {
+		cmd := exec.Command("/bin/sh", "-c", "exit 7")
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 7 {
+			t.Fatalf("os/exec child %d: %v", k, err)
+		}
+	}
+	close(stop)
+	<-done
 }
