@@ -80,7 +80,11 @@ func (r *Reader) callSiteValue(loc []byte, reg uint64, caller Frame, depth int) 
 	if value == nil {
 		return 0, fmt.Errorf("%w: call site does not record register %d", ErrNotFound, reg)
 	}
-	ev, err := r.evalDepth(value, fn.unit, scopes[0], caller, depth+1)
+	owner := r
+	if fn.r != nil {
+		owner = fn.r // a split unit's Reader
+	}
+	ev, err := owner.evalDepth(value, fn.unit, scopes[0], caller, depth+1)
 	if err != nil {
 		return 0, err
 	}
@@ -97,8 +101,6 @@ func (r *Reader) callSiteValue(loc []byte, reg uint64, caller Frame, depth int) 
 	return 0, fmt.Errorf("%w: call value is not a value", ErrOptimizedOut)
 }
 
-func dwarfOffset(off uint64) dwarf.Offset { return dwarf.Offset(off) }
-
 // maxResolveDepth bounds nested variable-length dimensions.
 const maxResolveDepth = 16
 
@@ -107,6 +109,9 @@ const maxResolveDepth = 16
 // when it has none. A bound that cannot be computed leaves the length
 // unknown.
 func (r *Reader) ResolveType(t *Type, s *Scope, f Frame) (*Type, error) {
+	if s != nil && s.r != nil && s.r != r {
+		return s.r.ResolveType(t, s, f)
+	}
 	return r.resolve(t, s, f, 0)
 }
 
@@ -181,7 +186,11 @@ func (r *Reader) boundValue(b *DynamicBound, s *Scope, f Frame) (int64, error) {
 
 // VariableAt decodes the variable or parameter DIE at off (its Scope is
 // nil: set it before reading a local).
-func (r *Reader) VariableAt(off dwarf.Offset) (v *Variable, err error) {
+func (r *Reader) VariableAt(die uint64) (v *Variable, err error) {
+	if c, real, ok := r.child(die); ok {
+		return c.VariableAt(real)
+	}
+	off := r.real(die)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {

@@ -65,22 +65,28 @@ func (r *Reader) locationOf(f *dwarf.Field, unit int) Location {
 	switch v := f.Val.(type) {
 	case []byte:
 		return Location{Kind: LocExpr, Expr: v, unit: unit}
-	case int64:
+	case int64, uint64:
+		var n uint64
+		if i, ok := v.(int64); ok {
+			n = uint64(i)
+		} else {
+			n = v.(uint64)
+		}
 		u := r.unitDIE(unit)
 		l := Location{Kind: LocList, unit: unit}
 		switch {
 		case f.Class == dwarf.ClassLocList:
 			// DW_FORM_loclistx: an index into the unit's offset table.
-			off, err := r.loclistxOffset(u, uint64(v))
+			off, err := r.loclistxOffset(u, n)
 			if err != nil {
 				l.Err = err
 				return l
 			}
 			l.List, l.Err = r.parseLocLists(u, off)
 		case u.version >= 5:
-			l.List, l.Err = r.parseLocLists(u, uint64(v))
+			l.List, l.Err = r.parseLocLists(u, n)
 		default:
-			l.List, l.Err = r.parseLoc(u, uint64(v))
+			l.List, l.Err = r.parseLoc(u, n)
 		}
 		return l
 	}

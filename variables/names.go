@@ -22,8 +22,8 @@ func (r *Reader) indexNames() {
 		qual := map[dwarf.Offset]string{} // qualified names of DIEs in namespaces and classes
 		rd := r.d.Reader()
 		for _, u := range r.units {
-			if u.unitType != utCompile && u.unitType != utType && u.unitType != 4 {
-				continue
+			if u.unitType != utCompile && u.unitType != utType && u.unitType != 5 {
+				continue // skeleton units have no DIEs to index (their .dwo is a child Reader)
 			}
 			rd.Seek(dwarf.Offset(u.dataOff))
 			cu, err := rd.Next()
@@ -130,7 +130,26 @@ func (r *Reader) addName(m map[string][]dwarf.Offset, prefix, name string, off d
 // Globals returns the global and static variables (declared outside
 // functions) named name ("ns::name" for C++ namespaces). Definitions with a
 // location come first; declarations without one follow.
-func (r *Reader) Globals(name string) (out []*Variable, err error) {
+func (r *Reader) Globals(name string) ([]*Variable, error) {
+	out, err := r.globalsHere(name)
+	for _, c := range r.splitChildren() {
+		if vs, cerr := c.Globals(name); cerr == nil {
+			out, err = append(out, vs...), nil
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Loc.Kind != LocNone && out[j].Loc.Kind == LocNone })
+	return out, err
+}
+
+// splitChildren returns the Readers of split units (none for a child).
+func (r *Reader) splitChildren() []*Reader {
+	if r.tag != 0 {
+		return nil
+	}
+	return r.loadChildren()
+}
+
+func (r *Reader) globalsHere(name string) (out []*Variable, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {
@@ -158,7 +177,18 @@ func (r *Reader) Globals(name string) (out []*Variable, err error) {
 
 // TypesByName returns the named types (struct tags, typedefs, base types,
 // enums...) called name. Complete definitions come before declarations.
-func (r *Reader) TypesByName(name string) (out []*Type, err error) {
+func (r *Reader) TypesByName(name string) ([]*Type, error) {
+	out, err := r.typesHere(name)
+	for _, c := range r.splitChildren() {
+		if ts, cerr := c.TypesByName(name); cerr == nil {
+			out, err = append(out, ts...), nil
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return !out[i].Declaration && out[j].Declaration })
+	return out, err
+}
+
+func (r *Reader) typesHere(name string) (out []*Type, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {
@@ -198,7 +228,20 @@ func (r *Reader) indexEnumerators(rd *dwarf.Reader, prefix string, off dwarf.Off
 }
 
 // Enumerator finds an enumeration constant by name: its enum type and value.
-func (r *Reader) Enumerator(name string) (t *Type, value int64, err error) {
+func (r *Reader) Enumerator(name string) (*Type, int64, error) {
+	t, v, err := r.enumeratorHere(name)
+	if err == nil {
+		return t, v, nil
+	}
+	for _, c := range r.splitChildren() {
+		if t, v, cerr := c.Enumerator(name); cerr == nil {
+			return t, v, nil
+		}
+	}
+	return nil, 0, err
+}
+
+func (r *Reader) enumeratorHere(name string) (t *Type, value int64, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {

@@ -31,6 +31,14 @@ type Reader struct {
 	funcs   map[dwarf.Offset]*Scope // function scope trees by subprogram DIE
 	funcIdx map[int][]funcSpan      // functions by address, per unit
 
+	// Split DWARF: a Reader per .dwo file, made on first need.
+	splitUnits func() ([]symbols.SplitUnit, error)
+	tag        uint64 // a child's offset tag (0 for a binary's Reader)
+	childOnce  sync.Once
+	children   []*Reader
+	childSpans []cuSpan // code ranges of split units -> index in children
+	childErr   error
+
 	namesOnce sync.Once
 	globals   map[string][]dwarf.Offset // variables outside functions, by name
 	typeNames map[string][]dwarf.Offset // named types, by name
@@ -90,13 +98,18 @@ func New(b *symbols.Binary) (*Reader, error) {
 		s, _ := b.DWARFSection(name)
 		return s
 	}
-	return NewFromSections(Sections{
+	r, err := NewFromSections(Sections{
 		Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"), Str: sec(".debug_str"),
 		Line: sec(".debug_line"), Ranges: sec(".debug_ranges"), Addr: sec(".debug_addr"),
 		LineStr: sec(".debug_line_str"), StrOffsets: sec(".debug_str_offsets"),
 		RngLists: sec(".debug_rnglists"), Loc: sec(".debug_loc"), LocLists: sec(".debug_loclists"),
 		Types: sec(".debug_types"),
 	})
+	if err != nil {
+		return nil, err
+	}
+	r.splitUnits = splitSource(b)
+	return r, nil
 }
 
 // Sections are the DWARF sections a Reader uses, already decompressed.

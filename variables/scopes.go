@@ -18,7 +18,7 @@ const (
 // variables declared directly in it. Scopes form a tree per function.
 type Scope struct {
 	Kind   ScopeKind
-	Offset dwarf.Offset
+	Offset uint64
 	Name   string      // the function's name (functions and inlined calls)
 	Ranges [][2]uint64 // link-time code ranges; none: as the parent's
 	Parent *Scope
@@ -28,6 +28,7 @@ type Scope struct {
 	frameBase *Location // functions: DW_AT_frame_base
 	callSites []callSite
 	unit      int
+	r         *Reader // the Reader that decoded it (a split unit's, maybe)
 }
 
 // Contains reports whether pc is in s (a scope without ranges of its own
@@ -55,7 +56,7 @@ func (s *Scope) Function() *Scope {
 // Variable is a parameter, a local or a global.
 type Variable struct {
 	Name       string
-	Offset     dwarf.Offset
+	Offset     uint64
 	Type       *Type
 	Param      bool
 	Artificial bool // compiler-made (this, VLA bounds)
@@ -64,6 +65,7 @@ type Variable struct {
 	DeclLine   int
 	Scope      *Scope // nil for globals
 	unit       int
+	r          *Reader // the Reader that decoded it (a split unit's, maybe)
 }
 
 // callSite is a DW_TAG_call_site in a function: at return address ReturnPC,
@@ -96,8 +98,16 @@ func (r *Reader) ScopesAt(pc uint64) (out []*Scope, err error) {
 		}
 	}()
 	fn, err := r.functionAt(pc)
-	if fn == nil || err != nil {
+	if err != nil {
 		return nil, err
+	}
+	if fn == nil {
+		if c := r.childAt(pc); c != nil {
+			r.mu.Unlock()
+			defer r.mu.Lock()
+			return c.ScopesAt(pc)
+		}
+		return nil, nil
 	}
 	s := fn
 	for depth := 0; depth < 256; depth++ {
@@ -220,7 +230,7 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 	if err != nil {
 		return nil, err
 	}
-	fn := &Scope{Kind: ScopeFunction, Offset: off, unit: unit}
+	fn := &Scope{Kind: ScopeFunction, Offset: r.pub(off), unit: unit, r: r}
 	fn.Ranges, _ = r.d.Ranges(e)
 	fn.Name = r.nameOf(e)
 	if f := e.AttrField(dwarf.AttrFrameBase); f != nil {
@@ -260,7 +270,7 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 		}
 		switch c.Tag {
 		case dwarf.TagLexDwarfBlock, dwarf.TagInlinedSubroutine:
-			s := &Scope{Kind: ScopeBlock, Offset: c.Offset, Parent: cur, unit: unit}
+			s := &Scope{Kind: ScopeBlock, Offset: r.pub(c.Offset), Parent: cur, unit: unit, r: r}
 			if c.Tag == dwarf.TagInlinedSubroutine {
 				s.Kind = ScopeInlined
 				s.Name = r.nameOf(c)
@@ -331,7 +341,7 @@ func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
 // variable decodes a variable or parameter DIE, taking name and type from
 // its abstract origin or specification when it has none itself.
 func (r *Reader) variable(e *dwarf.Entry, unit int) *Variable {
-	v := &Variable{Offset: e.Offset, unit: unit, Param: e.Tag == dwarf.TagFormalParameter}
+	v := &Variable{Offset: r.pub(e.Offset), unit: unit, Param: e.Tag == dwarf.TagFormalParameter, r: r}
 	v.Name = r.nameOf(e)
 	v.Artificial, _ = r.follow(e, dwarf.AttrArtificial).(bool)
 	v.External, _ = r.follow(e, dwarf.AttrExternal).(bool)

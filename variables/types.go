@@ -68,7 +68,7 @@ type Type struct {
 	// Offset is the DIE that describes the type; 0 for types made up by a
 	// client (pointer-to-T from &x, literal types). Dim distinguishes the
 	// inner dimensions of a multi-dimensional array, which share a DIE.
-	Offset dwarf.Offset
+	Offset uint64
 	Dim    int
 	Kind   Kind
 	Name   string // as in DWARF ("" anonymous); see String for the C spelling
@@ -100,7 +100,7 @@ type Type struct {
 // or the DIE of a variable holding it (gcc uses an artificial variable).
 type DynamicBound struct {
 	Expr    []byte
-	Var     dwarf.Offset
+	Var     uint64
 	IsCount bool // DW_AT_count rather than DW_AT_upper_bound
 }
 
@@ -116,10 +116,10 @@ type Field struct {
 	// start of the containing object (DW_AT_data_bit_offset; DWARF 4's
 	// DW_AT_bit_offset is converted).
 	BitSize, BitOffset int64
-	Base               bool // a base class subobject (DW_TAG_inheritance)
-	Virtual            bool // a virtual base
-	Artificial         bool // compiler-made (vtable pointer)
-	Offset0            dwarf.Offset
+	Base               bool   // a base class subobject (DW_TAG_inheritance)
+	Virtual            bool   // a virtual base
+	Artificial         bool   // compiler-made (vtable pointer)
+	Offset0            uint64 // the member's DIE
 }
 
 // Enumerator is one named value of an enum.
@@ -320,7 +320,11 @@ func (t *Type) decl(depth int) (string, string) {
 const maxTypeDepth = 200
 
 // Type returns the type described by the DIE at off.
-func (r *Reader) Type(off dwarf.Offset) (t *Type, err error) {
+func (r *Reader) Type(die uint64) (t *Type, err error) {
+	if c, real, ok := r.child(die); ok {
+		return c.Type(real)
+	}
+	off := r.real(die)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {
@@ -367,7 +371,7 @@ func (r *Reader) typeAt(off dwarf.Offset, depth int) (*Type, error) {
 		}
 		return t, err
 	}
-	t := &Type{Offset: off, Size: -1, Count: -1}
+	t := &Type{Offset: r.pub(off), Size: -1, Count: -1}
 	t.Name, _ = e.Val(dwarf.AttrName).(string)
 	if v, ok := e.Val(dwarf.AttrByteSize).(int64); ok {
 		t.Size = v
@@ -441,7 +445,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 		if t.Elem != nil {
 			t.Encoding = t.Elem.Strip().Encoding
 		}
-		return r.children(e, rd, func(c *dwarf.Entry) error {
+		return r.eachChild(e, rd, func(c *dwarf.Entry) error {
 			if c.Tag == dwarf.TagEnumerator {
 				name, _ := c.Val(dwarf.AttrName).(string)
 				v, _ := constInt(c.AttrField(dwarf.AttrConstValue))
@@ -454,7 +458,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 		if t.Elem, err = r.typeOf(e, depth); err != nil {
 			return err
 		}
-		return r.children(e, rd, func(c *dwarf.Entry) error {
+		return r.eachChild(e, rd, func(c *dwarf.Entry) error {
 			switch c.Tag {
 			case dwarf.TagFormalParameter:
 				p, err := r.typeOf(c, depth)
@@ -478,7 +482,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 
 // children calls fn for each direct child of e (whose reader rd is just past
 // e).
-func (r *Reader) children(e *dwarf.Entry, rd *dwarf.Reader, fn func(*dwarf.Entry) error) error {
+func (r *Reader) eachChild(e *dwarf.Entry, rd *dwarf.Reader, fn func(*dwarf.Entry) error) error {
 	if !e.Children {
 		return nil
 	}
@@ -521,7 +525,7 @@ func (r *Reader) fillArray(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int)
 		bound        *DynamicBound
 	}
 	var dims []dim
-	err = r.children(e, rd, func(c *dwarf.Entry) error {
+	err = r.eachChild(e, rd, func(c *dwarf.Entry) error {
 		if c.Tag != dwarf.TagSubrangeType && c.Tag != dwarf.TagEnumerationType {
 			return nil
 		}
@@ -580,13 +584,13 @@ func (r *Reader) dynBound(f *dwarf.Field, isCount bool) *DynamicBound {
 	case []byte:
 		return &DynamicBound{Expr: v, IsCount: isCount}
 	case dwarf.Offset:
-		return &DynamicBound{Var: v, IsCount: isCount}
+		return &DynamicBound{Var: r.pub(v), IsCount: isCount}
 	}
 	return nil
 }
 
 func (r *Reader) fillComposite(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) error {
-	return r.children(e, rd, func(c *dwarf.Entry) error {
+	return r.eachChild(e, rd, func(c *dwarf.Entry) error {
 		switch c.Tag {
 		case dwarf.TagMember, dwarf.TagInheritance:
 			// Static data members (DWARF 4 puts them here as declarations).
@@ -600,7 +604,7 @@ func (r *Reader) fillComposite(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth 
 			if ft == nil {
 				ft = voidType
 			}
-			f := Field{Type: ft, Base: c.Tag == dwarf.TagInheritance, Offset0: c.Offset}
+			f := Field{Type: ft, Base: c.Tag == dwarf.TagInheritance, Offset0: r.pub(c.Offset)}
 			f.Name, _ = c.Val(dwarf.AttrName).(string)
 			f.Artificial, _ = c.Val(dwarf.AttrArtificial).(bool)
 			if v, ok := c.Val(dwarf.AttrVirtuality).(int64); ok && v != 0 {

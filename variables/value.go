@@ -91,6 +91,9 @@ const MaxValueSize = 1 << 20
 
 // Locate evaluates v's location in f without loading its bytes.
 func (r *Reader) Locate(v *Variable, f Frame) (Value, error) {
+	if v.r != nil && v.r != r {
+		return v.r.Locate(v, f)
+	}
 	val := Value{Type: v.Type}
 	pc := LookupPC(f)
 	if v.Loc.Kind == LocConst {
@@ -114,6 +117,9 @@ func (r *Reader) Locate(v *Variable, f Frame) (Value, error) {
 // Read locates v in f and loads its value. Variable-length array types are
 // resolved to their length in this frame.
 func (r *Reader) Read(v *Variable, f Frame) (Value, error) {
+	if v.r != nil && v.r != r {
+		return v.r.Read(v, f)
+	}
 	val, err := r.Locate(v, f)
 	if err != nil {
 		return val, err
@@ -435,7 +441,7 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 			return dwarfexpr.BaseType{}, errors.New("no unit for a typed operator")
 		}
 		off := r.units[unit].off + cuOff
-		t, err := r.Type(dwarfOffset(off))
+		t, err := r.Type(off | r.tag)
 		if err != nil {
 			return dwarfexpr.BaseType{}, err
 		}

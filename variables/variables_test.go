@@ -1,8 +1,12 @@
 package variables_test
 
 import (
+	"debug/dwarf"
+	"debug/elf"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -224,5 +228,87 @@ func TestConcurrentReads(t *testing.T) {
 		if n := <-done; n != first || n < 10 {
 			t.Errorf("goroutines saw %d and %d variables", first, n)
 		}
+	}
+}
+
+// TestSplitDWARF reads locals, globals and types of a -gsplit-dwarf build:
+// the binary has skeleton units only, the DIEs are in .dwo files.
+func TestSplitDWARF(t *testing.T) {
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O2", "-gdwarf-5", "-gsplit-dwarf"}, Name: "ex_vars_split"})
+	frames := map[int][]string{0: {"n"}, 1: {"a", "b", "local", "d", "vla_n", "inner", "pp", "s"}, 2: {"argc"}}
+	// The .dwo was moved next to the binary; gdb only looks where
+	// DW_AT_dwo_name says (the deleted build directory): put it back for
+	// gdb's run only. sonde finds it next to the binary.
+	ef, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dw, err := ef.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cu, err := dw.Reader().Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dwoName, _ := cu.Val(dwarf.AttrDwoName).(string)
+	ef.Close()
+	if !filepath.IsAbs(dwoName) {
+		t.Fatalf("DW_AT_dwo_name %q", dwoName)
+	}
+	if err := os.MkdirAll(filepath.Dir(dwoName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(filepath.Dir(exe), filepath.Base(dwoName)), dwoName); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
+	}
+	stop := vartest.GDBStop(t, exe, "stop_here", frames)
+	os.RemoveAll(filepath.Dir(dwoName))
+	_, th := stop.Open(t)
+	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for fi, names := range frames {
+		f := st.Frame(fi)
+		r, err := f.Reader()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			want := stop.Results[fi][name]
+			v := findVar(t, r, f, name)
+			if v == nil {
+				t.Errorf("frame %d: no %s in the split unit", fi, name)
+				continue
+			}
+			got, err := r.Read(v, f)
+			compareScalar(t, "split: frame "+string(rune('0'+fi))+" "+name, got, err, want)
+			checked++
+		}
+	}
+	r, _ := st.Frame(0).Reader()
+	for _, name := range []string{"g_int", "g_short", "g_color"} { // (s_counter is optimized out at -O2, gdb agrees)
+		vs, err := r.Globals(name)
+		if err != nil {
+			t.Errorf("global %s: %v", name, err)
+			continue
+		}
+		val, err := r.Read(vs[0], st.Frame(0))
+		n, _ := val.Int()
+		if err != nil || n == 0 {
+			t.Errorf("global %s = %d (%v)", name, n, err)
+		}
+		// Its type can be fetched again by the offset it carries.
+		if again, err := r.Type(vs[0].Type.Offset); err != nil || again != vs[0].Type {
+			t.Errorf("type of %s by offset %#x: %v %v", name, vs[0].Type.Offset, again, err)
+		}
+	}
+	if ts, err := r.TypesByName("point_t"); err != nil || ts[0].ByteSize() != 8 {
+		t.Errorf("point_t: %v %v", ts, err)
+	}
+	if checked < 10 {
+		t.Fatalf("%d values compared", checked)
 	}
 }

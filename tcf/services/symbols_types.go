@@ -1,7 +1,6 @@
 package services
 
 import (
-	"debug/dwarf"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -265,13 +264,13 @@ func (a *Agent) parseDataSymbol(id string) (ref *symbolRef, ok bool, err error) 
 		return nil, true, badSymbol(id)
 	}
 	if parts[0] == "G" {
-		ref.v, err = ref.reader.VariableAt(dwarfOff(off))
+		ref.v, err = ref.reader.VariableAt(off)
 		if err != nil {
 			return nil, true, tcf.Errorf(tcf.CodeSymbolNotFound, "%v", err)
 		}
 		return ref, true, nil
 	}
-	t, err := ref.reader.Type(dwarfOff(off))
+	t, err := ref.reader.Type(off)
 	if err != nil {
 		return nil, true, tcf.Errorf(tcf.CodeInvalidDWARF, "%v", err)
 	}
@@ -516,8 +515,6 @@ func (a *Agent) moduleBias(proc *target.Context, mod uint64) uint64 {
 	}
 	return 0
 }
-
-func dwarfOff(off uint64) dwarf.Offset { return dwarf.Offset(off) }
 
 // registerSymbolData adds the data-side commands of the Symbols service.
 func (a *Agent) registerSymbolData(svc *tcf.Service) {

@@ -1,0 +1,110 @@
+package variables
+
+import (
+	"debug/dwarf"
+	"sort"
+
+	"github.com/sondedbg/sonde/symbols"
+)
+
+// Split DWARF (-gsplit-dwarf): the binary's skeleton units only say where a
+// unit's code is and which .dwo file describes it. Each .dwo gets a Reader
+// of its own (a child of the binary's), and the DIE offsets children hand
+// out are tagged with the child's number in their high bits, so that every
+// offset a Reader returns (Type.Offset, Variable.Offset...) names one DIE of
+// one file and can be given back to the binary's Reader.
+
+const (
+	childShift = 40
+	childMask  = 1<<childShift - 1
+)
+
+// pub tags an offset of this Reader's file for the outside world.
+func (r *Reader) pub(off dwarf.Offset) uint64 { return uint64(off) | r.tag }
+
+// real strips a tag.
+func (r *Reader) real(die uint64) dwarf.Offset { return dwarf.Offset(die & childMask) }
+
+// child returns the child Reader a tagged offset belongs to.
+func (r *Reader) child(off uint64) (*Reader, uint64, bool) {
+	k := off >> childShift
+	if k == 0 || r.tag != 0 {
+		return nil, 0, false
+	}
+	cs := r.loadChildren()
+	if int(k-1) >= len(cs) {
+		return nil, 0, false
+	}
+	return cs[k-1], off & childMask, true
+}
+
+// childAt returns the child Reader of the split unit covering pc.
+func (r *Reader) childAt(pc uint64) *Reader {
+	if r.tag != 0 || r.splitUnits == nil {
+		return nil
+	}
+	cs := r.loadChildren()
+	i := sort.Search(len(r.childSpans), func(i int) bool { return r.childSpans[i].lo > pc })
+	for j := i - 1; j >= 0 && j >= i-4; j-- {
+		if pc < r.childSpans[j].hi {
+			return cs[r.childSpans[j].unit]
+		}
+	}
+	return nil
+}
+
+// loadChildren opens, once, a Reader per split unit.
+func (r *Reader) loadChildren() []*Reader {
+	r.childOnce.Do(func() {
+		if r.splitUnits == nil {
+			return
+		}
+		units, err := r.splitUnits()
+		if err != nil {
+			r.childErr = err
+		}
+		for _, su := range units {
+			k := len(r.children) + 1
+			sec := func(n string) []byte { return su.Sections[n] }
+			strOff := sec(".debug_str_offsets")
+			if len(strOff) >= 8 {
+				strOff = strOff[8:] // split units have no DW_AT_str_offsets_base: entries follow the header
+			}
+			var addr []byte
+			if su.AddrBase <= uint64(len(r.addr)) {
+				addr = r.addr[su.AddrBase:] // likewise for DW_AT_addr_base, which only the skeleton has
+			}
+			c, err := NewFromSections(Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"),
+				Str: sec(".debug_str"), StrOffsets: strOff, Addr: addr, LocLists: sec(".debug_loclists"),
+				RngLists: sec(".debug_rnglists"), Line: sec(".debug_line")})
+			if err != nil {
+				continue
+			}
+			c.tag = uint64(k) << childShift
+			c.addr = r.addr // location lists index the whole section from the skeleton's base
+			for i := range c.units {
+				c.units[i].addrBase, c.units[i].lowPC = su.AddrBase, su.LowPC
+			}
+			c.cuOnce.Do(func() {
+				for i, u := range c.units {
+					if u.unitType == 5 || u.unitType == utCompile {
+						for _, rg := range su.Ranges {
+							c.cuSpans = append(c.cuSpans, cuSpan{rg[0], rg[1], i})
+						}
+					}
+				}
+			})
+			for _, rg := range su.Ranges {
+				r.childSpans = append(r.childSpans, cuSpan{rg[0], rg[1], len(r.children)})
+			}
+			r.children = append(r.children, c)
+		}
+		sort.Slice(r.childSpans, func(i, j int) bool { return r.childSpans[i].lo < r.childSpans[j].lo })
+	})
+	return r.children
+}
+
+// splitSource is how New reaches a binary's split units.
+func splitSource(b *symbols.Binary) func() ([]symbols.SplitUnit, error) {
+	return b.SplitUnits
+}
