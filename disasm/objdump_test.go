@@ -125,7 +125,7 @@ func objdumpMnemonic(text string) string {
 var (
 	annotation = regexp.MustCompile(` <[^>]*>`)
 	comment    = regexp.MustCompile(`\s+#.*$`)
-	hexTarget  = regexp.MustCompile(`^([a-z]+\s+)([0-9a-f]+)$`)
+	hexTarget  = regexp.MustCompile(`^(.*\s)([0-9a-f]+)$`) // objdump's branch targets lack 0x
 	ripNeg     = regexp.MustCompile(`rip\+0x(f{8}[0-9a-f]{8})\]`)
 	spaces     = regexp.MustCompile(`\s+`)
 )
