@@ -15,8 +15,6 @@ import (
 // text, as breakpoints need). Reads hide software breakpoints; writes under one
 // update its saved byte and keep it planted.
 
-var errEmptyRange = errors.New("empty step range")
-
 // readRaw reads what is in memory (int3 bytes included), returning the valid
 // prefix length and the error at its end.
 func readRaw(p *process, addr uint64, buf []byte) (int, error) {

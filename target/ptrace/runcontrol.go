@@ -1,11 +1,15 @@
 package ptrace
 
 import (
+	"errors"
+
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/target"
 )
+
+var errEmptyRange = errors.New("empty step range")
 
 // stepState is a step in progress on one thread.
 type stepState struct {

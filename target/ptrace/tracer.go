@@ -1,0 +1,235 @@
+package ptrace
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+// This file is the tracer thread: the one goroutine, locked to its OS thread,
+// that issues every ptrace request, and how it waits for tracee statuses.
+
+// loop is the tracer thread: every ptrace request runs here, because Linux ties
+// a tracee to the thread that attached it. It returns (and lets the runtime
+// discard the locked thread) only after Close, when no tracee is left.
+func (b *Backend) loop(started chan struct{}) {
+	runtime.LockOSThread()
+	b.tracerTid = unix.Gettid()
+	b.reaper.tracerTid = b.tracerTid
+	close(started)
+	for {
+		select {
+		case r := <-b.reqs:
+			b.runSafely(r.fn)
+			close(r.done)
+		case <-b.reaper.notify:
+		}
+		b.drain()
+		b.spin()
+		if b.closing && len(b.threads) == 0 {
+			b.reaper.close()
+			close(b.done)
+			return
+		}
+	}
+}
+
+// runSafely runs fn and turns a panic into a logged failure: a panic on the
+// tracer thread would end the process and leave breakpoints planted in tracees.
+func (b *Backend) runSafely(fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "sonde: ptrace backend: internal error: %v\n", p)
+		}
+	}()
+	fn()
+}
+
+// do runs fn on the tracer thread: one hop for a whole operation.
+//
+// Called on the tracer thread itself (an eventpoint handler calling back into
+// the Target), it runs fn at once.
+func (b *Backend) do(op string, fn func() error) (err error) {
+	if tid := b.tracerTid; tid != 0 && unix.Gettid() == tid {
+		return fn()
+	}
+	done := make(chan struct{})
+	err = target.Errorf(target.CodeOther, op, "", fmt.Errorf("internal error on the tracer thread"))
+	select {
+	case b.reqs <- request{func() { err = fn() }, done}:
+	case <-b.done:
+		return target.Errorf(target.CodeInvalidContext, op, "", errClosed)
+	}
+	<-done
+	return err
+}
+
+// spinBudget is how long the tracer thread stays awake after doing something.
+const spinBudget = 100 * time.Microsecond
+
+// spin keeps the tracer thread busy for a moment after work, polling for
+// requests and tracee statuses itself. Waking a sleeping locked thread costs
+// tens of microseconds on a VM, and work comes in bursts: a client resumes a
+// thread right after its stop was reported, a resumed thread traps again soon.
+// Catching those while awake is what makes breakpoint hit -> resume cycles
+// fast. The budget is short, so an idle backend costs nothing.
+func (b *Backend) spin() {
+	if b.closing || len(b.threads) == 0 {
+		return
+	}
+	b.reaper.setTracerAwake(true)
+	defer b.reaper.setTracerAwake(false)
+	deadline := time.Now().Add(spinBudget)
+	for time.Now().Before(deadline) {
+		select {
+		case r := <-b.reqs:
+			b.runSafely(r.fn)
+			close(r.done)
+			b.drain()
+			deadline = time.Now().Add(spinBudget)
+			continue
+		default:
+		}
+		if b.reaper.poll() {
+			b.drain()
+			deadline = time.Now().Add(spinBudget)
+			continue
+		}
+		// Let the tracee (or anything else) have this core if it wants it.
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
+// drain handles every consumed wait status, including those that arrive while
+// handling.
+func (b *Backend) drain() {
+	for {
+		evs := b.deferred
+		b.deferred = nil
+		evs = append(evs, b.reaper.take()...)
+		if len(evs) == 0 {
+			return
+		}
+		for _, ev := range evs {
+			b.handle(ev)
+		}
+	}
+}
+
+// waitFor returns the next wait status of tid, blocking the tracer thread. Other
+// threads' statuses met on the way are kept, in order, for drain.
+//
+// It never blocks in the kernel for good: another thread of this Go process can
+// consume a tracee's status (a wait on the pidfd of an os/exec child that sonde
+// also traces sees its ptrace-stops), and a group leader's exit is only
+// reported once its other threads are reaped, which may need statuses sonde has
+// not looked at yet. So it polls: spinning briefly (a single-step completes in
+// tens of microseconds), then sleeping longer while collecting other statuses,
+// and if the thread sits in a ptrace-stop whose status went elsewhere, it
+// reports that stop as an interrupt stop.
+func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
+	start := time.Now()
+	for i := 0; ; i++ {
+		if ws, ok := b.takeDeferred(tid); ok {
+			return ws, nil
+		}
+		b.reaper.mu.Lock()
+		b.deferred = append(b.deferred, b.reaper.backlog...)
+		b.reaper.backlog = nil
+		ws, ok := b.takeDeferred(tid)
+		var wpid int
+		var err error
+		if !ok {
+			wpid, ws, err = wait4(tid, unix.WNOHANG)
+		}
+		b.reaper.mu.Unlock()
+		switch {
+		case ok || wpid == tid:
+			return ws, nil
+		case err != nil:
+			return 0, err
+		}
+		if time.Since(start) < 2*time.Millisecond {
+			// Most stops come within a few hundred microseconds, later on a
+			// busy machine: poll, giving the CPU to whoever wants it (the
+			// tracee) in between. (runtime.Gosched would be worse: a locked
+			// goroutine that yields hands its thread over.)
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+			continue
+		}
+		// Not a quick stop: collect other statuses, then sleep a little.
+		for b.reaper.poll() {
+		}
+		b.letExitingThreadsGo(tid)
+		time.Sleep(min(time.Duration(i%1000+1)*20*time.Microsecond, time.Millisecond))
+		if i%16 == 15 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
+			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
+		}
+	}
+}
+
+// letExitingThreads handles the PTRACE_EVENT_EXIT stops of threads other than
+// tid that wait in the backlog. A process's leader is reported dead only once
+// all its threads are gone, and a thread stopped on its way out stays stopped
+// until sonde lets it go; waiting for the leader while holding them would never
+// end.
+func (b *Backend) letExitingThreadsGo(tid int) {
+	for k := 0; k < len(b.deferred); k++ {
+		ev := b.deferred[k]
+		if ev.tid != tid && ev.status.Stopped() && int(ev.status)>>16 == unix.PTRACE_EVENT_EXIT {
+			b.deferred = append(b.deferred[:k:k], b.deferred[k+1:]...)
+			b.handle(ev)
+			k = -1 // handle may have changed the backlog: rescan
+		}
+	}
+}
+
+// nextEvent returns the next status of any tracee, waiting for it like waitFor
+// does; ok is false when none came within the timeout.
+func (b *Backend) nextEvent(timeout time.Duration) (ev waitEvent, ok bool) {
+	deadline := time.Now().Add(timeout)
+	for i := 0; ; i++ {
+		b.reaper.mu.Lock()
+		b.deferred = append(b.deferred, b.reaper.backlog...)
+		b.reaper.backlog = nil
+		b.reaper.mu.Unlock()
+		if len(b.deferred) > 0 {
+			ev = b.deferred[0]
+			b.deferred = b.deferred[1:]
+			return ev, true
+		}
+		if b.reaper.poll() {
+			continue
+		}
+		if time.Now().After(deadline) {
+			return ev, false
+		}
+		if i > 100 {
+			time.Sleep(min(time.Duration(i-100)*20*time.Microsecond, time.Millisecond))
+		}
+	}
+}
+
+func (b *Backend) takeDeferred(tid int) (unix.WaitStatus, bool) {
+	if l := b.orphans[tid]; len(l) > 0 {
+		ws := l[0]
+		if len(l) == 1 {
+			delete(b.orphans, tid)
+		} else {
+			b.orphans[tid] = l[1:]
+		}
+		return ws, true
+	}
+	for i, ev := range b.deferred {
+		if ev.tid == tid {
+			b.deferred = append(b.deferred[:i:i], b.deferred[i+1:]...)
+			return ev.status, true
+		}
+	}
+	return 0, false
+}
