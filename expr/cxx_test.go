@@ -18,6 +18,7 @@ var cxxExprs = map[int][]string{
 		"(int)g_mode", "g_buf.items[3]", "sizeof(g_buf)", "sizeof(geo::Derived)", "sizeof(Multi)",
 		"d.weight * p.x", "&d == &g_derived", "&r != &p", "geo::Base::instances", "b->items[0] + b->items[1]",
 		"((geo::Point *)&g_multi)->y", "(long)&g_multi.extra - (long)&g_multi",
+		"g_diamond.vb", "g_diamond.l + g_diamond.r * 10 + g_diamond.d * 100", "(long)&g_diamond.vb - (long)&g_diamond",
 	},
 	0: {"n", "n - 1"},
 }

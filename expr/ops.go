@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 
+	"github.com/sondedbg/sonde/dwarfexpr"
 	"github.com/sondedbg/sonde/variables"
 )
 
@@ -411,9 +412,11 @@ func (e *evaluator) pointerArith(op string, x, y *value, pos int) (*value, error
 	return nil, errorf(ErrType, pos, "invalid operands to binary %s (%s and %s)", op, x.t, y.t)
 }
 
-// member finds a member by name, searching anonymous members and base
-// classes; it returns the byte offset path's total and the field.
-func findMember(t *variables.Type, name string, depth int) (*variables.Field, int64, bool) {
+// findMember finds a member by name, searching anonymous members and base
+// classes; it returns the field and the offset of the subobject holding it.
+// Virtual bases have no fixed offset: virtualBase computes it from the
+// address of the subobject that has the base (nil: they are not searched).
+func findMember(t *variables.Type, name string, at int64, virtualBase func(f *variables.Field, at int64) (int64, bool), depth int) (*variables.Field, int64, bool) {
 	s := t.Strip()
 	if s == nil || depth > 16 {
 		return nil, 0, false
@@ -421,18 +424,60 @@ func findMember(t *variables.Type, name string, depth int) (*variables.Field, in
 	for i := range s.Fields {
 		f := &s.Fields[i]
 		if f.Name == name && !f.Base {
-			return f, 0, true
+			return f, at, true
 		}
 	}
 	for i := range s.Fields {
 		f := &s.Fields[i]
-		if (f.Name == "" || f.Base) && f.OffsetExpr == nil {
-			if g, off, ok := findMember(f.Type, name, depth+1); ok {
-				return g, f.Offset + off, true
+		if f.Name != "" && !f.Base {
+			continue
+		}
+		off := at + f.Offset
+		if f.OffsetExpr != nil {
+			var ok bool
+			if virtualBase == nil {
+				continue
 			}
+			if off, ok = virtualBase(f, at); !ok {
+				continue
+			}
+		}
+		if g, goff, ok := findMember(f.Type, name, off, virtualBase, depth+1); ok {
+			return g, goff, true
 		}
 	}
 	return nil, 0, false
+}
+
+// virtualBaseOffset evaluates a virtual base's DW_AT_data_member_location
+// (which reads the object's vtable) for the object at addr; it returns the
+// base's offset from addr.
+func (e *evaluator) virtualBaseOffset(f *variables.Field, addr uint64) (int64, bool) {
+	if e.env.Frame == nil {
+		return 0, false
+	}
+	res, err := dwarfexpr.Eval(f.OffsetExpr, frameTarget{e.env.Frame}, &dwarfexpr.Config{MaxSteps: 1000}, addr)
+	if err != nil {
+		return 0, false
+	}
+	v, ok := res.Word()
+	return int64(v - addr), ok
+}
+
+// frameTarget lets dwarfexpr read through a frame.
+type frameTarget struct{ f variables.Frame }
+
+func (t frameTarget) ReadMemory(buf []byte, addr uint64) (int, error) {
+	return t.f.ReadMemory(buf, addr)
+}
+func (t frameTarget) Register(reg uint64) (uint64, error) {
+	b, err := t.f.Register(int(reg))
+	if err != nil {
+		return 0, err
+	}
+	var w [8]byte
+	copy(w[:], b)
+	return binary.LittleEndian.Uint64(w[:]), nil
 }
 
 func (e *evaluator) member(n *Member, d int) (*value, error) {
@@ -488,7 +533,14 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 		}
 	} else {
 		var ok bool
-		f, base, ok = findMember(x.t, n.Name, 0)
+		var virtualBase func(f *variables.Field, at int64) (int64, bool)
+		if x.where == inMemory {
+			virtualBase = func(f *variables.Field, at int64) (int64, bool) {
+				off, ok := e.virtualBaseOffset(f, x.addr+uint64(at))
+				return at + off, ok
+			}
+		}
+		f, base, ok = findMember(x.t, n.Name, 0, virtualBase, 0)
 		if !ok {
 			return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
 		}

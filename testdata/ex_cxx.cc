@@ -33,6 +33,21 @@ struct Multi : geo::Point, geo::Base {
 	long extra;
 };
 
+// A diamond through virtual inheritance: VBase's offset is in the vtable.
+struct VBase {
+	int vb;
+};
+struct Left : virtual VBase {
+	int l;
+};
+struct Right : virtual VBase {
+	int r;
+};
+struct Diamond : Left, Right {
+	int d;
+};
+Diamond g_diamond;
+
 geo::Derived g_derived;
 geo::Buffer<short, 4> g_buf = {{1, 2, 3, 4}, 3};
 geo::Mode g_mode = geo::Mode::On;
@@ -60,6 +75,10 @@ int main()
 	g_multi.y = 2;
 	g_multi.id = 3;
 	g_multi.extra = 4;
+	g_diamond.vb = 42;
+	g_diamond.l = 1;
+	g_diamond.r = 2;
+	g_diamond.d = 3;
 	geo::Point p{5, 6};
 	int r = use(g_derived, p, geo::Point{7, 8}, &g_buf);
 	std::printf("%d %d %d\n", r, geo::counter, g_multi.*g_memptr);
