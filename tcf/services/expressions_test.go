@@ -371,6 +371,12 @@ func TestSymbolsTypesAndLocals(t *testing.T) {
 			t.Errorf("${rsp ID} == $rsp: %d %v", leInt(val), rerr)
 		}
 	}
+	// Symbols.find in a frame finds its locals first.
+	var found string
+	call(t, c, "Symbols", "find", fp1, 0, "inner").Decode(&rerr, &found)
+	if rerr != nil || !strings.HasPrefix(found, "L@"+fp1+"@") {
+		t.Errorf("find inner in %s: %q %v", fp1, found, rerr)
+	}
 	// The parameters of a function symbol.
 	var fn string
 	var fnID string

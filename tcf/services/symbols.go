@@ -38,7 +38,27 @@ func (a *Agent) RegisterSymbols() {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
+		// Function symbols ("F@<process>@<addr>@<depth>") depend only on
+		// the process's modules: answered from the reply cache.
+		proc := ""
+		if strings.HasPrefix(id, "F@") {
+			if p, _, ok := strings.Cut(id[2:], "@"); ok {
+				proc = p
+			}
+		}
+		if proc != "" {
+			if enc, ok := a.replies.get(proc, id); ok {
+				c.Reply().Error(nil).RawJSON(enc).Send()
+				return
+			}
+		}
 		props, err := a.symbolContext(id)
+		if err == nil && proc != "" {
+			if enc := a.replies.put(proc, id, props); enc != nil {
+				c.Reply().Error(nil).RawJSON(enc).Send()
+				return
+			}
+		}
 		c.Reply().Error(err).Data(props).Send()
 	})
 	svc.Command("findByAddr", func(c *tcf.Call) {
@@ -119,6 +139,11 @@ func (a *Agent) findByAddr(ctxID string, addr uint64) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	proc := string(ctx.Process().ID())
+	key := addrKey("A", addr)
+	if enc, ok := a.replies.get(proc, key); ok {
+		return string(enc), nil
+	}
 	_, frames, err := a.session.Symbolize(ctx, addr, false)
 	if len(frames) == 0 || frames[0].Function == "" {
 		if err == nil {
@@ -126,7 +151,9 @@ func (a *Agent) findByAddr(ctxID string, addr uint64) (string, error) {
 		}
 		return "", err
 	}
-	return fmt.Sprintf("F@%s@%x@0", ctx.Process().ID(), addr), nil
+	id := fmt.Sprintf("F@%s@%x@0", proc, addr)
+	a.replies.putRaw(proc, key, []byte(id)) // the ID itself, not its JSON
+	return id, nil
 }
 
 func (a *Agent) findByName(ctxID, name string) ([]string, error) {
@@ -135,7 +162,7 @@ func (a *Agent) findByName(ctxID, name string) ([]string, error) {
 		return nil, err
 	}
 	proc := ctx.Process()
-	var ids []string
+	ids := a.findLocals(ctxID, name) // a frame's (or thread's) variables first (symbols_types.go)
 	if addrs, err := a.session.FunctionAddresses(proc, name); err == nil {
 		for _, addr := range addrs {
 			ids = append(ids, fmt.Sprintf("F@%s@%x@0", proc.ID(), addr))

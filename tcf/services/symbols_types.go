@@ -840,3 +840,21 @@ func (a *Agent) functionParams(id string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// findLocals returns the symbol of the variable called name visible in a
+// frame or a thread's top frame (none for other contexts).
+func (a *Agent) findLocals(ctx, name string) []string {
+	if !strings.HasPrefix(ctx, "FP") && !strings.Contains(ctx, ".") {
+		return nil // a process: no frame
+	}
+	ee, err := a.scopeEnv(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, v := range ee.vars {
+		if v.Name == name {
+			return []string{a.variableSymbolID(ee, v)}
+		}
+	}
+	return nil
+}
