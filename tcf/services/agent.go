@@ -34,6 +34,7 @@ type Agent struct {
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
+	replies   replyCache
 	streams   streamTable
 	terminals terminalTable
 	bps       breakpointTable
@@ -153,6 +154,7 @@ func (a *Agent) onEvent(e target.Event) {
 		}
 		a.emit("RunControl", "contextResumed", id)
 	case target.EventMemoryMapChanged:
+		a.replies.drop(id)
 		a.emit("MemoryMap", "changed", id)
 		if a.bps.byID != nil && !c.Exited() {
 			// After exec (libraries were planted from the linker's hook).
@@ -171,6 +173,7 @@ func (a *Agent) onEvent(e target.Event) {
 			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
 			a.emit("RunControl", "contextRemoved", []string{id})
 			a.emit("Memory", "contextRemoved", []string{id})
+			a.replies.drop(id)
 			a.mu.Lock()
 			delete(a.clientMaps, id)
 			delete(a.adopted, c)

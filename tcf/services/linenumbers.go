@@ -44,9 +44,18 @@ func (a *Agent) RegisterLineNumbers() {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
-		areas := a.mapToSource(ctx, start, end)
-		if len(areas) == 0 {
-			c.Reply().Error(nil).Null().Send()
+		proc := string(ctx.Process().ID())
+		key := addrKey("L", start, end)
+		if enc, ok := a.replies.get(proc, key); ok {
+			c.Reply().Error(nil).RawJSON(enc).Send()
+			return
+		}
+		var areas any
+		if list := a.mapToSource(ctx, start, end); len(list) > 0 {
+			areas = list
+		}
+		if enc := a.replies.put(proc, key, areas); enc != nil {
+			c.Reply().Error(nil).RawJSON(enc).Send()
 			return
 		}
 		c.Reply().Error(nil).Data(areas).Send()
