@@ -15,6 +15,7 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/tcf/client"
 	"github.com/sondedbg/sonde/tcf/services"
@@ -34,15 +35,23 @@ func exprFixtureAddr(t *testing.T, flags []string, exprs map[int][]string) (*var
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: flags, Name: "ex_vars_" + strings.Join(flags, "")})
 	stop := vartest.GDBStop(t, exe, "stop_here", exprs)
 	tgt, th := stop.Open(t)
+	c, addr := serveTarget(t, tgt)
+	return stop, c, string(th.ID()), addr
+}
+
+// serveTarget serves every service over tgt on a loopback port and returns
+// a connected client and the address.
+func serveTarget(tb testing.TB, tgt *target.Target) (*client.Client, string) {
+	tb.Helper()
 	srv := tcf.NewServer(tcf.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	a := services.New(srv, session.New(tgt, session.Options{}))
 	a.RegisterAll()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go srv.Serve(l)
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
@@ -51,10 +60,10 @@ func exprFixtureAddr(t *testing.T, flags []string, exprs map[int][]string) (*var
 	defer cancel()
 	c, err := client.Dial(ctx, l.Addr().String(), client.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return stop, c, string(th.ID()), l.Addr().String()
+	tb.Cleanup(func() { c.Close() })
+	return c, l.Addr().String()
 }
 
 func leInt(b []byte) int64 {
