@@ -42,6 +42,12 @@ const maxExpressions = 1 << 16
 type frameStacks struct {
 	mu     sync.Mutex
 	stacks map[*target.Context]frameStack
+	envs   map[string]cachedEnv // by scope ID
+}
+
+type cachedEnv struct {
+	trace *unwind.Trace
+	ee    *exprEnv
 }
 
 type frameStack struct {
@@ -486,6 +492,31 @@ func (a *Agent) scopeEnv(id string) (*exprEnv, error) {
 	if tr == nil || n >= len(tr.Frames) {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
 	}
+	// An environment stays valid while the thread's stack does (until it
+	// runs, or an assignment changes registers).
+	d := a.data()
+	d.frames.mu.Lock()
+	if c, ok := d.frames.envs[id]; ok && c.trace == tr {
+		d.frames.mu.Unlock()
+		return c.ee, nil
+	}
+	d.frames.mu.Unlock()
+	ee, err := a.buildEnv(thread, tr, n)
+	if err != nil {
+		return nil, err
+	}
+	d.frames.mu.Lock()
+	if len(d.frames.envs) > 4096 {
+		d.frames.envs = map[string]cachedEnv{}
+	}
+	d.frames.envs[id] = cachedEnv{trace: tr, ee: ee}
+	d.frames.mu.Unlock()
+	return ee, nil
+}
+
+// buildEnv prepares the environment of frame n of a thread's trace.
+func (a *Agent) buildEnv(thread *target.Context, tr *unwind.Trace, n int) (*exprEnv, error) {
+	id := frameID(n, thread)
 	st, err := a.frameStack(thread, tr)
 	if err != nil {
 		return nil, err
