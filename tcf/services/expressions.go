@@ -2,6 +2,7 @@ package services
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -24,9 +25,10 @@ import (
 // refreshing a Variables view creates nothing.
 
 type exprTable struct {
-	mu   sync.Mutex
-	next int
-	byID map[string]*exprEntry
+	mu       sync.Mutex
+	next     int
+	byID     map[string]*exprEntry
+	watching map[*tcf.Channel]bool // channels whose close drops their expressions
 }
 
 type exprEntry struct {
@@ -215,13 +217,23 @@ func (a *Agent) createExpression(ch *tcf.Channel, parent, lang, text string) (ma
 	}
 	a.data().exprs.next++
 	e := &exprEntry{id: "EXPR" + strconv.Itoa(a.data().exprs.next), parent: parent, text: text, lang: lang, ch: ch}
-	a.data().exprs.byID[e.id] = e
-	a.data().exprs.mu.Unlock()
-	if ch != nil {
+	t := &a.data().exprs
+	t.byID[e.id] = e
+	watch := ch != nil && !t.watching[ch]
+	if watch {
+		t.watching[ch] = true
+	}
+	t.mu.Unlock()
+	if watch {
 		ch.OnClose(func() {
-			a.data().exprs.mu.Lock()
-			delete(a.data().exprs.byID, e.id)
-			a.data().exprs.mu.Unlock()
+			t.mu.Lock()
+			defer t.mu.Unlock()
+			for id, x := range t.byID {
+				if x.ch == ch {
+					delete(t.byID, id)
+				}
+			}
+			delete(t.watching, ch)
 		})
 	}
 	return a.exprProps(e.id, parent, text, ee, res, n), nil
@@ -230,25 +242,10 @@ func (a *Agent) createExpression(ch *tcf.Channel, parent, lang, text string) (ma
 // errCode returns the TCF code of an error (OTHER when it has none).
 func errCode(err error) int {
 	var c interface{ TCFCode() int }
-	if ok := asCoded(err, &c); ok {
+	if errors.As(err, &c) {
 		return c.TCFCode()
 	}
 	return tcf.CodeOther
-}
-
-func asCoded(err error, c *interface{ TCFCode() int }) bool {
-	for err != nil {
-		if x, ok := err.(interface{ TCFCode() int }); ok {
-			*c = x
-			return true
-		}
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		err = u.Unwrap()
-	}
-	return false
 }
 
 // exprProps are an expression context's properties.

@@ -52,6 +52,7 @@ func (a *Agent) data() *dataState {
 	}
 	d := &dataState{made: map[*variables.Type]int{}, madeBy: map[int]madeType{}}
 	d.exprs.byID = map[string]*exprEntry{}
+	d.exprs.watching = map[*tcf.Channel]bool{}
 	d.frames.stacks = map[*target.Context]frameStack{}
 	d.frames.envs = map[string]cachedEnv{}
 	v, _ := agentData.LoadOrStore(a, d)
