@@ -290,7 +290,7 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 		}
 		proc.SetSignalMasks(ds, dp)
 	}
-	a.attachStreams(service, proc, pio)
+	lp := a.attachStreams(service, proc, pio)
 	a.adopt(proc)
 	if req.stopAtMain {
 		if err := a.stopAtMain(proc); err != nil {
@@ -302,13 +302,25 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 			return nil, err
 		}
 	}
-	return a.processContext(string(proc.ID()))
+	return a.launchedContext(string(proc.ID()), req.exe, lp)
+}
+
+// launchedContext is the start reply's process properties; a program that
+// already ran to its end is still described (from what started it).
+func (a *Agent) launchedContext(id, exe string, lp *launchedProcess) (map[string]any, error) {
+	p, err := a.processContext(id)
+	if err != nil {
+		pid, _, _ := target.ParseID(target.ID(id))
+		p = map[string]any{"ID": id, "Name": exe, "PID": pid, "CanTerminate": true, "Attached": false}
+	}
+	lp.addStreamIDs(p)
+	return p, nil
 }
 
 // attachStreams makes streams of a launched program's stdio.
-func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.ProcessIO) {
+func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.ProcessIO) *launchedProcess {
 	if pio == nil {
-		return
+		return nil
 	}
 	id := string(proc.ID())
 	lp := &launchedProcess{pty: pio.Pty}
@@ -338,6 +350,7 @@ func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.
 	a.mu.Lock()
 	a.launched[id] = lp
 	a.mu.Unlock()
+	return lp
 }
 
 // startUntraced runs a program without debugging it (Attach false).
@@ -395,10 +408,13 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 				code = ee.ExitCode()
 			}
 		}
+		a.mu.Lock()
+		delete(a.launched, id)
+		a.mu.Unlock()
 		a.emit("Processes", "exited", id, code)
 		a.emit("ProcessesV1", "exited", id, code)
 	}()
-	return a.processContext(id)
+	return a.launchedContext(id, req.exe, lp)
 }
 
 // stopAtMain plants a one-shot eventpoint at the program's main that stops it
@@ -475,6 +491,12 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 	a.mu.Lock()
 	lp := a.launched[id]
 	a.mu.Unlock()
+	lp.addStreamIDs(p)
+	return p, nil
+}
+
+// addStreamIDs adds the stdio stream IDs of a process the agent started.
+func (lp *launchedProcess) addStreamIDs(p map[string]any) {
 	if lp != nil {
 		for k, s := range map[string]*stream{"StdInID": lp.stdin, "StdOutID": lp.stdout, "StdErrID": lp.stderr} {
 			if s != nil {
@@ -482,7 +504,6 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 			}
 		}
 	}
-	return p, nil
 }
 
 // On the wire a signal mask has bit n for signal n (the Index of
