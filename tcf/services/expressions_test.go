@@ -187,6 +187,30 @@ func TestExpressionsService(t *testing.T) {
 			if errCode(t, rerr) != 23 {
 				t.Errorf("assign on a core: %v", rerr)
 			}
+			// Location info of every local: a location list entry has its
+			// code range; every form decodes to commands.
+			var syms []string
+			call(t, c, "Symbols", "list", fp1).Decode(&rerr, &syms)
+			lists := 0
+			for _, id := range syms {
+				var loc map[string]any
+				call(t, c, "Symbols", "getLocationInfo", id).Decode(&rerr, &loc)
+				if rerr != nil {
+					continue // optimized out here
+				}
+				if cmds, _ := loc["ValueCmds"].([]any); cmds == nil && loc["Value"] == nil {
+					t.Errorf("location of %s: %v", id, loc)
+				}
+				if loc["CodeAddr"] != nil {
+					lists++
+					if num(loc["CodeSize"]) == 0 {
+						t.Errorf("location of %s: empty code range %v", id, loc)
+					}
+				}
+			}
+			if flags[0] == "-O2" && lists == 0 {
+				t.Errorf("no location lists among %d locals at -O2", len(syms))
+			}
 			call(t, c, "Expressions", "evaluate", "EXPR999999").Decode(&val, &rerr, &vprops)
 			if errCode(t, rerr) != 16 {
 				t.Errorf("unknown expression: %v", rerr)
