@@ -7,9 +7,10 @@
 // A Reader serves one binary's DWARF: DWARF 4 and 5, type units of both
 // (.debug_types and DW_UT_type, followed through DW_FORM_ref_sig8), and
 // split DWARF 5 (.dwo files, each read by a child Reader). Addresses given
-// to and returned by a Reader are link-time addresses; values are read at run time through a Frame, an interface over
-// memory and the registers of one stack frame, so the same code serves live
-// threads, core files and any frame of a backtrace.
+// to and returned by a Reader are link-time addresses; values are read at
+// run time through a Frame, an interface over memory and the registers of
+// one stack frame, so the same code serves live threads, core files and any
+// frame of a backtrace (package targetframe implements it over a target).
 //
 // DIE offsets a Reader hands out (Type.Offset, Variable.Offset) name one DIE
 // of one file and can be given back to Reader.Type and Reader.VariableAt.
