@@ -74,7 +74,7 @@ func (a *Agent) RegisterStackTrace() {
 			c.Reply().Null().Error(err).Send()
 			return
 		}
-		out := make([]any, len(ids))
+		out := make([]*frameProps, len(ids))
 		var firstErr error
 		for i, id := range ids {
 			props, err := a.frameContext(id)
@@ -148,7 +148,24 @@ func (a *Agent) forgetStack(thread *target.Context) {
 	a.stacks.mu.Unlock()
 }
 
-func (a *Agent) frameContext(id string) (map[string]any, error) {
+// frameProps are a stack frame's StackTrace properties. A struct, not a map:
+// clients fetch every frame of every stack they show, so the encoding is on
+// the hot path.
+type frameProps struct {
+	ID        string `json:"ID"`
+	ParentID  string `json:"ParentID"`
+	ProcessID string `json:"ProcessID"`
+	Index     int    `json:"Index"`
+	Level     int    `json:"Level"`
+	TopFrame  bool   `json:"TopFrame"`
+	Walk      bool   `json:"Walk"`
+	IP        uint64 `json:"IP"`
+	FP        uint64 `json:"FP,omitempty"`
+	RP        uint64 `json:"RP,omitempty"`
+	Inlined   bool   `json:"Inlined,omitempty"`
+}
+
+func (a *Agent) frameContext(id string) (*frameProps, error) {
 	n, thread, err := a.ParseFrameID(id)
 	if err != nil {
 		return nil, err
@@ -161,26 +178,22 @@ func (a *Agent) frameContext(id string) (map[string]any, error) {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
 	}
 	f := tr.Frames[n]
-	p := map[string]any{
-		"ID":        id,
-		"ParentID":  string(thread.ID()),
-		"ProcessID": string(thread.Process().ID()),
-		"Index":     n,
-		"Level":     len(tr.Frames) - 1 - n,
-		"TopFrame":  n == 0,
-		"Walk":      f.Kind != unwind.KindNormal || f.Module != nil,
-		"IP":        f.PC,
-	}
-	if f.CFA != 0 {
-		p["FP"] = f.CFA
-	}
-	if f.Kind == unwind.KindInline {
-		p["Inlined"] = true
+	p := &frameProps{
+		ID:        id,
+		ParentID:  string(thread.ID()),
+		ProcessID: string(thread.Process().ID()),
+		Index:     n,
+		Level:     len(tr.Frames) - 1 - n,
+		TopFrame:  n == 0,
+		Walk:      f.Kind != unwind.KindNormal || f.Module != nil,
+		IP:        f.PC,
+		FP:        f.CFA,
+		Inlined:   f.Kind == unwind.KindInline,
 	}
 	// The return address of this frame is the pc of the next physical frame.
 	for k := n + 1; k < len(tr.Frames); k++ {
 		if tr.Frames[k].Physical != f.Physical {
-			p["RP"] = tr.Frames[k].PC
+			p.RP = tr.Frames[k].PC
 			break
 		}
 	}
