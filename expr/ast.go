@@ -24,10 +24,11 @@ type (
 	}
 	// IntLit is an integer or character constant.
 	IntLit struct {
-		P      int
-		Value  uint64
-		Suffix string
-		Char   bool
+		P       int
+		Value   uint64
+		Suffix  string
+		Char    bool
+		Decimal bool // written in decimal (C types decimal and other constants differently)
 	}
 	// FloatLit is a floating constant.
 	FloatLit struct {

@@ -292,15 +292,39 @@ func intLiteral(n *IntLit) *value {
 	unsigned := strings.Contains(n.Suffix, "u")
 	long := strings.Contains(n.Suffix, "l")
 	v := n.Value
-	// C's rule: the first of int, long (unsigned variants allowed for
-	// hex/octal; decimal stays signed unless suffixed) that holds the value.
+	// C's rule: the first type of the list that can represent the value;
+	// unsigned types join the list for hexadecimal, octal and binary
+	// constants and for the u suffix.
+	fits := func(t *variables.Type) bool {
+		switch {
+		case t.ByteSize() == 4 && t.IsSigned():
+			return v <= 0x7fffffff
+		case t.ByteSize() == 4:
+			return v <= 0xffffffff
+		case t.IsSigned():
+			return v <= 0x7fffffffffffffff
+		}
+		return true
+	}
+	var list []*variables.Type
 	switch {
-	case !long && !unsigned && v <= 0x7fffffff:
-		return intValue(typeInt, v)
-	case !long && v <= 0xffffffff && unsigned:
-		return intValue(typeUInt, v)
-	case !unsigned && v <= 0x7fffffffffffffff:
-		return intValue(typeLong, v)
+	case unsigned && long:
+		list = []*variables.Type{typeULong}
+	case unsigned:
+		list = []*variables.Type{typeUInt, typeULong}
+	case long && n.Decimal:
+		list = []*variables.Type{typeLong, typeULong}
+	case long:
+		list = []*variables.Type{typeLong, typeULong}
+	case n.Decimal:
+		list = []*variables.Type{typeInt, typeLong, typeULong}
+	default:
+		list = []*variables.Type{typeInt, typeUInt, typeLong, typeULong}
+	}
+	for _, t := range list {
+		if fits(t) {
+			return intValue(t, v)
+		}
 	}
 	return intValue(typeULong, v)
 }

@@ -444,7 +444,8 @@ func (p *parser) primary() (Node, error) {
 	case tSymRef:
 		return &SymRef{P: t.pos, ID: t.text}, nil
 	case tInt:
-		return &IntLit{P: t.pos, Value: t.ival, Suffix: t.suffix}, nil
+		dec := !(len(t.text) > 1 && t.text[0] == '0')
+		return &IntLit{P: t.pos, Value: t.ival, Suffix: t.suffix, Decimal: dec}, nil
 	case tChar:
 		return &IntLit{P: t.pos, Value: t.ival, Char: true}, nil
 	case tFloat:
