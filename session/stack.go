@@ -1,6 +1,8 @@
 package session
 
 import (
+	"sync"
+
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/target"
@@ -16,10 +18,65 @@ type threadCallbacks struct {
 	regs   *target.Registers
 	mods   modules.List
 	st     *procState
+
+	// A read-ahead window over target memory: the engine reads the stack in
+	// small blocks, and each target read is a system call for a live
+	// process. Valid for one stop (reset before every walk).
+	sp0     uint64 // frame 0's stack pointer
+	winAddr uint64
+	win     []byte
+	winBuf  [readAhead]byte
+	// and one page of other memory (code).
+	pageAddr uint64
+	page     []byte
+	pageBuf  [pageSize]byte
 }
 
+const pageSize = 4096
+
+// readAhead is how much target memory one window read fetches: a few pages
+// of stack cover dozens of frames.
+const readAhead = 16 << 10
+
+// maxStackReadAhead bounds how far above frame 0's stack pointer reads are
+// taken as stack reads.
+const maxStackReadAhead = 8 << 20
+
 func (c *threadCallbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
-	return c.thread.ReadMemory(addr, buf)
+	if off := addr - c.winAddr; addr >= c.winAddr && off+uint64(len(buf)) <= uint64(len(c.win)) {
+		return copy(buf, c.win[off:]), nil
+	}
+	if off := addr - c.pageAddr; addr >= c.pageAddr && off+uint64(len(buf)) <= uint64(len(c.page)) {
+		return copy(buf, c.page[off:]), nil
+	}
+	if len(buf) > readAhead/2 {
+		return c.thread.ReadMemory(addr, buf)
+	}
+	if addr < c.sp0-512 || addr-c.sp0 >= maxStackReadAhead {
+		// Code bytes (the engine's checks at return addresses): one page
+		// at a time; a recursion revisits the same page.
+		start := addr &^ (pageSize - 1)
+		if addr+uint64(len(buf)) > start+pageSize {
+			return c.thread.ReadMemory(addr, buf)
+		}
+		n, _ := c.thread.ReadMemory(start, c.pageBuf[:])
+		if uint64(n) < addr-start+uint64(len(buf)) {
+			c.page = nil
+			return c.thread.ReadMemory(addr, buf)
+		}
+		c.pageAddr, c.page = start, c.pageBuf[:n]
+		return copy(buf, c.page[addr-start:]), nil
+	}
+	start := addr &^ 511
+	n, _ := c.thread.ReadMemory(start, c.winBuf[:])
+	if uint64(n) < addr-start+uint64(len(buf)) {
+		// The window ends before the request does (unmapped memory
+		// follows): let the target say how much is readable.
+		c.win = nil
+		return c.thread.ReadMemory(addr, buf)
+	}
+	c.winAddr, c.win = start, c.winBuf[:n]
+	return copy(buf, c.win[addr-start:]), nil
 }
 
 func (c *threadCallbacks) ReadRegister(reg int) (uint64, bool) {
@@ -79,22 +136,40 @@ func (c *threadCallbacks) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Sym
 	return out, err
 }
 
-// unwinder prepares an unwinder positioned at a stopped thread's frame 0.
-func (s *Session) unwinder(thread *target.Context) (*unwind.Unwinder, error) {
+// threadUnwind is a thread's unwinder and callbacks, kept between walks so
+// that warm walks allocate nothing and reuse the engine's caches.
+type threadUnwind struct {
+	mu sync.Mutex
+	cb threadCallbacks
+	u  *unwind.Unwinder
+}
+
+var threadExt = target.NewExtension[threadUnwind]()
+
+// withUnwinder runs fn with the thread's unwinder positioned at frame 0 of
+// its current stop.
+func (s *Session) withUnwinder(thread *target.Context, fn func(u *unwind.Unwinder) error) error {
 	regs, err := thread.Registers()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mods, err := s.Modules(thread)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cb := &threadCallbacks{s: s, thread: thread, regs: regs, mods: mods, st: procExt.Get(thread.Process())}
-	u := unwind.New(cb, cb, nil)
-	if err := u.Init(); err != nil {
-		return nil, err
+	tu := threadExt.Get(thread)
+	tu.mu.Lock()
+	defer tu.mu.Unlock()
+	cb := &tu.cb
+	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
+	cb.win, cb.page, cb.sp0 = nil, nil, regs.SP()
+	if tu.u == nil {
+		tu.u = unwind.New(cb, cb, nil)
 	}
-	return u, nil
+	if err := tu.u.Init(); err != nil {
+		return err
+	}
+	return fn(tu.u)
 }
 
 // StackOptions select what Backtrace returns.
@@ -105,42 +180,56 @@ type StackOptions struct {
 
 // Backtrace unwinds a stopped thread's stack, with inline frames and symbols.
 func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.Trace, error) {
-	u, err := s.unwinder(thread)
-	if err != nil {
-		return unwind.Trace{}, err
-	}
-	return u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols}), nil
+	var t unwind.Trace
+	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
+		return nil
+	})
+	return t, err
+}
+
+// Walk unwinds a stopped thread's physical frames (pcs, stack pointers and
+// CFAs; no symbols), appending them to dst: the cheap walk for profilers and
+// for callers that symbolize later or not at all. With a dst that has room
+// it allocates nothing.
+func (s *Session) Walk(thread *target.Context, dst []unwind.Frame) ([]unwind.Frame, unwind.StopReason, error) {
+	var stop unwind.StopReason
+	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+		dst, stop = u.Walk(dst)
+		return u.Err()
+	})
+	return dst, stop, err
 }
 
 // FrameCFA returns the canonical frame address of a stopped thread's frame 0
 // (for the step advisor: frame identity).
 func (s *Session) FrameCFA(thread *target.Context) (uint64, error) {
-	u, err := s.unwinder(thread)
-	if err != nil {
-		return 0, err
-	}
-	if cfa := u.Frame().CFA; cfa != 0 {
-		return cfa, nil
-	}
-	if err := u.Err(); err != nil {
-		return 0, err
-	}
-	return 0, target.Errorf(target.CodeOther, "frame address", thread.ID(), errNoCaller)
+	var cfa uint64
+	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+		if cfa = u.Frame().CFA; cfa != 0 {
+			return nil
+		}
+		if err := u.Err(); err != nil {
+			return err
+		}
+		return target.Errorf(target.CodeOther, "frame address", thread.ID(), errNoCaller)
+	})
+	return cfa, err
 }
 
 // Caller returns the return address of a stopped thread's frame 0 and that
 // frame's CFA.
 func (s *Session) Caller(thread *target.Context) (returnAddress, cfa uint64, err error) {
-	u, err := s.unwinder(thread)
-	if err != nil {
-		return 0, 0, err
-	}
-	if !u.Step() {
-		if err := u.Err(); err != nil {
-			return 0, 0, err
+	err = s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+		if !u.Step() {
+			if err := u.Err(); err != nil {
+				return err
+			}
+			return target.Errorf(target.CodeOther, "step out", thread.ID(), errNoCaller)
 		}
-		return 0, 0, target.Errorf(target.CodeOther, "step out", thread.ID(), errNoCaller)
-	}
-	f := u.Frame()
-	return f.PC, f.SP, nil
+		f := u.Frame()
+		returnAddress, cfa = f.PC, f.SP
+		return nil
+	})
+	return returnAddress, cfa, err
 }

@@ -32,12 +32,18 @@ func captureRegisters(r *[unwind.NumRegs]uint64)
 type Process struct {
 	*snapshot.Process
 	pid  int
-	pool sync.Pool // stack copy buffers
+	pool sync.Pool // *walker: a stack copy buffer and a reusable Thread
+}
+
+// walker is what one Backtrace needs, pooled between calls.
+type walker struct {
+	buf []byte
+	th  *snapshot.Thread
 }
 
 // StackCopy is how many bytes of the calling goroutine's stack Backtrace
 // copies (from its stack pointer up). Deeper stacks are read live.
-const StackCopy = 64 << 10
+const StackCopy = 16 << 10
 
 // New reads the current process's mappings. Call it again after loading
 // shared libraries (dlopen) to see them.
@@ -57,6 +63,12 @@ func New(opts *snapshot.Options) (*Process, error) {
 		return readSelf(pid, p, addr)
 	})
 	for i, m := range maps {
+		if m.Exec && !m.Write && m.Path != "" {
+			// Code is read from the mapped files (no system call per read).
+			if sec, err := memimage.NewFileSection(m.Path, m.Offset, m.End-m.Start); err == nil {
+				im.Add(sec, memimage.AnyASID, m.Start)
+			}
+		}
 		if m.Name == "[vdso]" {
 			// The vDSO's image exists only in memory: give it to the module
 			// so its unwind tables and symbols can be read.
@@ -71,7 +83,7 @@ func New(opts *snapshot.Options) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{Process: sp, pid: pid}
-	p.pool.New = func() any { b := make([]byte, StackCopy); return &b }
+	p.pool.New = func() any { return &walker{buf: make([]byte, StackCopy)} }
 	return p, nil
 }
 
@@ -96,14 +108,19 @@ func readSelf(pid int, p []byte, addr uint64) (int, error) {
 // Backtrace unwinds the calling goroutine's stack. Frame 0 is inside
 // Backtrace's own capture (package self); its callers follow.
 func (p *Process) Backtrace(opts unwind.BacktraceOptions) (unwind.Trace, error) {
-	bp := p.pool.Get().(*[]byte)
-	defer p.pool.Put(bp)
-	regs, stack, err := p.capture(*bp)
+	w := p.pool.Get().(*walker)
+	defer p.pool.Put(w)
+	regs, stack, err := p.capture(w.buf)
 	if err != nil {
 		return unwind.Trace{}, err
 	}
 	sp, _ := regs.Get(arch.DwarfRSP)
-	return p.Thread(&regs, stack, sp).Backtrace(opts)
+	if w.th == nil {
+		w.th = p.Thread(&regs, stack, sp)
+	} else {
+		w.th.Reset(&regs, stack, sp)
+	}
+	return w.th.Backtrace(opts)
 }
 
 // Capture captures the calling goroutine's registers and copies up to

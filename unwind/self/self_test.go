@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/unwind"
 )
@@ -108,4 +110,31 @@ func dump(tr unwind.Trace) string {
 	}
 	fmt.Fprintf(&b, "stop: %v %v\n", tr.Stop, tr.Err)
 	return b.String()
+}
+
+// BenchmarkStackSelf: warm walks of the benchmark goroutine's own stack
+// (capture, stack copy and walk; pcs only).
+func BenchmarkStackSelf(b *testing.B) {
+	p := process(b)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		tr, err := p.Backtrace(unwind.BacktraceOptions{NoSymbols: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(tr.Frames)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(n)/(threadCPU()-cpu0).Seconds(), "frames/cpu-s")
+}
+
+// threadCPU is the calling OS thread's CPU time: on the shared machines
+// wall-clock rates swing with the load, CPU time much less.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -267,34 +267,100 @@ func (p *Process) ReadMemory(buf []byte, addr uint64) (int, error) {
 
 // Thread is one register set and stack copy in the process: an unwind
 // client (CopyIn and LookupIP).
+//
+// A Thread is used by one goroutine at a time; it keeps its Unwinder (and the
+// Unwinder's caches) between walks.
 type Thread struct {
 	*Process
-	regs      unwind.Registers
-	stack     []byte
-	stackAddr uint64
+	regs    unwind.Registers
+	regions []region // sorted by address, disjoint
+	u       *unwind.Unwinder
+}
+
+// region is a copy of target memory at addr.
+type region struct {
+	addr uint64
+	data []byte
 }
 
 // Thread returns a client for a thread whose registers are regs and whose
 // stack bytes from stackAddr on are stack (the slice is used, not copied).
 func (p *Process) Thread(regs *unwind.Registers, stack []byte, stackAddr uint64) *Thread {
-	return &Thread{Process: p, regs: *regs, stack: stack, stackAddr: stackAddr}
+	t := &Thread{Process: p, regs: *regs}
+	t.AddMemory(stack, stackAddr)
+	return t
 }
 
-// ReadMemory implements unwind.CopyIn: the stack copy first, then the image.
-func (t *Thread) ReadMemory(buf []byte, addr uint64) (int, error) {
-	if off := addr - t.stackAddr; addr >= t.stackAddr && off < uint64(len(t.stack)) {
-		return copy(buf, t.stack[off:]), nil
+// Reset makes t describe another sample of the same process (keeping its
+// Unwinder and that Unwinder's caches): a profiler's loop over samples.
+func (t *Thread) Reset(regs *unwind.Registers, stack []byte, stackAddr uint64) {
+	t.regs = *regs
+	t.regions = t.regions[:0]
+	t.AddMemory(stack, stackAddr)
+}
+
+// AddMemory adds another copy of memory the walk may need, e.g. the thread's
+// normal stack when the sample was taken on a signal stack. Bytes already
+// covered by an earlier copy keep the earlier copy's contents.
+func (t *Thread) AddMemory(data []byte, addr uint64) {
+	if len(data) == 0 || addr+uint64(len(data)) < addr {
+		return
 	}
-	// Don't let an image read run into the stack copy's range from below.
-	if addr < t.stackAddr && addr+uint64(len(buf)) > t.stackAddr {
-		n, err := t.Process.ReadMemory(buf[:t.stackAddr-addr], addr)
-		if n < int(t.stackAddr-addr) {
-			return n, err
+	i := sort.Search(len(t.regions), func(i int) bool { return t.regions[i].addr >= addr })
+	// Trim against the neighbours so regions stay disjoint.
+	if i > 0 {
+		prev := t.regions[i-1]
+		if end := prev.addr + uint64(len(prev.data)); end > addr {
+			if end-addr >= uint64(len(data)) {
+				return
+			}
+			data, addr = data[end-addr:], end
 		}
-		m, _ := t.ReadMemory(buf[n:], t.stackAddr)
-		return n + m, nil
 	}
-	return t.Process.ReadMemory(buf, addr)
+	if i < len(t.regions) {
+		if next := t.regions[i].addr; addr+uint64(len(data)) > next {
+			data = data[:next-addr]
+		}
+	}
+	if len(data) == 0 {
+		return
+	}
+	t.regions = append(t.regions, region{})
+	copy(t.regions[i+1:], t.regions[i:])
+	t.regions[i] = region{addr, data}
+}
+
+// ReadMemory implements unwind.CopyIn: the memory copies first, the image
+// for everything else.
+func (t *Thread) ReadMemory(buf []byte, addr uint64) (int, error) {
+	done := 0
+	for done < len(buf) {
+		a := addr + uint64(done)
+		i := sort.Search(len(t.regions), func(i int) bool { return t.regions[i].addr > a }) - 1
+		if i >= 0 {
+			r := t.regions[i]
+			if off := a - r.addr; off < uint64(len(r.data)) {
+				done += copy(buf[done:], r.data[off:])
+				continue
+			}
+		}
+		// Up to the next copy (if any) from the image.
+		want := buf[done:]
+		if i+1 < len(t.regions) {
+			if next := t.regions[i+1].addr; next-a < uint64(len(want)) {
+				want = want[:next-a]
+			}
+		}
+		n, err := t.Process.ReadMemory(want, a)
+		done += n
+		if n < len(want) {
+			if done > 0 {
+				err = nil
+			}
+			return done, err
+		}
+	}
+	return done, nil
 }
 
 // ReadRegister implements unwind.CopyIn.
@@ -302,8 +368,8 @@ func (t *Thread) ReadRegister(reg int) (uint64, bool) { return t.regs.Get(reg) }
 
 // Backtrace walks the thread's stack from its registers.
 func (t *Thread) Backtrace(opts unwind.BacktraceOptions) (unwind.Trace, error) {
-	u := unwind.New(t, t, nil)
-	if err := u.InitRegisters(&t.regs); err != nil {
+	u, err := t.start()
+	if err != nil {
 		return unwind.Trace{}, err
 	}
 	return u.Backtrace(opts), nil
@@ -312,10 +378,18 @@ func (t *Thread) Backtrace(opts unwind.BacktraceOptions) (unwind.Trace, error) {
 // Walk returns the thread's physical frames (pcs and CFAs only), appending
 // to dst.
 func (t *Thread) Walk(dst []unwind.Frame) ([]unwind.Frame, unwind.StopReason, error) {
-	u := unwind.New(t, t, nil)
-	if err := u.InitRegisters(&t.regs); err != nil {
+	u, err := t.start()
+	if err != nil {
 		return dst, unwind.StopCorrupt, err
 	}
 	dst, stop := u.Walk(dst)
 	return dst, stop, u.Err()
+}
+
+// start positions the thread's Unwinder at frame 0.
+func (t *Thread) start() (*unwind.Unwinder, error) {
+	if t.u == nil {
+		t.u = unwind.New(t, t, nil)
+	}
+	return t.u, t.u.InitRegisters(&t.regs)
 }

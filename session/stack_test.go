@@ -1,0 +1,163 @@
+package session
+
+import (
+	"bufio"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/core"
+	"github.com/sondedbg/sonde/target/ptrace"
+	"github.com/sondedbg/sonde/unwind"
+)
+
+// deepTarget starts testdata/stk_threads.c with a 300-deep recursion (no
+// frame pointers) and returns its pid once it blocks.
+func deepTarget(tb testing.TB) (path string, pid int) {
+	tb.Helper()
+	path = testprog.Build(tb, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2", "-fomit-frame-pointer"}, Name: "stk-deep-O2-nofp"})
+	cmd := exec.Command(path, "deep", "300")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if l, err := bufio.NewReader(out).ReadString('\n'); err != nil || l != "ready\n" {
+		tb.Fatalf("target not ready: %q %v", l, err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	return path, cmd.Process.Pid
+}
+
+// TestBacktraceLiveAndCoreAgree unwinds the same 300-deep stack live and
+// from a gcore'd core through the session: same pcs, functions and lines.
+func TestBacktraceLiveAndCoreAgree(t *testing.T) {
+	if _, err := exec.LookPath("gcore"); err != nil {
+		t.Skip("gcore (gdb) not installed")
+	}
+	path, pid := deepTarget(t)
+	corePath := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command("gcore", "-o", corePath, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	corePath += "." + strconv.Itoa(pid)
+
+	live := liveSession(t, pid)
+	lt, err := live.Backtrace(mainThread(t, live), StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := coreSession(t, corePath, path)
+	ct, err := cs.Backtrace(mainThread(t, cs), StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lt.Frames) < 300 || lt.Stop != unwind.StopOutermost {
+		t.Fatalf("live: %d frames, stop %v %v", len(lt.Frames), lt.Stop, lt.Err)
+	}
+	if len(lt.Frames) != len(ct.Frames) || lt.Stop != ct.Stop {
+		t.Fatalf("live %d frames (%v), core %d (%v)", len(lt.Frames), lt.Stop, len(ct.Frames), ct.Stop)
+	}
+	for i := range lt.Frames {
+		l, c := lt.Frames[i], ct.Frames[i]
+		if l.PC != c.PC || l.Kind != c.Kind || l.Symbol != c.Symbol {
+			t.Errorf("#%d: live %#x %v %+v, core %#x %v %+v", i, l.PC, l.Kind, l.Symbol, c.PC, c.Kind, c.Symbol)
+		}
+	}
+	deep := 0
+	for _, f := range lt.Frames {
+		if f.Symbol.Function == "deep" {
+			deep++
+		}
+	}
+	if deep != 301 {
+		t.Errorf("%d frames in deep(), want 301", deep)
+	}
+}
+
+func liveSession(tb testing.TB, pid int) *Session {
+	tb.Helper()
+	tg, err := ptrace.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tg.Close() })
+	if _, err := tg.Attach(pid, target.AttachOptions{Stop: true}); err != nil {
+		tb.Fatal(err)
+	}
+	return New(tg, Options{})
+}
+
+func coreSession(tb testing.TB, corePath, exe string) *Session {
+	tb.Helper()
+	tg, err := core.Open(corePath, core.Options{Executable: exe})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { tg.Close() })
+	return New(tg, Options{})
+}
+
+func mainThread(tb testing.TB, s *Session) *target.Context {
+	tb.Helper()
+	procs := s.Target().Processes()
+	if len(procs) == 0 || len(procs[0].Children()) == 0 {
+		tb.Fatal("no process or thread")
+	}
+	return procs[0].Children()[0]
+}
+
+// benchmarkStack measures warm unwinding (pcs only) of the 300-deep stack
+// through the session's target callbacks, in frames per second.
+func benchmarkStack(b *testing.B, s *Session) {
+	th := mainThread(b, s)
+	frames, _, err := s.Walk(th, nil)
+	if err != nil || len(frames) < 300 {
+		b.Fatalf("%d frames, %v", len(frames), err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu0 := threadCPU()
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		frames, _, _ = s.Walk(th, frames[:0])
+		n += len(frames)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
+	b.ReportMetric(float64(n)/(threadCPU()-cpu0).Seconds(), "frames/cpu-s")
+}
+
+func BenchmarkStackLive(b *testing.B) {
+	_, pid := deepTarget(b)
+	benchmarkStack(b, liveSession(b, pid))
+}
+
+func BenchmarkStackCore(b *testing.B) {
+	if _, err := exec.LookPath("gcore"); err != nil {
+		b.Skip("gcore (gdb) not installed")
+	}
+	path, pid := deepTarget(b)
+	corePath := filepath.Join(b.TempDir(), "core")
+	if out, err := exec.Command("gcore", "-o", corePath, strconv.Itoa(pid)).CombinedOutput(); err != nil {
+		b.Fatalf("gcore: %v\n%s", err, out)
+	}
+	benchmarkStack(b, coreSession(b, corePath+"."+strconv.Itoa(pid), path))
+}
+
+// threadCPU is the calling OS thread's CPU time: on the shared machines
+// wall-clock rates swing with the load, CPU time much less.
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
