@@ -73,7 +73,7 @@ func runStack(args []string) int {
 		if regs, err := th.Registers(); err == nil {
 			ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
 		}
-		markAddresses(sess, trace, ts.Frames)
+		markAddresses(sess, trace, ts.Frames, *noLines)
 		report.Threads = append(report.Threads, ts)
 	}
 	timing.mark("stacks")
@@ -150,8 +150,9 @@ type stackFrame struct {
 // that has inlined calls below it in the same physical frame does not (its
 // location is a call site); the innermost frame of a physical frame does,
 // unless its pc is exact (frame 0, or interrupted by a signal) and is the
-// first address of its line-table row.
-func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
+// first address of its line-table row (with lines shown: without them there
+// is no row, as for gdb without debug information).
+func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame, noLines bool) {
 	for i := range frames {
 		if i >= len(trace.Frames) {
 			return
@@ -161,7 +162,7 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 			continue // has inlined callees
 		}
 		frames[i].showAddress = true
-		if f.PC != f.LookupPC || f.Module == nil {
+		if noLines || f.PC != f.LookupPC || f.Module == nil {
 			continue
 		}
 		m, ok := f.Module.Client.(*modules.Module)

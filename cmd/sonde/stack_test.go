@@ -546,3 +546,52 @@ for th in gdb.selected_inferior().threads():
 	}
 	return res
 }
+
+// TestStackNoInlineNoLines: --no-inline keeps one frame per physical frame
+// (the real function), --no-lines drops file and line; both agree with the
+// full output on pcs.
+func TestStackNoInlineNoLines(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
+	cmd := startStackProgram(t, path, "inline", "2")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	full := sondeStacks(t, pid).Threads[0].Frames
+	noInline := sondeStacks(t, "--no-inline", pid).Threads[0].Frames
+	noLines := sondeStacks(t, "--no-lines", pid).Threads[0].Frames
+	var physical []stackFrame
+	for i, f := range full {
+		if i+1 < len(full) && full[i+1].Inlined && full[i+1].PC == f.PC {
+			continue
+		}
+		if f.Inlined && (i+1 == len(full) || full[i+1].PC != f.PC) {
+			t.Fatalf("inline frame #%d is not followed by its physical frame", i)
+		}
+		if !f.Inlined {
+			physical = append(physical, f)
+		}
+	}
+	inlined := 0
+	for _, f := range full {
+		if f.Inlined {
+			inlined++
+		}
+	}
+	if inlined < 2 {
+		t.Fatalf("want at least 2 inline frames in the full output, got %d:\n%s", inlined, dumpSonde(threadStack{Frames: full}))
+	}
+	if len(noInline) != len(physical) {
+		t.Fatalf("--no-inline: %d frames, want %d physical", len(noInline), len(physical))
+	}
+	for i, f := range noInline {
+		if f.Inlined || f.Kind == "inline" || f.PC != physical[i].PC || *f.Function != *physical[i].Function {
+			t.Errorf("--no-inline #%d: %+v, want the physical frame %+v", i, f, physical[i])
+		}
+	}
+	if len(noLines) != len(full) {
+		t.Fatalf("--no-lines: %d frames, want %d", len(noLines), len(full))
+	}
+	for i, f := range noLines {
+		if f.File != nil || f.Line != nil || f.PC != full[i].PC {
+			t.Errorf("--no-lines #%d: %+v", i, f)
+		}
+	}
+}
