@@ -1,6 +1,10 @@
 package dwarfexpr
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sondedbg/sonde/internal/leb128"
+)
 
 // reader decodes operands of one expression with bounds checks.
 type reader struct {
@@ -47,46 +51,23 @@ func (r *reader) fixed(n int) uint64 {
 }
 
 func (r *reader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		if r.off >= len(r.b) {
-			r.bad = true
-			return 0
-		}
-		c := r.b[r.off]
-		r.off++
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			return v
-		}
+	v, n := leb128.Uint(r.b[r.off:])
+	if n == 0 {
+		r.bad = true
+		r.off = len(r.b)
 	}
+	r.off += n
+	return v
 }
 
 func (r *reader) sleb() int64 {
-	var v int64
-	var shift uint
-	for {
-		if r.off >= len(r.b) {
-			r.bad = true
-			return 0
-		}
-		c := r.b[r.off]
-		r.off++
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
+	v, n := leb128.Int(r.b[r.off:])
+	if n == 0 {
+		r.bad = true
+		r.off = len(r.b)
 	}
+	r.off += n
+	return v
 }
 
 func sext(v uint64, size int) int64 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sondedbg/sonde/internal/leb128"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
@@ -275,33 +276,33 @@ func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
 		case op >= 0x30 && op <= 0x4f: // lit0..lit31
 			out = append(out, locNumber, int64(op-0x30))
 		case op >= 0x70 && op <= 0x8f: // breg0..breg31
-			off, n := sleb(b[i:])
+			off, n := leb128.Int(b[i:])
 			if n == 0 {
 				return nil, false
 			}
 			i += n
 			out = addOffset(append(out, locRdReg, reg(int(op-0x70))), off)
 		case op == 0x92: // bregx
-			r, n := uleb(b[i:])
+			r, n := leb128.Uint(b[i:])
 			if n == 0 || r > 1<<16 {
 				return nil, false
 			}
 			i += n
-			off, n2 := sleb(b[i:])
+			off, n2 := leb128.Int(b[i:])
 			if n2 == 0 {
 				return nil, false
 			}
 			i += n2
 			out = addOffset(append(out, locRdReg, reg(int(r))), off)
 		case op == 0x10: // constu
-			v, n := uleb(b[i:])
+			v, n := leb128.Uint(b[i:])
 			if n == 0 {
 				return nil, false
 			}
 			i += n
 			out = append(out, locNumber, v)
 		case op == 0x11: // consts
-			v, n := sleb(b[i:])
+			v, n := leb128.Int(b[i:])
 			if n == 0 {
 				return nil, false
 			}
@@ -323,7 +324,7 @@ func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
 			}
 			i += size
 		case op == 0x23: // plus_uconst
-			v, n := uleb(b[i:])
+			v, n := leb128.Uint(b[i:])
 			if n == 0 {
 				return nil, false
 			}
@@ -350,38 +351,4 @@ func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
 		}
 	}
 	return out, true
-}
-
-// uleb and sleb decode LEB128 numbers; n is 0 for a truncated or overlong one.
-func uleb(b []byte) (v uint64, n int) {
-	var shift uint
-	for i, c := range b {
-		if shift >= 64 {
-			return 0, 0
-		}
-		v |= uint64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
-}
-
-func sleb(b []byte) (v int64, n int) {
-	var shift uint
-	for i, c := range b {
-		if shift >= 64 {
-			return 0, 0
-		}
-		v |= int64(c&0x7f) << shift
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v, i + 1
-		}
-	}
-	return 0, 0
 }

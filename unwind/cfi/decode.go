@@ -1,6 +1,10 @@
 package cfi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/sondedbg/sonde/internal/leb128"
+)
 
 // Pointer encodings (DW_EH_PE_*).
 const (
@@ -65,46 +69,23 @@ func (d *buf) fixed(n int) uint64 {
 }
 
 func (d *buf) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		if d.off >= d.end {
-			d.bad = true
-			return 0
-		}
-		c := d.b[d.off]
-		d.off++
-		if shift < 64 {
-			v |= uint64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			return v
-		}
+	v, n := leb128.Uint(d.b[d.off:d.end])
+	if n == 0 {
+		d.bad = true
+		d.off = d.end
 	}
+	d.off += n
+	return v
 }
 
 func (d *buf) sleb() int64 {
-	var v int64
-	var shift uint
-	for {
-		if d.off >= d.end {
-			d.bad = true
-			return 0
-		}
-		c := d.b[d.off]
-		d.off++
-		if shift < 64 {
-			v |= int64(c&0x7f) << shift
-		}
-		shift += 7
-		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
+	v, n := leb128.Int(d.b[d.off:d.end])
+	if n == 0 {
+		d.bad = true
+		d.off = d.end
 	}
+	d.off += n
+	return v
 }
 
 // augmentation reads the CIE augmentation string without allocating for the

@@ -3,6 +3,8 @@ package dwarfraw
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sondedbg/sonde/internal/leb128"
 )
 
 // FormatError reports malformed DWARF: which section, at which offset, and what.
@@ -122,53 +124,28 @@ func (r *reader) sized(n uint8) uint64 {
 }
 
 func (r *reader) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		if r.err != nil {
-			return 0
-		}
-		if r.off >= uint64(len(r.data)) {
-			r.fail("truncated LEB128")
-			return 0
-		}
-		b := r.data[r.off]
-		r.off++
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			return v
-		}
+	if r.err != nil || r.off > uint64(len(r.data)) {
+		return 0
 	}
+	v, n := leb128.Uint(r.data[r.off:])
+	if n == 0 {
+		r.fail("truncated LEB128")
+		return 0
+	}
+	r.off += uint64(n)
+	return v
 }
 
 func (r *reader) sleb() int64 {
-	var v int64
-	var shift uint
-	var b byte
-	for {
-		if r.err != nil {
-			return 0
-		}
-		if r.off >= uint64(len(r.data)) {
-			r.fail("truncated LEB128")
-			return 0
-		}
-		b = r.data[r.off]
-		r.off++
-		if shift < 64 {
-			v |= int64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			break
-		}
+	if r.err != nil || r.off > uint64(len(r.data)) {
+		return 0
 	}
-	if shift < 64 && b&0x40 != 0 {
-		v |= -1 << shift
+	v, n := leb128.Int(r.data[r.off:])
+	if n == 0 {
+		r.fail("truncated LEB128")
+		return 0
 	}
+	r.off += uint64(n)
 	return v
 }
 
