@@ -413,6 +413,8 @@ func (e *evaluator) variable(v *variables.Variable, r *variables.Reader, f varia
 			return nil, wrap(pos, v.Name, err)
 		}
 		out.bytes = loc.Bytes
+	case variables.PlaceImplicitPointer:
+		out.implicit = &implicitTarget{die: loc.Target, offset: loc.TargetOffset, reader: r, frame: f, scope: v.Scope}
 	default:
 		out.bytes, out.unavail = loc.Bytes, loc.Unavailable
 	}

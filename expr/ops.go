@@ -118,6 +118,9 @@ func (e *evaluator) deref(p *value, pos int) (*value, error) {
 	if s := elem.Strip(); s == nil || s.Kind == variables.KindVoid {
 		return nil, errorf(ErrType, pos, "attempt to take contents of a non-pointer value (void *)")
 	}
+	if p.implicit != nil {
+		return e.derefImplicit(p.implicit, elem, pos)
+	}
 	addr, err := e.bits(p, pos)
 	if err != nil {
 		return nil, err
@@ -594,6 +597,12 @@ func (e *evaluator) index(n *Index, d int) (*value, error) {
 	if x.t.IsInteger() { // i[a] is a[i] in C
 		x, i = i, x
 	}
+	if x.implicit != nil && x.t.IsPointer() {
+		if k, err := e.bits(i, n.P); err != nil || k != 0 {
+			return nil, errorf(ErrOptimizedOut, n.P, "synthetic pointer: only element 0 is known")
+		}
+		return e.deref(x, n.P)
+	}
 	if !i.t.IsInteger() {
 		return nil, errorf(ErrType, n.P, "array subscript is not an integer")
 	}
@@ -863,4 +872,50 @@ func hasField(t *variables.Type, f *variables.Field) bool {
 		}
 	}
 	return false
+}
+
+// derefImplicit reads what an implicit pointer points to: a variable (or a
+// part of it) that lives in registers or was computed.
+func (e *evaluator) derefImplicit(it *implicitTarget, elem *variables.Type, pos int) (*value, error) {
+	var target *variables.Variable
+	for _, s := range e.env.Scopes {
+		for _, v := range s.Vars {
+			if v.Offset == it.die {
+				target = v
+			}
+		}
+	}
+	if target == nil {
+		v, err := it.reader.VariableAt(it.die)
+		if err != nil {
+			return nil, wrap(pos, "target of a synthetic pointer", err)
+		}
+		v.Scope = it.scope
+		target = v
+	}
+	tv, err := e.variable(target, it.reader, it.frame, pos)
+	if err != nil {
+		return nil, err
+	}
+	size := elem.ByteSize()
+	out := &value{t: elem, where: tv.where, reg: tv.reg, sym: nil}
+	switch tv.where {
+	case inMemory:
+		out.addr = tv.addr + uint64(it.offset)
+	default:
+		if err := e.load(tv, pos); err != nil {
+			return nil, err
+		}
+		if size < 0 || it.offset < 0 || it.offset+size > int64(len(tv.bytes)) {
+			return nil, errorf(ErrType, pos, "synthetic pointer points outside its target")
+		}
+		out.bytes = tv.bytes[it.offset : it.offset+size]
+		if tv.unavail != nil {
+			out.unavail = tv.unavail[it.offset : it.offset+size]
+		}
+		if it.offset != 0 || size != int64(len(tv.bytes)) {
+			out.where = inNowhere
+		}
+	}
+	return out, nil
 }

@@ -25,9 +25,12 @@ type value struct {
 	reg     int
 	bytes   []byte // loaded bytes (nil until loaded for memory lvalues)
 	unavail []bool // bytes the compiler did not keep (pieces), nil: all known
-	bitOff  int64  // bit fields: bits from the start of the storage
-	bitSize int64
-	sym     *variables.Variable
+	// implicit is set for a pointer that has no value but whose target is
+	// known (DW_OP_implicit_pointer): dereferencing reads the target.
+	implicit *implicitTarget
+	bitOff   int64 // bit fields: bits from the start of the storage
+	bitSize  int64
+	sym      *variables.Variable
 }
 
 func (v *value) isBitField() bool { return v.bitSize > 0 }
@@ -46,6 +49,9 @@ func (v *value) known(pos int) error {
 func (e *evaluator) load(v *value, pos int) error {
 	if v.bytes != nil {
 		return v.known(pos)
+	}
+	if v.implicit != nil {
+		return errorf(ErrOptimizedOut, pos, "synthetic pointer: what it points to has no address (dereference it)")
 	}
 	if v.where != inMemory {
 		return errorf(ErrOptimizedOut, pos, "value is not available")
@@ -147,4 +153,13 @@ func floatValue(t *variables.Type, f float64) *value {
 	b := make([]byte, max(t.ByteSize(), 10))
 	copy(b, variables.Float64ToX87(f))
 	return &value{t: t, bytes: b}
+}
+
+// implicitTarget is what an implicit pointer points to.
+type implicitTarget struct {
+	die    uint64
+	offset int64
+	reader *variables.Reader
+	frame  variables.Frame
+	scope  *variables.Scope
 }

@@ -25,9 +25,35 @@ __attribute__((noinline)) int outer(int y)
 	return res - o;
 }
 
+/* Pointers to locals that live in registers: at -O2 p and q are
+ * DW_OP_implicit_pointer (gdb: <synthetic pointer>), yet *p and q->b have
+ * values. */
+__attribute__((noinline)) int leaf2(int v)
+{
+	sink = v;
+	return v + 1;
+}
+
+struct pair {
+	int a, b;
+};
+
+static inline __attribute__((always_inline)) int get(int *p, struct pair *q)
+{
+	int r = leaf2(*p + q->b);
+	return r + *p + q->a;
+}
+
+__attribute__((noinline)) int pointers(int x)
+{
+	int local = x * 2;
+	struct pair pr = { x, x + 5 };
+	return get(&local, &pr);
+}
+
 int main(int argc, char **argv)
 {
 	(void)argv;
-	printf("%d\n", outer(argc + 1));
+	printf("%d %d\n", outer(argc + 1), pointers(argc + 1));
 	return 0;
 }

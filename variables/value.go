@@ -1,6 +1,7 @@
 package variables
 
 import (
+	"debug/dwarf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -65,6 +66,10 @@ const (
 	PlaceRegister                  // in register Register
 	PlaceComputed                  // computed by the location expression, or a constant
 	PlacePieces                    // assembled from pieces in several places
+	// PlaceImplicitPointer: a pointer whose target has no address (it lives
+	// in registers); Target and TargetOffset say what it points to, so
+	// dereferencing works though the pointer has no value.
+	PlaceImplicitPointer
 )
 
 // Value is a variable's (or an expression's) value in a frame.
@@ -83,6 +88,10 @@ type Value struct {
 	// BitOffset/BitSize, when BitSize is non-zero, place a bit field within
 	// the bytes at Address.
 	BitOffset, BitSize int64
+	// Target is the DIE of the variable an implicit pointer points into and
+	// TargetOffset the byte offset in it (PlaceImplicitPointer).
+	Target       uint64
+	TargetOffset int64
 }
 
 // MaxValueSize bounds the bytes one value may load (a huge array is located
@@ -127,7 +136,7 @@ func (r *Reader) Read(v *Variable, f Frame) (Value, error) {
 	if t, err := r.ResolveType(val.Type, v.Scope, f); err == nil {
 		val.Type = t
 	}
-	if val.Bytes == nil {
+	if val.Bytes == nil && val.Place != PlaceImplicitPointer {
 		err = r.Load(&val, f)
 	}
 	return val, err
@@ -168,7 +177,8 @@ func (r *Reader) place(val Value, res evaluation, f Frame) (Value, error) {
 		val.Place = PlaceComputed
 		val.Bytes = fit(res.Bytes, size)
 	case dwarfexpr.KindImplicitPointer:
-		return val, fmt.Errorf("%w: pointer to an object that has no address (implicit pointer)", ErrOptimizedOut)
+		val.Place = PlaceImplicitPointer
+		val.Target, val.TargetOffset = r.pub(dwarf.Offset(res.PointerDIE)), res.PointerOffset
 	}
 	return val, nil
 }
