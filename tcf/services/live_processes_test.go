@@ -414,6 +414,7 @@ func TestLiveTerminate(t *testing.T) {
 func TestLiveSuspendResumeThreads(t *testing.T) {
 	prog := agentProg(t)
 	la := startLive(t)
+	m0 := la.events.mark()
 	proc, _ := la.startProcess(prog, []string{"threads"}, runFree)
 	var ids []string
 	var e error
@@ -424,6 +425,30 @@ func TestLiveSuspendResumeThreads(t *testing.T) {
 	}
 	if len(ids) != 5 {
 		t.Fatalf("threads %v", ids)
+	}
+	// Each new thread was announced with its process as parent and the main
+	// thread as creator.
+	added := map[string]bool{}
+	for _, e := range la.events.since(m0) {
+		if e.Service == "RunControl" && e.Name == "contextAdded" {
+			checkArity(t, e)
+			for _, c := range e.Args[0].([]any) {
+				p := c.(map[string]any)
+				id := p["ID"].(string)
+				if id == proc || id == mainThread(proc) {
+					continue
+				}
+				added[id] = true
+				if p["ParentID"] != proc || p["CreatorID"] != mainThread(proc) || p["HasState"] != true {
+					t.Errorf("thread %s: ParentID %v CreatorID %v HasState %v", id, p["ParentID"], p["CreatorID"], p["HasState"])
+				}
+			}
+		}
+	}
+	for _, id := range ids[1:] {
+		if !added[id] && id != mainThread(proc) {
+			t.Errorf("no contextAdded for thread %s", id)
+		}
 	}
 	for round := 0; round < 3; round++ {
 		m := la.events.mark()
@@ -455,6 +480,18 @@ func TestLiveSuspendResumeThreads(t *testing.T) {
 	m := la.events.mark()
 	la.ok("RunControl", "terminate", proc)
 	la.exitCode(m, proc)
+	la.events.wait(t, m, "Memory.contextRemoved", is("Memory", "contextRemoved", proc))
+	// Every thread is removed, the main thread last, just before its process.
+	var removed []string
+	for _, e := range la.events.since(m) {
+		checkArity(t, e)
+		if e.Service == "RunControl" && e.Name == "contextRemoved" {
+			removed = append(removed, anyStrings(e.Args[0])...)
+		}
+	}
+	if len(removed) != 6 || removed[4] != mainThread(proc) || removed[5] != proc {
+		t.Errorf("contextRemoved order %v", removed)
+	}
 }
 
 // TestLiveDlopenMemoryMapChanged: a breakpoint on a function of a library the

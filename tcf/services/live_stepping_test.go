@@ -83,6 +83,35 @@ func gdbSteps(t *testing.T, prog string) []stepStop {
 	return stops
 }
 
+// TestLiveRangeStepping: resume modes 12 and 13 step until the pc leaves
+// [RangeStart, RangeEnd).
+func TestLiveRangeStepping(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain()
+	la.ok("Breakpoints", "add", map[string]any{"ID": "c", "Location": "compute"})
+	pc, _, _ := la.resume(thread, 0)
+	la.ok("Breakpoints", "remove", []string{"c"})
+	for _, mode := range []int{12, 13} {
+		m := la.events.mark()
+		lo, hi := pc, pc+6
+		la.ok("RunControl", "resume", thread, mode, 1, map[string]any{"RangeStart": lo, "RangeEnd": hi})
+		var reason string
+		pc, reason, _, _ = la.suspended(m, thread)
+		if reason != "Step" || (pc >= lo && pc < hi) {
+			t.Errorf("mode %d over [%#x,%#x): stopped at %#x (%q)", mode, lo, hi, pc, reason)
+		}
+	}
+	var e error
+	la.call("RunControl", "resume", thread, 12, 1, map[string]any{"RangeStart": 10, "RangeEnd": 5}).Decode(&e)
+	if errCode(t, e) == 0 {
+		t.Errorf("empty range accepted")
+	}
+	la.call("RunControl", "resume", thread, 7, 1).Decode(&e)
+	if errCode(t, e) == 0 {
+		t.Errorf("reverse step (mode 7) accepted")
+	}
+}
+
 // TestLiveSteppingMatchesGdb runs the same steps through RunControl.resume
 // (step over/into line, step out, instruction steps) and compares where each
 // stops with gdb's next/step/finish/stepi/nexti on the same program.
