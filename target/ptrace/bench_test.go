@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -21,7 +23,7 @@ func benchBreakpointCycle(b *testing.B, symbolName string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Terminate()
+	defer unix.Kill(p.PID(), unix.SIGKILL)
 	th := p.Children()[0]
 	if _, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, symbolName)}); err != nil {
 		b.Fatal(err)
@@ -76,7 +78,7 @@ func BenchmarkReadMemory1MiB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Terminate()
+	defer unix.Kill(p.PID(), unix.SIGKILL)
 	th := p.Children()[0]
 	i := 0
 	r.wait(b, &i, "entry", isStop(p))
@@ -153,7 +155,7 @@ func BenchmarkEventpointCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer p.Terminate()
+	defer unix.Kill(p.PID(), unix.SIGKILL)
 	th := p.Children()[0]
 	n := 0
 	hits := make(chan struct{}, 1)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
@@ -110,6 +112,10 @@ func launch(t testing.TB, tg *target.Target, path string, args ...string) *targe
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Some test programs loop forever: never leave one running after its test
+	// (this runs before the target is closed, so the process is still sonde's).
+	pid := p.PID()
+	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
 	return p
 }
 
