@@ -250,3 +250,41 @@ func TestForeignChildrenAreNotReaped(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// TestJobControlWhileAttached: a traced process stopped by SIGSTOP stays stopped
+// (held with PTRACE_LISTEN, not reported as a debugger stop) and runs again on
+// SIGCONT, still traced.
+func TestJobControlWhileAttached(t *testing.T) {
+	path := build(t, "tp_threads.c")
+	cmd := startUntraced(t, path)
+	pid := cmd.Process.Pid
+	tg, r := newTarget(t)
+	p, err := tg.Attach(pid, target.AttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetSignalMasks(target.DefaultDontStop.With(target.Signal(unix.SIGSTOP)).With(target.Signal(unix.SIGCONT)), 0)
+	unix.Kill(pid, unix.SIGSTOP)
+	if st := waitState(t, pid, "t"); st.TracerPid == 0 {
+		t.Fatal("not traced")
+	}
+	for _, th := range p.Children() {
+		if s, _, _ := th.State(); s != target.StateRunning {
+			t.Fatalf("%s reported %v during a job-control stop", th.ID(), s)
+		}
+	}
+	unix.Kill(pid, unix.SIGCONT)
+	waitState(t, pid, "S")
+	// Still under control: a suspend works and resumes.
+	if err := p.Suspend(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.all() {
+		if e.Kind == target.EventStopped && e.Reason.Kind != target.ReasonUser {
+			t.Fatalf("unexpected stop %s", describe(e))
+		}
+	}
+}
