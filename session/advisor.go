@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 )
@@ -89,4 +91,20 @@ func (s *Session) InlineFrames(thread *target.Context, pc uint64) []target.Inlin
 		out[i] = target.InlineFrame{File: f.File, Line: f.Line, Inlined: f.Inlined, Start: f.Start}
 	}
 	return out
+}
+
+// HasPrologue reports whether the function entered at pc sets up a frame
+// pointer first (endbr64?, push %rbp, mov %rsp,%rbp on x86-64), as gdb checks
+// before skipping a GCC function's first line when stepping into it:
+// optimized code has no such prologue and its first line is already the body.
+// Other architectures: true (the first line is skipped).
+func (s *Session) HasPrologue(thread *target.Context, pc uint64) bool {
+	if s.target.Arch().Name != "x86_64" {
+		return true
+	}
+	var b [8]byte
+	n, _ := thread.ReadMemory(pc, b[:])
+	p := b[:n]
+	p = bytes.TrimPrefix(p, []byte{0xf3, 0x0f, 0x1e, 0xfa}) // endbr64
+	return bytes.HasPrefix(p, []byte{0x55, 0x48, 0x89, 0xe5})
 }

@@ -50,6 +50,16 @@ type InlineAdvisor interface {
 	InlineFrames(thread *Context, pc uint64) []InlineFrame
 }
 
+// PrologueAdvisor is what a StepAdvisor may also implement so that a step
+// into a function skips its first line only when that line is a frame-setup
+// prologue (gdb's rule for GCC code); without it the first line is always
+// skipped.
+type PrologueAdvisor interface {
+	// HasPrologue reports whether the function entered at pc begins by
+	// setting up a frame.
+	HasPrologue(thread *Context, pc uint64) bool
+}
+
 // InlineFrame is one source frame at an address.
 type InlineFrame struct {
 	File    string
@@ -349,7 +359,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	case cfa < s.startCFA:
 		// Entered a function (step into, or a jump into a callee).
 		if hasLine && s.mode == ResumeStepIntoLine {
-			if st.pc == here.Start && !s.enteredCallee {
+			if st.pc == here.Start && !s.enteredCallee && s.skipsPrologue(st.pc) {
 				// At the function's first line: run past the prologue line so the
 				// stop lands on the first body line, as gdb's `step` does.
 				s.enteredCallee = true
@@ -370,7 +380,13 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		asStep()
 		return 0, ResumeOptions{}, true
 	case cfa > s.startCFA:
-		// Returned to the caller: stop, mid-line if need be (gdb does the same).
+		// Returned to the caller. At the start of a line that is the stop;
+		// in the middle of one (the rest of the line that made the call),
+		// gdb finishes that line first, and so do we.
+		if hasLine && st.pc != here.Start && s.mode != ResumeStepOut {
+			s.startCFA, s.line, s.inline = cfa, here, nil
+			return s.rangeMode(), s.rangeOptions(), false
+		}
 		asStep()
 		return 0, ResumeOptions{}, true
 	}
@@ -397,6 +413,15 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	// In the middle of another line (a jump landed there): finish that line.
 	s.line = here
 	return s.rangeMode(), s.rangeOptions(), false
+}
+
+// skipsPrologue reports whether a step into the function entered at pc runs
+// past its first line.
+func (s *stepper) skipsPrologue(pc uint64) bool {
+	if pa, ok := s.advisor.(PrologueAdvisor); ok {
+		return pa.HasPrologue(s.thread, pc)
+	}
+	return true
 }
 
 // decideInline applies gdb's view of inlined calls to a step over that stopped

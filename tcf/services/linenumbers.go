@@ -127,6 +127,17 @@ func (a *Agent) mapToSource(ctx *target.Context, start, end uint64) []codeArea {
 			if hi <= addr || lo >= end || lo == hi {
 				continue
 			}
+			if !r.IsStmt {
+				// Several rows at one address (optimized code): the line of
+				// the address is its last statement row's, as gdb and
+				// addr2line say.
+				for k := i - 1; k >= 0 && rows[k].Addr == r.Addr; k-- {
+					if rows[k].IsStmt {
+						r.Line, r.Column, r.IsStmt = rows[k].Line, rows[k].Column, true
+						break
+					}
+				}
+			}
 			ca := codeArea{SAddr: lo, EAddr: hi, File: filepath.Base(r.File), Dir: filepath.Dir(r.File),
 				SLine: r.Line, SCol: r.Column, ELine: rows[i+1].Line, ECol: rows[i+1].Column, IsStmt: r.IsStmt}
 			if !rows[i+1].EndSequence {
