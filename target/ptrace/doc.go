@@ -14,6 +14,14 @@
 // Wait. Memory I/O runs on the caller's goroutine: process_vm_readv for reads,
 // /proc/PID/mem for writes (it can write into read-only text).
 //
+// After doing something the tracer thread stays awake for a moment, polling for
+// requests and statuses itself, because work comes in bursts (a client resumes a
+// thread right after its stop was reported; a resumed thread traps again soon)
+// and waking a sleeping locked thread costs tens of microseconds on a VM.
+// Eventpoints (internal breakpoints with an OnHit handler: conditions, hit
+// counts, library events) are decided right there on the tracer thread, without
+// any hop; Target methods called from a handler run inline.
+//
 // Every tracee is attached with PTRACE_SEIZE (launched programs too: they start
 // with PTRACE_TRACEME and are handed over before their first instruction), with
 // clone, fork, vfork, exec and exit events. Stops use PTRACE_INTERRUPT, not
@@ -29,6 +37,12 @@
 // instructions are single-stepped with the breakpoint lifted while every other
 // thread of the process is held. Hardware breakpoints and watchpoints use DR0-DR3
 // through PTRACE_POKEUSER in every thread, including threads created later.
+// MemoryImage offers the process as a memimage.Image kept in step with the
+// breakpoints.
+//
+// Register snapshots carry the XSAVE area in package arch's layout (Intel's):
+// on CPUs whose layout differs (AMD has no MPX, so AVX-512 state sits lower) the
+// backend moves the components using CPUID leaf 0xD, both ways.
 //
 // # When sonde ends
 //
@@ -44,5 +58,8 @@
 //
 // A thread single-stepped over a breakpoint on a system call instruction that
 // blocks holds the process's other threads until the call returns. A thread in
-// uninterruptible sleep (D state) delays Suspend until it wakes.
+// uninterruptible sleep (D state) delays Suspend until it wakes. Resuming a
+// thread of a job-control-stopped process makes it run (as under gdb); detaching
+// leaves the process stopped. Threads stop independently: a breakpoint stops
+// the thread that hit it, Suspend of the process stops them all.
 package ptrace
