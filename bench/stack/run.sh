@@ -14,7 +14,8 @@
 # symbols included). sonde runs twice: as installed (its cache of inflated
 # debug files warm after the first run, see session/debugcache.go) and with
 # SONDE_CACHE_DIR=off (inflating compressed debug sections on every run).
-# hyperfine measures when present (installed if missing and we are root),
+# Exit codes are ignored (eu-stack exits 1 when any thread's walk ends in an
+# error). hyperfine measures when present (installed if missing and we are root),
 # else a repeat loop; the table shows medians and the ratio to sonde.
 # Then the steady-state (attached, warm caches) go benchmarks through the
 # session (skip them with NO_GO_BENCH=1).
@@ -80,7 +81,7 @@ start deep-300 "$work/deep" deep 300
 "$sonde" stack "$(cat "$work/threads-8.pid")" >/dev/null
 
 python3 - "$work" "$runs" <<'PY'
-import json, os, shutil, statistics, subprocess, sys, time
+import json, os, shlex, shutil, statistics, subprocess, sys, time
 
 work, runs = sys.argv[1], int(sys.argv[2])
 sonde = os.path.join(work, "sonde")
@@ -93,13 +94,12 @@ def frames(cmd):
 def median_ms(cmd, env=None):
     if hyperfine:
         js = os.path.join(work, "hf.json")
-        args = [hyperfine, "-N", "-w", "2", "-r", str(runs), "--export-json", js]
+        args = [hyperfine, "-N", "-i", "-w", "2", "-r", str(runs), "--export-json", js]
         if env:
-            args = [hyperfine, "-w", "2", "-r", str(runs), "--export-json", js]
-            cmd = " ".join(f"{k}={v}" for k, v in env.items()) + " " + " ".join(cmd)
-            args.append(cmd)
+            args = [hyperfine, "-i", "-w", "2", "-r", str(runs), "--export-json", js]
+            args.append(" ".join(f"{k}={v}" for k, v in env.items()) + " " + shlex.join(cmd))
         else:
-            args.append(" ".join(cmd))
+            args.append(shlex.join(cmd))
         subprocess.run(args, capture_output=True, check=True)
         r = json.load(open(js))["results"][0]
         return statistics.median(r["times"]) * 1000
