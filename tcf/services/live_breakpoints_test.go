@@ -318,3 +318,56 @@ func TestLiveBreakpointSetChangeEnable(t *testing.T) {
 	}
 	la.ok("RunControl", "resume", thread, 0, 1)
 }
+
+// TestLiveBreakpointByAddressAndLine: a breakpoint at a numeric address, and
+// one at a file:line inside an always-inline function, planted at both
+// inlined copies and hit at each.
+func TestLiveBreakpointByAddressAndLine(t *testing.T) {
+	la := startLive(t)
+	proc, thread := la.stoppedAtMain()
+	// By address: the decimal address of add (first called with i = 0).
+	addr := la.symbolAddress(thread, "add")
+	m := la.events.mark()
+	la.ok("Breakpoints", "add", map[string]any{"ID": "addr", "Location": strconv.FormatUint(addr, 10)})
+	if inst, _ := la.statusOf(m, "addr"); len(inst) != 1 || num(inst[0]["Address"]) != addr {
+		t.Fatalf("address breakpoint status %v", inst)
+	}
+	if pc, reason, _ := la.resume(thread, 0); pc != addr || reason != "Breakpoint" {
+		t.Errorf("address breakpoint: stop at %#x (%q), want %#x", pc, reason, addr)
+	}
+	la.ok("Breakpoints", "remove", []string{"addr"})
+
+	line := sourceLine(t, "agent_prog.c", "AGENT_TWICE_LINE")
+	m = la.events.mark()
+	la.ok("Breakpoints", "add", map[string]any{"ID": "line", "File": "agent_prog.c", "Line": line})
+	inst, _ := la.statusOf(m, "line")
+	if len(inst) != 2 {
+		t.Fatalf("file:line in an inlined function: %d instances, want 2 (%v)", len(inst), inst)
+	}
+	var e error
+	var areas []map[string]any
+	la.decode("LineNumbers", "mapToMemory", []any{proc, "agent_prog.c", line, 0}, &e, &areas)
+	if len(areas) != 2 {
+		t.Errorf("mapToMemory gives %d areas, want the 2 inlined copies", len(areas))
+	}
+	// twice(1), twice(2) in the loop, then twice(total) after it.
+	seen := map[uint64]bool{}
+	for i := 0; i < 3; i++ {
+		pc, reason, params := la.resume(thread, 0)
+		if reason != "Breakpoint" || !slices.Equal(anyStrings(params["BPs"]), []string{"line"}) {
+			t.Fatalf("hit %d: %q %v", i, reason, params)
+		}
+		if _, l := la.lineAt(thread, pc); l != line {
+			t.Errorf("hit %d at line %d", i, l)
+		}
+		seen[pc] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("hits at %d distinct addresses, want both copies", len(seen))
+	}
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	if code := la.exitCode(m, proc); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
