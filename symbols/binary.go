@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sondedbg/sonde/pcache"
 	"github.com/sondedbg/sonde/symbols/debugfile"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 )
@@ -55,6 +56,24 @@ type Options struct {
 	// DWODirs are extra directories searched for split-DWARF .dwo files
 	// (after DW_AT_comp_dir and the binary's directory).
 	DWODirs []string
+	// PersistentCache is where inflated copies of large compressed debug
+	// sections are kept across runs (see persist.go). nil means
+	// pcache.Default(): the user's cache directory, unless SONDE_NO_CACHE=1
+	// or SONDE_CACHE_DIR=off.
+	PersistentCache *pcache.Cache
+	// NoPersistentCache inflates compressed sections in memory on every run.
+	NoPersistentCache bool
+}
+
+// persistentCache returns the cache compressed sections persist in, or nil.
+func (o *Options) persistentCache() *pcache.Cache {
+	if o.NoPersistentCache {
+		return nil
+	}
+	if o.PersistentCache != nil {
+		return o.PersistentCache
+	}
+	return pcache.Default()
 }
 
 // Binary is one ELF object and its debug information. All methods are safe
@@ -107,6 +126,8 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 		opts = &Options{}
 	}
 	b := &Binary{path: path, ef: ef}
+	pc := opts.persistentCache()
+	ef.enablePersist(pc)
 	dw, err := newDWARFFile(ef, false)
 	if err != nil {
 		b.warn(err)
@@ -132,11 +153,14 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 		if debugPath != "" {
 			if dbg, err := openELFFile(debugPath); err != nil {
 				b.warn(err)
-			} else if ddw, err := newDWARFFile(dbg, false); err != nil {
-				b.warn(err)
-				dbg.close()
 			} else {
-				b.debug, dw = dbg, ddw
+				dbg.enablePersist(pc)
+				if ddw, err := newDWARFFile(dbg, false); err != nil {
+					b.warn(err)
+					dbg.close()
+				} else {
+					b.debug, dw = dbg, ddw
+				}
 			}
 		}
 	}
@@ -146,7 +170,7 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 			dbgPath = b.debug.name
 		}
 		dw.splitDWO = &dwoSet{binaryPath: path, dwpPath: debugfile.DWPPath(path, dbgPath), extraDirs: opts.DWODirs}
-		b.loadAlt(dw, opts)
+		b.loadAlt(dw, opts, pc)
 		b.dw = dw
 		b.hint = ""
 	} else if b.hint == "" {
@@ -156,7 +180,7 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 }
 
 // loadAlt opens the dwz supplementary file named by .gnu_debugaltlink, if any.
-func (b *Binary) loadAlt(dw *dwarfFile, opts *Options) {
+func (b *Binary) loadAlt(dw *dwarfFile, opts *Options, pc *pcache.Cache) {
 	alt, err := debugfile.FindAltFile(context.Background(), dw.name, dw.ef.f, opts.Search)
 	if err != nil {
 		b.warn(err)
@@ -171,6 +195,7 @@ func (b *Binary) loadAlt(dw *dwarfFile, opts *Options) {
 		b.warn(err)
 		return
 	}
+	ef.enablePersist(pc)
 	altDW, err := newDWARFFile(ef, false)
 	if err != nil {
 		b.warn(err)

@@ -9,10 +9,87 @@ import (
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
-// dwarfSections are the DWARF sections of one file, decompressed. For a .dwo
-// file they are its .dwo sections (under the same field names).
+// sectionID names one of the DWARF sections the symbols package reads.
+type sectionID uint8
+
+const (
+	secInfo sectionID = iota
+	secAbbrev
+	secStr
+	secStrOffsets
+	secLineStr
+	secAddr
+	secRanges
+	secRnglists
+	secLine
+	secAranges
+	secTypes
+	numSections
+)
+
+var sectionNames = [numSections]string{
+	".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets", ".debug_line_str",
+	".debug_addr", ".debug_ranges", ".debug_rnglists", ".debug_line", ".debug_aranges", ".debug_types",
+}
+
+// dwarfSections are DWARF sections read in full at open. Only split-DWARF
+// files use them (.dwo files and the per-unit views of a .dwp package: small,
+// and the variables layer reads them through SplitUnits); every other file
+// reads its sections on first use (dwarfFile.section).
 type dwarfSections struct {
 	info, abbrev, str, strOffsets, lineStr, addr, ranges, rnglists, line, aranges, types []byte
+}
+
+// field returns the section id of s.
+func (s *dwarfSections) field(id sectionID) []byte {
+	switch id {
+	case secInfo:
+		return s.info
+	case secAbbrev:
+		return s.abbrev
+	case secStr:
+		return s.str
+	case secStrOffsets:
+		return s.strOffsets
+	case secLineStr:
+		return s.lineStr
+	case secAddr:
+		return s.addr
+	case secRanges:
+		return s.ranges
+	case secRnglists:
+		return s.rnglists
+	case secLine:
+		return s.line
+	case secAranges:
+		return s.aranges
+	case secTypes:
+		return s.types
+	}
+	return nil
+}
+
+// sectionName returns the name of section id in a file (the .dwo name when dwo).
+func sectionName(id sectionID, dwo bool) string {
+	name := sectionNames[id]
+	if dwo && id != secAddr && id != secAranges && id != secLineStr {
+		name += ".dwo"
+	}
+	return name
+}
+
+// loadDWARFSections reads every DWARF section of a split-DWARF file.
+func loadDWARFSections(ef *elfFile, dwo bool) (dwarfSections, error) {
+	var s dwarfSections
+	for id, dst := range []*[]byte{&s.info, &s.abbrev, &s.str, &s.strOffsets, &s.lineStr,
+		&s.addr, &s.ranges, &s.rnglists, &s.line, &s.aranges, &s.types} {
+		b, err := ef.section(sectionName(sectionID(id), dwo))
+		if err != nil {
+			return s, err
+		}
+		*dst = b
+	}
+	return s, nil
 }
 
 // dwarfFile is the DWARF of one file (a binary, its separate debug file, a
@@ -20,8 +97,12 @@ type dwarfSections struct {
 type dwarfFile struct {
 	name  string
 	ef    *elfFile
-	sec   dwarfSections
 	isDWO bool
+	// Split-DWARF files hold their sections in sec (eager); the others
+	// find them through secIdx, by ELF section index, read on first use.
+	eager  bool
+	sec    dwarfSections
+	secIdx [numSections]int
 
 	alt      *dwarfFile // dwz supplementary file (DW_FORM_GNU_ref_alt/strp_alt), or nil
 	splitDWO *dwoSet    // where skeleton units find their .dwo/.dwp
@@ -48,45 +129,50 @@ type dwarfFile struct {
 	nameIdx   *nameIndex // built by the first name lookup
 }
 
-// loadDWARFSections reads the DWARF sections of ef; dwo selects the .dwo names.
-func loadDWARFSections(ef *elfFile, dwo bool) (dwarfSections, error) {
-	var s dwarfSections
-	suffix := ""
-	if dwo {
-		suffix = ".dwo"
-	}
-	for _, x := range []struct {
-		name string
-		dst  *[]byte
-	}{
-		{".debug_info", &s.info}, {".debug_abbrev", &s.abbrev}, {".debug_str", &s.str},
-		{".debug_str_offsets", &s.strOffsets}, {".debug_line_str", &s.lineStr},
-		{".debug_addr", &s.addr}, {".debug_ranges", &s.ranges}, {".debug_rnglists", &s.rnglists},
-		{".debug_line", &s.line}, {".debug_aranges", &s.aranges}, {".debug_types", &s.types},
-	} {
-		name := x.name
-		if dwo && name != ".debug_addr" && name != ".debug_aranges" && name != ".debug_line_str" {
-			name += suffix
-		}
-		b, err := ef.section(name)
-		if err != nil {
-			return s, err
-		}
-		*x.dst = b
-	}
-	return s, nil
-}
-
+// newDWARFFile locates the DWARF sections of ef. A split-DWARF file (dwo)
+// is read in full; any other is only indexed: nothing is read or inflated
+// before a lookup needs it.
 func newDWARFFile(ef *elfFile, dwo bool) (*dwarfFile, error) {
-	sec, err := loadDWARFSections(ef, dwo)
-	if err != nil {
-		return nil, err
+	d := &dwarfFile{name: ef.name, ef: ef, isDWO: dwo, eager: dwo,
+		abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}
+	if dwo {
+		sec, err := loadDWARFSections(ef, dwo)
+		if err != nil {
+			return nil, err
+		}
+		d.sec = sec
+		return d, nil
 	}
-	return &dwarfFile{name: ef.name, ef: ef, sec: sec, isDWO: dwo,
-		abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}, nil
+	for id := range d.secIdx {
+		d.secIdx[id] = ef.sectionIndex(sectionName(sectionID(id), false))
+	}
+	return d, nil
 }
 
-func (d *dwarfFile) hasInfo() bool { return len(d.sec.info) > 0 }
+// section returns the contents of a DWARF section, reading (inflating) it
+// on first use; nil when absent or unreadable (the problem is reported
+// once among the warnings, and lookups see a file without that section).
+func (d *dwarfFile) section(id sectionID) []byte {
+	if d.eager {
+		return d.sec.field(id)
+	}
+	b, err := d.ef.sectionAt(d.secIdx[id])
+	if err != nil {
+		d.warnOnce(err)
+		return nil
+	}
+	return b
+}
+
+// hasInfo reports whether the file has a non-empty .debug_info, from the
+// section headers alone.
+func (d *dwarfFile) hasInfo() bool {
+	if d.eager {
+		return len(d.sec.info) > 0
+	}
+	i := d.secIdx[secInfo]
+	return i >= 0 && d.ef.declaredSize(d.ef.f.Sections[i]) > 0
+}
 
 func (d *dwarfFile) fail(op string, err error) error {
 	return &Error{File: d.name, Op: op, Err: err}
@@ -98,7 +184,7 @@ func (d *dwarfFile) abbrevTable(off uint64) (*dwarfraw.AbbrevTable, error) {
 	if t, ok := d.abbrevs[off]; ok {
 		return t, nil
 	}
-	t, err := dwarfraw.ParseAbbrevs(".debug_abbrev", d.sec.abbrev, off)
+	t, err := dwarfraw.ParseAbbrevs(".debug_abbrev", d.section(secAbbrev), off)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +196,7 @@ func (d *dwarfFile) abbrevTable(off uint64) (*dwarfraw.AbbrevTable, error) {
 // .debug_aranges, and the first DIE of units that aranges does not cover.
 func (d *dwarfFile) index() {
 	d.indexOnce.Do(func() {
-		hdrs, err := dwarfraw.ReadUnits(".debug_info", d.sec.info, false)
+		hdrs, err := dwarfraw.ReadUnits(".debug_info", d.section(secInfo), false)
 		if err != nil {
 			d.indexErrs = append(d.indexErrs, d.fail("read unit headers", err))
 		}
@@ -122,8 +208,8 @@ func (d *dwarfFile) index() {
 		}
 		var spans []span
 		covered := make([]bool, len(hdrs))
-		if len(d.sec.aranges) > 0 {
-			ar, err := dwarfraw.ReadAranges(d.sec.aranges)
+		if len(d.section(secAranges)) > 0 {
+			ar, err := dwarfraw.ReadAranges(d.section(secAranges))
 			trusted := err == nil
 			for _, a := range ar {
 				if _, ok := byOffset[a.UnitOffset]; !ok {
@@ -209,7 +295,7 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 	if err != nil {
 		return nil, d.fail("resolve name", err)
 	}
-	ur := dwarfraw.NewUnitReader(".debug_info", d.sec.info, &cu.hdr, ab)
+	ur := dwarfraw.NewUnitReader(".debug_info", d.section(secInfo), &cu.hdr, ab)
 	if err := ur.Seek(off); err != nil {
 		return nil, d.fail("resolve name", err)
 	}

@@ -51,7 +51,7 @@ func (p *dwpFile) unit(skel *compUnit) (*compUnit, error) {
 	}
 	// Each unit sees its own slices of the package's sections: make a view.
 	full := p.file
-	sub := &dwarfFile{name: full.name, ef: full.ef, isDWO: true, sec: full.sec,
+	sub := &dwarfFile{name: full.name, ef: full.ef, isDWO: true, eager: true, sec: full.sec,
 		abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}
 	var err error
 	slice := func(b []byte, r dwarfraw.SectionSlice) []byte {

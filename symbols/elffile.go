@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,6 +26,21 @@ type elfFile struct {
 	f    *elf.File
 	data []byte // the whole file
 	mmap bool
+	st   os.FileInfo // of the opened file (nil for images in memory)
+
+	// slots memoize section contents by ELF section index: a compressed
+	// section is inflated (or taken from the persisted cache) once, on first
+	// use, and never at open.
+	slots []sectionSlot
+	// persist holds the persisted copies of the inflated sections, when the
+	// cache is enabled for this file (see persist.go).
+	persist *persistState
+}
+
+type sectionSlot struct {
+	once sync.Once
+	data []byte
+	err  error
 }
 
 func openELFFile(path string) (*elfFile, error) {
@@ -51,13 +67,19 @@ func openELFFile(path string) (*elfFile, error) {
 		if err != nil {
 			return nil, &Error{File: path, Op: "read", Err: err}
 		}
-		return newELFFile(path, data, false)
+		ef, err := newELFFile(path, data, false)
+		if ef != nil {
+			ef.st = st
+		}
+		return ef, err
 	}
 	ef, err := newELFFile(path, data, true)
 	if err != nil {
 		unix.Munmap(data)
+		return nil, err
 	}
-	return ef, err
+	ef.st = st
+	return ef, nil
 }
 
 func newELFFile(name string, data []byte, mapped bool) (*elfFile, error) {
@@ -68,10 +90,13 @@ func newELFFile(name string, data []byte, mapped bool) (*elfFile, error) {
 	if f.ByteOrder != binary.LittleEndian {
 		return nil, &Error{File: name, Op: "parse ELF", Err: errors.New("big-endian ELF is not supported")}
 	}
-	return &elfFile{name: name, f: f, data: data, mmap: mapped}, nil
+	return &elfFile{name: name, f: f, data: data, mmap: mapped, slots: make([]sectionSlot, len(f.Sections))}, nil
 }
 
 func (e *elfFile) close() error {
+	if e.persist != nil {
+		e.persist.close()
+	}
 	if e.mmap && e.data != nil {
 		d := e.data
 		e.data = nil
@@ -80,29 +105,98 @@ func (e *elfFile) close() error {
 	return nil
 }
 
+// sectionIndex returns the index of the named section, or -1. A legacy
+// .zdebug_* section is found under its .debug_* name.
+func (e *elfFile) sectionIndex(name string) int {
+	for i, s := range e.f.Sections {
+		if s.Name == name {
+			return i
+		}
+	}
+	if strings.HasPrefix(name, ".debug_") {
+		z := ".zdebug_" + name[len(".debug_"):]
+		for i, s := range e.f.Sections {
+			if s.Name == z {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // section returns the contents of the named section, decompressed; nil when
 // the file has no such section (or it has no bytes, SHT_NOBITS). Legacy
 // .zdebug_* sections are found under their .debug_* name.
 func (e *elfFile) section(name string) ([]byte, error) {
-	s := e.f.Section(name)
-	if s == nil && strings.HasPrefix(name, ".debug_") {
-		if z := e.f.Section(".zdebug_" + name[len(".debug_"):]); z != nil {
-			return e.zdebug(z)
+	return e.sectionAt(e.sectionIndex(name))
+}
+
+// sectionAt returns the contents of section i (nil for i < 0), reading it
+// on first use only.
+func (e *elfFile) sectionAt(i int) ([]byte, error) {
+	if i < 0 || i >= len(e.slots) {
+		return nil, nil
+	}
+	sl := &e.slots[i]
+	sl.once.Do(func() { sl.data, sl.err = e.readSection(e.f.Sections[i]) })
+	return sl.data, sl.err
+}
+
+// declaredSize is what section s holds once decompressed, from its headers
+// alone (without inflating anything).
+func (e *elfFile) declaredSize(s *elf.Section) uint64 {
+	if s.Type == elf.SHT_NOBITS {
+		return 0
+	}
+	if strings.HasPrefix(s.Name, ".zdebug_") {
+		if s.Offset > uint64(len(e.data)) || s.Size > uint64(len(e.data))-s.Offset || s.Size < 12 {
+			return 0
+		}
+		return binary.BigEndian.Uint64(e.data[s.Offset+4:])
+	}
+	return s.Size // debug/elf reports the uncompressed size of SHF_COMPRESSED sections
+}
+
+// isCompressed reports whether reading s means inflating it.
+func isCompressed(s *elf.Section) bool {
+	return s.Type != elf.SHT_NOBITS && (s.Flags&elf.SHF_COMPRESSED != 0 || strings.HasPrefix(s.Name, ".zdebug_"))
+}
+
+// readSection reads section s: a slice of the mapped file, or, for a
+// compressed section, its persisted inflated copy or a fresh inflation.
+func (e *elfFile) readSection(s *elf.Section) ([]byte, error) {
+	if isCompressed(s) && e.persist != nil {
+		if b, ok := e.persist.lookup(e, s); ok {
+			return b, nil
 		}
 	}
-	if s == nil || s.Type == elf.SHT_NOBITS || s.Size == 0 {
+	return e.inflate(s)
+}
+
+// inflate reads section s from the file, decompressing it if needed.
+func (e *elfFile) inflate(s *elf.Section) ([]byte, error) {
+	name := s.Name
+	if strings.HasPrefix(name, ".zdebug_") {
+		return e.zdebug(s)
+	}
+	if s.Type == elf.SHT_NOBITS || s.Size == 0 {
 		return nil, nil
 	}
 	if s.Flags&elf.SHF_COMPRESSED != 0 {
 		if s.FileSize > uint64(len(e.data)) {
 			return nil, &Error{File: e.name, Op: "read section " + name, Err: errors.New("section extends past the end of the file")}
 		}
-		r := io.LimitReader(s.Open(), maxSectionSize)
-		b, err := io.ReadAll(r)
-		if err != nil {
+		if s.Size > maxSectionSize {
+			return nil, &Error{File: e.name, Op: "decompress section " + name, Err: fmt.Errorf("claimed size %d is too large", s.Size)}
+		}
+		// Inflate into a buffer of the declared size (within reason: the
+		// header may lie), so it rarely regrows.
+		out := make([]byte, 0, min(s.Size, s.FileSize*64))
+		buf := bytes.NewBuffer(out)
+		if _, err := io.Copy(buf, io.LimitReader(s.Open(), maxSectionSize)); err != nil {
 			return nil, &Error{File: e.name, Op: "decompress section " + name, Err: err}
 		}
-		return b, nil
+		return buf.Bytes(), nil
 	}
 	if s.Offset > uint64(len(e.data)) || s.Size > uint64(len(e.data))-s.Offset {
 		return nil, &Error{File: e.name, Op: "read section " + name, Err: errors.New("section extends past the end of the file")}

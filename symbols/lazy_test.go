@@ -52,7 +52,7 @@ func TestWithoutAranges(t *testing.T) {
 		t.Fatalf("objcopy: %v\n%s", err, out)
 	}
 	b := open(t, noAr)
-	if b.dw.sec.aranges != nil {
+	if b.dw.section(secAranges) != nil {
 		t.Fatal(".debug_aranges still there")
 	}
 	compareAll(t, open(t, path), b, codeAddresses(t, path))

@@ -124,8 +124,8 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 			return
 		}
 		d := cu.file
-		t, err := dwarfraw.ParseLineTable(d.sec.line, cu.stmtList, cu.compDir, cu.hdr.AddrSize,
-			dwarfraw.LineStrings{Str: d.sec.str, LineStr: d.sec.lineStr}, false)
+		t, err := dwarfraw.ParseLineTable(d.section(secLine), cu.stmtList, cu.compDir, cu.hdr.AddrSize,
+			dwarfraw.LineStrings{Str: d.section(secStr), LineStr: d.section(secLineStr)}, false)
 		if t != nil {
 			cu.lines = newLineTable(t)
 		}

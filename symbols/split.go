@@ -122,7 +122,7 @@ func openDWO(path string) (*dwarfFile, error) {
 
 // splitUnitIn finds the split compile unit with skel's DWO id in f.
 func splitUnitIn(f *dwarfFile, skel *compUnit) (*compUnit, error) {
-	hdrs, err := dwarfraw.ReadUnits(".debug_info.dwo", f.sec.info, false)
+	hdrs, err := dwarfraw.ReadUnits(".debug_info.dwo", f.section(secInfo), false)
 	if err != nil && len(hdrs) == 0 {
 		return nil, &Error{File: f.name, Op: "read split units", Err: err}
 	}

@@ -30,7 +30,7 @@ func (d *dwarfFile) typeUnit(sig uint64) *compUnit {
 				t.units[cu.hdr.Signature] = cu
 			}
 		}
-		hdrs, _ := dwarfraw.ReadUnits(".debug_types", d.sec.types, true)
+		hdrs, _ := dwarfraw.ReadUnits(".debug_types", d.section(secTypes), true)
 		for _, h := range hdrs {
 			t.units[h.Signature] = &compUnit{file: d, hdr: h, inTypes: true}
 		}

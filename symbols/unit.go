@@ -62,9 +62,9 @@ func (cu *compUnit) secName() string {
 // data returns the section holding the unit.
 func (cu *compUnit) data() []byte {
 	if cu.inTypes {
-		return cu.file.sec.types
+		return cu.file.section(secTypes)
 	}
-	return cu.file.sec.info
+	return cu.file.section(secInfo)
 }
 
 func (cu *compUnit) fail(op string, err error) error {
@@ -170,20 +170,20 @@ func (cu *compUnit) str(f *dwarfraw.Field) (string, error) {
 	case dwarfraw.ClassString:
 		return dwarfraw.CString(cu.secName(), cu.data(), f.Val)
 	case dwarfraw.ClassStrp:
-		return dwarfraw.CString(".debug_str", d.sec.str, f.Val)
+		return dwarfraw.CString(".debug_str", d.section(secStr), f.Val)
 	case dwarfraw.ClassLineStrp:
-		return dwarfraw.CString(".debug_line_str", d.sec.lineStr, f.Val)
+		return dwarfraw.CString(".debug_line_str", d.section(secLineStr), f.Val)
 	case dwarfraw.ClassStrx:
-		off, err := dwarfraw.StrOffset(d.sec.strOffsets, cu.strOffBase, f.Val, cu.hdr.Is64)
+		off, err := dwarfraw.StrOffset(d.section(secStrOffsets), cu.strOffBase, f.Val, cu.hdr.Is64)
 		if err != nil {
 			return "", err
 		}
-		return dwarfraw.CString(".debug_str", d.sec.str, off)
+		return dwarfraw.CString(".debug_str", d.section(secStr), off)
 	case dwarfraw.ClassStrpAlt:
 		if d.alt == nil {
 			return "", errors.New("string in a dwz supplementary file that was not found")
 		}
-		return dwarfraw.CString(".debug_str", d.alt.sec.str, f.Val)
+		return dwarfraw.CString(".debug_str", d.alt.section(secStr), f.Val)
 	}
 	return "", fmt.Errorf("attribute %#x is not a string", f.Attr)
 }
@@ -191,9 +191,9 @@ func (cu *compUnit) str(f *dwarfraw.Field) (string, error) {
 // addrSection returns the .debug_addr that indexed addresses use.
 func (cu *compUnit) addrSection() []byte {
 	if cu.skeleton != nil {
-		return cu.skeleton.file.sec.addr
+		return cu.skeleton.file.section(secAddr)
 	}
-	return cu.file.sec.addr
+	return cu.file.section(secAddr)
 }
 
 // addr resolves an address-class attribute.
@@ -253,19 +253,19 @@ func (cu *compUnit) rangeList(f *dwarfraw.Field, dst []dwarfraw.Range) ([]dwarfr
 	}
 	switch {
 	case f.Class == dwarfraw.ClassRnglistx:
-		off, err := dwarfraw.RnglistOffset(cu.file.sec.rnglists, cu.rnglistsBase, f.Val, cu.hdr.Is64)
+		off, err := dwarfraw.RnglistOffset(cu.file.section(secRnglists), cu.rnglistsBase, f.Val, cu.hdr.Is64)
 		if err != nil {
 			return dst, err
 		}
-		return dwarfraw.Rnglist(cu.file.sec.rnglists, off, cu.hdr.AddrSize, base, addrx, dst)
+		return dwarfraw.Rnglist(cu.file.section(secRnglists), off, cu.hdr.AddrSize, base, addrx, dst)
 	case cu.hdr.Version >= 5:
-		sec := cu.file.sec.rnglists
+		sec := cu.file.section(secRnglists)
 		return dwarfraw.Rnglist(sec, f.Val, cu.hdr.AddrSize, base, addrx, dst)
 	default:
-		sec := cu.file.sec.ranges
+		sec := cu.file.section(secRanges)
 		if cu.skeleton != nil {
 			// DWARF 4 split units keep range lists in the skeleton's file.
-			sec = cu.skeleton.file.sec.ranges
+			sec = cu.skeleton.file.section(secRanges)
 		}
 		return dwarfraw.RangesV4(sec, f.Val+cu.rangesBase, cu.hdr.AddrSize, base, dst)
 	}
