@@ -73,6 +73,34 @@ func TestRegistersReadWrite(t *testing.T) {
 		if len(get("zmm16")) != 64 {
 			t.Fatal("zmm16 size")
 		}
+		// AVX-512 state written and read back through the kernel (on AMD this
+		// goes through the XSAVE layout conversion both ways).
+		w := regs.Clone()
+		z := bytes.Repeat([]byte{0xa5, 0x5a}, 32)
+		if err := w.Set(a.ByName("zmm16"), 0, z); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.SetUint64(a.ByName("k2"), 0x1234); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Set(a.ByName("zmm5h"), 0, z[:32]); err != nil {
+			t.Fatal(err)
+		}
+		if err := th.SetRegisters(w); err != nil {
+			t.Fatal(err)
+		}
+		back, err := th.Registers()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"zmm16", "k2", "zmm5h", "xmm1", "k1"} {
+			x, _ := back.Get(a.ByName(name))
+			y, _ := w.Get(a.ByName(name))
+			if !bytes.Equal(x, y) {
+				t.Fatalf("%s after write: % x, wrote % x", name, x, y)
+			}
+		}
+		regs = back
 	} else {
 		t.Log("no AVX-512 on this machine: k and zmm registers not checked")
 	}

@@ -62,10 +62,12 @@ func fromArchXState(a, k []byte) []byte {
 			copy(k[c.cpuOff:c.cpuOff+c.size], a[c.archOff:c.archOff+c.size])
 		}
 	}
-	// A register written from its init state needs its component marked in
-	// use, or XRSTOR would load the init value instead.
+	// A register written while its component was in its init state needs the
+	// component marked in use, or XRSTOR would load the init value instead.
+	// Marking every enabled component is safe: the kernel filled the image of
+	// components in init state with their init values.
 	bv := binary.LittleEndian.Uint64(k[arch.XSaveHeader:])
 	xcr0 := binary.LittleEndian.Uint64(k[arch.XCR0Offset:])
-	binary.LittleEndian.PutUint64(k[arch.XSaveHeader:], bv|(xcr0&binary.LittleEndian.Uint64(a[arch.XSaveHeader:])))
+	binary.LittleEndian.PutUint64(k[arch.XSaveHeader:], bv|xcr0)
 	return k
 }
