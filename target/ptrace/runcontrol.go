@@ -360,7 +360,9 @@ func (b *Backend) Suspend(ctx *target.Context) error {
 func (b *Backend) stopThreads(ths []*thread) bool {
 	var waiting []*thread
 	for _, th := range ths {
-		if th.reported {
+		if th.reported || th.inVfork {
+			// (A thread waiting in vfork cannot stop before its child execs or
+			// exits, which may be never if the child is stopped: it stays running.)
 			continue
 		}
 		th.wantStop = true
