@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -287,18 +288,18 @@ func TestStackCoreMatchesGdb(t *testing.T) {
 	}
 }
 
-// TestStackKernelCoreMatchesGdb dumps a core with the kernel (SIGABRT with
-// an unlimited core size into a pattern file) and compares.
-func TestStackKernelCoreMatchesGdb(t *testing.T) {
+// kernelCore runs bin with args in a fresh directory with an unlimited core
+// size, optionally waits for "ready" and kills it with SIGABRT, and returns
+// the core file the kernel wrote (skipping when it writes none here).
+func kernelCore(t *testing.T, bin string, waitReady bool, args ...string) string {
+	t.Helper()
 	pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern")
 	if err != nil || strings.HasPrefix(string(pattern), "|") {
 		t.Skipf("core_pattern %q pipes cores to a program: the kernel writes no core file here", strings.TrimSpace(string(pattern)))
 	}
-	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
 	dir := t.TempDir()
-	cmd := exec.Command(path, "threads", "4")
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
 	out, _ := cmd.StdoutPipe()
 	var lim syscall.Rlimit
 	syscall.Getrlimit(syscall.RLIMIT_CORE, &lim)
@@ -311,16 +312,73 @@ func TestStackKernelCoreMatchesGdb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bufio.NewReader(out).ReadString('\n')
-	waitAllSleeping(t, cmd.Process.Pid)
-	cmd.Process.Signal(syscall.SIGABRT)
+	if waitReady {
+		bufio.NewReader(out).ReadString('\n')
+		waitAllSleeping(t, cmd.Process.Pid)
+		cmd.Process.Signal(syscall.SIGABRT)
+	} else {
+		go io.Copy(io.Discard, out)
+	}
 	cmd.Wait()
 	cores, _ := filepath.Glob(filepath.Join(dir, "core*"))
 	if len(cores) == 0 {
 		t.Skipf("the kernel wrote no core into %s (core_pattern %q)", dir, strings.TrimSpace(string(pattern)))
 	}
-	got := sondeStacks(t, "--core", cores[0], "--exe", path)
-	compareWithGdb(t, got, gdbStacks(t, path, cores[0]))
+	return cores[0]
+}
+
+// TestStackKernelCoreMatchesGdb dumps a core with the kernel (SIGABRT with
+// an unlimited core size) and compares.
+func TestStackKernelCoreMatchesGdb(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
+	core := kernelCore(t, path, true, "threads", "4")
+	got := sondeStacks(t, "--core", core, "--exe", path)
+	compareWithGdb(t, got, gdbStacks(t, path, core))
+}
+
+// TestStackKernelCoresOfUnwinderCases runs the unwinder's test program
+// (testdata/uw_main.c, uw_asm.S, uw_cxx.cc), which stops itself with
+// SIGTRAP (or dies of SIGSEGV) in each hard case, lets the kernel dump the
+// core, and compares `sonde stack --core` with gdb on it: alloca, DRAP
+// realignment, hand-written .cfi_escape CFAs, .debug_frame only, no CFI at
+// all, noreturn calls, tail calls, a call through a null pointer, signal
+// handlers, exceptions in flight and threads.
+func TestStackKernelCoresOfUnwinderCases(t *testing.T) {
+	cases := []struct {
+		name    string
+		sources []string
+		flags   []string
+		args    []string
+	}{
+		{"O0", []string{"uw_main.c"}, []string{"-O0"}, []string{"recurse", "3"}},
+		{"omitfp", []string{"uw_main.c"}, []string{"-O2", "-fomit-frame-pointer"}, []string{"recurse", "5"}},
+		{"static", []string{"uw_main.c"}, []string{"-O2", "-static"}, []string{"recurse", "2"}},
+		{"signal", []string{"uw_main.c"}, []string{"-O2"}, []string{"signal"}},
+		{"altstack", []string{"uw_main.c"}, []string{"-O2"}, []string{"altstack"}},
+		{"alloca", []string{"uw_main.c"}, []string{"-O2"}, []string{"alloca", "5"}},
+		{"realign", []string{"uw_main.c"}, []string{"-O2"}, []string{"realign", "3"}},
+		{"stackrealign", []string{"uw_main.c"}, []string{"-O2", "-mstackrealign", "-mavx"}, []string{"alloca", "3"}},
+		{"asm", []string{"uw_main.c", "uw_asm.S"}, []string{"-O2"}, []string{"asm"}},
+		{"debugframe", []string{"uw_main.c"}, []string{"-O2", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}, []string{"recurse", "3"}},
+		{"noreturn", []string{"uw_main.c"}, []string{"-O2"}, []string{"noreturn"}},
+		{"nocfi", []string{"uw_main.c"}, []string{"-O1", "-g0", "-fno-omit-frame-pointer", "-fno-asynchronous-unwind-tables", "-fno-unwind-tables"}, []string{"recurse", "3"}},
+		{"tailcall", []string{"uw_main.c"}, []string{"-O2"}, []string{"tailcall"}},
+		{"nullcall", []string{"uw_main.c"}, []string{"-O2"}, []string{"nullcall"}},
+		{"threads", []string{"uw_main.c"}, []string{"-O2"}, []string{"threads"}},
+		{"cxx-exception", []string{"uw_cxx.cc"}, []string{"-O2"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			flags := c.flags
+			if c.sources[0] == "uw_main.c" && len(c.sources) == 1 {
+				flags = append(append([]string{}, flags...), "-DNO_ASM") // uw_main.c without uw_asm.S
+			}
+			bin := testprog.Build(t, testprog.Spec{Sources: c.sources, Flags: flags, Name: "uw_main_" + c.name})
+			core := kernelCore(t, bin, false, c.args...)
+			got := sondeStacks(t, "--core", core, "--exe", bin)
+			compareWithGdb(t, got, gdbStacks(t, bin, core))
+		})
+	}
 }
 
 func TestGdbName(t *testing.T) {
