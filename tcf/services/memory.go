@@ -2,6 +2,7 @@ package services
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/sondedbg/sonde/target"
@@ -95,9 +96,20 @@ func (a *Agent) RegisterMemory() {
 			c.Reply().Null().Error(err).Null().Send()
 			return
 		}
-		data := make([]byte, size)
+		// The reply copies the bytes: read them into a reused buffer (no
+		// allocation and clearing of up to maxMemoryTransfer per command),
+		// zeroing only what could not be read.
+		bp := readBuffers.Get().(*[]byte)
+		if cap(*bp) < size {
+			*bp = make([]byte, size)
+		}
+		data := (*bp)[:size]
 		ranges, err := transfer(addr, data, mode, ctx.ReadMemory, rangeCannotRead)
+		for _, r := range ranges {
+			clear(data[r.Addr-addr : r.Addr-addr+r.Size])
+		}
 		c.Reply().Binary(data).Error(err).Data(nullIfEmpty(ranges)).Send()
+		readBuffers.Put(bp)
 	})
 	svc.Command("set", func(c *tcf.Call) {
 		args := c.Args()
@@ -140,6 +152,11 @@ func (a *Agent) RegisterMemory() {
 	})
 }
 
+var errNoProgress = errors.New("memory access made no progress")
+
+// readBuffers holds the scratch buffers of Memory.get.
+var readBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func (a *Agent) memoryArgs(id string, size int) (*target.Context, error) {
 	if size < 0 || size > maxMemoryTransfer {
 		return nil, tcf.Errorf(tcf.CodeInvalidDataSize, "memory transfer of %d bytes: at most %d per command", size, maxMemoryTransfer)
@@ -174,10 +191,12 @@ func transfer(addr uint64, data []byte, mode int, op func(uint64, []byte) (int, 
 	for done := 0; done < len(data); {
 		n, err := op(addr+uint64(done), data[done:])
 		done += n
+		if err == nil && n == 0 {
+			// No progress and no reason: report the rest as failed rather
+			// than loop or leave it undescribed.
+			err = errNoProgress
+		}
 		if err == nil {
-			if n == 0 {
-				break
-			}
 			continue
 		}
 		if first == nil {
