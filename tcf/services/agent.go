@@ -175,6 +175,7 @@ func (a *Agent) onEvent(e target.Event) {
 			a.emit("Memory", "contextRemoved", []string{id})
 			a.replies.drop(id)
 			a.mu.Lock()
+			a.expireStreams(a.launched[id])
 			delete(a.launched, id)
 			delete(a.clientMaps, id)
 			delete(a.adopted, c)

@@ -409,6 +409,7 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 			}
 		}
 		a.mu.Lock()
+		a.expireStreams(a.launched[id])
 		delete(a.launched, id)
 		a.mu.Unlock()
 		a.emit("Processes", "exited", id, code)

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -132,6 +133,26 @@ func (a *Agent) RegisterStreams() {
 			a.disposeStream(s)
 		}
 		c.ReplyError(err)
+	})
+}
+
+// streamExpiry is how long the streams of a process that exited are kept for
+// a client to read (then they go, so that output nobody reads does not pile
+// up for ever).
+var streamExpiry = 10 * time.Minute
+
+// expireStreams disposes of an exited process's streams after streamExpiry
+// (those a client read to the end are gone already).
+func (a *Agent) expireStreams(lp *launchedProcess) {
+	if lp == nil {
+		return
+	}
+	time.AfterFunc(streamExpiry, func() {
+		for _, s := range []*stream{lp.stdin, lp.stdout, lp.stderr} {
+			if s != nil {
+				a.disposeStream(s)
+			}
+		}
 	})
 }
 
