@@ -196,6 +196,11 @@ func (d *dwarfFile) abbrevTable(off uint64) (*dwarfraw.AbbrevTable, error) {
 // .debug_aranges, and the first DIE of units that aranges does not cover.
 func (d *dwarfFile) index() {
 	d.indexOnce.Do(func() {
+		if d.loadIndex() {
+			d.indexed.Store(true)
+			return
+		}
+		defer d.storeIndex()
 		hdrs, err := dwarfraw.ReadUnits(".debug_info", d.section(secInfo), false)
 		if err != nil {
 			d.indexErrs = append(d.indexErrs, d.fail("read unit headers", err))

@@ -41,27 +41,45 @@ type persistState struct {
 	mu     sync.Mutex
 	file   *pcache.File      // the mapped cache file, or nil
 	secs   map[string][]byte // inflated sections by name (mapped or in memory)
+	index  map[string][]byte // the persisted compile-unit index (persistindex.go)
 	loaded bool              // secs came from a valid cache file
 	err    error             // why the cache could not be used or written (informational)
 }
 
+// minIndexedInfo: files with less .debug_info than this index their units
+// in well under a millisecond; larger ones persist the index.
+var minIndexedInfo uint64 = 1 << 20
+
 // enablePersist turns the persisted cache on for ef when it is worth it: a
-// file opened from a path whose compressed debug sections are large.
+// file opened from a path whose compressed debug sections, or whose
+// .debug_info, are large.
 func (e *elfFile) enablePersist(c *pcache.Cache) {
 	if c == nil || e.st == nil {
 		return
 	}
-	var compressed uint64
+	var compressed, info uint64
 	for _, s := range e.f.Sections {
 		if persistable(s) {
 			compressed += s.FileSize
 		}
+		if s.Name == ".debug_info" || s.Name == ".zdebug_info" {
+			info = e.declaredSize(s)
+		}
 	}
-	if compressed == 0 || compressed < minPersistSize {
+	if (compressed == 0 || compressed < minPersistSize) && (info == 0 || info < minIndexedInfo) {
 		return
 	}
 	e.persist = &persistState{cache: c}
 }
+
+func (p *persistState) setErr(err error) {
+	p.mu.Lock()
+	p.err = err
+	p.mu.Unlock()
+}
+
+// ensure loads the cache file (or fills it) once.
+func (p *persistState) ensure(e *elfFile) { p.once.Do(func() { p.fill(e) }) }
 
 // persistable reports whether section s is one the cache keeps.
 func persistable(s *elf.Section) bool {
@@ -120,38 +138,54 @@ func le32(b []byte) uint32 {
 // lookup returns section s from the cache, loading the cache file, or
 // filling it, on the first call.
 func (p *persistState) lookup(e *elfFile, s *elf.Section) ([]byte, bool) {
-	p.once.Do(func() { p.fill(e) })
+	p.ensure(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	b, ok := p.secs[s.Name]
 	return b, ok
 }
 
-// fill loads the cache file of e or, when there is no valid one, inflates
-// every persistable section and writes one.
+// fill loads the cache file of e or, when there is no valid one (or it
+// lacks the inflated sections), inflates every persistable section and
+// writes them.
 func (p *persistState) fill(e *elfFile) {
 	key, id := e.identity()
 	cl := &inflatedClient{ef: e}
-	f, err := p.cache.Load(key, id, cl)
-	if err == nil && cl.got != nil {
-		p.file, p.secs, p.loaded = f, cl.got, true
+	ic := &indexClient{}
+	f, err := p.cache.Load(key, id, cl, ic)
+	p.mu.Lock()
+	if err == nil {
+		p.file, p.secs, p.index, p.loaded = f, cl.got, ic.got, cl.got != nil
+	} else {
+		p.err = err
+	}
+	p.mu.Unlock()
+	if p.secs != nil || !e.hasPersistable() {
 		return
 	}
-	if f != nil {
-		f.Close()
-	}
-	p.err = err
 	secs, err := e.inflateAll()
 	if err != nil {
 		// Leave it to lazy inflation, which reports the bad section.
-		p.err = err
+		p.setErr(err)
 		return
 	}
+	p.mu.Lock()
 	p.secs = secs
+	p.mu.Unlock()
 	cl.secs = secs
 	if err := p.cache.Store(key, id, cl); err != nil {
-		p.err = err
+		p.setErr(err)
 	}
+}
+
+// hasPersistable reports whether e has compressed sections to persist.
+func (e *elfFile) hasPersistable() bool {
+	for _, s := range e.f.Sections {
+		if persistable(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // inflateAll inflates every persistable section of e, in parallel: each is

@@ -1,0 +1,241 @@
+package symbols
+
+import (
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/pcache"
+)
+
+// persistEverything lowers the size thresholds so the small test programs
+// persist their sections and index; restored after the test.
+func persistEverything(t *testing.T) {
+	oldS, oldI := minPersistSize, minIndexedInfo
+	minPersistSize, minIndexedInfo = 0, 0
+	t.Cleanup(func() { minPersistSize, minIndexedInfo = oldS, oldI })
+}
+
+// compressedProgram builds a two-unit -O2 program with inline frames and
+// returns it and a copy with zlib-compressed debug sections.
+func compressedProgram(t *testing.T) (plain, compressed string) {
+	t.Helper()
+	if _, err := exec.LookPath("objcopy"); err != nil {
+		t.Skip("objcopy not installed")
+	}
+	plain = testprog.Build(t, testprog.Spec{Sources: []string{"dw_inline.c", "dw_second.c"}, Flags: []string{"-O2"}, Name: "dw_two_units"})
+	compressed = filepath.Join(t.TempDir(), "compressed")
+	run(t, "objcopy", "--compress-debug-sections=zlib", plain, compressed)
+	return plain, compressed
+}
+
+func openWith(t *testing.T, path string, opts *Options) *Binary {
+	t.Helper()
+	b, err := Open(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+// compareLines compares LineAt over addrs.
+func compareLines(t *testing.T, want, got *Binary, addrs []uint64) {
+	t.Helper()
+	for _, a := range addrs {
+		w, okw, errw := want.LineAt(a)
+		g, okg, errg := got.LineAt(a)
+		if okw != okg || (errw == nil) != (errg == nil) || !reflect.DeepEqual(w, g) {
+			t.Fatalf("LineAt(%#x): got %+v %v %v, want %+v %v %v", a, g, okg, errg, w, okw, errw)
+		}
+	}
+}
+
+// TestOpenInflatesNothing: Open reads headers only; a lookup inflates the
+// sections it reads and no other (.debug_loclists stays compressed).
+func TestOpenInflatesNothing(t *testing.T) {
+	plain, compressed := compressedProgram(t)
+	b := openWith(t, compressed, &Options{NoPersistentCache: true})
+	inflated := func(name string) bool {
+		i := b.ef.sectionIndex(name)
+		if i < 0 {
+			t.Fatalf("no section %s", name)
+		}
+		if !isCompressed(b.ef.f.Sections[i]) {
+			t.Fatalf("%s is not compressed", name)
+		}
+		return b.ef.slots[i].data != nil
+	}
+	for _, s := range b.ef.f.Sections {
+		if isCompressed(s) && b.ef.slots[b.ef.sectionIndex(s.Name)].data != nil {
+			t.Fatalf("%s inflated at Open", s.Name)
+		}
+	}
+	addrs := codeAddresses(t, plain)
+	if _, err := b.Lookup(addrs[len(addrs)/2]); err != nil {
+		t.Fatal(err)
+	}
+	if !inflated(".debug_info") || !inflated(".debug_line") {
+		t.Error("lookup did not read .debug_info and .debug_line")
+	}
+	if b.ef.sectionIndex(".debug_loclists") >= 0 && inflated(".debug_loclists") {
+		t.Error(".debug_loclists inflated by a lookup that does not need it")
+	}
+}
+
+// TestPersistedSameAnswers: with the persisted cache cold (it is filled),
+// warm (sections and index come from the cache file) and disabled, every
+// lookup answers as for the uncompressed program.
+func TestPersistedSameAnswers(t *testing.T) {
+	persistEverything(t)
+	plain, compressed := compressedProgram(t)
+	addrs := codeAddresses(t, plain)
+	want := openWith(t, plain, &Options{NoPersistentCache: true})
+	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
+
+	off := openWith(t, compressed, &Options{NoPersistentCache: true})
+	if off.ef.persist != nil {
+		t.Fatal("NoPersistentCache ignored")
+	}
+	compareAll(t, want, off, addrs)
+
+	cold := openWith(t, compressed, &Options{PersistentCache: cache})
+	compareAll(t, want, cold, addrs)
+	compareLines(t, want, cold, addrs)
+	if p := cold.ef.persist; p == nil || p.loaded || p.err != nil && pcache.ReasonOf(p.err) != pcache.ReasonMissing {
+		t.Fatalf("cold open: %+v", p)
+	}
+
+	warm := openWith(t, compressed, &Options{PersistentCache: cache})
+	compareAll(t, want, warm, addrs)
+	compareLines(t, want, warm, addrs)
+	p := warm.ef.persist
+	if p == nil || !p.loaded || p.index == nil || p.err != nil {
+		t.Fatalf("warm open did not use the cache: %+v", p)
+	}
+	if len(warm.Warnings()) != 0 {
+		t.Errorf("warnings: %v", warm.Warnings())
+	}
+	// The warm answers came from the mapped cache file.
+	i := warm.ef.sectionIndex(".debug_info")
+	if d, _ := p.file.Section(persistClientID.Name, ".debug_info"); len(d) == 0 || &d[0] != &warm.ef.slots[i].data[0] {
+		t.Error(".debug_info not served from the cache file")
+	}
+	fns := []string{"dw_second_entry", "main"}
+	for _, fn := range fns {
+		w, err1 := want.LookupFunction(fn)
+		g, err2 := warm.LookupFunction(fn)
+		if err1 != nil || err2 != nil || !reflect.DeepEqual(w, g) {
+			t.Errorf("LookupFunction(%s): got %+v %v, want %+v %v", fn, g, err2, w, err1)
+		}
+	}
+}
+
+// TestDamagedOrStaleCacheRebuilt: a cache file with a flipped byte, or one
+// derived from an older version of the file, is ignored (with the reason)
+// and replaced by a good one.
+func TestDamagedOrStaleCacheRebuilt(t *testing.T) {
+	persistEverything(t)
+	plain, compressed := compressedProgram(t)
+	addrs := codeAddresses(t, plain)
+	want := openWith(t, plain, &Options{NoPersistentCache: true})
+	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
+	compareAll(t, want, openWith(t, compressed, &Options{PersistentCache: cache}), addrs)
+	files, _ := filepath.Glob(filepath.Join(cache.Dir, "*.pcache"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{len(data) / 2, 4096 + 10, 20} {
+		bad := append([]byte(nil), data...)
+		bad[at] ^= 0x40
+		if err := os.WriteFile(files[0], bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		b := openWith(t, compressed, &Options{PersistentCache: cache})
+		compareAll(t, want, b, addrs)
+		if p := b.ef.persist; p.loaded || p.err == nil {
+			t.Fatalf("byte %d flipped: cache used (%+v)", at, p)
+		}
+		again := openWith(t, compressed, &Options{PersistentCache: cache})
+		compareAll(t, want, again, addrs)
+		if p := again.ef.persist; !p.loaded || p.index == nil {
+			t.Fatalf("byte %d flipped: cache not rebuilt (%v)", at, p.err)
+		}
+	}
+	// A newer version of the file (same path, new mtime) does not meet the
+	// old cache entry.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(compressed, later, later); err != nil {
+		t.Fatal(err)
+	}
+	b := openWith(t, compressed, &Options{PersistentCache: cache})
+	compareAll(t, want, b, addrs)
+	if p := b.ef.persist; p.loaded || pcache.ReasonOf(p.err) != pcache.ReasonModule {
+		t.Fatalf("stale cache: loaded %v err %v", p.loaded, p.err)
+	}
+}
+
+// TestNoCacheEnv: SONDE_NO_CACHE=1 disables the default cache.
+func TestNoCacheEnv(t *testing.T) {
+	persistEverything(t)
+	_, compressed := compressedProgram(t)
+	t.Setenv("SONDE_CACHE_DIR", t.TempDir())
+	t.Setenv("SONDE_NO_CACHE", "1")
+	if b := openWith(t, compressed, nil); b.ef.persist != nil {
+		t.Fatal("SONDE_NO_CACHE=1 ignored")
+	}
+	t.Setenv("SONDE_NO_CACHE", "")
+	if b := openWith(t, compressed, nil); b.ef.persist == nil {
+		t.Fatal("default cache not used")
+	}
+}
+
+// TestLibcPersistedSameAnswers: the system libc with its separate debug
+// file answers the same on 3,000 random text addresses with the cache
+// disabled, cold and warm.
+func TestLibcPersistedSameAnswers(t *testing.T) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	ref, err := Open(libc, &Options{NoPersistentCache: true})
+	if err != nil {
+		t.Skipf("no libc at %s: %v", libc, err)
+	}
+	defer ref.Close()
+	if ref.debug == nil || ref.debug.persist != nil {
+		t.Skip("libc's separate debug file is not installed (libc6-dbg)")
+	}
+	text := ref.ELF().Section(".text")
+	if text == nil {
+		t.Fatal("libc has no .text")
+	}
+	rng := rand.New(rand.NewSource(1))
+	addrs := make([]uint64, 3000)
+	for i := range addrs {
+		addrs[i] = text.Addr + uint64(rng.Int63n(int64(text.Size)))
+	}
+	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
+	for _, phase := range []string{"cold", "warm"} {
+		b := openWith(t, libc, &Options{PersistentCache: cache})
+		if b.debug == nil || b.debug.persist == nil {
+			t.Fatalf("%s: libc's debug file does not use the cache", phase)
+		}
+		for _, a := range addrs {
+			w, err1 := ref.Lookup(a)
+			g, err2 := b.Lookup(a)
+			if (err1 == nil) != (err2 == nil) || !reflect.DeepEqual(w, g) {
+				t.Fatalf("%s: %#x: got %+v %v, want %+v %v", phase, a, g, err2, w, err1)
+			}
+		}
+		if p := b.debug.persist; (phase == "warm") != p.loaded {
+			t.Fatalf("%s: loaded from cache = %v (%v)", phase, p.loaded, p.err)
+		}
+	}
+}
