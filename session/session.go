@@ -218,9 +218,6 @@ func (s *Session) open(f *file, m *modules.Module) {
 	if m.VDSO {
 		f.binary, f.err = symbols.OpenBytes("[vdso]", m.Image, opts)
 	} else {
-		// An inflated copy of a compressed debug file saves inflating it
-		// again on every run (see debugcache.go).
-		opts.DebugFile = cachedDebugFile(m.Path, opts.Search)
 		f.binary, f.err = symbols.Open(m.Path, opts)
 	}
 	if f.binary == nil {
