@@ -50,12 +50,14 @@ type Thread struct {
 }
 
 // Registers returns a copy of the thread's registers: NT_PRSTATUS's pr_reg and
-// the XSAVE area (or the FXSAVE image when the core has no NT_X86_XSTATE).
+// the XSAVE area (or the FXSAVE image when the core has no NT_X86_XSTATE). The
+// XSAVE area is in the layout of the CPU that wrote the core, which is
+// inferred from the image and converted to arch's.
 func (th *Thread) Registers() *target.Registers {
 	r := &target.Registers{Arch: arch.AMD64, General: th.Status.Registers}
 	switch {
 	case len(th.XState) >= arch.FXSaveSize:
-		r.XState = th.XState
+		r.XState = arch.InferXStateLayout(th.XState).ToArch(th.XState)
 	case len(th.FPRegs) >= arch.FXSaveSize:
 		r.XState = th.FPRegs[:arch.FXSaveSize]
 	}

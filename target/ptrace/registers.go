@@ -129,7 +129,7 @@ func (b *Backend) SetRegisters(ctx *target.Context, r *target.Registers) error {
 			if err := th.loadXState(); err != nil {
 				return b.osError("write registers", th, err)
 			}
-			if want := max(archXStateSize, len(th.xstate)); len(r.XState) != want {
+			if want := max(arch.XStateSize, len(th.xstate)); len(r.XState) != want {
 				return target.Errorf(target.CodeInvalidDataSize, "write registers", ctx.ID(),
 					fmt.Errorf("XSAVE area is %d bytes, want %d", len(r.XState), want))
 			}
