@@ -132,7 +132,11 @@ func writeRegs(w io.Writer, s *regsSnapshot) error {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "Thread %d (%s):\n", th.tid, th.name)
+		if th.name != "" {
+			fmt.Fprintf(w, "Thread %d (%s):\n", th.tid, th.name)
+		} else {
+			fmt.Fprintf(w, "Thread %d:\n", th.tid) // cores record no thread names
+		}
 		if th.err != nil {
 			fmt.Fprintf(w, "  registers unavailable: %v\n", th.err)
 			continue
