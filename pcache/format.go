@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"runtime"
+	"sort"
+	"sync"
 )
 
 // FormatVersion is the version of the file layout this package reads and
@@ -26,8 +28,10 @@ const (
 var (
 	magic       = [8]byte{'S', 'O', 'N', 'D', 'E', 'P', 'C', 0}
 	footerMagic = [8]byte{'P', 'C', 'A', 'C', 'H', 'E', 'N', 'D'}
-	castagnoli  = crc32.MakeTable(crc32.Castagnoli)
 	le          = binary.LittleEndian
+	// castagnoli is built on first use: programs that never touch a cache
+	// file do not pay for its tables at start-up.
+	castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 )
 
 // Header field offsets.
@@ -82,7 +86,59 @@ func archOf(goarch string) uint32 {
 	return 0
 }
 
-func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+func checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli()) }
+
+// parallelChecksums: above this many bytes of sections, Decode checks
+// sections on several cores (a 10 MB file: ~1.3 ms on one core here, the
+// data being cold in the CPU caches).
+const parallelChecksums = 2 << 20
+
+// verifySections checks every section's checksum and returns the index of
+// the first (in file order) that does not match, or -1.
+func verifySections(entries []tableEntry) int {
+	var total uint64
+	for i := range entries {
+		total += entries[i].size
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	if total < parallelChecksums || workers < 2 {
+		for i := range entries {
+			if checksum(entries[i].Data) != entries[i].crc {
+				return i
+			}
+		}
+		return -1
+	}
+	// Largest first, each to the next free worker.
+	order := make([]int, len(entries))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return entries[order[a]].size > entries[order[b]].size })
+	bad := make([]bool, len(entries))
+	next := make(chan int, len(order))
+	for _, i := range order {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				bad[i] = checksum(entries[i].Data) != entries[i].crc
+			}
+		}()
+	}
+	wg.Wait()
+	for i, b := range bad {
+		if b {
+			return i
+		}
+	}
+	return -1
+}
 
 // Identity names the source file a cache file was derived from. Two
 // identities match when build-id, size and modification time are equal: a
@@ -195,7 +251,8 @@ func Decode(data []byte, path string, want *Identity) (*File, error) {
 	}
 	f := &File{Path: path, Identity: h.id, data: data}
 	pos := uint64(dataOffset)
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		if e.off < pos || e.off > h.tableOff || e.off%uint64(e.Align) != 0 || e.size > h.tableOff-e.off {
 			return nil, fail(path, ReasonCorrupt, "section %s/%s at %#x size %#x overlaps or lies outside [%#x, %#x)",
 				e.Client, e.Name, e.off, e.size, pos, h.tableOff)
@@ -204,15 +261,18 @@ func Decode(data []byte, path string, want *Identity) (*File, error) {
 			return nil, fail(path, ReasonCorrupt, "non-zero padding at %#x", pos)
 		}
 		e.Data = data[e.off : e.off+e.size : e.off+e.size]
-		if got := checksum(e.Data); got != e.crc {
-			return nil, fail(path, ReasonChecksum, "section %s/%s at %#x: checksum %#x, computed %#x",
-				e.Client, e.Name, e.off, e.crc, got)
-		}
 		pos = e.off + e.size
-		f.sections = append(f.sections, e.Section)
 	}
 	if !isZero(data[pos:h.tableOff]) {
 		return nil, fail(path, ReasonCorrupt, "non-zero padding at %#x", pos)
+	}
+	if i := verifySections(entries); i >= 0 {
+		e := &entries[i]
+		return nil, fail(path, ReasonChecksum, "section %s/%s at %#x: checksum %#x, computed %#x",
+			e.Client, e.Name, e.off, e.crc, checksum(e.Data))
+	}
+	for i := range entries {
+		f.sections = append(f.sections, entries[i].Section)
 	}
 	return f, nil
 }

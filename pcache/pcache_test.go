@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -344,6 +346,34 @@ func TestBadKeys(t *testing.T) {
 	for _, k := range []string{"", "../x", "a/b", ".lock", "a b"} {
 		if err := c.Store(k, testID); err == nil {
 			t.Errorf("key %q accepted", k)
+		}
+	}
+}
+
+// TestLargeFileChecksums: files big enough to be checked on several cores
+// still reject a flipped byte in any section, and name that section.
+func TestLargeFileChecksums(t *testing.T) {
+	c := newCache(t)
+	secs := map[string][]byte{"a": pattern(1<<20, 1), "b": pattern(3<<20, 2), "c": pattern(512<<10, 3), "d": pattern(10, 4)}
+	if err := c.Store("big", testID, newClient("x", 1, secs)); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(c.Path("big"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(data, "f", &testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range f.Sections() {
+		off := int(uintptr(unsafe.Pointer(&s.Data[0]))-uintptr(unsafe.Pointer(&data[0]))) + len(s.Data)/2
+		bad := append([]byte(nil), data...)
+		bad[off] ^= 0x10
+		_, err := Decode(bad, "f", &testID)
+		wantReason(t, err, ReasonChecksum)
+		if want := "section x/" + s.Name + " "; !strings.Contains(err.Error(), want) {
+			t.Errorf("flip in %s: %v", s.Name, err)
 		}
 	}
 }

@@ -20,7 +20,7 @@ type crcWriter struct {
 func (c *crcWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
-	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	c.crc = crc32.Update(c.crc, castagnoli(), p[:n])
 	return n, err
 }
 
