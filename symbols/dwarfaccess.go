@@ -3,7 +3,6 @@ package symbols
 import (
 	"debug/elf"
 	"errors"
-	"strings"
 )
 
 // Accessors for packages that decode more of the DWARF than this package does
@@ -32,11 +31,12 @@ func (b *Binary) DWARFELF() *elf.File {
 // SplitUnit is the DWARF of one split compile unit (-gsplit-dwarf): the
 // sections of its .dwo file and what its skeleton unit in the binary says.
 type SplitUnit struct {
-	// DWOPath is the .dwo file the sections come from.
+	// DWOPath is the .dwo (or .dwp) file the sections come from.
 	DWOPath string
-	// Sections are the .dwo's sections by their plain names (".debug_info",
-	// ".debug_abbrev", ".debug_str", ".debug_str_offsets",
-	// ".debug_loclists", ".debug_rnglists", ".debug_line"), decompressed.
+	// Sections are the unit's .dwo sections by their plain names
+	// (".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets",
+	// ".debug_loclists", ".debug_rnglists", ".debug_line"), decompressed; for
+	// a .dwp, the unit's contributions.
 	Sections map[string][]byte
 	// AddrBase is the skeleton's DW_AT_addr_base: where the unit's entries
 	// start in the binary's .debug_addr.
@@ -48,9 +48,9 @@ type SplitUnit struct {
 }
 
 // SplitUnits returns the split compile units of the binary, opening their
-// .dwo files. Units whose .dwo cannot be found are skipped (Warnings says
-// which); units in a .dwp package are reported as unsupported by err,
-// alongside the units that could be read.
+// .dwo files or .dwp package. Units whose DWARF cannot be found are skipped
+// (Warnings says which); err reports damaged parts, alongside the units that
+// could be read.
 func (b *Binary) SplitUnits() ([]SplitUnit, error) {
 	if b.dw == nil {
 		return nil, nil
@@ -69,19 +69,30 @@ func (b *Binary) SplitUnits() ([]SplitUnit, error) {
 			}
 			continue
 		}
-		if strings.HasSuffix(split.file.name, ".dwp") {
-			errs = append(errs, &Error{File: split.file.name, Op: "read split unit", Err: errors.New("variables in .dwp packages are not supported")})
-			continue
+		// The split unit's view of its file: a .dwo, or its slices of a .dwp
+		// package (location lists, which the symbols layer does not read,
+		// are sliced here from the package index).
+		sec := split.file.sec
+		su := SplitUnit{DWOPath: split.file.name, AddrBase: cu.addrBase, LowPC: cu.lowPC, Sections: map[string][]byte{
+			".debug_info": sec.info, ".debug_abbrev": sec.abbrev, ".debug_str": sec.str,
+			".debug_str_offsets": sec.strOffsets, ".debug_rnglists": sec.rnglists, ".debug_line": sec.line,
+		}}
+		loc, err := split.file.ef.section(".debug_loclists.dwo")
+		if err != nil {
+			errs = append(errs, err)
 		}
-		su := SplitUnit{DWOPath: split.file.name, Sections: map[string][]byte{}, AddrBase: cu.addrBase, LowPC: cu.lowPC}
-		for _, name := range []string{".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets",
-			".debug_loclists", ".debug_rnglists", ".debug_line"} {
-			data, err := split.file.ef.section(name + ".dwo")
-			if err != nil {
-				errs = append(errs, err)
+		if set := b.dw.splitDWO; set != nil && set.dwp != nil && split.file.ef == set.dwp.file.ef {
+			c := set.dwp.entries[cu.dwoID].Loclists
+			if c.Size != 0 || c.Offset != 0 {
+				if c.Offset > uint64(len(loc)) || c.Size > uint64(len(loc))-c.Offset {
+					errs = append(errs, &Error{File: split.file.name, Op: "read .debug_loclists.dwo", Err: errors.New("contribution outside the section")})
+					loc = nil
+				} else {
+					loc = loc[c.Offset : c.Offset+c.Size]
+				}
 			}
-			su.Sections[name] = data
 		}
+		su.Sections[".debug_loclists"] = loc
 		for _, r := range cu.ranges {
 			su.Ranges = append(su.Ranges, [2]uint64{r.Lo, r.Hi})
 		}

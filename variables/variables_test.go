@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables"
 	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
@@ -265,6 +266,11 @@ func TestSplitDWARF(t *testing.T) {
 	stop := vartest.GDBStop(t, exe, "stop_here", frames)
 	os.RemoveAll(filepath.Dir(dwoName))
 	_, th := stop.Open(t)
+	t.Run("dwo", func(t *testing.T) { checkSplit(t, th, stop, frames) })
+}
+
+// checkSplit compares the split build's variables with gdb's.
+func checkSplit(t *testing.T, th *target.Context, stop *vartest.Stop, frames map[int][]string) {
 	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
 	if err != nil {
 		t.Fatal(err)
