@@ -74,6 +74,7 @@ func runStack(args []string) int {
 			ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
 		}
 		markAddresses(sess, trace, ts.Frames, *noLines)
+		gdbFiles(sess, trace, ts.Frames)
 		report.Threads = append(report.Threads, ts)
 	}
 	timing.mark("stacks")
@@ -207,7 +208,7 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 			}
 			sf.LinkageName = s.LinkageName
 			if !noLines && s.File != "" {
-				file := gdbFile(s.File)
+				file := s.File // as gdb prints it: see gdbFiles
 				sf.File = &file
 				if s.Line > 0 {
 					line := s.Line
@@ -273,6 +274,32 @@ func frameLine(f stackFrame) string {
 		fmt.Fprintf(&b, " from %s", f.Module)
 	}
 	return b.String()
+}
+
+// gdbFiles rewrites the frames' source paths into the form gdb prints
+// (stack_units.go), from each frame's compilation unit.
+func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
+	for i := range frames {
+		if frames[i].File == nil || i >= len(trace.Frames) {
+			continue
+		}
+		f := trace.Frames[i]
+		var u *unitInfo
+		if f.Module != nil {
+			if m, ok := f.Module.Client.(*modules.Module); ok {
+				if b, _ := sess.Binary(m); b != nil {
+					u = unitsOf(b).unit(f.LookupPC - m.Bias)
+				}
+			}
+		}
+		file := *frames[i].File
+		if u != nil {
+			file = gdbSourceFile(file, u)
+		} else {
+			file = gdbFile(file)
+		}
+		frames[i].File = &file
+	}
 }
 
 // gdbFile turns a source path as symbols gives it (the compilation directory,

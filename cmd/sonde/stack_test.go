@@ -621,3 +621,39 @@ for th in gdb.selected_inferior().threads():
 	}
 	return res
 }
+
+// TestStackRelativeSourcePaths builds testdata/stk_rel the way most
+// programs are built — from their directory, with relative paths — in DWARF 5
+// and DWARF 4, and compares file names (and everything else) with gdb.
+func TestStackRelativeSourcePaths(t *testing.T) {
+	for _, dwarf := range []string{"-gdwarf-5", "-gdwarf-4"} {
+		t.Run(dwarf, func(t *testing.T) {
+			dir := t.TempDir()
+			src := testprog.Source("stk_rel")
+			if out, err := exec.Command("cp", "-r", src+"/.", dir).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			build := exec.Command("gcc", "-g", dwarf, "-O2", "-Iinclude", "-o", "prog", "src/stk_main.c")
+			build.Dir = dir
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("gcc: %v\n%s", err, out)
+			}
+			cmd := startStackProgram(t, filepath.Join(dir, "prog"))
+			pid := strconv.Itoa(cmd.Process.Pid)
+			got := sondeStacks(t, pid)
+			want := gdbStacks(t, "-p", pid)
+			compareWithGdb(t, got, want)
+			files := map[string]bool{}
+			for _, f := range got.Threads[0].Frames {
+				if f.File != nil {
+					files[*f.File] = true
+				}
+			}
+			for _, f := range []string{"src/stk_main.c", "src/stk_local.h", "include/stk_inc.h"} {
+				if !files[f] {
+					t.Errorf("no frame in %s; files: %v", f, files)
+				}
+			}
+		})
+	}
+}
