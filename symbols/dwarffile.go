@@ -198,9 +198,10 @@ func (d *dwarfFile) index() {
 	d.indexOnce.Do(func() {
 		if d.loadIndex() {
 			d.indexed.Store(true)
+			d.persistIndex(false)
 			return
 		}
-		defer d.storeIndex()
+		defer d.persistIndex(true)
 		hdrs, err := dwarfraw.ReadUnits(".debug_info", d.section(secInfo), false)
 		if err != nil {
 			d.indexErrs = append(d.indexErrs, d.fail("read unit headers", err))

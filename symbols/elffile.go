@@ -95,7 +95,7 @@ func newELFFile(name string, data []byte, mapped bool) (*elfFile, error) {
 
 func (e *elfFile) close() error {
 	if e.persist != nil {
-		e.persist.close()
+		e.persist.close(e)
 	}
 	if e.mmap && e.data != nil {
 		d := e.data

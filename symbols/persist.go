@@ -38,12 +38,16 @@ type persistState struct {
 	cache *pcache.Cache
 	once  sync.Once
 
-	mu     sync.Mutex
-	file   *pcache.File      // the mapped cache file, or nil
-	secs   map[string][]byte // inflated sections by name (mapped or in memory)
-	index  map[string][]byte // the persisted compile-unit index (persistindex.go)
-	loaded bool              // secs came from a valid cache file
-	err    error             // why the cache could not be used or written (informational)
+	mu    sync.Mutex
+	file  *pcache.File      // the mapped cache file, or nil
+	secs  map[string][]byte // inflated sections by name (mapped or in memory)
+	index map[string][]byte // the persisted compile-unit index (persistindex.go)
+	// pending holds sections inflated on a miss until they are written,
+	// together with the compile-unit index when one is built (one write of
+	// the file instead of two), or at close.
+	pending *inflatedClient
+	loaded  bool  // secs came from a valid cache file
+	err     error // why the cache could not be used or written (informational)
 }
 
 // minIndexedInfo: files with less .debug_info than this index their units
@@ -146,8 +150,8 @@ func (p *persistState) lookup(e *elfFile, s *elf.Section) ([]byte, bool) {
 }
 
 // fill loads the cache file of e or, when there is no valid one (or it
-// lacks the inflated sections), inflates every persistable section and
-// writes them.
+// lacks the inflated sections), inflates every persistable section, to be
+// written by flush.
 func (p *persistState) fill(e *elfFile) {
 	key, id := e.identity()
 	cl := &inflatedClient{ef: e}
@@ -169,11 +173,30 @@ func (p *persistState) fill(e *elfFile) {
 		p.setErr(err)
 		return
 	}
-	p.mu.Lock()
-	p.secs = secs
-	p.mu.Unlock()
 	cl.secs = secs
-	if err := p.cache.Store(key, id, cl); err != nil {
+	p.mu.Lock()
+	p.secs, p.pending = secs, cl
+	p.mu.Unlock()
+}
+
+// flush writes the pending inflated sections and, when index is not nil,
+// that compile-unit index, in one store.
+func (p *persistState) flush(e *elfFile, index *dwarfFile) {
+	p.mu.Lock()
+	var clients []pcache.Client
+	if p.pending != nil {
+		clients = append(clients, p.pending)
+		p.pending = nil
+	}
+	p.mu.Unlock()
+	if index != nil {
+		clients = append(clients, &indexClient{d: index})
+	}
+	if len(clients) == 0 {
+		return
+	}
+	key, id := e.identity()
+	if err := p.cache.Store(key, id, clients...); err != nil {
 		p.setErr(err)
 	}
 }
@@ -220,7 +243,8 @@ func (e *elfFile) inflateAll() (map[string][]byte, error) {
 	return m, nil
 }
 
-func (p *persistState) close() {
+func (p *persistState) close(e *elfFile) {
+	p.flush(e, nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.file != nil {

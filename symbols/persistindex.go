@@ -157,15 +157,17 @@ func (d *dwarfFile) loadIndex() bool {
 	return true
 }
 
-// storeIndex persists the index just built, merged into the file's cache
-// file (keeping the inflated sections there).
-func (d *dwarfFile) storeIndex() {
+// persistIndex writes what this run derived for the cache file: sections
+// inflated on a miss and, when built is set and the index has no errors,
+// the index just built.
+func (d *dwarfFile) persistIndex(built bool) {
 	p := d.ef.persist
-	if p == nil || d.eager || len(d.indexErrs) > 0 {
+	if p == nil || d.eager {
 		return
 	}
-	key, id := d.ef.identity()
-	if err := p.cache.Store(key, id, &indexClient{d: d}); err != nil {
-		p.setErr(err)
+	var index *dwarfFile
+	if built && len(d.indexErrs) == 0 {
+		index = d
 	}
+	p.flush(d.ef, index)
 }
