@@ -29,7 +29,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runStack(args []string) int {
-	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [--json] ...",
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
 		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
 			"A live process is stopped only while its stacks are read, then continues as it was\n"+
 			"(a process that was job-control stopped stays stopped).")

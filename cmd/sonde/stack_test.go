@@ -657,3 +657,67 @@ func TestStackRelativeSourcePaths(t *testing.T) {
 		})
 	}
 }
+
+// TestStackJSONSchema checks the field names and types the issue fixes:
+// {"pid", "threads": [{"tid", "name", "stop_reason", "frames": [{"index",
+// "pc", "function", "linkage_name", "file", "line", "inlined", "kind",
+// "module"}]}]}, with null for unknown function, file and line.
+func TestStackJSONSchema(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
+	cmd := startStackProgram(t, path, "altstack")
+	out, errOut, code := runCLI(t, "stack", "--json", strconv.Itoa(cmd.Process.Pid))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if pid, ok := doc["pid"].(float64); !ok || int(pid) != cmd.Process.Pid {
+		t.Errorf("pid %v", doc["pid"])
+	}
+	threads, _ := doc["threads"].([]any)
+	if len(threads) != 1 {
+		t.Fatalf("threads: %v", doc["threads"])
+	}
+	th := threads[0].(map[string]any)
+	for _, k := range []string{"tid", "name", "stop_reason", "frames"} {
+		if _, ok := th[k]; !ok {
+			t.Errorf("thread lacks %q", k)
+		}
+	}
+	kinds := map[string]bool{}
+	for i, fr := range th["frames"].([]any) {
+		f := fr.(map[string]any)
+		for _, k := range []string{"index", "pc", "function", "linkage_name", "file", "line", "inlined", "kind", "module"} {
+			if _, ok := f[k]; !ok {
+				t.Errorf("frame %d lacks %q: %v", i, k, f)
+			}
+		}
+		if idx, _ := f["index"].(float64); int(idx) != i {
+			t.Errorf("frame %d has index %v", i, f["index"])
+		}
+		if pc, _ := f["pc"].(string); !strings.HasPrefix(pc, "0x") {
+			t.Errorf("frame %d pc %v", i, f["pc"])
+		}
+		if _, ok := f["inlined"].(bool); !ok {
+			t.Errorf("frame %d inlined %v", i, f["inlined"])
+		}
+		for _, k := range []string{"function", "file"} {
+			if v := f[k]; v != nil {
+				if _, ok := v.(string); !ok {
+					t.Errorf("frame %d %s %v is neither a string nor null", i, k, v)
+				}
+			}
+		}
+		if v := f["line"]; v != nil {
+			if _, ok := v.(float64); !ok {
+				t.Errorf("frame %d line %v is neither a number nor null", i, v)
+			}
+		}
+		kinds[f["kind"].(string)] = true
+	}
+	if !kinds["normal"] || !kinds["signal"] || len(kinds) > 3 {
+		t.Errorf("frame kinds %v, want normal and signal (and inline)", kinds)
+	}
+}
