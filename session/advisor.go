@@ -108,3 +108,18 @@ func (s *Session) HasPrologue(thread *target.Context, pc uint64) bool {
 	p = bytes.TrimPrefix(p, []byte{0xf3, 0x0f, 0x1e, 0xfa}) // endbr64
 	return bytes.HasPrefix(p, []byte{0x55, 0x48, 0x89, 0xe5})
 }
+
+// AfterPrologue returns where a breakpoint on the function entered at entry
+// stops the way gdb's `break FUNCTION` does: past a frame-setup prologue, at
+// the start of the function's second line, so parameters are in place; entry
+// itself when the function has no such prologue or no line information.
+func (s *Session) AfterPrologue(c *target.Context, entry uint64) uint64 {
+	if !s.HasPrologue(c, entry) {
+		return entry
+	}
+	r, ok := s.LineRange(c, entry)
+	if !ok || r.Start != entry || r.End <= entry {
+		return entry
+	}
+	return r.End
+}

@@ -25,6 +25,12 @@ type Locator interface {
 	LineAddresses(proc *target.Context, file string, line, column int) ([]uint64, error)
 }
 
+// prologueSkipper is the optional part of a Locator that moves a function's
+// entry past its prologue (the SkipPrologue breakpoint property).
+type prologueSkipper interface {
+	AfterPrologue(proc *target.Context, entry uint64) uint64
+}
+
 // ConditionEvaluator evaluates a breakpoint condition in a stopped thread; the
 // Expressions service provides it.
 type ConditionEvaluator func(thread *target.Context, expr string) (bool, error)
@@ -229,7 +235,7 @@ func (a *Agent) RegisterBreakpoints() {
 			"Condition": true, "IgnoreCount": true, "Temporary": true, "Enabled": true,
 			"BreakpointType": true, "ContextIds": true, "ContextNames": true, "ContextQuery": true,
 			"ExecPaths": true, "AccessMode": 3, "Size": true, "ClientData": true,
-			"StopGroup": false, "SkipPrologue": false,
+			"StopGroup": false, "SkipPrologue": true,
 		}).Send()
 	})
 }
@@ -587,6 +593,13 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 		return nil, spec, fmt.Errorf("no symbol service to resolve %q", text)
 	}
 	addrs, err := loc.FunctionAddresses(proc, strings.TrimPrefix(text, "&"))
+	if skip, _ := p["SkipPrologue"].(bool); skip {
+		if pl, ok := loc.(prologueSkipper); ok {
+			for i, a := range addrs {
+				addrs[i] = pl.AfterPrologue(proc, a)
+			}
+		}
+	}
 	return addrs, spec, err
 }
 
