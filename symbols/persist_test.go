@@ -239,3 +239,60 @@ func TestLibcPersistedSameAnswers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLibcOpenAndLookup: Open libc (with its separate debug file) and
+// look up one address in each of 8 functions a blocked thread sits in, as a
+// cold `sonde stack` does: with the persisted cache disabled (inflating) and
+// warm (mapping the cache file).
+func BenchmarkLibcOpenAndLookup(b *testing.B) {
+	const libc = "/lib/x86_64-linux-gnu/libc.so.6"
+	ref, err := Open(libc, &Options{NoPersistentCache: true})
+	if err != nil {
+		b.Skipf("no libc: %v", err)
+	}
+	if ref.debug == nil {
+		b.Skip("libc's separate debug file is not installed")
+	}
+	syms, err := ref.Symbols()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var addrs []uint64
+	for _, name := range []string{"__clock_nanosleep", "__futex_abstimed_wait_common", "__libc_read", "__poll", "__sigtimedwait", "__select", "__libc_pause", "start_thread"} {
+		if s := syms.ByName(name); len(s) > 0 {
+			addrs = append(addrs, s[0].Addr+4)
+		}
+	}
+	ref.Close()
+	if len(addrs) == 0 {
+		b.Skip("none of the functions found in libc's symbols")
+	}
+	cache := &pcache.Cache{Dir: filepath.Join(b.TempDir(), "pc")}
+	for _, bc := range []struct {
+		name string
+		opts *Options
+	}{{"nocache", &Options{NoPersistentCache: true}}, {"pcache-warm", &Options{PersistentCache: cache}}} {
+		if bc.opts.PersistentCache != nil {
+			w, err := Open(libc, bc.opts) // fill the cache
+			if err != nil {
+				b.Fatal(err)
+			}
+			w.Lookup(addrs[0])
+			w.Close()
+		}
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				bin, err := Open(libc, bc.opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, a := range addrs {
+					if _, err := bin.Lookup(a); err != nil {
+						b.Fatal(err)
+					}
+				}
+				bin.Close()
+			}
+		})
+	}
+}
