@@ -94,17 +94,19 @@ func persistable(s *elf.Section) bool {
 	return len(n) > 7 && (n[:7] == ".debug_" || len(n) > 8 && n[:8] == ".zdebug_")
 }
 
-// identity returns the pcache key and identity of ef's file.
+// identity returns the pcache key and identity of ef's file. The key has
+// the size beside the build-id because a binary and its separate debug file
+// share their build-id; files without one are keyed by their path.
 func (e *elfFile) identity() (string, pcache.Identity) {
 	id := pcache.Identity{Size: e.st.Size(), ModTime: e.st.ModTime().UnixNano()}
 	var key string
 	if bid := buildID(e.f); len(bid) > 0 && len(bid) <= 64 {
 		id.BuildID = bid
-		key = fmt.Sprintf("inflated-%x-%d", bid, id.Size)
+		key = fmt.Sprintf("dwarf-%x-%d", bid, id.Size)
 	} else {
 		abs, _ := filepath.Abs(e.name)
 		sum := sha256.Sum256([]byte(abs))
-		key = fmt.Sprintf("inflated-path-%s-%d", hex.EncodeToString(sum[:10]), id.Size)
+		key = fmt.Sprintf("dwarf-path-%s-%d", hex.EncodeToString(sum[:10]), id.Size)
 	}
 	return key, id
 }
