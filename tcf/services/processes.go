@@ -57,16 +57,7 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 		}
 		c.Reply().Error(nil).Data(out).Send()
 	})
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		props, err := a.processContext(id)
-		c.Reply().Error(err).Data(props).Send()
-	})
+	queryByID(svc, "getContext", func(id string) (any, error) { return a.processContext(id) })
 	svc.Command("attach", func(c *tcf.Call) {
 		pid, err := pidArg(c)
 		if err == nil {

@@ -21,26 +21,8 @@ var topGroups = map[string]bool{"general": true, "segment": true}
 // RegisterRegisters adds the Registers service.
 func (a *Agent) RegisterRegisters() {
 	svc := a.srv.Service("Registers")
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		props, err := a.registerContext(id)
-		c.Reply().Error(err).Data(props).Send()
-	})
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.registerChildren(id)
-		c.Reply().Error(err).Data(ids).Send()
-	})
+	queryByID(svc, "getContext", func(id string) (any, error) { return a.registerContext(id) })
+	queryByID(svc, "getChildren", func(id string) (any, error) { return a.registerChildren(id) })
 	svc.Command("get", func(c *tcf.Call) {
 		args := c.Args()
 		id := args.String()

@@ -11,30 +11,14 @@ import (
 // every mode the target supports, suspend, terminate, detach.
 func (a *Agent) RegisterRunControl() {
 	svc := a.srv.Service("RunControl")
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
+	queryByID(svc, "getContext", func(id string) (any, error) {
 		ctx, err := a.lookup(id)
 		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
+			return nil, err
 		}
-		c.Reply().Error(nil).Data(a.runControlContext(ctx)).Send()
+		return a.runControlContext(ctx), nil
 	})
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.children(id)
-		c.Reply().Error(err).Data(ids).Send()
-	})
+	queryByID(svc, "getChildren", func(id string) (any, error) { return a.children(id) })
 	svc.Command("getState", func(c *tcf.Call) {
 		args := c.Args()
 		id := args.String()
