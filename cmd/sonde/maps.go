@@ -20,13 +20,11 @@ func runMaps(args []string) int {
 			"permissions, file offset, device, inode, path). A live process is stopped only while\n"+
 			"its map is read.")
 	asJSON := fs.Bool("json", false, "print JSON")
-	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
-	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
-	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
+	tf := addTargetFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot)
+	opened, code := tf.open(fs)
 	if opened == nil {
 		return code
 	}

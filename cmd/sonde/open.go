@@ -18,6 +18,26 @@ type openedTarget struct {
 	close   func()
 }
 
+// targetFlags are the flags of the verbs that work on a live process or a
+// core file: --core, --exe and --sysroot.
+type targetFlags struct {
+	core, exe, sysroot *string
+}
+
+// addTargetFlags defines the target flags on fs.
+func addTargetFlags(fs *flag.FlagSet) *targetFlags {
+	return &targetFlags{
+		core:    fs.String("core", "", "read the core file `CORE` instead of a live process"),
+		exe:     fs.String("exe", "", "the core's executable, when it is not where the core says"),
+		sysroot: fs.String("sysroot", "", "look for the core's mapped files under `DIR`"),
+	}
+}
+
+// open opens the target the flags and the PID argument name.
+func (tf *targetFlags) open(fs *flag.FlagSet) (*openedTarget, int) {
+	return openTargetArgs(fs, *tf.core, *tf.exe, *tf.sysroot)
+}
+
 // openTargetArgs opens --core CORE, or the live process named by the one
 // positional PID argument. It returns nil and the exit code on failure.
 func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTarget, int) {

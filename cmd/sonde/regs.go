@@ -23,13 +23,11 @@ func runRegs(args []string) int {
 			"A live process is stopped only while its registers are read, then continues as it\n"+
 			"was (a process that was job-control stopped stays stopped).")
 	asJSON := fs.Bool("json", false, "print JSON")
-	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
-	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
-	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
+	tf := addTargetFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot)
+	opened, code := tf.open(fs)
 	if opened == nil {
 		return code
 	}
