@@ -279,14 +279,15 @@ func TestSymbolsTypesAndLocals(t *testing.T) {
 			if num(p["Class"]) != 2 || p["Address"] == nil || num(p["UpdatePolicy"]) != 1 || p["TypeID"] == nil {
 				t.Errorf("local: %v", p)
 			}
-			// getLocationInfo: gcc -O0 puts it at the frame base (the CFA) + offset.
+			// getLocationInfo: gcc -O0 puts it at the frame base (the CFA) +
+			// offset, written flat as the C agent does: CMD_FP, CMD_NUMBER off, CMD_ADD.
 			var loc map[string]any
 			call(t, c, "Symbols", "getLocationInfo", id).Decode(&rerr, &loc)
 			cmds, _ := loc["ValueCmds"].([]any)
-			if rerr != nil || len(cmds) != 3 {
+			if rerr != nil || len(cmds) != 4 || num(cmds[0]) != 3 || num(cmds[1]) != 1 || num(cmds[3]) != 5 {
 				t.Fatalf("location of local: %v %v", loc, rerr)
 			}
-			off, _ := cmds[1].([]any)[1].(json.Number).Int64()
+			off, _ := cmds[2].(json.Number).Int64()
 			if cfa+uint64(off) != num(p["Address"]) {
 				t.Errorf("FP %#x + %d != Address %#x", cfa, off, num(p["Address"]))
 			}

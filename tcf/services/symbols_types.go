@@ -712,7 +712,7 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if !ok || ref.v == nil {
 		if ok && ref.kind == "M" {
 			f := ref.t.Strip().Fields[ref.index]
-			return map[string]any{"ArgCnt": 1, "ValueCmds": []any{[]any{19, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}}}, nil
+			return map[string]any{"ArgCnt": 1, "ValueCmds": flatCommands([]any{[]any{19, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}})}, nil
 		}
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "%q has no location", id)
 	}
@@ -753,8 +753,22 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if ref.ee != nil {
 		thread = ref.ee.thread
 	}
-	props["ValueCmds"] = a.valueCmds(exprBytes, bias, thread, ref.proc)
+	props["ValueCmds"] = flatCommands(a.valueCmds(exprBytes, bias, thread, ref.proc))
 	return props, nil
+}
+
+// flatCommands writes location commands the way the C agent does: one flat
+// array, each opcode followed by its arguments ([[1,16],[5]] becomes [1,16,5]).
+func flatCommands(cmds []any) []any {
+	out := []any{}
+	for _, c := range cmds {
+		if op, ok := c.([]any); ok {
+			out = append(out, op...)
+		} else {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *target.Context) []any {
