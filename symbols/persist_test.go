@@ -320,3 +320,42 @@ func BenchmarkLibcOpenAndLookup(b *testing.B) {
 		})
 	}
 }
+
+// TestConcurrentColdOpens: several Binaries of one file filling an empty
+// cache at the same time (each takes the cache directory's lock through its
+// own descriptor, as separate processes do) all answer right, and leave one
+// valid cache file with the sections and the index.
+func TestConcurrentColdOpens(t *testing.T) {
+	persistEverything(t)
+	plain, compressed := compressedProgram(t)
+	addrs := codeAddresses(t, plain)
+	want := openWith(t, plain, &Options{NoPersistentCache: true})
+	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
+	const n = 6
+	bins := make([]*Binary, n)
+	errs := make(chan error, n)
+	for i := range bins {
+		go func() {
+			b, err := Open(compressed, &Options{PersistentCache: cache})
+			if err == nil {
+				bins[i] = b
+				_, err = b.Lookup(addrs[i*len(addrs)/n])
+			}
+			errs <- err
+		}()
+	}
+	for range bins {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, b := range bins {
+		t.Cleanup(func() { b.Close() })
+		compareAll(t, want, b, addrs)
+	}
+	b := openWith(t, compressed, &Options{PersistentCache: cache})
+	compareAll(t, want, b, addrs)
+	if p := b.ef.persist; !p.loaded || p.index == nil {
+		t.Fatalf("cache not usable after concurrent fills: %v", p.err)
+	}
+}
