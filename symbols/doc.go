@@ -8,12 +8,17 @@
 // callers that look at a running process subtract the module's load bias
 // first.
 //
-// Indexes are built lazily: opening a binary maps the file and reads its ELF
-// headers (compressed debug sections are inflated then: zlib and zstd cannot
-// be read in parts); the first lookup indexes compile units by address (from .debug_aranges when present
+// Everything is read lazily: opening a binary maps the file and reads its ELF
+// headers; a compressed debug section is inflated when first used; the first
+// lookup indexes compile units by address (from .debug_aranges when present
 // and consistent, else from each unit's first DIE); a unit's functions, inline
 // tree and line table are decoded the first time an address inside it is
 // asked for. Every Binary method is safe for concurrent use.
+//
+// What is expensive and the same on every run is persisted (package pcache,
+// Options.PersistentCache): the inflated debug sections of large files and
+// their compile-unit index, keyed by the file's build-id, size and
+// modification time, and validated before use (persist.go).
 //
 // Conventions follow gdb: look caller frames up at return address - 1 (see
 // Binary.LookupCaller); where several line rows share an address the last
