@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -95,21 +94,6 @@ func runStack(args []string) int {
 	return 0
 }
 
-// untilMain drops the frames that call the executable's main function
-// (the C library's start-up code), as gdb's backtrace does unless told
-// "set backtrace past-main on".
-func untilMain(frames []unwind.StackFrame) []unwind.StackFrame {
-	for i, f := range frames {
-		if f.Kind != unwind.KindNormal || !f.HasSymbol || f.Symbol.Function != "main" || f.Module == nil {
-			continue
-		}
-		if m, ok := f.Module.Client.(*modules.Module); ok && m.Main {
-			return frames[:i+1]
-		}
-	}
-	return frames
-}
-
 // The JSON shape of `sonde stack --json` (field names are a contract).
 type stackReport struct {
 	PID     int           `json:"pid"`
@@ -145,37 +129,6 @@ type stackFrame struct {
 	inLibrary bool
 	// showAddress is gdb's rule for printing "0xPC in" (see markAddresses).
 	showAddress bool
-}
-
-// markAddresses applies gdb's rule for which frames print their pc: a frame
-// that has inlined calls below it in the same physical frame does not (its
-// location is a call site); the innermost frame of a physical frame does,
-// unless its pc is exact (frame 0, or interrupted by a signal) and is the
-// first address of its line-table row (with lines shown: without them there
-// is no row, as for gdb without debug information).
-func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame, noLines bool) {
-	for i := range frames {
-		if i >= len(trace.Frames) {
-			return
-		}
-		f := trace.Frames[i]
-		if i > 0 && trace.Frames[i-1].Physical == f.Physical {
-			continue // has inlined callees
-		}
-		frames[i].showAddress = true
-		if noLines || f.PC != f.LookupPC || f.Module == nil {
-			continue
-		}
-		m, ok := f.Module.Client.(*modules.Module)
-		if !ok {
-			continue
-		}
-		if b, _ := sess.Binary(m); b != nil {
-			if li, ok, _ := b.LineAt(f.PC - m.Bias); ok && li.Start == f.PC-m.Bias {
-				frames[i].showAddress = false
-			}
-		}
-	}
 }
 
 func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool) threadStack {
@@ -219,131 +172,6 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 		ts.Frames = append(ts.Frames, sf)
 	}
 	return ts
-}
-
-// printStack prints the report the way gdb's `thread apply all bt` does.
-func printStack(w io.Writer, r stackReport) {
-	// gdb numbers threads in the order it found them and prints the last first.
-	for i := len(r.Threads) - 1; i >= 0; i-- {
-		th := r.Threads[i]
-		if i < len(r.Threads)-1 {
-			fmt.Fprintln(w)
-		}
-		id := fmt.Sprintf("LWP %d", th.TID)
-		if th.pthread != 0 {
-			id = fmt.Sprintf("Thread %#x (LWP %d)", th.pthread, th.TID)
-		}
-		if th.Name != "" && th.live {
-			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", i+1, id, th.Name)
-		} else {
-			fmt.Fprintf(w, "Thread %d (%s):\n", i+1, id)
-		}
-		for _, f := range th.Frames {
-			fmt.Fprintln(w, frameLine(f))
-		}
-		if th.Error != "" && th.StopReason != "outermost" {
-			fmt.Fprintf(w, "Backtrace stopped: %s: %s\n", th.StopReason, th.Error)
-		}
-	}
-}
-
-func frameLine(f stackFrame) string {
-	if f.Kind == "signal" {
-		return fmt.Sprintf("#%-2d <signal handler called>", f.Index)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "#%-2d ", f.Index)
-	pc, _ := strconv.ParseUint(strings.TrimPrefix(f.PC, "0x"), 16, 64)
-	if f.showAddress {
-		fmt.Fprintf(&b, "0x%016x in ", pc)
-	}
-	name := "??"
-	if f.Function != nil {
-		name = *f.Function
-	}
-	b.WriteString(name)
-	if !strings.HasSuffix(name, ")") {
-		b.WriteString(" ()")
-	}
-	switch {
-	case f.File != nil && f.Line != nil:
-		fmt.Fprintf(&b, " at %s:%d", *f.File, *f.Line)
-	case f.File != nil:
-		fmt.Fprintf(&b, " at %s", *f.File)
-	case f.inLibrary:
-		fmt.Fprintf(&b, " from %s", f.Module)
-	}
-	return b.String()
-}
-
-// gdbFiles rewrites the frames' source paths into the form gdb prints
-// (stack_units.go), from each frame's compilation unit.
-func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
-	for i := range frames {
-		if frames[i].File == nil || i >= len(trace.Frames) {
-			continue
-		}
-		f := trace.Frames[i]
-		var u *unitInfo
-		if f.Module != nil {
-			if m, ok := f.Module.Client.(*modules.Module); ok {
-				if b, _ := sess.Binary(m); b != nil {
-					u = unitsOf(b).unit(f.LookupPC - m.Bias)
-				}
-			}
-		}
-		file := *frames[i].File
-		if u != nil {
-			file = gdbSourceFile(file, u)
-		} else {
-			file = gdbFile(file)
-		}
-		frames[i].File = &file
-	}
-}
-
-// gdbFile turns a source path as symbols gives it (the compilation directory,
-// the line table's directory and the file name joined, as addr2line prints
-// it) into the form gdb's bt prints for the commonest case it differs: a
-// relative compilation directory such as glibc's "./time" in front of a
-// relative directory entry ("./time/../sysdeps/x.c" is "../sysdeps/x.c" in
-// gdb). Other paths are printed as they are.
-func gdbFile(path string) string {
-	rest, ok := strings.CutPrefix(path, "./")
-	if !ok {
-		return path
-	}
-	dir, after, ok := strings.Cut(rest, "/")
-	if !ok || dir == "" || dir == "." || dir == ".." || !strings.HasPrefix(after, "../") {
-		return path
-	}
-	return after
-}
-
-// gdbName is the name gdb's bt prints for a function: for C++ (a mangled
-// linkage name), the demangled name without its parameter list and
-// qualifiers — "ns::C::~C" for "ns::C::~C()", "f<int>" for "f<int>(int) const".
-func gdbName(name, linkage string) string {
-	if !strings.HasPrefix(linkage, "_Z") || !strings.HasSuffix(strings.TrimRight(name, " &constvolatile"), ")") {
-		return name
-	}
-	end := len(strings.TrimRight(name, " &constvolatile"))
-	depth := 0
-	for i := end - 1; i >= 0; i-- {
-		switch name[i] {
-		case ')':
-			depth++
-		case '(':
-			depth--
-			if depth == 0 {
-				if i == 0 {
-					return name
-				}
-				return name[:i]
-			}
-		}
-	}
-	return name
 }
 
 // phaseTimer prints how long each phase of a command took to stderr when
