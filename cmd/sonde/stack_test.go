@@ -721,3 +721,54 @@ func TestStackJSONSchema(t *testing.T) {
 		t.Errorf("frame kinds %v, want normal and signal (and inline)", kinds)
 	}
 }
+
+// TestStackLeavesBusyProcessUnharmed stacks a process again and again while
+// two threads compute and one sleeps and reads: the process must finish
+// with the same results as undisturbed and every nanosleep completed (system
+// calls restarted after each stop).
+func TestStackLeavesBusyProcessUnharmed(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_busy.c"}, Flags: []string{"-O2"}})
+	cmd := exec.Command(path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	rd := bufio.NewReader(out)
+	if l, err := rd.ReadString('\n'); err != nil || l != "ready\n" {
+		t.Fatalf("not ready: %q %v", l, err)
+	}
+	pid := strconv.Itoa(cmd.Process.Pid)
+	stacked := 0
+	for i := 0; i < 10; i++ {
+		o, errOut, code := runCLI(t, "stack", "--json", pid)
+		if code != 0 {
+			if st, _ := procStateLetter(t, cmd.Process.Pid); st == 'Z' {
+				break // it finished (a zombie until we wait for it)
+			}
+			t.Fatalf("sonde stack: exit %d: %s", code, errOut)
+		}
+		var r stackReport
+		if err := json.Unmarshal([]byte(o), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Threads) == 0 {
+			t.Fatal("no threads")
+		}
+		stacked++
+		time.Sleep(30 * time.Millisecond)
+	}
+	result, _ := rd.ReadString('\n')
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after %d stacks: %v; printed %q", stacked, err, result)
+	}
+	if !strings.HasPrefix(result, "ok ") {
+		t.Fatalf("after %d stacks: %q", stacked, result)
+	}
+	if stacked < 3 {
+		t.Errorf("only %d stacks taken while it ran", stacked)
+	}
+}
