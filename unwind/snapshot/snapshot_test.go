@@ -295,3 +295,39 @@ func threadCPU() time.Duration {
 	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestSnapshotConcurrentThreads: one Process serves many Threads at once
+// (a profiler's workers); every walk gets the same frames. Run with -race.
+func TestSnapshotConcurrentThreads(t *testing.T) {
+	s := takeSample(t, []string{"-O2", "-fomit-frame-pointer"}, "deep", "50")
+	p, err := New(s.maps, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	errs := make(chan string, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			th := p.Thread(&s.regs, s.stack, s.sp)
+			for i := 0; i < 20; i++ {
+				got, err := th.Backtrace(unwind.BacktraceOptions{})
+				if err != nil || len(got.Frames) != len(s.want.Frames) {
+					errs <- fmt.Sprintf("walk %d: %d frames, %v", i, len(got.Frames), err)
+					return
+				}
+				for j := range got.Frames {
+					if got.Frames[j].PC != s.want.Frames[j].PC || got.Frames[j].Symbol != s.want.Frames[j].Symbol {
+						errs <- fmt.Sprintf("walk %d frame %d differs", i, j)
+						return
+					}
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
