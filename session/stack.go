@@ -148,10 +148,12 @@ var threadExt = target.NewExtension[threadUnwind]()
 
 // withUnwinder runs fn with the thread's unwinder positioned at frame 0 of
 // its current stop.
-func (s *Session) withUnwinder(thread *target.Context, fn func(u *unwind.Unwinder) error) error {
-	regs, err := thread.Registers()
-	if err != nil {
-		return err
+func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, fn func(u *unwind.Unwinder) error) error {
+	if regs == nil {
+		var err error
+		if regs, err = thread.Registers(); err != nil {
+			return err
+		}
 	}
 	mods, err := s.Modules(thread)
 	if err != nil {
@@ -176,12 +178,15 @@ func (s *Session) withUnwinder(thread *target.Context, fn func(u *unwind.Unwinde
 type StackOptions struct {
 	NoInline  bool // one frame per physical frame
 	NoSymbols bool // pcs only
+	// Registers, when set, are the thread's registers at this stop, already
+	// read by the caller (saves reading them again from the target).
+	Registers *target.Registers
 }
 
 // Backtrace unwinds a stopped thread's stack, with inline frames and symbols.
 func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.Trace, error) {
 	var t unwind.Trace
-	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
 		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
 		return nil
 	})
@@ -194,7 +199,7 @@ func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.T
 // it allocates nothing.
 func (s *Session) Walk(thread *target.Context, dst []unwind.Frame) ([]unwind.Frame, unwind.StopReason, error) {
 	var stop unwind.StopReason
-	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+	err := s.withUnwinder(thread, nil, func(u *unwind.Unwinder) error {
 		dst, stop = u.Walk(dst)
 		return u.Err()
 	})
@@ -205,7 +210,7 @@ func (s *Session) Walk(thread *target.Context, dst []unwind.Frame) ([]unwind.Fra
 // (for the step advisor: frame identity).
 func (s *Session) FrameCFA(thread *target.Context) (uint64, error) {
 	var cfa uint64
-	err := s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+	err := s.withUnwinder(thread, nil, func(u *unwind.Unwinder) error {
 		if cfa = u.Frame().CFA; cfa != 0 {
 			return nil
 		}
@@ -220,7 +225,7 @@ func (s *Session) FrameCFA(thread *target.Context) (uint64, error) {
 // Caller returns the return address of a stopped thread's frame 0 and that
 // frame's CFA.
 func (s *Session) Caller(thread *target.Context) (returnAddress, cfa uint64, err error) {
-	err = s.withUnwinder(thread, func(u *unwind.Unwinder) error {
+	err = s.withUnwinder(thread, nil, func(u *unwind.Unwinder) error {
 		if !u.Step() {
 			if err := u.Err(); err != nil {
 				return err

@@ -63,13 +63,17 @@ func runStack(args []string) int {
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
 	for _, th := range opened.process.Children() {
-		trace, err := sess.Backtrace(th, session.StackOptions{NoInline: *noInline})
+		regs, err := th.Registers()
+		var trace unwind.Trace
+		if err == nil {
+			trace, err = sess.Backtrace(th, session.StackOptions{NoInline: *noInline, Registers: regs})
+		}
 		if !*pastMain {
 			trace.Frames = untilMain(trace.Frames)
 		}
 		ts := threadReport(th, trace, err, *noLines)
 		ts.live = *corePath == ""
-		if regs, err := th.Registers(); err == nil {
+		if regs != nil {
 			ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
 		}
 		markAddresses(sess, trace, ts.Frames, *noLines)
