@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sondedbg/sonde/arch"
@@ -62,24 +64,22 @@ func runStack(args []string) int {
 	dirs := append(append([]string{}, debugDirs...), "/usr/lib/debug")
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
-	for _, th := range opened.process.Children() {
-		regs, err := th.Registers()
-		var trace unwind.Trace
-		if err == nil {
-			trace, err = sess.Backtrace(th, session.StackOptions{NoInline: *noInline, Registers: regs})
-		}
-		if !*pastMain {
-			trace.Frames = untilMain(trace.Frames)
-		}
-		ts := threadReport(th, trace, err, *noLines)
-		ts.live = *corePath == ""
-		if regs != nil {
-			ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
-		}
-		markAddresses(sess, trace, ts.Frames, *noLines)
-		gdbFiles(sess, trace, ts.Frames)
-		report.Threads = append(report.Threads, ts)
+	threads := opened.process.Children()
+	report.Threads = make([]threadStack, len(threads))
+	// Threads are independent: unwind and symbolize them on every CPU (the
+	// session serializes only what must be, per thread and per file).
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), len(threads)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < len(threads); i = int(next.Add(1)) - 1 {
+				report.Threads[i] = stackOf(sess, threads[i], stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == ""})
+			}
+		}()
 	}
+	wg.Wait()
 	timing.mark("stacks")
 	// Let a live process go before formatting the output.
 	release()
@@ -175,6 +175,29 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 		}
 		ts.Frames = append(ts.Frames, sf)
 	}
+	return ts
+}
+
+// stackOpts are the flags that shape one thread's stack.
+type stackOpts struct{ noInline, noLines, pastMain, live bool }
+
+// stackOf unwinds, symbolizes and names one stopped thread's frames.
+func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack {
+	regs, err := th.Registers()
+	var trace unwind.Trace
+	if err == nil {
+		trace, err = sess.Backtrace(th, session.StackOptions{NoInline: o.noInline, Registers: regs})
+	}
+	if !o.pastMain {
+		trace.Frames = untilMain(trace.Frames)
+	}
+	ts := threadReport(th, trace, err, o.noLines)
+	ts.live = o.live
+	if regs != nil {
+		ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
+	}
+	markAddresses(sess, trace, ts.Frames, o.noLines)
+	gdbFiles(sess, trace, ts.Frames)
 	return ts
 }
 
