@@ -138,3 +138,51 @@ func threadCPU() time.Duration {
 	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestCaptureThenWalk: registers and stack captured now, walked later (after
+// the goroutine moved on), still describe the stack at the capture.
+func TestCaptureThenWalk(t *testing.T) {
+	p := process(t)
+	buf := make([]byte, StackCopy)
+	regs, stack, err := captureHere(p, buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, _ := regs.Get(7)
+	// Overwrite the stack area we used by calling deeper functions.
+	deepCalls(50)
+	tr, err := p.Thread(&regs, stack, sp).Backtrace(unwind.BacktraceOptions{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range tr.Frames {
+		names = append(names, fn(f.LookupPC))
+	}
+	joined := strings.Join(names, " ")
+	// (Capture is inlined into captureHere: the runtime names that frame's
+	// pc after the inlined function.)
+	for _, want := range []string{"unwind/self.(*Process).Capture", "unwind/self.TestCaptureThenWalk", "testing.tRunner"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("walk lacks %s: %s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "deepCalls") {
+		t.Errorf("walk shows calls made after the capture: %s", joined)
+	}
+}
+
+//go:noinline
+func captureHere(p *Process, buf []byte) (unwind.Registers, []byte, error) {
+	return p.Capture(buf)
+}
+
+//go:noinline
+func deepCalls(n int) int {
+	var pad [256]byte
+	pad[n%256] = byte(n)
+	if n == 0 {
+		return int(pad[0])
+	}
+	return deepCalls(n-1) + int(pad[n%256])
+}
