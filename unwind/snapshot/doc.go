@@ -14,5 +14,5 @@
 //
 //	p, _ := snapshot.New(mappings, nil)   // e.g. from perf's MMAP2 records or ReadMaps
 //	th := p.Thread(&regs, stackBytes, sp) // one sample
-//	trace := th.Backtrace(unwind.BacktraceOptions{})
+//	trace, err := th.Backtrace(unwind.BacktraceOptions{})
 package snapshot
