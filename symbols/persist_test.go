@@ -359,3 +359,38 @@ func TestConcurrentColdOpens(t *testing.T) {
 		t.Fatalf("cache not usable after concurrent fills: %v", p.err)
 	}
 }
+
+// FuzzCompressedLookup: images with compressed debug sections, damaged
+// anywhere, inflate lazily during lookups without panicking; a section that
+// does not inflate is reported among the warnings and read as absent.
+func FuzzCompressedLookup(f *testing.F) {
+	plain, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: []string{"-O2"}, Name: "fuzz_seed"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, z := range []string{"zlib", "zlib-gnu"} {
+		p := filepath.Join(f.TempDir(), z)
+		if out, err := exec.Command("objcopy", "--compress-debug-sections="+z, plain, p).CombinedOutput(); err != nil {
+			f.Skipf("objcopy: %v %s", err, out)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint64(0x1150))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, addr uint64) {
+		b, err := OpenBytes("fuzz", data, &Options{NoSearch: true})
+		if err != nil {
+			return
+		}
+		defer b.Close()
+		for i := uint64(0); i < 32; i += 4 {
+			b.Lookup(addr + i)
+		}
+		b.LineAt(addr)
+		b.Scopes(addr)
+		b.DWARFSection(".debug_loclists")
+		b.Warnings()
+	})
+}
