@@ -42,8 +42,13 @@ type walker struct {
 }
 
 // StackCopy is how many bytes of the calling goroutine's stack Backtrace
-// copies (from its stack pointer up). Deeper stacks are read live.
-const StackCopy = 16 << 10
+// copies (from its stack pointer up; a short copy where the memory ends).
+// Frames beyond it are read live, which is exact only as long as Go does not
+// move the goroutine's stack during the walk (it moves stacks only to grow or
+// shrink them): the walk then ends early rather than wrongly in practice,
+// but callers that need deep stacks exactly should Capture into a larger
+// buffer.
+const StackCopy = 64 << 10
 
 // New reads the current process's mappings. Call it again after loading
 // shared libraries (dlopen) to see them.
