@@ -45,9 +45,8 @@ type walker struct {
 // copies (from its stack pointer up; a short copy where the memory ends).
 // Frames beyond it are read live, which is exact only as long as Go does not
 // move the goroutine's stack during the walk (it moves stacks only to grow or
-// shrink them): the walk then ends early rather than wrongly in practice,
-// but callers that need deep stacks exactly should Capture into a larger
-// buffer.
+// shrink them); callers that need very deep stacks exactly should Capture
+// into a larger buffer.
 const StackCopy = 64 << 10
 
 // New reads the current process's mappings. Call it again after loading
