@@ -64,6 +64,8 @@ func runStack(args []string) int {
 	dirs := append(append([]string{}, debugDirs...), "/usr/lib/debug")
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
+	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
+		names: loadedNames(sess, opened.process)}
 	threads := opened.process.Children()
 	report.Threads = make([]threadStack, len(threads))
 	// Threads are independent: unwind and symbolize them on every CPU (the
@@ -75,7 +77,7 @@ func runStack(args []string) int {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < len(threads); i = int(next.Add(1)) - 1 {
-				report.Threads[i] = stackOf(sess, threads[i], stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == ""})
+				report.Threads[i] = stackOf(sess, threads[i], opts)
 			}
 		}()
 	}
@@ -135,7 +137,7 @@ type stackFrame struct {
 	showAddress bool
 }
 
-func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool) threadStack {
+func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool, names map[*modules.Module]string) threadStack {
 	ts := threadStack{TID: th.TID(), Name: th.Name(), Frames: []stackFrame{}}
 	if err != nil {
 		ts.StopReason, ts.Error = "error", err.Error()
@@ -152,6 +154,9 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 			sf.Module = f.Module.Name
 			if m, ok := f.Module.Client.(*modules.Module); ok {
 				sf.inLibrary = !m.Main
+				if n := names[m]; n != "" {
+					sf.Module = n
+				}
 			}
 		}
 		if f.CFA != 0 {
@@ -178,8 +183,37 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 	return ts
 }
 
+// loadedNames returns the names the dynamic linker gave the process's
+// shared libraries (its link map's l_name: "/lib/x86_64-linux-gnu/libc.so.6"
+// where the memory map shows the resolved "/usr/lib/..."), which gdb prints
+// in "from LIB". Empty for static executables and when the map is unreadable.
+func loadedNames(sess *session.Session, proc *target.Context) map[*modules.Module]string {
+	names := map[*modules.Module]string{}
+	mods, err := sess.Modules(proc)
+	if err != nil {
+		return names
+	}
+	rd, err := modules.FindRDebug(proc, mods.Main())
+	if err != nil || rd == nil {
+		return names
+	}
+	entries, _ := modules.LinkMap(proc, rd.Map)
+	for _, e := range entries {
+		if e.Name == "" || e.Dynamic == 0 {
+			continue
+		}
+		if m := mods.ForAddress(e.Dynamic); m != nil && !m.Main && !m.VDSO {
+			names[m] = e.Name
+		}
+	}
+	return names
+}
+
 // stackOpts are the flags that shape one thread's stack.
-type stackOpts struct{ noInline, noLines, pastMain, live bool }
+type stackOpts struct {
+	noInline, noLines, pastMain, live bool
+	names                             map[*modules.Module]string // see loadedNames
+}
 
 // stackOf unwinds, symbolizes and names one stopped thread's frames.
 func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack {
@@ -191,7 +225,7 @@ func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack
 	if !o.pastMain {
 		trace.Frames = untilMain(trace.Frames)
 	}
-	ts := threadReport(th, trace, err, o.noLines)
+	ts := threadReport(th, trace, err, o.noLines, o.names)
 	ts.live = o.live
 	if regs != nil {
 		ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)

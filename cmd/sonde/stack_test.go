@@ -545,6 +545,29 @@ func TestStackTextMatchesGdbBt(t *testing.T) {
 	}
 }
 
+// TestStackTextFromLibrary: a frame in a library without debug information
+// prints "from LIB" with the dynamic linker's name of the library, live and
+// from a core, as gdb does.
+func TestStackTextFromLibrary(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed")
+	}
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_nodebug.c"}, Flags: []string{"-O0"}})
+	cmd := startStackProgram(t, path)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	out, _, _ := runCLI(t, "stack", pid)
+	if !strings.Contains(out, " in _Unwind_Backtrace () from /") {
+		t.Fatalf("no frame from a library without debug information:\n%s", out)
+	}
+	compareText(t, []string{"stack", pid}, []string{"-p", pid})
+	corePath := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command("gcore", "-o", corePath, pid).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	corePath += "." + pid
+	compareText(t, []string{"stack", "--core", corePath, "--exe", path}, []string{path, corePath})
+}
+
 // compareText runs sonde with sondeArgs and gdb's `thread apply all bt`
 // with gdbArgs (a live pid or an executable and core) and compares the
 // output line by line, without gdb's argument lists and tail-call frames.
