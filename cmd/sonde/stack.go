@@ -166,6 +166,9 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 			s := f.Symbol
 			if s.Function != "" {
 				fn := gdbName(s.Function, s.LinkageName)
+				if s.File == "" {
+					fn = gdbSymbolName(fn, s.LinkageName)
+				}
 				sf.Function = &fn
 			}
 			sf.LinkageName = s.LinkageName

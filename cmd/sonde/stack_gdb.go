@@ -185,3 +185,23 @@ func gdbName(name, linkage string) string {
 	}
 	return name
 }
+
+// gdbSymbolName is how gdb prints a name that comes from the ELF symbol table
+// (no DWARF covers the address): a C symbol's last ".N" suffix, which GCC
+// appends to clones and partial functions ("work.constprop.0",
+// "msort_with_tmp.part.0"), is dropped ("work.constprop").
+func gdbSymbolName(name, linkage string) string {
+	if strings.HasPrefix(linkage, "_Z") || strings.HasPrefix(name, "_Z") {
+		return name
+	}
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 || i == len(name)-1 {
+		return name
+	}
+	for _, c := range name[i+1:] {
+		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	return name[:i]
+}

@@ -396,6 +396,21 @@ func TestGdbName(t *testing.T) {
 	}
 }
 
+func TestGdbSymbolName(t *testing.T) {
+	for _, c := range []struct{ name, linkage, want string }{
+		{"work.constprop.0", "work.constprop.0", "work.constprop"},
+		{"msort_with_tmp.part.0", "", "msort_with_tmp.part"},
+		{"__libc_pause", "", "__libc_pause"},
+		{"f.cold", "", "f.cold"},
+		{"_ZN1a1bEv.isra.0", "_ZN1a1bEv.isra.0", "_ZN1a1bEv.isra.0"},
+		{"x.", "", "x."},
+	} {
+		if got := gdbSymbolName(c.name, c.linkage); got != c.want {
+			t.Errorf("gdbSymbolName(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestGdbFile(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"./time/../sysdeps/unix/sysv/linux/clock_nanosleep.c", "../sysdeps/unix/sysv/linux/clock_nanosleep.c"},
@@ -566,6 +581,22 @@ func TestStackTextFromLibrary(t *testing.T) {
 	}
 	corePath += "." + pid
 	compareText(t, []string{"stack", "--core", corePath, "--exe", path}, []string{path, corePath})
+}
+
+// TestStackTextSymbolTableNames: without DWARF, clone names come from the
+// ELF symbol table and print as gdb prints them ("work.constprop").
+func TestStackTextSymbolTableNames(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed")
+	}
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_clone.c"}, Flags: []string{"-O2", "-g0"}})
+	cmd := startStackProgram(t, path)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	out, _, _ := runCLI(t, "stack", pid)
+	if !strings.Contains(out, " in work.constprop ()") {
+		t.Fatalf("no constprop clone frame:\n%s", out)
+	}
+	compareText(t, []string{"stack", pid}, []string{"-p", pid})
 }
 
 // compareText runs sonde with sondeArgs and gdb's `thread apply all bt`
