@@ -90,6 +90,7 @@ func runStack(args []string) int {
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // C++ names keep their < and >
 		if err := enc.Encode(report); err != nil {
 			fmt.Fprintf(os.Stderr, "sonde stack: %v\n", err)
 			return 1
@@ -165,8 +166,12 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 		if f.HasSymbol {
 			s := f.Symbol
 			if s.Function != "" {
-				fn := gdbName(s.Function, s.LinkageName)
-				if s.File == "" {
+				// gdb prints DWARF functions by name, ELF symbols as
+				// demangled (C++ parameter lists included).
+				fn := s.Function
+				if s.File != "" {
+					fn = gdbName(fn, s.LinkageName)
+				} else {
 					fn = gdbSymbolName(fn, s.LinkageName)
 				}
 				sf.Function = &fn

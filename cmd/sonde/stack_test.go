@@ -597,6 +597,20 @@ func TestStackTextSymbolTableNames(t *testing.T) {
 		t.Fatalf("no constprop clone frame:\n%s", out)
 	}
 	compareText(t, []string{"stack", pid}, []string{"-p", pid})
+
+	// C++ symbols keep their parameter lists, as in gdb.
+	path = testprog.Build(t, testprog.Spec{Sources: []string{"stk_cxxsym.cc"}, Flags: []string{"-O0", "-g0"}})
+	cmd = startStackProgram(t, path)
+	pid = strconv.Itoa(cmd.Process.Pid)
+	got := sondeStacks(t, pid)
+	found := false
+	for _, f := range got.Threads[0].Frames {
+		found = found || f.Function != nil && *f.Function == "ns::S<int>::run(int, int)"
+	}
+	if !found {
+		t.Errorf("no frame named ns::S<int>::run(int, int):\n%s", dumpSonde(got.Threads[0]))
+	}
+	compareWithGdb(t, got, gdbStacks(t, "-p", pid))
 }
 
 // compareText runs sonde with sondeArgs and gdb's `thread apply all bt`
