@@ -187,11 +187,14 @@ func gdbName(name, linkage string) string {
 }
 
 // gdbSymbolName is how gdb prints a name that comes from the ELF symbol table
-// (no DWARF covers the address): a C symbol's last ".N" suffix, which GCC
-// appends to clones and partial functions ("work.constprop.0",
-// "msort_with_tmp.part.0"), is dropped ("work.constprop").
+// (no DWARF covers the address). gdb tries every language's demangler on
+// such names, and Ada's accepts plain lower-case names: its decoding drops a
+// trailing ".N", which GCC appends to clones and partial functions, so
+// "work.constprop.0" prints as "work.constprop" — but "__work.constprop.0"
+// (a leading underscore) and names with capitals stay as they are. Only that
+// part of Ada decoding is reproduced here.
 func gdbSymbolName(name, linkage string) string {
-	if strings.HasPrefix(linkage, "_Z") || strings.HasPrefix(name, "_Z") {
+	if strings.HasPrefix(linkage, "_Z") || name == "" || name[0] == '_' {
 		return name
 	}
 	i := strings.LastIndexByte(name, '.')
@@ -200,6 +203,11 @@ func gdbSymbolName(name, linkage string) string {
 	}
 	for _, c := range name[i+1:] {
 		if c < '0' || c > '9' {
+			return name
+		}
+	}
+	for _, c := range name {
+		if c >= 'A' && c <= 'Z' {
 			return name
 		}
 	}

@@ -401,6 +401,8 @@ func TestGdbSymbolName(t *testing.T) {
 		{"work.constprop.0", "work.constprop.0", "work.constprop"},
 		{"msort_with_tmp.part.0", "", "msort_with_tmp.part"},
 		{"__libc_pause", "", "__libc_pause"},
+		{"__pthread_kill_implementation.constprop.0", "", "__pthread_kill_implementation.constprop.0"},
+		{"Work.part.0", "", "Work.part.0"},
 		{"f.cold", "", "f.cold"},
 		{"_ZN1a1bEv.isra.0", "_ZN1a1bEv.isra.0", "_ZN1a1bEv.isra.0"},
 		{"x.", "", "x."},
