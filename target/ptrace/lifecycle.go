@@ -226,6 +226,10 @@ func (b *Backend) attach(pid int, opts target.AttachOptions) (*target.Context, e
 		return nil, target.Errorf(target.CodeInvalidContext, op, id, fmt.Errorf("%d is a thread of process %d, not a process: %w", pid, st.Tgid, unix.ESRCH))
 	} else if pid == os.Getpid() {
 		return nil, target.Errorf(target.CodeInvalidContext, op, id, fmt.Errorf("sonde cannot debug itself: %w", unix.EPERM))
+	} else if st.State == 'Z' || st.State == 'X' {
+		// A zombie: it exited and waits for its parent to reap it; ptrace
+		// would only say EPERM.
+		return nil, target.Errorf(target.CodeAlreadyExited, op, id, fmt.Errorf("process %d has exited (a zombie waiting for its parent)", pid))
 	}
 	if err := seize(pid, traceOptions); err != nil {
 		return nil, attachError(pid, err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"time"
 	"strings"
 	"syscall"
 	"testing"
@@ -208,6 +209,23 @@ func TestAttachErrors(t *testing.T) {
 	_, err = other.Attach(cmd.Process.Pid, target.AttachOptions{})
 	if !errors.As(err, &te) || te.Code != target.CodeAlreadyAttached || te.Errno != unix.EPERM {
 		t.Fatalf("attach to a traced process: %v", err)
+	}
+	// A zombie (exited, not yet reaped by its parent — this test) is reported
+	// as exited, not as a permission problem.
+	z := exec.Command("true")
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer z.Wait()
+	for i := 0; i < 200; i++ {
+		if st, err := readStatus(z.Process.Pid); err == nil && st.State == 'Z' {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, err = other.Attach(z.Process.Pid, target.AttachOptions{})
+	if !errors.As(err, &te) || te.Code != target.CodeAlreadyExited {
+		t.Fatalf("attach to a zombie: %v", err)
 	}
 }
 
