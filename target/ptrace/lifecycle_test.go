@@ -5,10 +5,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"time"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
