@@ -71,34 +71,8 @@ type exprEnv struct {
 func (a *Agent) RegisterExpressions() {
 	a.SetConditionEvaluator(a.evalCondition)
 	svc := a.srv.Service("Expressions")
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		props, err := a.expressionContext(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(props).Send()
-	})
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.expressionChildren(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
+	queryByID(svc, "getContext", func(id string) (any, error) { return a.expressionContext(id) })
+	queryByID(svc, "getChildren", func(id string) (any, error) { return a.expressionChildren(id) })
 	create := func(c *tcf.Call, parent, lang, text string) {
 		props, err := a.createExpression(c.Channel(), parent, lang, text)
 		if err != nil {

@@ -520,34 +520,8 @@ func (a *Agent) moduleBias(proc *target.Context, mod uint64) uint64 {
 
 // registerSymbolData adds the data-side commands of the Symbols service.
 func (a *Agent) registerSymbolData(svc *tcf.Service) {
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.symbolChildren(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
-	svc.Command("list", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.frameSymbols(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
+	queryByID(svc, "getChildren", func(id string) (any, error) { return a.symbolChildren(id) })
+	queryByID(svc, "list", func(id string) (any, error) { return a.frameSymbols(id) })
 	svc.Command("findInScope", func(c *tcf.Call) {
 		args := c.Args()
 		ctx := args.String()
@@ -587,20 +561,7 @@ func (a *Agent) registerSymbolData(svc *tcf.Service) {
 		t := &variables.Type{Kind: variables.KindArray, Size: -1, Elem: ref.t, Count: length}
 		c.Reply().Error(nil).String(a.typeIDIn(string(ref.proc.ID()), ref.mod, t)).Send()
 	})
-	svc.Command("getLocationInfo", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		props, err := a.locationInfo(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(props).Send()
-	})
+	queryByID(svc, "getLocationInfo", func(id string) (any, error) { return a.locationInfo(id) })
 }
 
 // symbolChildren lists members of composite types, values of enums,
