@@ -1,6 +1,9 @@
 package dwarfexpr
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // Arithmetic on stack values. Values of the generic type are address-sized
 // integers: unsigned for bit operations and addition, signed for division,
@@ -109,7 +112,7 @@ func (m *Machine) binary(op byte) error {
 			}
 			f = x / y
 		case OpEq, OpGe, OpGt, OpLe, OpLt, OpNe:
-			*res = Value{Bits: boolBits(cmpFloat(op, x, y))}
+			*res = Value{Bits: boolBits(compare(op, x, y))}
 			return nil
 		default:
 			return ErrType
@@ -183,9 +186,9 @@ func (m *Machine) binary(op byte) error {
 	default:
 		var r bool
 		if signed {
-			r = cmpInt(op, sx, sy)
+			r = compare(op, sx, sy)
 		} else {
-			r = cmpUint(op, x, y)
+			r = compare(op, x, y)
 		}
 		*res = Value{Bits: boolBits(r)}
 		return nil
@@ -194,39 +197,9 @@ func (m *Machine) binary(op byte) error {
 	return nil
 }
 
-func cmpInt(op byte, x, y int64) bool {
-	switch op {
-	case OpEq:
-		return x == y
-	case OpGe:
-		return x >= y
-	case OpGt:
-		return x > y
-	case OpLe:
-		return x <= y
-	case OpLt:
-		return x < y
-	}
-	return x != y
-}
-
-func cmpUint(op byte, x, y uint64) bool {
-	switch op {
-	case OpEq:
-		return x == y
-	case OpGe:
-		return x >= y
-	case OpGt:
-		return x > y
-	case OpLe:
-		return x <= y
-	case OpLt:
-		return x < y
-	}
-	return x != y
-}
-
-func cmpFloat(op byte, x, y float64) bool {
+// compare applies a DWARF comparison operator (DW_OP_eq ... DW_OP_ne) to two
+// values of one kind: signed, unsigned or floating point.
+func compare[T cmp.Ordered](op byte, x, y T) bool {
 	switch op {
 	case OpEq:
 		return x == y
