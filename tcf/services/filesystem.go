@@ -170,24 +170,17 @@ func (a *Agent) RegisterFileSystem() {
 		}
 		c.ReplyError(err)
 	})
-	statCmd := func(stat func(string) (os.FileInfo, error)) func(c *tcf.Call) {
-		return func(c *tcf.Call) {
-			args := c.Args()
-			path := args.String()
-			if err := args.End(); err != nil {
-				c.Reply().Error(err).Null().Send()
-				return
-			}
+	statCmd := func(stat func(string) (os.FileInfo, error)) func(string) (any, error) {
+		return func(path string) (any, error) {
 			fi, err := stat(resolveHome(path))
 			if err != nil {
-				c.Reply().Error(fsErr(err)).Null().Send()
-				return
+				return nil, fsErr(err)
 			}
-			c.Reply().Error(nil).Data(fileAttrs(fi)).Send()
+			return fileAttrs(fi), nil
 		}
 	}
-	svc.Command("stat", statCmd(os.Stat))
-	svc.Command("lstat", statCmd(os.Lstat))
+	queryByID(svc, "stat", statCmd(os.Stat))
+	queryByID(svc, "lstat", statCmd(os.Lstat))
 	svc.Command("fstat", func(c *tcf.Call) {
 		h, _, err := a.handleArg(c)
 		if err != nil {
@@ -315,23 +308,16 @@ func (a *Agent) RegisterFileSystem() {
 		}
 		c.ReplyError(fsErr(os.Mkdir(resolveHome(path), perm)))
 	})
-	pathQuery := func(op func(string) (string, error)) func(c *tcf.Call) {
-		return func(c *tcf.Call) {
-			args := c.Args()
-			path := args.String()
-			if err := args.End(); err != nil {
-				c.Reply().Error(err).Null().Send()
-				return
-			}
+	pathQuery := func(op func(string) (string, error)) func(string) (any, error) {
+		return func(path string) (any, error) {
 			out, err := op(resolveHome(path))
 			if err != nil {
-				c.Reply().Error(fsErr(err)).Null().Send()
-				return
+				return nil, fsErr(err)
 			}
-			c.Reply().Error(nil).String(out).Send()
+			return out, nil
 		}
 	}
-	svc.Command("realpath", pathQuery(func(p string) (string, error) {
+	queryByID(svc, "realpath", pathQuery(func(p string) (string, error) {
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return "", err
@@ -341,7 +327,7 @@ func (a *Agent) RegisterFileSystem() {
 		}
 		return abs, nil
 	}))
-	svc.Command("readlink", pathQuery(os.Readlink))
+	queryByID(svc, "readlink", pathQuery(os.Readlink))
 	twoPaths := func(op func(a, b string) error) func(c *tcf.Call) {
 		return func(c *tcf.Call) {
 			args := c.Args()

@@ -2,8 +2,9 @@ package services
 
 import "github.com/sondedbg/sonde/tcf"
 
-// queryByID registers a command that takes one context ID and replies
-// "error, data" — the shape of most getContext and getChildren commands. A
+// queryByID registers a command that takes one string — a context ID, or a
+// path — and replies "error, data": the shape of most getContext and
+// getChildren commands and of FileSystem's stat and path queries. A
 // bad argument or a failed query is answered with the error and a null.
 func queryByID(svc *tcf.Service, name string, query func(id string) (any, error)) {
 	svc.Command(name, func(c *tcf.Call) {
