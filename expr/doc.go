@@ -9,7 +9,9 @@
 // bitwise operators, arithmetic with C's usual conversions, the conditional
 // operator, character, string, integer and floating literals, and
 // assignment (plain and compound), which writes target memory or registers.
-// Function calls and increments are not evaluated.
+// Calls of the program's functions and increments are not evaluated; the
+// debugger's own $names ($thread, $printf(...)) are, through the front end's
+// Env.Intrinsic. $"name" is a name that may hold any character.
 //
 // Parsing is bounded (source length and nesting depth) and errors carry the
 // byte position they refer to. Evaluation reads the target through

@@ -29,6 +29,10 @@ type Env struct {
 	Arch *arch.Arch
 	// Symbol, when set, resolves ${ID} references to what the ID names.
 	Symbol func(id string) (SymbolRef, error)
+	// Intrinsic, when set, gives meaning to the debugger's own $names
+	// ($thread, $printf(...)); it returns nil for a name it does not know,
+	// which then names a register.
+	Intrinsic func(name string) *Intrinsic
 }
 
 // SymbolRef is what a ${ID} reference names: exactly one of a type, a
@@ -190,7 +194,8 @@ func (e *evaluator) result(v *value, pos int) *Result {
 }
 
 type evaluator struct {
-	env *Env
+	env      *Env
+	typeOnly int // inside sizeof's operand: calls must have no effect
 }
 
 func (e *evaluator) arch() *arch.Arch {
@@ -222,7 +227,7 @@ func (e *evaluator) eval(n Node, depth int) (*value, error) {
 	case *Ident:
 		return e.ident(n)
 	case *Register:
-		return e.register(n)
+		return e.dollar(n)
 	case *SymRef:
 		return e.symRef(n)
 	case *Unary:
@@ -266,13 +271,15 @@ func (e *evaluator) eval(n Node, depth int) (*value, error) {
 	case *SizeofExpr:
 		// sizeof does not evaluate its operand, except to find a VLA's length:
 		// names are looked up (which locates, never loads).
+		e.typeOnly++
 		x, err := e.eval(n.X, d)
+		e.typeOnly--
 		if err != nil {
 			return nil, err
 		}
 		return e.sizeof(x.t, n.P)
 	case *Call:
-		return nil, errorf(ErrUnsupported, n.P, "function calls are not evaluated")
+		return e.call(n, d)
 	case *IncDec:
 		return nil, errorf(ErrUnsupported, n.P, "%s is not evaluated (it has a side effect); use assignment", n.Op)
 	}

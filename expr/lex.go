@@ -72,6 +72,18 @@ func lex(src string) ([]token, error) {
 			out = append(out, token{kind: tSymRef, pos: i, text: src[i+2 : i+2+j]})
 			i += j + 3
 			continue
+		case c == '$' && i+1 < len(src) && src[i+1] == '"':
+			// $"name": a name with any characters (the C TCF agent's syntax).
+			t, n, err := lexString(src, i+1)
+			if err != nil {
+				return nil, err
+			}
+			if len(t.sval) == 0 {
+				return nil, errorf(ErrSyntax, i, "empty $\"\" name")
+			}
+			out = append(out, token{kind: tIdent, pos: i, text: string(t.sval)})
+			i += 1 + n
+			continue
 		case c == '$':
 			j := i + 1
 			for j < len(src) && isIdentChar(src[j]) {
