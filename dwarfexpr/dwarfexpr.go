@@ -64,12 +64,18 @@ type Config struct {
 	CFA           func() (uint64, error)                           // DW_OP_call_frame_cfa
 	ObjectAddress func() (uint64, error)                           // DW_OP_push_object_address
 	TLSAddress    func(offset uint64) (uint64, error)              // DW_OP_form_tls_address, DW_OP_GNU_push_tls_address
-	DebugAddr     func(index uint64) (uint64, error)               // DW_OP_addrx, DW_OP_constx and their GNU forms
+	DebugAddr     func(index uint64) (uint64, error)               // DW_OP_addrx, DW_OP_GNU_addr_index (constx too when DebugConst is nil)
 	Call          func(dieOffset uint64, ref bool) ([]byte, error) // DW_OP_call2/4 (ref=false, CU-relative) and call_ref
 	BaseType      func(dieOffset uint64) (BaseType, error)         // typed operators
 	EntryValue    func(expr []byte) (Value, error)                 // DW_OP_entry_value: value expr had on entry to the function
 	ParameterRef  func(dieOffset uint64) (uint64, error)           // DW_OP_GNU_parameter_ref
 	VariableValue func(dieOffset uint64) (uint64, error)           // DW_OP_GNU_variable_value
+
+	// DebugConst reads a .debug_addr entry for DW_OP_constx and
+	// DW_OP_GNU_const_index: a constant that is not an address of the
+	// module (a thread-local variable's offset), so unlike DebugAddr it must
+	// not add the load bias. When nil, DebugAddr serves these operators too.
+	DebugConst func(index uint64) (uint64, error)
 }
 
 func (c *Config) addrBias() uint64 { return c.AddrBias }

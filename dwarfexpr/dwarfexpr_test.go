@@ -213,6 +213,7 @@ func TestCallbacks(t *testing.T) {
 		CFA:        func() (uint64, error) { return 0x6000, nil },
 		TLSAddress: func(off uint64) (uint64, error) { return 0x7000 + off, nil },
 		DebugAddr:  func(i uint64) (uint64, error) { return 0x8000 + i*8, nil },
+		DebugConst: func(i uint64) (uint64, error) { return 0x100 + i*8, nil },
 		EntryValue: func(e []byte) (Value, error) {
 			if len(e) != 1 || e[0] != OpReg0+5 {
 				return Value{}, errors.New("unexpected entry expression")
@@ -250,6 +251,10 @@ func TestCallbacks(t *testing.T) {
 		{"tls", cat(OpConstu, uleb(0x10), OpFormTLSAddress), 0x7010},
 		{"gnu tls", cat(OpConstu, uleb(0x10), OpGNUPushTLSAddress), 0x7010},
 		{"addrx", cat(OpAddrx, uleb(2)), 0x8010},
+		{"gnu addr_index", cat(OpGNUAddrIndex, uleb(2)), 0x8010},
+		// constx reads the same table but is no address: no bias (TLS offsets).
+		{"constx", cat(OpConstx, uleb(2), OpStackValue), 0x110},
+		{"gnu const_index tls", cat(OpGNUConstIndex, uleb(1), OpGNUPushTLSAddress), 0x7108},
 		{"addr biased", cat(OpAddr, []byte{0, 0x10, 0, 0, 0, 0, 0, 0}), 0x101000},
 		{"entry_value", cat(OpEntryValue, uleb(1), OpReg0+5, OpLit0+1, OpPlus, OpStackValue), 43},
 		{"gnu entry_value", cat(OpGNUEntryValue, uleb(1), OpReg0+5, OpStackValue), 42},

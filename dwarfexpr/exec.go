@@ -416,10 +416,14 @@ func (m *Machine) exec(op byte, r *reader, npieces *int, start int) error {
 		if r.bad {
 			return nil
 		}
-		if cfg.DebugAddr == nil {
+		read := cfg.DebugAddr
+		if (op == OpConstx || op == OpGNUConstIndex) && cfg.DebugConst != nil {
+			read = cfg.DebugConst
+		}
+		if read == nil {
 			return ErrNeedsContext
 		}
-		v, err := cfg.DebugAddr(idx)
+		v, err := read(idx)
 		if err != nil {
 			return err
 		}

@@ -35,12 +35,16 @@ type SplitUnit struct {
 	DWOPath string
 	// Sections are the unit's .dwo sections by their plain names
 	// (".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets",
-	// ".debug_loclists", ".debug_rnglists", ".debug_line"), decompressed; for
-	// a .dwp, the unit's contributions.
+	// ".debug_loclists", ".debug_rnglists", ".debug_line"; DWARF 4 units
+	// have ".debug_loc", GNU's pre-standard format, instead of
+	// ".debug_loclists"), decompressed; for a .dwp, the unit's contributions.
 	Sections map[string][]byte
-	// AddrBase is the skeleton's DW_AT_addr_base: where the unit's entries
-	// start in the binary's .debug_addr.
+	// AddrBase is the skeleton's DW_AT_addr_base (DW_AT_GNU_addr_base in
+	// DWARF 4): where the unit's entries start in the binary's .debug_addr.
 	AddrBase uint64
+	// RangesBase is a DWARF 4 skeleton's DW_AT_GNU_ranges_base: the split
+	// unit's DW_AT_ranges are offsets from it into the binary's .debug_ranges.
+	RangesBase uint64
 	// Ranges are the unit's link-time code ranges, LowPC its base address
 	// (from the skeleton).
 	Ranges [][2]uint64
@@ -73,11 +77,15 @@ func (b *Binary) SplitUnits() ([]SplitUnit, error) {
 		// package (location lists, which the symbols layer does not read,
 		// are sliced here from the package index).
 		sec := split.file.sec
-		su := SplitUnit{DWOPath: split.file.name, AddrBase: cu.addrBase, LowPC: cu.lowPC, Sections: map[string][]byte{
+		su := SplitUnit{DWOPath: split.file.name, AddrBase: cu.addrBase, RangesBase: cu.rangesBase, LowPC: cu.lowPC, Sections: map[string][]byte{
 			".debug_info": sec.info, ".debug_abbrev": sec.abbrev, ".debug_str": sec.str,
 			".debug_str_offsets": sec.strOffsets, ".debug_rnglists": sec.rnglists, ".debug_line": sec.line,
 		}}
-		loc, err := split.file.ef.section(".debug_loclists.dwo")
+		locName := ".debug_loclists"
+		if split.hdr.Version < 5 {
+			locName = ".debug_loc" // GNU split DWARF 4: DW_LLE_GNU_* entries
+		}
+		loc, err := split.file.ef.section(locName + ".dwo")
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -85,14 +93,14 @@ func (b *Binary) SplitUnits() ([]SplitUnit, error) {
 			c := set.dwp.entries[cu.dwoID].Loclists
 			if c.Size != 0 || c.Offset != 0 {
 				if c.Offset > uint64(len(loc)) || c.Size > uint64(len(loc))-c.Offset {
-					errs = append(errs, &Error{File: split.file.name, Op: "read .debug_loclists.dwo", Err: errors.New("contribution outside the section")})
+					errs = append(errs, &Error{File: split.file.name, Op: "read " + locName + ".dwo", Err: errors.New("contribution outside the section")})
 					loc = nil
 				} else {
 					loc = loc[c.Offset : c.Offset+c.Size]
 				}
 			}
 		}
-		su.Sections[".debug_loclists"] = loc
+		su.Sections[locName] = loc
 		for _, r := range cu.ranges {
 			su.Ranges = append(su.Ranges, [2]uint64{r.Lo, r.Hi})
 		}

@@ -51,6 +51,8 @@ func FuzzLocation(f *testing.F) {
 		{0x9e, 0x04, 1, 2, 3, 4},             // implicit_value
 		{0x2f, 0xfd, 0xff},                   // skip backwards forever
 		{0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x50, 0x00},
+		// GNU split DWARF 4 list: view pair, start_length [0] len 0x33 reg5, offset pair, end.
+		{0x09, 0x00, 0x00, 0x03, 0x00, 0x33, 0, 0, 0, 0x01, 0x00, 0x55, 0x04, 0x10, 0, 0, 0, 0x20, 0, 0, 0, 0x01, 0x00, 0x53, 0x00},
 	} {
 		f.Add(s)
 	}
@@ -74,6 +76,12 @@ func FuzzLocation(f *testing.F) {
 		}
 		if l, _ := r.parseLoc(u, 0); len(l) > maxListEntries+1 {
 			t.Fatal("unbounded list")
+		}
+		if l, _ := r.parseLocGNU(u, 0); len(l) > maxListEntries+1 {
+			t.Fatal("unbounded list")
+		}
+		if l, _ := parseRanges(expr, 0, 0x1000); len(l) > maxListEntries+1 {
+			t.Fatal("unbounded ranges")
 		}
 	})
 }

@@ -75,6 +75,8 @@ func (r *Reader) locationOf(f *dwarf.Field, unit int) Location {
 		u := r.unitDIE(unit)
 		l := Location{Kind: LocList, unit: unit}
 		switch {
+		case r.gnuSplit4:
+			l.List, l.Err = r.parseLocGNU(u, n)
 		case f.Class == dwarf.ClassLocList:
 			// DW_FORM_loclistx: an index into the unit's offset table.
 			off, err := r.loclistxOffset(u, n)
@@ -133,7 +135,7 @@ func (r *Reader) loclistxOffset(u *unitInfo, idx uint64) (uint64, error) {
 // addrx reads entry idx of the unit's .debug_addr table.
 func (r *Reader) addrx(u *unitInfo, idx uint64) (uint64, error) {
 	base := u.addrBase
-	if base == 0 {
+	if base == 0 && !u.addrBaseSet {
 		base = 8
 	}
 	p := base + idx*8
@@ -278,6 +280,43 @@ func (c *cursor) u64() uint64 {
 	v := binary.LittleEndian.Uint64(c.b[c.off:])
 	c.off += 8
 	return v
+}
+
+func (c *cursor) u16() uint16 {
+	b := c.bytes(2)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (c *cursor) u32() uint32 {
+	b := c.bytes(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (c *cursor) sleb() int64 {
+	var v int64
+	var shift uint
+	for {
+		b := c.u8()
+		if c.bad {
+			return 0
+		}
+		if shift < 64 {
+			v |= int64(b&0x7f) << shift
+		}
+		shift += 7
+		if b&0x80 == 0 {
+			if shift < 64 && b&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v
+		}
+	}
 }
 
 func (c *cursor) uleb() uint64 {

@@ -19,7 +19,7 @@ type Reader struct {
 	mu sync.Mutex
 	d  *dwarf.Data
 
-	info, loc, loclists, addr []byte
+	info, loc, loclists, addr, ranges []byte
 
 	units []unitInfo              // every unit of .debug_info, by offset
 	sigs  map[uint64]dwarf.Offset // DWARF 5 type-unit signature -> type DIE
@@ -38,6 +38,12 @@ type Reader struct {
 	children   []*Reader
 	childSpans []cuSpan // code ranges of split units -> index in children
 	childErr   error
+
+	// A GNU split DWARF 4 child (see split4.go): location lists in GNU
+	// form, ranges from the binary's .debug_ranges at rangesBase, relative
+	// to the skeleton's low pc.
+	gnuSplit4              bool
+	rangesBase, splitLowPC uint64
 
 	namesOnce sync.Once
 	globals   map[string][]dwarf.Offset // variables outside functions, by name
@@ -58,6 +64,7 @@ type unitInfo struct {
 	dieRead      bool
 	lowPC        uint64
 	addrBase     uint64
+	addrBaseSet  bool // addrBase given (0 is valid where .debug_addr has no header)
 	loclistsBase uint64
 	lang         int64
 }
@@ -154,7 +161,7 @@ func NewFromSections(s Sections) (r *Reader, err error) {
 			}
 		}
 	}
-	r = &Reader{d: d, info: info, loc: s.Loc, loclists: s.LocLists, addr: s.Addr,
+	r = &Reader{d: d, info: info, loc: s.Loc, loclists: s.LocLists, addr: s.Addr, ranges: s.Ranges,
 		sigs: map[uint64]dwarf.Offset{}, types: map[dwarf.Offset]*Type{}, funcs: map[dwarf.Offset]*Scope{}}
 	r.units = parseUnitHeaders(info)
 	for _, u := range r.units {
@@ -295,7 +302,7 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 		u.lowPC = v
 	}
 	if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
-		u.addrBase = uint64(v)
+		u.addrBase, u.addrBaseSet = uint64(v), true
 	}
 	if v, ok := e.Val(dwarf.AttrLoclistsBase).(int64); ok {
 		u.loclistsBase = uint64(v)
@@ -355,7 +362,7 @@ func (r *Reader) cuIndex() []cuSpan {
 			if err != nil || e == nil {
 				continue
 			}
-			rs, err := r.d.Ranges(e)
+			rs, err := r.rangesOf(e)
 			if err != nil {
 				continue
 			}

@@ -200,7 +200,7 @@ func (r *Reader) unitFuncs(i int) []funcSpan {
 				}
 				continue
 			case dwarf.TagSubprogram:
-				if rs, err := r.d.Ranges(e); err == nil {
+				if rs, err := r.rangesOf(e); err == nil {
 					for _, rg := range rs {
 						if rg[1] > rg[0] && rg[0] != 0 {
 							spans = append(spans, funcSpan{rg[0], rg[1], e.Offset})
@@ -231,7 +231,7 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 		return nil, err
 	}
 	fn := &Scope{Kind: ScopeFunction, Offset: r.pub(off), unit: unit, r: r}
-	fn.Ranges, _ = r.d.Ranges(e)
+	fn.Ranges, _ = r.rangesOf(e)
 	fn.Name = r.nameOf(e)
 	if f := e.AttrField(dwarf.AttrFrameBase); f != nil {
 		l := r.locationOf(f, unit)
@@ -275,7 +275,7 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 				s.Kind = ScopeInlined
 				s.Name = r.nameOf(c)
 			}
-			s.Ranges, _ = r.d.Ranges(c)
+			s.Ranges, _ = r.rangesOf(c)
 			cur.children = append(cur.children, s)
 			if c.Children {
 				open = append(open, s)

@@ -2,6 +2,8 @@ package variables
 
 import (
 	"debug/dwarf"
+	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/sondedbg/sonde/symbols"
@@ -65,26 +67,12 @@ func (r *Reader) loadChildren() []*Reader {
 		}
 		for _, su := range units {
 			k := len(r.children) + 1
-			sec := func(n string) []byte { return su.Sections[n] }
-			strOff := sec(".debug_str_offsets")
-			if len(strOff) >= 8 {
-				strOff = strOff[8:] // split units have no DW_AT_str_offsets_base: entries follow the header
-			}
-			var addr []byte
-			if su.AddrBase <= uint64(len(r.addr)) {
-				addr = r.addr[su.AddrBase:] // likewise for DW_AT_addr_base, which only the skeleton has
-			}
-			c, err := NewFromSections(Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"),
-				Str: sec(".debug_str"), StrOffsets: strOff, Addr: addr, LocLists: sec(".debug_loclists"),
-				RngLists: sec(".debug_rnglists"), Line: sec(".debug_line")})
+			c, err := r.newChild(su)
 			if err != nil {
+				r.childErr = errors.Join(r.childErr, fmt.Errorf("%s: %w", su.DWOPath, err))
 				continue
 			}
 			c.tag = uint64(k) << childShift
-			c.addr = r.addr // location lists index the whole section from the skeleton's base
-			for i := range c.units {
-				c.units[i].addrBase, c.units[i].lowPC = su.AddrBase, su.LowPC
-			}
 			c.cuOnce.Do(func() {
 				for i, u := range c.units {
 					if u.unitType == 5 || u.unitType == utCompile {
@@ -102,6 +90,45 @@ func (r *Reader) loadChildren() []*Reader {
 		sort.Slice(r.childSpans, func(i, j int) bool { return r.childSpans[i].lo < r.childSpans[j].lo })
 	})
 	return r.children
+}
+
+// newChild makes the Reader of one split unit: DWARF 5, or GNU split
+// DWARF 4 (see split4.go).
+func (r *Reader) newChild(su symbols.SplitUnit) (*Reader, error) {
+	sec := func(n string) []byte { return su.Sections[n] }
+	version, err := unitVersion(sec(".debug_info"))
+	if err != nil {
+		return nil, err
+	}
+	s := Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"),
+		Str: sec(".debug_str"), StrOffsets: sec(".debug_str_offsets"),
+		LocLists: sec(".debug_loclists"), RngLists: sec(".debug_rnglists"), Line: sec(".debug_line")}
+	if version >= 5 {
+		if len(s.StrOffsets) >= 8 {
+			s.StrOffsets = s.StrOffsets[8:] // split units have no DW_AT_str_offsets_base: entries follow the header
+		}
+	} else {
+		// GNU split DWARF 4: no headers to skip; GNU forms made standard.
+		if s.Abbrev, err = rewriteGNUForms(s.Abbrev); err != nil {
+			return nil, err
+		}
+		s.Loc = sec(".debug_loc")
+	}
+	if su.AddrBase <= uint64(len(r.addr)) {
+		s.Addr = r.addr[su.AddrBase:] // likewise for DW_AT_addr_base, which only the skeleton has
+	}
+	c, err := NewFromSections(s)
+	if err != nil {
+		return nil, err
+	}
+	c.addr = r.addr // location lists index the whole section from the skeleton's base
+	for i := range c.units {
+		c.units[i].addrBase, c.units[i].addrBaseSet, c.units[i].lowPC = su.AddrBase, true, su.LowPC
+	}
+	if version < 5 {
+		c.gnuSplit4, c.ranges, c.rangesBase, c.splitLowPC = true, r.ranges, su.RangesBase, su.LowPC
+	}
+	return c, nil
 }
 
 // splitSource is how New reaches a binary's split units.

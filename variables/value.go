@@ -437,13 +437,16 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 		}
 		return 0, errors.New("frame base is not an address")
 	}
-	cfg.DebugAddr = func(idx uint64) (uint64, error) {
+	cfg.DebugConst = func(idx uint64) (uint64, error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if unit < 0 || unit >= len(r.units) {
-			return 0, errors.New("no unit for DW_OP_addrx")
+			return 0, errors.New("no unit for DW_OP_constx")
 		}
-		a, err := r.addrx(r.unitDIE(unit), idx)
+		return r.addrx(r.unitDIE(unit), idx)
+	}
+	cfg.DebugAddr = func(idx uint64) (uint64, error) {
+		a, err := cfg.DebugConst(idx)
 		return a + f.Bias(), err
 	}
 	cfg.BaseType = func(cuOff uint64) (dwarfexpr.BaseType, error) {

@@ -6,6 +6,8 @@
 package vartest
 
 import (
+	"debug/dwarf"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -170,4 +172,56 @@ func (b *Binaries) Binary(m *modules.Module) (*symbols.Binary, error) {
 	}
 	b.files[m.Path] = f
 	return f, nil
+}
+
+// LinkDWO makes the .dwo files of a split-DWARF build of exe (which
+// testprog moved next to it) visible where its skeleton units say they are
+// (DW_AT_comp_dir joined with DW_AT_dwo_name or DW_AT_GNU_dwo_name, a build
+// directory that is gone), because gdb looks only there; sonde also looks
+// next to the binary. The links are removed when the test ends.
+func LinkDWO(t testing.TB, exe string) {
+	t.Helper()
+	ef, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	d, err := ef.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const attrGNUDwoName = dwarf.Attr(0x2130)
+	rd := d.Reader()
+	for {
+		cu, err := rd.Next()
+		if err != nil || cu == nil {
+			break
+		}
+		rd.SkipChildren()
+		name, _ := cu.Val(dwarf.AttrDwoName).(string)
+		if name == "" {
+			name, _ = cu.Val(attrGNUDwoName).(string)
+		}
+		dir, _ := cu.Val(dwarf.AttrCompDir).(string)
+		if name == "" {
+			continue
+		}
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		if _, err := os.Stat(name); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(filepath.Dir(exe), filepath.Base(name)), name); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
+		link, madeDir := name, filepath.Dir(name)
+		t.Cleanup(func() {
+			os.Remove(link)
+			os.Remove(madeDir) // only when empty: another build's links may share it
+		})
+	}
 }

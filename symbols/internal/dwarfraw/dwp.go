@@ -5,7 +5,8 @@ import "fmt"
 // SectionSlice is one unit's contribution to a section of a .dwp package.
 type SectionSlice struct{ Offset, Size uint64 }
 
-// DWPContribution lists a unit's slices of the package's sections.
+// DWPContribution lists a unit's slices of the package's sections
+// (Loclists is .debug_loc.dwo's slice in a version 2 index).
 type DWPContribution struct {
 	Info, Abbrev, Line, StrOffsets, Rnglists, Loclists SectionSlice
 }
@@ -74,7 +75,7 @@ func ReadDWPIndex(data []byte) (map[uint64]DWPContribution, error) {
 				c.Line = s
 			case id == 6:
 				c.StrOffsets = s
-			case id == 5 && version == 5:
+			case id == 5: // DW_SECT_LOC (.debug_loc.dwo) in version 2, DW_SECT_LOCLISTS in 5
 				c.Loclists = s
 			case id == 8 && version == 5:
 				c.Rnglists = s
