@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -68,67 +69,113 @@ func TestFormatPrintfMatchesC(t *testing.T) {
 	}
 }
 
-// TestPrintfErrors checks malformed calls and formats are errors that say
-// what is wrong, with the invalid-expression code.
-func TestPrintfErrors(t *testing.T) {
-	for _, cond := range []string{"$printf", "$printf(", "$printf()", "$printf(1)", `$printf("%d")`,
-		`$printf("%n", 1)`, `$printf("%q", 1)`, `$printf("abc`, `$printf("a")+("b")`, `$printf("%99999999d", 1)`, `$printf("x" y)`} {
-		var err error
-		if args, ok, perr := printfCall(cond); perr != nil {
-			err = perr
-		} else if ok {
-			var format string
-			if format, err = cStringLiteral(args[0]); err == nil {
-				vals := []printfArg{}
-				for range args[1:] {
-					vals = append(vals, intArg(1))
-				}
-				_, err = formatPrintf(format, vals)
+// printfEnv is a constant-only expression environment whose $printf writes
+// to out, as the agent's does (no target: strings are literals).
+func printfEnv(out *strings.Builder) *expr.Env {
+	return &expr.Env{Intrinsic: func(name string) *expr.Intrinsic {
+		if name != "printf" {
+			return nil
+		}
+		return &expr.Intrinsic{Call: func(args []*expr.Result, effects bool) (*expr.Result, error) {
+			if !effects {
+				return callPrintf(args, nil, nil)
 			}
+			return callPrintf(args, nil, func(s string) { out.WriteString(s) })
+		}}
+	}}
+}
+
+// TestPrintfCalls evaluates $printf as an expression: the arguments are
+// expression results (ints, chars, long longs, doubles, string literals),
+// calls happen where C's evaluation order says, and the value is int 0.
+func TestPrintfCalls(t *testing.T) {
+	for _, c := range []struct{ src, out string }{
+		{`$printf("%d|%s|%c|%5.2f|%x|%lld|%%|%-4s|%.3s\n", 6*7, "abc", 'A', 3.14159, 255, 1LL << 40, "hi", "abcdef")`,
+			"42|abc|A| 3.14|ff|1099511627776|%|hi  |abc\n"},
+		{`$printf("%u %hhd %#o %e", -1, 300, 8, 1.5f)`, "4294967295 44 010 1.500000e+00"},
+		{`$printf("plain" " joined")`, "plain joined"},
+		{`1 < 2 && $printf("yes")`, "yes"},
+		{`1 > 2 && $printf("no")`, ""},
+		{`$printf("a") || $printf("b")`, "ab"},
+		{`($printf("1"), $printf("2"))`, "12"},
+		{`0 ? $printf("no") : $printf("%d", 3)`, "3"},
+		{`sizeof($printf("no"))`, ""},
+		{`$printf("%*d|%-*d|", 4, 7, 3, 8)`, "   7|8  |"},
+	} {
+		var out strings.Builder
+		r, err := expr.Eval(c.src, printfEnv(&out))
+		if err != nil {
+			t.Errorf("%s: %v", c.src, err)
+			continue
 		}
-		var pe *printfError
-		if !errors.As(err, &pe) || pe.TCFCode() != tcf.CodeInvalidExpression {
-			t.Errorf("%s: %v, want a $printf error", cond, err)
+		if out.String() != c.out {
+			t.Errorf("%s printed %q, want %q", c.src, out.String(), c.out)
+		}
+		if n, err := r.Int(); err != nil || (n != 0 && !strings.HasPrefix(c.src, "sizeof")) {
+			t.Errorf("%s = %d %v", c.src, n, err)
 		}
 	}
-	// Escapes and concatenated literals.
-	s, err := cStringLiteral(`"a\tb\x41\101\n" "c\"d\\"`)
-	if err != nil || s != "a\tbAA\nc\"d\\" {
-		t.Errorf("literal: %q %v", s, err)
-	}
-	// Conditions: split at top-level && only.
-	parts, err := splitTop(`(a && b) && $printf("x && y, %d", f(1, 2))`, "&&")
-	if err != nil || len(parts) != 2 || strings.TrimSpace(parts[1]) != `$printf("x && y, %d", f(1, 2))` {
-		t.Errorf("split: %q %v", parts, err)
+	var out strings.Builder
+	r, err := expr.Eval(`$printf("x")`, printfEnv(&out))
+	if err != nil || r.Type.String() != "int" || len(r.Value) != 4 || r.Value[0] != 0 {
+		t.Errorf("$printf value: %+v %v, want int 0", r, err)
 	}
 }
 
-// FuzzDPrintf: any condition text parses or fails cleanly, and any format
-// formats or fails cleanly within the output bound.
+// TestPrintfErrors checks malformed calls and formats are errors that say
+// what is wrong, with the invalid-expression code, and print nothing.
+func TestPrintfErrors(t *testing.T) {
+	for _, c := range []struct{ src, msg string }{
+		{"$printf", "$printf is a function"},
+		{"$printf(", "unexpected end"},
+		{"$printf()", "needs a format"},
+		{"$printf(1)", "must be a string"},
+		{`$printf("%d")`, "too few arguments"},
+		{`$printf("%d %d", 1)`, "too few arguments"},
+		{`$printf("%n", 1)`, "%n is not supported"},
+		{`$printf("%y", 1)`, "unknown conversion %y"},
+		{`$printf("abc`, "unterminated"},
+		{`$printf("%99999999d", 1)`, "too large"},
+		{`$printf("x" y)`, `expected ")"`},
+		{`$printf("%`, "unterminated"},
+		{`$printf("%")`, "format ends with %"},
+		{`$printf("%5")`, "incomplete conversion"},
+		{`$printf(1, $printf("%d"))`, "too few arguments"}, // arguments first, as in C
+		{`$printf("%d", $printf("%d"))`, "too few arguments"},
+	} {
+		var out strings.Builder
+		_, err := expr.Eval(c.src, printfEnv(&out))
+		if err == nil || errCode(err) != tcf.CodeInvalidExpression || !strings.Contains(err.Error(), c.msg) {
+			t.Errorf("%s: %v (code %d), want INV_EXPRESSION saying %q", c.src, err, errCode(err), c.msg)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%s printed %q", c.src, out.String())
+		}
+	}
+	// A pointer needs a target to read the string from: an address error.
+	var out strings.Builder
+	_, err := expr.Eval(`$printf("%s", (char *)16)`, printfEnv(&out))
+	if errCode(err) != tcf.CodeInvalidAddress {
+		t.Errorf("%%s of a pointer without a target: %v", err)
+	}
+}
+
+// FuzzDPrintf: any expression with $printf calls evaluates or fails cleanly,
+// and one call's text stays within the output bound.
 func FuzzDPrintf(f *testing.F) {
-	f.Add(`(x > 1) && $printf("i=%d s=%s f=%g\n", i, s, f)`)
+	f.Add(`(1 > 0) && $printf("i=%d s=%s f=%g\n", 3, "str", 2.5)`)
 	f.Add(`$printf("%-*.*f|%#o|%hhx|%%|%p", -10, 3, 1.5, 8, 300, 0)`)
 	f.Add(`$printf("\x4\0777" "more")`)
 	f.Add(`$printf("%99999999d", 1)`)
-	f.Fuzz(func(t *testing.T, cond string) {
-		parts, err := splitTop(cond, "&&")
-		if err != nil {
-			return
-		}
-		for _, p := range parts {
-			args, ok, err := printfCall(p)
-			if err != nil || !ok {
-				continue
-			}
-			format, err := cStringLiteral(args[0])
-			if err != nil {
-				continue
-			}
-			vals := []printfArg{intArg(-3), floatArg(2.5), strArg("str"), intArg(1 << 40)}
-			out, err := formatPrintf(format, vals)
-			if err == nil && len(out) > maxPrintfOutput {
-				t.Fatalf("output of %d bytes", len(out))
-			}
+	f.Add(`$printf("%s%s", "a", (char *)0)`)
+	f.Add(`sizeof $printf("%d")`)
+	f.Add(`$printf("%c%lc%C", 65, 66, 67) + $printf`)
+	f.Fuzz(func(t *testing.T, src string) {
+		var out strings.Builder
+		_, _ = expr.Eval(src, printfEnv(&out))
+		calls := strings.Count(src, "$printf")
+		if out.Len() > calls*(maxPrintfOutput+maxPrintfString) {
+			t.Fatalf("%d calls printed %d bytes", calls, out.Len())
 		}
 	})
 }

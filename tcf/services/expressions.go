@@ -117,7 +117,7 @@ func (a *Agent) RegisterExpressions() {
 			c.Reply().Null().Error(err).Null().Send()
 			return
 		}
-		value, props, err := a.evaluateExpression(id)
+		value, props, err := a.evaluateExpression(c.Channel(), id)
 		r := c.Reply()
 		if value == nil {
 			r.Null()
@@ -180,8 +180,10 @@ func (a *Agent) createExpression(ch *tcf.Channel, parent, lang, text string) (ma
 	if err != nil {
 		return nil, err
 	}
-	res, evalErr := expr.Evaluate(n, ee.env)
-	if evalErr != nil && errCode(evalErr) == tcf.CodeSymbolNotFound {
+	// Evaluated for its type: $printf is checked, not run (as the C agent
+	// evaluates in its type-only mode here).
+	res, evalErr := expr.Evaluate(n, a.withIntrinsics(ee, nil))
+	if evalErr != nil && (errCode(evalErr) == tcf.CodeSymbolNotFound || malformed(evalErr)) {
 		return nil, evalErr
 	}
 	a.data().exprs.mu.Lock()
@@ -211,6 +213,14 @@ func (a *Agent) createExpression(ch *tcf.Channel, parent, lang, text string) (ma
 		})
 	}
 	return a.exprProps(e.id, parent, text, ee, res, n), nil
+}
+
+// malformed reports an error in the text itself, not in the state of the
+// target: a $name misused, a bad $printf call.
+func malformed(err error) bool {
+	var pe *printfError
+	var ee *expr.Error
+	return errors.As(err, &pe) && pe.code == 0 || errors.As(err, &ee) && ee.Kind == expr.ErrSyntax
 }
 
 // errCode returns the TCF code of an error (OTHER when it has none).
@@ -254,7 +264,15 @@ func hasCall(n expr.Node) bool {
 		}
 		switch x := n.(type) {
 		case *expr.Call:
-			found = true
+			// The debugger's own functions ($printf) run in the agent, not
+			// in the target: no call as the C agent counts them.
+			if _, own := x.Fn.(*expr.Register); !own {
+				found = true
+				return
+			}
+			for _, arg := range x.Args {
+				walk(arg, d+1)
+			}
 		case *expr.Unary:
 			walk(x.X, d+1)
 		case *expr.Binary:
@@ -296,8 +314,8 @@ func (a *Agent) lookupExpr(id string) (parent, text string, local int, err error
 	return e.parent, e.text, -1, nil
 }
 
-// evalExpr evaluates an expression ID in its scope.
-func (a *Agent) evalExpr(id string) (*exprEnv, expr.Node, *expr.Result, error) {
+// evalExpr evaluates an expression ID in its scope, $printf writing to out.
+func (a *Agent) evalExpr(id string, out printfOutput) (*exprEnv, expr.Node, *expr.Result, error) {
 	parent, text, local, err := a.lookupExpr(id)
 	if err != nil {
 		return nil, nil, nil, err
@@ -322,7 +340,7 @@ func (a *Agent) evalExpr(id string) (*exprEnv, expr.Node, *expr.Result, error) {
 	if err != nil {
 		return ee, nil, nil, err
 	}
-	res, err := expr.Evaluate(n, ee.env)
+	res, err := expr.Evaluate(n, a.withIntrinsics(ee, out))
 	return ee, n, res, err
 }
 
@@ -331,7 +349,7 @@ func (a *Agent) expressionContext(id string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	ee, n, res, evalErr := a.evalExpr(id)
+	ee, n, res, evalErr := a.evalExpr(id, nil) // properties only: $printf is not run
 	if ee == nil {
 		return nil, evalErr
 	}
@@ -341,8 +359,10 @@ func (a *Agent) expressionContext(id string) (map[string]any, error) {
 	return a.exprProps(id, parent, text, ee, res, n), nil
 }
 
-func (a *Agent) evaluateExpression(id string) ([]byte, map[string]any, error) {
-	ee, _, res, err := a.evalExpr(id)
+// evaluateExpression evaluates for the client on ch: $printf writes to its
+// DPrintf stream.
+func (a *Agent) evaluateExpression(ch *tcf.Channel, id string) ([]byte, map[string]any, error) {
+	ee, _, res, err := a.evalExpr(id, a.channelOutput(ch))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -381,7 +401,7 @@ func (a *Agent) assignExpression(id string, data []byte) error {
 		return err
 	}
 	var n expr.Node
-	env := ee.env
+	env := a.withIntrinsics(ee, nil) // an assignment does not print
 	if local >= 0 {
 		if local >= len(ee.vars) {
 			return invalidExpr(id)
@@ -422,14 +442,16 @@ func (a *Agent) expressionChildren(id string) ([]string, error) {
 }
 
 // evalCondition is the breakpoint condition evaluator: the condition is
-// evaluated in the stopped thread's top frame.
+// evaluated in the stopped thread's top frame; $printf writes to every open
+// DPrintf stream (a dynamic-printf breakpoint's condition is
+// `$printf(...)` or `(cond) && $printf(...)`, false either way).
 func (a *Agent) evalCondition(thread *target.Context, text string) (bool, error) {
 	a.forgetStack(thread)
 	ee, err := a.scopeEnv(frameID(0, thread))
 	if err != nil {
 		return false, err
 	}
-	return expr.Condition(text, ee.env)
+	return expr.Condition(text, a.withIntrinsics(ee, a.writeDPrintf))
 }
 
 // scopeEnv prepares the evaluation environment of a frame, thread or
