@@ -351,6 +351,7 @@ func (e *evaluator) sizeof(t *variables.Type, pos int) (*value, error) {
 // enumerators, then globals of the frame's module and of other modules.
 func (e *evaluator) ident(n *Ident) (*value, error) {
 	env := e.env
+	var decl *variables.Variable
 	for _, s := range env.Scopes {
 		for i := len(s.Vars) - 1; i >= 0; i-- {
 			if v := s.Vars[i]; v.Name == n.Name {
@@ -363,7 +364,12 @@ func (e *evaluator) ident(n *Ident) (*value, error) {
 			return intValue(t, uint64(val)), nil
 		}
 		if vs, err := env.Reader.Globals(n.Name); err == nil {
-			return e.variable(vs[0], env.Reader, env.Frame, n.P)
+			// A declaration without a location (extern int x; defined in
+			// a library) is used only when no module defines the name.
+			if vs[0].Loc.Kind != variables.LocNone || env.Global == nil {
+				return e.variable(vs[0], env.Reader, env.Frame, n.P)
+			}
+			decl = vs[0]
 		}
 	}
 	if env.Global != nil {
@@ -374,6 +380,9 @@ func (e *evaluator) ident(n *Ident) (*value, error) {
 			}
 			return e.variable(v, r, f, n.P)
 		}
+	}
+	if decl != nil {
+		return e.variable(decl, env.Reader, env.Frame, n.P)
 	}
 	if env.Function != nil {
 		if addr, ok := env.Function(n.Name); ok {
@@ -391,6 +400,15 @@ type biasFrame struct {
 }
 
 func (b biasFrame) Bias() uint64 { return b.bias }
+
+// TLSAddress passes thread-local storage lookups of the other module's
+// variables (r names the module) to the frame.
+func (b biasFrame) TLSAddress(r *variables.Reader, offset uint64) (uint64, error) {
+	if tf, ok := b.Frame.(variables.TLSFrame); ok {
+		return tf.TLSAddress(r, offset)
+	}
+	return 0, errors.New("no thread-local storage in this frame")
+}
 
 func (e *evaluator) variable(v *variables.Variable, r *variables.Reader, f variables.Frame, pos int) (*value, error) {
 	if v.Type == nil {

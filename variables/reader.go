@@ -34,6 +34,7 @@ type Reader struct {
 	// Split DWARF: a Reader per .dwo file, made on first need.
 	splitUnits func() ([]symbols.SplitUnit, error)
 	tag        uint64 // a child's offset tag (0 for a binary's Reader)
+	parent     *Reader
 	childOnce  sync.Once
 	children   []*Reader
 	childSpans []cuSpan // code ranges of split units -> index in children

@@ -24,6 +24,14 @@ const (
 // pub tags an offset of this Reader's file for the outside world.
 func (r *Reader) pub(off dwarf.Offset) uint64 { return uint64(off) | r.tag }
 
+// root returns the Reader of the binary (a split unit's parent).
+func (r *Reader) root() *Reader {
+	if r.parent != nil {
+		return r.parent
+	}
+	return r
+}
+
 // real strips a tag.
 func (r *Reader) real(die uint64) dwarf.Offset { return dwarf.Offset(die & childMask) }
 
@@ -122,6 +130,7 @@ func (r *Reader) newChild(su symbols.SplitUnit) (*Reader, error) {
 		return nil, err
 	}
 	c.addr = r.addr // location lists index the whole section from the skeleton's base
+	c.parent = r
 	for i := range c.units {
 		c.units[i].addrBase, c.units[i].addrBaseSet, c.units[i].lowPC = su.AddrBase, true, su.LowPC
 	}

@@ -34,11 +34,14 @@ type Frame interface {
 	Caller() (Frame, *Reader)
 }
 
-// TLSFrame is implemented by frames that can locate thread-local storage:
-// TLSAddress returns the run-time address of offset in the thread's block
-// for the frame's module (DW_OP_form_tls_address).
+// TLSFrame is implemented by frames that can locate thread-local storage
+// (DW_OP_form_tls_address): TLSAddress returns the run-time address of
+// offset in the frame's thread's TLS block of the module whose DWARF r
+// reads — the frame's own module or any other of the process, since a
+// frame is also where other modules' globals are read (nil r: the frame's
+// module).
 type TLSFrame interface {
-	TLSAddress(offset uint64) (uint64, error)
+	TLSAddress(r *Reader, offset uint64) (uint64, error)
 }
 
 // Writer is implemented by frames whose target can be changed (live
@@ -408,7 +411,8 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 	cfg := &dwarfexpr.Config{AddrSize: 8, AddrBias: f.Bias(), MaxSteps: 10000}
 	cfg.CFA = f.CFA
 	if tf, ok := f.(TLSFrame); ok {
-		cfg.TLSAddress = tf.TLSAddress
+		module := r.root()
+		cfg.TLSAddress = func(off uint64) (uint64, error) { return tf.TLSAddress(module, off) }
 	}
 	cfg.FrameBase = func() (uint64, error) {
 		if s == nil {

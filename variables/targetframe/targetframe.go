@@ -9,7 +9,6 @@
 package targetframe
 
 import (
-	"debug/elf"
 	"fmt"
 	"sync"
 
@@ -38,6 +37,7 @@ type Stack struct {
 	regs   *target.Registers
 	mods   modules.List
 	frames []*Frame
+	tls    tlsState
 }
 
 // Frame is one physical frame; it implements variables.Frame and
@@ -232,39 +232,6 @@ func (f *Frame) Caller() (variables.Frame, *variables.Reader) {
 		return nil, nil
 	}
 	return c, r
-}
-
-// TLSAddress locates thread-local storage of the frame's module: for the
-// executable (static TLS, x86-64 variant II) the block ends at the thread
-// pointer (fs_base), rounded to the PT_TLS alignment. Shared libraries'
-// blocks are found through the dynamic linker's DTV, which is not read
-// here: their TLS variables are reported unavailable.
-func (f *Frame) TLSAddress(offset uint64) (uint64, error) {
-	if f.mod == nil || !f.mod.Main {
-		return 0, fmt.Errorf("targetframe: thread-local storage of shared libraries is not supported")
-	}
-	b, err := f.Binary()
-	if err != nil {
-		return 0, err
-	}
-	var memsz, align uint64
-	for _, p := range b.ELF().Progs {
-		if p.Type == elf.PT_TLS {
-			memsz, align = p.Memsz, p.Align
-		}
-	}
-	if memsz == 0 {
-		return 0, fmt.Errorf("targetframe: %s has no PT_TLS segment", f.mod.Name)
-	}
-	if align == 0 {
-		align = 1
-	}
-	tp, err := f.stack.regs.DWARF(arch.DwarfFSBase)
-	if err != nil {
-		return 0, err
-	}
-	block := (memsz + align - 1) / align * align
-	return tp - block + offset, nil
 }
 
 // WriteMemory writes the thread's memory.

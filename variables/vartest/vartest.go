@@ -225,3 +225,105 @@ func LinkDWO(t testing.TB, exe string) {
 		})
 	}
 }
+
+// ThreadStop is a multi-threaded program stopped at a breakpoint, seen by
+// gdb in every thread and saved as a core.
+type ThreadStop struct {
+	Exe, Core string
+	// Results[tid][expression] is gdb's answer in frame 0 of thread tid.
+	Results map[int]map[string]Result
+}
+
+const threadScript = `
+import gdb, json
+out = {}
+for th in gdb.selected_inferior().threads():
+    th.switch()
+    gdb.execute("frame 0", to_string=True)
+    res = {}
+    for e in EXPRS:
+        r = {}
+        try:
+            v = gdb.parse_and_eval(e)
+            r["type"] = str(v.type)
+            if v.is_optimized_out:
+                r["optimized_out"] = True
+                r["value"] = "<optimized out>"
+            else:
+                r["value"] = v.format_string()
+                t = v.type.strip_typedefs()
+                if t.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_PTR):
+                    n = int(v)
+                    r["int"] = n if n < 2**63 else n - 2**64
+                    r["uint"] = n % 2**64
+                elif t.code == gdb.TYPE_CODE_FLT:
+                    r["float"] = float(v)
+        except gdb.error as x:
+            r["error"] = str(x)
+            if "optimized out" in str(x):
+                r["optimized_out"] = True
+        res[e] = r
+    out[th.ptid[1]] = res
+with open(OUTPUT, "w") as f:
+    json.dump(out, f)
+`
+
+// GDBStopThreads runs exe with args under gdb until the first hit of a
+// breakpoint at location, evaluates exprs in frame 0 of every thread, and
+// writes a core. It skips the test when gdb is missing.
+func GDBStopThreads(t testing.TB, exe string, args []string, location string, exprs []string) *ThreadStop {
+	t.Helper()
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
+	}
+	dir := t.TempDir()
+	q, _ := json.Marshal(exprs)
+	out := filepath.Join(dir, "gdb.json")
+	py := strings.Replace(threadScript, "EXPRS", string(q), 1)
+	py = strings.Replace(py, "OUTPUT", fmt.Sprintf("%q", out), 1)
+	pyPath := filepath.Join(dir, "eval.py")
+	if err := os.WriteFile(pyPath, []byte(py), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corePath := filepath.Join(dir, "stop.core")
+	cmd := exec.Command("gdb", append([]string{"-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off",
+		"-ex", "break " + location, "-ex", "run", "-ex", "source " + pyPath,
+		"-ex", "gcore " + corePath, "-ex", "kill", "--args", exe}, args...)...)
+	msg, err := cmd.CombinedOutput()
+	if _, serr := os.Stat(corePath); err != nil || serr != nil {
+		t.Fatalf("gdb failed (%v): %s", err, msg)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("gdb wrote no results: %v\n%s", err, msg)
+	}
+	var raw map[string]map[string]Result
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	s := &ThreadStop{Exe: exe, Core: corePath, Results: map[int]map[string]Result{}}
+	for k, v := range raw {
+		var tid int
+		fmt.Sscan(k, &tid)
+		s.Results[tid] = v
+	}
+	return s
+}
+
+// Open opens the stop's core and returns its target and threads.
+func (s *ThreadStop) Open(t testing.TB) (*target.Target, []*target.Context) {
+	t.Helper()
+	tgt, err := core.Open(s.Core, core.Options{Executable: s.Exe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tgt.Close() })
+	var out []*target.Context
+	for _, p := range tgt.Processes() {
+		out = append(out, p.Children()...)
+	}
+	if len(out) == 0 {
+		t.Fatal("core has no thread")
+	}
+	return tgt, out
+}

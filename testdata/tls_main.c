@@ -1,0 +1,97 @@
+#define _GNU_SOURCE
+// Thread-local storage across modules: the executable's own __thread
+// variables, those of a library linked at start (libtls_lib.so), of one
+// loaded with dlopen (argv[1]), and glibc's errno. Three threads give each
+// a different value, print their values and addresses to the file argv[2],
+// and wait while the main thread stops in stop_here: sonde reads every
+// thread's copies and compares with gdb and with what was printed.
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+struct tls_pair {
+	int id;
+	double weight;
+};
+
+extern __thread int lib_tls;
+extern __thread struct tls_pair lib_pair;
+long *lib_set(int k);
+
+__thread int main_tls = 11;
+static __thread double main_tls_d = 1.5;
+__thread char main_buf[16] = "main";
+
+#define WORKERS 2
+
+static long *(*dl_addr)(void);
+static void (*dl_set)(int);
+static pthread_barrier_t ready, never;
+static FILE *report;
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+
+volatile int sink;
+
+__attribute__((noinline)) void stop_here(void) { sink++; }
+
+static void set_and_report(int k, int use_dl)
+{
+	main_tls = 11 + k;
+	main_tls_d = 1.5 + k;
+	main_buf[4] = (char)('0' + k);
+	long *hidden = lib_set(k);
+	errno = 100 + k;
+	long *dl = 0;
+	if (use_dl) {
+		dl_set(k);
+		dl = dl_addr();
+	}
+	pthread_mutex_lock(&report_mu);
+	fprintf(report, "thread %ld main_tls %d %p main_tls_d %g %p lib_tls %d %p lib_pair.id %d %p lib_hidden %ld %p errno %d %p",
+	        (long)gettid(), main_tls, (void *)&main_tls, main_tls_d, (void *)&main_tls_d, lib_tls, (void *)&lib_tls,
+	        lib_pair.id, (void *)&lib_pair.id, *hidden, (void *)hidden, errno, (void *)&errno);
+	if (dl)
+		fprintf(report, " dl_tls %ld %p", *dl, (void *)dl);
+	fprintf(report, "\n");
+	fflush(report);
+	pthread_mutex_unlock(&report_mu);
+}
+
+static void *worker(void *arg)
+{
+	int k = (int)(long)arg;
+	// Worker 1 uses the dlopen'd library (its dynamic TLS block gets
+	// allocated); worker 2 never touches it.
+	set_and_report(k, k == 1);
+	pthread_barrier_wait(&ready);
+	pthread_barrier_wait(&never); // the main thread never arrives
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s tls_dl.so report\n", argv[0]);
+		return 2;
+	}
+	report = fopen(argv[2], "w");
+	void *h = dlopen(argv[1], RTLD_NOW);
+	if (!h || !report) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
+	dl_addr = (long *(*)(void))dlsym(h, "dl_tls_addr");
+	dl_set = (void (*)(int))dlsym(h, "dl_set");
+	pthread_barrier_init(&ready, NULL, WORKERS + 1);
+	pthread_barrier_init(&never, NULL, WORKERS + 2);
+	pthread_t th[WORKERS];
+	for (long k = 1; k <= WORKERS; k++)
+		pthread_create(&th[k - 1], NULL, worker, (void *)k);
+	set_and_report(3, 1);
+	pthread_barrier_wait(&ready);
+	stop_here();
+	return main_tls;
+}

@@ -1,0 +1,316 @@
+package tls_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/variables"
+	"github.com/sondedbg/sonde/variables/targetframe"
+	"github.com/sondedbg/sonde/variables/tls"
+	"github.com/sondedbg/sonde/variables/vartest"
+)
+
+// tlsExprs are evaluated in every thread of tls_main at its stop.
+var tlsExprs = []string{
+	"main_tls", "main_tls_d", "main_buf[4]", "&main_tls", "&main_tls_d",
+	"lib_tls", "lib_pair.id", "lib_pair.weight", "lib_hidden", "&lib_tls", "&lib_pair.id", "&lib_hidden",
+	"dl_tls", "dl_name[2]", "&dl_tls", "dl_unused",
+	"errno", "&errno",
+}
+
+// program is tls_main with its two libraries, built with flags.
+type program struct {
+	exe, dl string
+}
+
+func build(t *testing.T, name string, flags []string) program {
+	t.Helper()
+	lib := testprog.Build(t, testprog.Spec{Sources: []string{"tls_lib.c"},
+		Flags: append([]string{"-shared", "-fPIC"}, flags...), Name: "libtls_lib.so"})
+	dl := testprog.Build(t, testprog.Spec{Sources: []string{"tls_dl.c"},
+		Flags: append([]string{"-shared", "-fPIC"}, flags...), Name: "tls_dl.so"})
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"tls_main.c"},
+		Flags: append(append([]string(nil), flags...), "-Wl,--no-as-needed", lib, "-Wl,-rpath,"+filepath.Dir(lib), "-ldl"),
+		Name: "tls_main_" + name})
+	return program{exe: exe, dl: dl}
+}
+
+// report is what tls_main printed about one thread: values and addresses.
+type report map[string][2]string
+
+func readReport(t *testing.T, path string) map[int]report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[int]report{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		w := strings.Fields(sc.Text())
+		if len(w) < 2 || w[0] != "thread" {
+			t.Fatalf("report line %q", sc.Text())
+		}
+		tid, _ := strconv.Atoi(w[1])
+		r := report{}
+		for i := 2; i+2 < len(w)+1 && i+2 <= len(w)-1; i += 3 {
+			r[w[i]] = [2]string{w[i+1], w[i+2]}
+		}
+		out[tid] = r
+	}
+	return out
+}
+
+// env is an expression environment in frame 0 of a thread that finds
+// globals of every module, as the TCF Expressions service does.
+func env(t *testing.T, bins *vartest.Binaries, th *target.Context) (*expr.Env, *targetframe.Stack) {
+	t.Helper()
+	st, err := targetframe.Unwind(bins, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := st.Frame(0)
+	e := &expr.Env{Frame: f}
+	if r, err := f.Reader(); err == nil {
+		e.Reader = r
+		if chain, err := r.ScopesAt(variables.LookupPC(f)); err == nil {
+			e.Scopes = variables.FrameScopes(chain, 0)
+		}
+	}
+	mods, err := bins.Modules(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Global = func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
+		for _, m := range mods {
+			if m.Path == "" || m.VDSO {
+				continue
+			}
+			b, _ := bins.Binary(m)
+			if b == nil || !b.HasDWARF() {
+				continue
+			}
+			r, err := variables.For(b)
+			if err != nil {
+				continue
+			}
+			if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
+				return vs[0], r, m.Bias, nil
+			}
+		}
+		return nil, nil, 0, fmt.Errorf("no global %q", name)
+	}
+	return e, st
+}
+
+// TestThreadLocalsMatchGDB reads __thread variables of the executable, of a
+// library loaded at start (static TLS), of a dlopen'd library (dynamic TLS,
+// allocated in two threads, not in the third) and glibc's errno in every
+// thread of a stopped process, and compares values and addresses with gdb
+// and with what each thread printed about itself.
+func TestThreadLocalsMatchGDB(t *testing.T) {
+	for _, b := range []struct {
+		name  string
+		flags []string
+	}{
+		{"O0-dwarf4", []string{"-O0", "-gdwarf-4"}},
+		{"O0-dwarf5", []string{"-O0", "-gdwarf-5"}},
+		{"O2-dwarf4", []string{"-O2", "-gdwarf-4"}},
+		{"O2-dwarf5", []string{"-O2", "-gdwarf-5"}},
+	} {
+		t.Run(b.name, func(t *testing.T) {
+			p := build(t, b.name, b.flags)
+			reportPath := filepath.Join(t.TempDir(), "report")
+			stop := vartest.GDBStopThreads(t, p.exe, []string{p.dl, reportPath}, "stop_here", tlsExprs)
+			printed := readReport(t, reportPath)
+			_, threads := stop.Open(t)
+			if len(threads) != 3 || len(printed) != 3 {
+				t.Fatalf("%d threads in the core, %d reported", len(threads), len(printed))
+			}
+			bins := &vartest.Binaries{}
+			compared, unallocated, withErrno := 0, 0, false
+			for _, th := range threads {
+				want := stop.Results[th.TID()]
+				if want == nil {
+					t.Fatalf("gdb has no thread %d", th.TID())
+				}
+				e, _ := env(t, bins, th)
+				for _, src := range tlsExprs {
+					w := want[src]
+					got, err := expr.Eval(src, e)
+					if err == nil && got.LoadErr != nil {
+						err = got.LoadErr
+					}
+					what := fmt.Sprintf("thread %d: %s", th.TID(), src)
+					switch {
+					case w.Error != "" && strings.Contains(w.Error, "not yet allocated"):
+						if !errors.Is(err, tls.ErrNotAllocated) {
+							t.Errorf("%s: gdb says %q; sonde: %v %x", what, w.Error, err, got.Value)
+						}
+						unallocated++
+					case w.Error != "":
+						t.Errorf("%s: gdb fails: %s (no libc debug information?)", what, w.Error)
+					case err != nil:
+						t.Errorf("%s: gdb prints %s, sonde fails: %v", what, w.Value, err)
+					case w.Int != nil:
+						n, err := got.Int()
+						if err != nil || n != *w.Int && uint64(n) != *w.Uint {
+							t.Errorf("%s: sonde %#x (%v), gdb %s", what, n, err, w.Value)
+						}
+						if src == "errno" {
+							withErrno = true
+						}
+						compared++
+					case w.Float != nil:
+						x, err := got.Float()
+						if err != nil || math.Abs(x-*w.Float) > 1e-12 {
+							t.Errorf("%s: sonde %v (%v), gdb %v", what, x, err, *w.Float)
+						}
+						compared++
+					}
+				}
+				// What the thread printed about itself: every variable's
+				// value and address.
+				self := printed[th.TID()]
+				if self == nil {
+					t.Fatalf("thread %d printed nothing", th.TID())
+				}
+				for name, va := range self {
+					addr, err := expr.Eval("&"+name, e)
+					if err != nil {
+						t.Errorf("thread %d: &%s: %v", th.TID(), name, err)
+						continue
+					}
+					a, _ := addr.Int()
+					if fmt.Sprintf("%#x", a) != va[1] {
+						t.Errorf("thread %d: &%s is %#x, the thread printed %s", th.TID(), name, a, va[1])
+					}
+					val, err := expr.Eval(name, e)
+					if err != nil {
+						t.Errorf("thread %d: %s: %v", th.TID(), name, err)
+						continue
+					}
+					var s string
+					if x, err := val.Float(); err == nil && val.Type.IsFloat() {
+						s = strconv.FormatFloat(x, 'g', -1, 64)
+					} else {
+						n, _ := val.Int()
+						s = strconv.FormatInt(n, 10)
+					}
+					if s != va[0] {
+						t.Errorf("thread %d: %s = %s, the thread printed %s", th.TID(), name, s, va[0])
+					}
+					compared++
+				}
+			}
+			t.Logf("%d values compared, %d unallocated blocks recognized", compared, unallocated)
+			if unallocated < 2 {
+				t.Errorf("expected the thread that never used tls_dl.so's variables to have no block for them")
+			}
+			if !withErrno {
+				t.Log("glibc's errno not compared: no libc debug information (libc6-dbg)")
+			}
+			if compared < 60 {
+				t.Fatalf("only %d values compared", compared)
+			}
+		})
+	}
+}
+
+// TestScanLayoutMatchesDWARF: the link_map layout found by content (the
+// fallback without glibc's DWARF) is the one glibc's DWARF gives, for the
+// executable and both libraries.
+func TestScanLayoutMatchesDWARF(t *testing.T) {
+	p := build(t, "O0-dwarf5", []string{"-O0", "-gdwarf-5"})
+	reportPath := filepath.Join(t.TempDir(), "report")
+	stop := vartest.GDBStopThreads(t, p.exe, []string{p.dl, reportPath}, "stop_here", []string{"main_tls"})
+	_, threads := stop.Open(t)
+	bins := &vartest.Binaries{}
+	_, st := env(t, bins, threads[0])
+	lay, err := st.TLSLayout()
+	if lay == nil {
+		t.Skipf("no DWARF of the dynamic linker (libc6-dbg): %v", err)
+	}
+	if lay.Slotinfo == nil {
+		t.Errorf("no slotinfo layout from the dynamic linker's DWARF")
+	}
+	proc := threads[0].Process()
+	mods, err := modules.Find(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := modules.FindRDebug(proc, mods.Main())
+	if err != nil || rd == nil {
+		t.Fatalf("r_debug: %v", err)
+	}
+	entries, err := modules.LinkMap(proc, rd.Map)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanned := 0
+	for _, e := range entries {
+		m := mods.ForAddress(e.Dynamic)
+		if e.Dynamic == 0 || m == nil || m.VDSO {
+			continue
+		}
+		b, err := bins.Binary(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tm := &tls.Module{Name: m.Name, LinkMap: e.Addr, Bias: m.Bias}
+		for _, ph := range b.ELF().Progs {
+			if ph.Type == 7 { // PT_TLS
+				tm.Segment = tls.Segment{Vaddr: ph.Vaddr, Filesz: ph.Filesz, Memsz: ph.Memsz, Align: ph.Align}
+			}
+		}
+		if tm.Segment.Memsz == 0 {
+			continue
+		}
+		got, err := tls.ScanLayout(memory{proc}, tm)
+		if err != nil {
+			t.Errorf("%s: %v", m.Name, err)
+			continue
+		}
+		if got.LinkMapOffset != lay.LinkMapOffset || got.LinkMapModID != lay.LinkMapModID || got.DTV != lay.DTV ||
+			got.DTVEntry != lay.DTVEntry || got.DTVVal != lay.DTVVal {
+			t.Errorf("%s: scanned layout %+v, DWARF's %+v", m.Name, got, lay)
+		}
+		// Both layouts find the same block in every thread.
+		for _, th := range threads {
+			regs, err := th.Registers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp, err := regs.DWARF(58) // fs_base
+			if err != nil {
+				t.Fatal(err)
+			}
+			b1, err1 := tls.Block(memory{proc}, lay, tm, tp)
+			b2, err2 := tls.Block(memory{proc}, got, tm, tp)
+			if b1 != b2 || (err1 == nil) != (err2 == nil) {
+				t.Errorf("%s thread %d: block %#x (%v) by DWARF, %#x (%v) by scan", m.Name, th.TID(), b1, err1, b2, err2)
+			}
+		}
+		scanned++
+	}
+	if scanned < 4 { // executable, libtls_lib.so, tls_dl.so, libc
+		t.Errorf("only %d modules with TLS scanned", scanned)
+	}
+}
+
+// memory adapts a target context to tls.Memory.
+type memory struct{ c *target.Context }
+
+func (m memory) ReadMemory(buf []byte, addr uint64) (int, error) { return m.c.ReadMemory(addr, buf) }
