@@ -42,7 +42,7 @@ func build(t *testing.T, name string, flags []string) program {
 		Flags: append([]string{"-shared", "-fPIC"}, flags...), Name: "tls_dl.so"})
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"tls_main.c"},
 		Flags: append(append([]string(nil), flags...), "-Wl,--no-as-needed", lib, "-Wl,-rpath,"+filepath.Dir(lib), "-ldl"),
-		Name: "tls_main_" + name})
+		Name:  "tls_main_" + name})
 	return program{exe: exe, dl: dl}
 }
 
