@@ -178,8 +178,9 @@ func (b *Binaries) Binary(m *modules.Module) (*symbols.Binary, error) {
 // testprog moved next to it) visible where its skeleton units say they are
 // (DW_AT_comp_dir joined with DW_AT_dwo_name or DW_AT_GNU_dwo_name, a build
 // directory that is gone), because gdb looks only there; sonde also looks
-// next to the binary. The links are removed when the test ends.
-func LinkDWO(t testing.TB, exe string) {
+// next to the binary. The links are removed when the test ends, or
+// earlier by calling unlink.
+func LinkDWO(t testing.TB, exe string) (unlink func()) {
 	t.Helper()
 	ef, err := elf.Open(exe)
 	if err != nil {
@@ -191,6 +192,15 @@ func LinkDWO(t testing.TB, exe string) {
 		t.Fatal(err)
 	}
 	const attrGNUDwoName = dwarf.Attr(0x2130)
+	var links []string
+	unlink = func() {
+		for _, l := range links {
+			os.Remove(l)
+			os.Remove(filepath.Dir(l)) // only when empty: another build's links may share it
+		}
+		links = nil
+	}
+	t.Cleanup(unlink)
 	rd := d.Reader()
 	for {
 		cu, err := rd.Next()
@@ -218,12 +228,9 @@ func LinkDWO(t testing.TB, exe string) {
 		if err := os.Symlink(filepath.Join(filepath.Dir(exe), filepath.Base(name)), name); err != nil && !os.IsExist(err) {
 			t.Fatal(err)
 		}
-		link, madeDir := name, filepath.Dir(name)
-		t.Cleanup(func() {
-			os.Remove(link)
-			os.Remove(madeDir) // only when empty: another build's links may share it
-		})
+		links = append(links, name)
 	}
+	return unlink
 }
 
 // ThreadStop is a multi-threaded program stopped at a breakpoint, seen by
