@@ -46,7 +46,7 @@ type cacheKey struct {
 }
 
 // NewSectionCache returns an empty cache that keeps at most limit bytes
-// mapped. As in libipt, a limit of 0 keeps nothing mapped between reads (each
+// mapped (counting the resident copies Readers make, see Reader). As in libipt, a limit of 0 keeps nothing mapped between reads (each
 // read maps and unmaps); NoLimit keeps everything. An unmapped section keeps
 // its address range reserved (inaccessible, costing address space but no
 // memory) so that it can be read without locks; the range is released when
@@ -112,7 +112,8 @@ func (c *SectionCache) SetLimit(limit uint64) {
 	c.evictLocked()
 }
 
-// MappedBytes reports how many bytes the cache's sections keep mapped.
+// MappedBytes reports how many bytes the cache's sections keep mapped,
+// counting the resident copies Readers made of them.
 func (c *SectionCache) MappedBytes() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -129,7 +130,8 @@ func (c *SectionCache) noteMapped(f *fileMap) {
 	}
 	f.inLRU = true
 	c.lru = append(c.lru, f)
-	c.used += f.mapLength()
+	f.counted = f.mapLength()
+	c.used += f.counted
 	c.evictLocked()
 }
 
@@ -154,7 +156,8 @@ func (c *SectionCache) dropLocked(i int) {
 	c.lru = c.lru[:last]
 	f.inLRU = false
 	f.unmap()
-	c.used -= f.mapLength()
+	c.used -= f.counted
+	f.counted = 0
 }
 
 // forget removes f, already unmapped after a fault, from the LRU.

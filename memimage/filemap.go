@@ -33,6 +33,7 @@ type fileMap struct {
 
 	lruStamp atomic.Uint64 // cache clock value at the last use
 	inLRU    bool          // guarded by cache.mu
+	counted  uint64        // bytes the cache counts for this section; guarded by cache.mu
 
 	// mapped says whether view holds the file's bytes. It is set after view
 	// (so a reader that sees true also sees view) and cleared before the
@@ -42,6 +43,14 @@ type fileMap struct {
 	mu   sync.Mutex // serialises mapping and unmapping
 	base []byte     // the reserved, page-aligned range; set once
 	view []byte     // the section's bytes within base; set once
+
+	// chunks holds resident copies of the section's bytes, which Readers
+	// serve without a fault guard (see resident.go). Stored under mu, and
+	// dropped with the mapping.
+	chunks atomic.Pointer[chunkTable]
+	// gen changes whenever the mapping and its chunks are dropped, so that
+	// Readers stop serving bytes they took from them.
+	gen atomic.Uint32
 }
 
 // fileStamp is what staleness is judged by.
@@ -209,6 +218,8 @@ func (f *fileMap) unmapLocked() bool {
 		return false
 	}
 	f.mapped.Store(false)
+	f.chunks.Store(nil)
+	f.gen.Add(1)
 	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&f.base[0]), uintptr(len(f.base)), unix.PROT_NONE,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
 	if err != nil {
@@ -233,6 +244,8 @@ func (f *fileMap) destroy() {
 	defer f.mu.Unlock()
 	if f.base != nil {
 		f.mapped.Store(false)
+		f.chunks.Store(nil)
+		f.gen.Add(1)
 		unix.MunmapPtr(unsafe.Pointer(&f.base[0]), uintptr(len(f.base)))
 		f.base, f.view = nil, nil
 	}
@@ -242,19 +255,46 @@ func (f *fileMap) destroy() {
 // mapping, or the mapping was made inaccessible by an eviction, touching it
 // raises SIGBUS or SIGSEGV; with panic-on-fault set that becomes a
 // recoverable panic, reported here as ok == false, instead of killing the
-// agent.
+// agent. recover runs only when the copy did not finish, which keeps it off
+// the common path.
 func guardedCopy(dst, src []byte) (n int, ok bool) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
-		if r := recover(); r != nil {
-			var fault interface{ Addr() uintptr }
-			if err, isErr := r.(error); isErr && errors.As(err, &fault) {
-				n, ok = 0, false
-				return
+		if !ok {
+			if r := recover(); !isFault(r) {
+				panic(r)
 			}
-			panic(r)
 		}
 	}()
 	return copy(dst, src), true
+}
+
+// touch reads the byte at section offset off of the mapping under the same
+// guard as guardedCopy, without a copy: the check that a page is still there
+// (a truncation takes pages away). It reports false when the section is not
+// mapped or the page is gone; readAt then sorts out which.
+func (f *fileMap) touch(off uint64) (b byte, ok bool) {
+	if !f.mapped.Load() {
+		return 0, false
+	}
+	p := &f.view[off]
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if !ok {
+			if r := recover(); !isFault(r) {
+				panic(r)
+			}
+		}
+	}()
+	return *p, true // a function with a defer is never inlined: the load stays
+}
+
+// isFault reports whether a recovered value is the panic a memory fault
+// raises under panic-on-fault (a runtime.Error with an Addr method).
+func isFault(r any) bool {
+	var fault interface{ Addr() uintptr }
+	err, isErr := r.(error)
+	return isErr && errors.As(err, &fault)
 }

@@ -207,3 +207,38 @@ func (l layer) overlapping(asid ASID, begin, end uint64, fn func(*piece)) {
 		fn(p)
 	}
 }
+
+// gapAround narrows [lo, hi), which holds addr, to the part around addr that
+// no piece of a space matching asid overlaps. ok is false when a piece covers
+// addr itself.
+func (l layer) gapAround(asid ASID, addr, lo, hi uint64) (glo, ghi uint64, ok bool) {
+	for si := range l {
+		sp := &l[si]
+		if !sp.asid.Matches(asid) {
+			continue
+		}
+		ps := sp.pieces
+		i := sort.Search(len(ps), func(i int) bool { return ps[i].end > addr })
+		if i < len(ps) {
+			if ps[i].begin <= addr {
+				return 0, 0, false
+			}
+			hi = min(hi, ps[i].begin)
+		}
+		if i > 0 {
+			lo = max(lo, ps[i-1].end)
+		}
+	}
+	return lo, hi, true
+}
+
+// matching counts the spaces of l that match asid.
+func (l layer) matching(asid ASID) int {
+	n := 0
+	for si := range l {
+		if l[si].asid.Matches(asid) {
+			n++
+		}
+	}
+	return n
+}

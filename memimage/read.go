@@ -26,15 +26,28 @@ func (im *Image) Read(p []byte, asid ASID, addr uint64) (n int, id SectionID, er
 	if len(p) == 0 {
 		return 0, 0, nil
 	}
+	p, err = clipTop(p, asid, addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	return readIn(im.state.Load(), p, asid, addr)
+}
+
+// clipTop cuts p so that addr+len(p) stays representable. The address
+// space's last byte is never readable, as no section can hold it.
+func clipTop(p []byte, asid ASID, addr uint64) ([]byte, error) {
 	if room := ^uint64(0) - addr; uint64(len(p)) > room {
-		// Keep addr+n representable; the address space's last byte is
-		// never readable, as no section can hold it.
 		if room == 0 {
-			return 0, 0, &UnmappedError{ASID: asid, Addr: addr}
+			return nil, &UnmappedError{ASID: asid, Addr: addr}
 		}
 		p = p[:room]
 	}
-	st := im.state.Load()
+	return p, nil
+}
+
+// readIn is Read against one version of the image; Reader shares it.
+// len(p) > 0 and addr+len(p) does not wrap.
+func readIn(st *imageState, p []byte, asid ASID, addr uint64) (n int, id SectionID, err error) {
 	win, limit, bounded := st.sections.lookup(asid, addr)
 	if bounded && limit-addr < uint64(len(p)) {
 		p = p[:limit-addr]
