@@ -4,12 +4,15 @@ import "sync"
 
 // eventQueue delivers events to listeners one at a time, in order, on its own
 // goroutine, so that a backend reporting an event never waits for a listener and
-// a listener may call back into the Target.
+// a listener may call back into the Target. Synchronous listeners see each
+// event first, on the reporting goroutine.
 type eventQueue struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	queue     []Event
 	listeners []*Listener
+	sync      []*Listener
+	seq       uint64
 	stopping  bool
 	done      chan struct{}
 }
@@ -20,27 +23,41 @@ func (q *eventQueue) start() {
 	go q.run()
 }
 
-func (q *eventQueue) add(l Listener) func() {
+func (q *eventQueue) add(l Listener) func() { return q.subscribe(&q.listeners, l) }
+
+func (q *eventQueue) addSync(l Listener) func() { return q.subscribe(&q.sync, l) }
+
+// subscribe adds l to the list *to. Lists are copied on change, so that a
+// delivery in progress keeps the list it started with.
+func (q *eventQueue) subscribe(to *[]*Listener, l Listener) func() {
 	p := &l
 	q.mu.Lock()
-	q.listeners = append(append([]*Listener(nil), q.listeners...), p)
+	*to = append(append([]*Listener(nil), *to...), p)
 	q.mu.Unlock()
 	return func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
-		if i := indexOf(q.listeners, p); i >= 0 {
-			q.listeners = append(append([]*Listener(nil), q.listeners[:i]...), q.listeners[i+1:]...)
+		if i := indexOf(*to, p); i >= 0 {
+			*to = append(append([]*Listener(nil), (*to)[:i]...), (*to)[i+1:]...)
 		}
 	}
 }
 
 func (q *eventQueue) push(e Event) {
 	q.mu.Lock()
-	if !q.stopping {
-		q.queue = append(q.queue, e)
-		q.cond.Signal()
+	defer q.mu.Unlock()
+	if q.stopping {
+		return
 	}
-	q.mu.Unlock()
+	q.seq++
+	e.Seq = q.seq
+	// Under mu: synchronous listeners see events in order, and before the
+	// queue's goroutine can hand the same event to the others.
+	for _, l := range q.sync {
+		(*l)(e)
+	}
+	q.queue = append(q.queue, e)
+	q.cond.Signal()
 }
 
 // stop delivers what is queued, then ends the goroutine.

@@ -24,6 +24,10 @@ type Event struct {
 	Reason  *SuspendReason // EventStopped
 	PC      uint64         // EventStopped
 	Exit    *ExitStatus    // EventExited
+	// Seq numbers the Target's events from 1 in the order they happened, so
+	// that a synchronous and an ordinary listener can tell they see the same
+	// event.
+	Seq uint64
 }
 
 // Listener receives events. Listeners of one Target are called one at a time, in

@@ -48,6 +48,19 @@ func (t *Target) Backend() Backend { return t.backend }
 // unsubscribes it.
 func (t *Target) AddListener(l Listener) (remove func()) { return t.events.add(l) }
 
+// AddSyncListener subscribes l to every event from now on, called
+// synchronously where the event is reported (for a live backend, the tracer
+// thread, right after the kernel reported the stop), before the ordinary
+// listeners see it, one event at a time and in order.
+//
+// It is for the hot path of a front end: reporting a breakpoint hit to a
+// client without waking another goroutine first. l runs while the Target
+// cannot report anything else, so it must be quick, must not call into the
+// Target (directly or by waiting for a goroutine that does), and must not
+// wait for a lock that is held across such calls; TryLock is the way to
+// take one. What it cannot do at once it leaves to an ordinary listener.
+func (t *Target) AddSyncListener(l Listener) (remove func()) { return t.events.addSync(l) }
+
 // Launch starts a program under the debugger.
 func (t *Target) Launch(opts LaunchOptions) (*Context, *ProcessIO, error) {
 	if err := t.checkOpen("launch"); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -22,6 +23,7 @@ const closeFlushTimeout = 2 * time.Second
 type Channel struct {
 	srv    *Server
 	conn   net.Conn
+	raw    syscall.RawConn // conn's socket, for writes that must not block; nil if it has none
 	id     string
 	log    *slog.Logger
 	rd     *Reader
@@ -49,7 +51,14 @@ type Channel struct {
 func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 	id := fmt.Sprintf("C%d", n)
 	ctx, cancel := context.WithCancel(context.Background())
+	var raw syscall.RawConn
+	if sc, ok := conn.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			raw = rc
+		}
+	}
 	return &Channel{
+		raw:       raw,
 		ctx:       ctx,
 		cancel:    cancel,
 		srv:       s,
@@ -253,6 +262,60 @@ func (c *Channel) flushOnce() error {
 		c.signal()
 	}
 	return err
+}
+
+// sendNow writes what is queued from the calling goroutine, never blocking:
+// one non-blocking write, and what the socket does not take stays queued for
+// the writer goroutine. An event reported on a thread that must not wait (a
+// live target's tracer thread) so reaches the peer without waking another
+// goroutine first.
+func (c *Channel) sendNow() {
+	if c.raw == nil {
+		c.signal()
+		return
+	}
+	c.mu.Lock()
+	if c.writing || c.closing || len(c.out) == 0 {
+		// A goroutine that is writing sends the rest when it is done; a
+		// closing channel's writer sends what is left.
+		c.mu.Unlock()
+		c.signal()
+		return
+	}
+	c.writing = true
+	buf := c.out
+	c.out, c.spare = c.spare[:0], nil
+	c.mu.Unlock()
+
+	n := 0
+	_ = c.raw.Write(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, err := syscall.Write(int(fd), buf[n:])
+			if m > 0 {
+				n += m
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil || m <= 0 {
+				break // EAGAIN (the socket is full), or an error the writer will meet
+			}
+		}
+		return true // never wait for the socket here
+	})
+
+	c.mu.Lock()
+	c.writing = false
+	if n < len(buf) {
+		c.out = append(append([]byte(nil), buf[n:]...), c.out...)
+	} else if cap(buf) <= 1<<20 && c.spare == nil {
+		c.spare = buf[:0]
+	}
+	more := len(c.out) > 0 || c.closing
+	c.mu.Unlock()
+	if more {
+		c.signal()
+	}
 }
 
 func (c *Channel) writeLoop() {

@@ -321,14 +321,18 @@ func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args .
 		b.release()
 		return fmt.Errorf("tcf: event %s.%s: %w", service, name, err)
 	}
+	var to []*Channel
 	s.mu.Lock()
 	for _, ch := range s.channels {
-		if filter == nil || filter(ch) {
-			ch.enqueue(msg)
+		if (filter == nil || filter(ch)) && ch.enqueueMsg(msg, false) {
+			to = append(to, ch)
 		}
 	}
 	s.mu.Unlock()
 	b.release()
+	for _, ch := range to {
+		ch.sendNow()
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 
@@ -19,7 +20,7 @@ import (
 // tg.Backend().(*ptrace.Backend).
 type Backend struct {
 	t      *target.Target
-	reqs   chan request
+	reqs   chan *request
 	done   chan struct{} // closed when the tracer thread has finished
 	reaper *reaper
 	// tracerTid is the OS thread of the tracer goroutine, set before New returns.
@@ -36,9 +37,19 @@ type Backend struct {
 	closing  bool
 }
 
+// request is an operation for the tracer thread. finished is set with done
+// closed: a requester that polls it is not woken by the tracer thread.
 type request struct {
-	fn   func()
-	done chan struct{}
+	fn       func()
+	done     chan struct{}
+	finished atomic.Bool
+}
+
+// finish runs r's operation; it is called on the tracer thread.
+func (b *Backend) finish(r *request) {
+	b.runSafely(r.fn)
+	r.finished.Store(true)
+	close(r.done)
 }
 
 // process is the backend's state of one traced process.
@@ -106,7 +117,7 @@ var errClosed = errors.New("the target is closed")
 // lives until Close.
 func New() (*target.Target, error) {
 	b := &Backend{
-		reqs:      make(chan request),
+		reqs:      make(chan *request, 16),
 		done:      make(chan struct{}),
 		reaper:    newReaper(),
 		procByPID: map[int]*process{},

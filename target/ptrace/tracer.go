@@ -25,8 +25,7 @@ func (b *Backend) loop(started chan struct{}) {
 	for {
 		select {
 		case r := <-b.reqs:
-			b.runSafely(r.fn)
-			close(r.done)
+			b.finish(r)
 		case <-b.reaper.notify:
 		}
 		b.drain()
@@ -58,16 +57,26 @@ func (b *Backend) do(op string, fn func() error) (err error) {
 	if tid := b.tracerTid; tid != 0 && unix.Gettid() == tid {
 		return fn()
 	}
-	done := make(chan struct{})
 	err = target.Errorf(target.CodeOther, op, "", fmt.Errorf("internal error on the tracer thread"))
+	r := &request{fn: func() { err = fn() }, done: make(chan struct{})}
+	closed := target.Errorf(target.CodeInvalidContext, op, "", errClosed)
 	select {
-	case b.reqs <- request{func() { err = fn() }, done}:
+	case b.reqs <- r:
 	case <-b.done:
-		return target.Errorf(target.CodeInvalidContext, op, "", errClosed)
+		return closed
 	}
-	<-done
+	select {
+	case <-r.done:
+	case <-b.done:
+		select {
+		case <-r.done:
+		default:
+			return closed // the tracer thread ended before it took r
+		}
+	}
 	return err
 }
+
 
 // spinBudget is how long the tracer thread stays awake after doing something.
 const spinBudget = 100 * time.Microsecond
@@ -88,8 +97,7 @@ func (b *Backend) spin() {
 	for time.Now().Before(deadline) {
 		select {
 		case r := <-b.reqs:
-			b.runSafely(r.fn)
-			close(r.done)
+			b.finish(r)
 			b.drain()
 			deadline = time.Now().Add(spinBudget)
 			continue

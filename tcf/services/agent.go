@@ -38,6 +38,7 @@ type Agent struct {
 	streams   streamTable
 	terminals terminalTable
 	bps       breakpointTable
+	fast      fastEvents
 	stacks    stackCache
 	files     fsTable
 	// pathMap holds the PathMap rules clients set.
@@ -88,6 +89,7 @@ func (a *Agent) Start() {
 		a.offered[name] = true
 	}
 	a.removeListener = a.target.AddListener(a.onEvent)
+	a.target.AddSyncListener(a.onEventNow)
 	// Breakpoints in a library are planted when it loads, before its code
 	// can run (the loading thread waits at the linker's hook meanwhile).
 	a.session.OnModulesChanged(func(proc *target.Context) {
@@ -112,6 +114,14 @@ func (a *Agent) lookup(id string) (*target.Context, error) {
 func (a *Agent) onEvent(e target.Event) {
 	c := e.Context
 	id := string(c.ID())
+	if a.sentEarly(e) {
+		// onEventNow sent it: what is left is bookkeeping.
+		if e.Kind == target.EventStopped {
+			a.releaseSpent(e.Reason)
+		}
+		return
+	}
+	defer a.sentLate(e)
 	switch e.Kind {
 	case target.EventCreated:
 		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
@@ -135,18 +145,8 @@ func (a *Agent) onEvent(e target.Event) {
 		if a.hidden(c) {
 			return
 		}
-		reason, params := a.stateOf(e.Reason)
-		if a.isEntryStop(c) && params["Signal"] == nil {
-			params["Signal"] = int(syscall.SIGTRAP)
-			params["SignalName"] = target.Signal(syscall.SIGTRAP).Name()
-			params["SignalDescription"] = target.Signal(syscall.SIGTRAP).Description()
-		}
-		a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
+		a.emitSuspended(e, a.isEntryStop(c))
 		a.releaseSpent(e.Reason)
-		if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
-			s := e.Reason.Signal
-			a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())
-		}
 	case target.EventStarted:
 		a.forgetStack(c)
 		if a.hidden(c) {
@@ -190,6 +190,24 @@ func (a *Agent) onEvent(e target.Event) {
 				a.emit("RunControl", "contextRemoved", []string{id})
 			}
 		}
+	}
+}
+
+// emitSuspended sends the events of a thread's stop: contextSuspended, and
+// contextException for a fault. The entry stop of a launch is reported with
+// the exec's SIGTRAP, as the C agent does.
+func (a *Agent) emitSuspended(e target.Event, entry bool) {
+	id := string(e.Context.ID())
+	reason, params := a.stateOf(e.Reason)
+	if entry && params["Signal"] == nil {
+		params["Signal"] = int(syscall.SIGTRAP)
+		params["SignalName"] = target.Signal(syscall.SIGTRAP).Name()
+		params["SignalDescription"] = target.Signal(syscall.SIGTRAP).Description()
+	}
+	a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
+	if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
+		s := e.Reason.Signal
+		a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())
 	}
 }
 
