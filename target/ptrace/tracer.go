@@ -77,7 +77,6 @@ func (b *Backend) do(op string, fn func() error) (err error) {
 	return err
 }
 
-
 // spinBudget is how long the tracer thread stays awake after doing something.
 const spinBudget = 100 * time.Microsecond
 
