@@ -179,3 +179,23 @@ func FuzzDPrintf(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPrintfCall is one $printf expression without a target: parse,
+// evaluation of the arguments, and formatting.
+func BenchmarkPrintfCall(b *testing.B) {
+	var out strings.Builder
+	env := printfEnv(&out)
+	b.ReportAllocs()
+	for b.Loop() {
+		out.Reset()
+		if _, err := expr.Eval(`x > 3 && $printf("i=%d s=%s f=%g x=%#x\n", 42, "str", 2.5, 255)`, env); err == nil {
+			b.Fatal("x is unknown here: want an error")
+		}
+		if _, err := expr.Eval(`$printf("i=%d s=%s f=%g x=%#x\n", 42, "str", 2.5, 255)`, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if out.String() != "i=42 s=str f=2.5 x=0xff\n" {
+		b.Fatalf("printed %q", out.String())
+	}
+}

@@ -250,3 +250,42 @@ func TestLiveDollarNames(t *testing.T) {
 		t.Errorf(`$"i" + 5 = %d`, le(v))
 	}
 }
+
+// BenchmarkLiveExpressionPrintf is one Expressions.evaluate of a created
+// $printf expression on a stopped thread, over the wire: the arguments read
+// from the frame (an int, a char * string, a double), the text formatted
+// and written to the client's DPrintf stream.
+func BenchmarkLiveExpressionPrintf(b *testing.B) {
+	la := startLive(b)
+	m0 := la.events.mark()
+	proc, _ := la.startProcess(disProg(b), nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m0, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "stop", "Enabled": true, "File": "dis_svc_prog.c",
+		"Line": sourceLine(b, "dis_svc_prog.c", "DIS_STEP_LINE")})
+	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
+		b.Fatalf("stop: %q", reason)
+	}
+	var e error
+	var sid string
+	la.decode("DPrintf", "open", []any{nil}, &e, &sid)
+	la.ok("Streams", "connect", sid)
+	var props map[string]any
+	la.decode("Expressions", "create", []any{thread, nil, `$printf("i=%d tag=%s ratio=%g\n", i, tag, dis_ratio)`}, &e, &props)
+	b.ResetTimer()
+	for b.Loop() {
+		var val []byte
+		var vprops map[string]any
+		if err := la.call("Expressions", "evaluate", props["ID"]).Decode(&val, &e, &vprops); err != nil || e != nil {
+			b.Fatal(err, e)
+		}
+	}
+	b.StopTimer()
+	var data []byte
+	var lost uint64
+	var eos bool
+	la.decode("Streams", "read", []any{sid, 64}, &data, &e, &lost, &eos)
+	if !strings.HasPrefix(string(data), "i=0 tag=loop ratio=2.5\n") {
+		b.Fatalf("stream starts with %q", data)
+	}
+}
