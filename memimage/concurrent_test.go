@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// TestConcurrentReads reads from several goroutines while another mutates the
-// image and the cache's byte limit keeps evicting mappings under the readers.
+// TestConcurrentReads reads from several goroutines, through the image and
+// through Readers, while another mutates the image and the cache's byte limit
+// keeps evicting mappings (and the Readers' resident chunks) under them.
 // Every read must return the file's bytes, or one whole version of a section
 // being swapped. Run with -race to check the locking.
 func TestConcurrentReads(t *testing.T) {
@@ -42,15 +43,26 @@ func TestConcurrentReads(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 48)
+			rd := im.NewReader(p1) // every other read goes through a Reader
 			for i := range rounds {
 				f := (i + r) % 3
 				off := uint64((i * 131) % (page - 48))
-				n, err := im.ReadFull(buf, p1, uint64(f+1)*0x100000+off)
+				var n int
+				var err error
+				if i%2 == 0 {
+					n, err = rd.ReadFull(buf, uint64(f+1)*0x100000+off)
+				} else {
+					n, err = im.ReadFull(buf, p1, uint64(f+1)*0x100000+off)
+				}
 				if err != nil || !bytes.Equal(buf[:n], files[f][off:off+48]) {
 					errs <- fmt.Errorf("file %d at +%d: %d bytes, %v", f, off, n, err)
 					return
 				}
-				n, _, err = im.Read(buf[:16], p1, 0x5008)
+				if i%2 == 0 {
+					n, _, err = rd.Read(buf[:16], 0x5008)
+				} else {
+					n, _, err = im.Read(buf[:16], p1, 0x5008)
+				}
 				if err != nil || n != 16 || !(bytes.Equal(buf[:16], x.data[:16]) || bytes.Equal(buf[:16], y.data[:16])) {
 					errs <- fmt.Errorf("swapped section: % x, %v", buf[:n], err)
 					return

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 )
@@ -235,19 +237,47 @@ func runModel(t *testing.T, data []byte) {
 		t.Helper()
 		t.Fatalf("after %q: %s", log, fmt.Sprintf(format, args...))
 	}
+	// One Reader per address space lives through all the operations, so
+	// that windows it made must notice every later change.
+	readers := map[ASID]*Reader{}
+	// File sections share a cache small enough to evict constantly.
+	dir, files := "", 0
+	cache := NewSectionCache(600)
 	check := func(q ASID, addr uint64, size int) {
 		t.Helper()
-		buf := make([]byte, size)
-		n, id, err := a.Read(buf, q, addr)
 		want, wantID, ok := ma.read(q, addr, size)
-		if !ok {
-			if err == nil || !errors.Is(err, ErrNoMap) || n != 0 {
-				fail("Read(%v, %d, %d) = % x, %v; model: unmapped", q, addr, size, buf[:n], err)
-			}
-			return
+		rd := readers[q]
+		if rd == nil {
+			rd = a.NewReader(q)
+			readers[q] = rd
 		}
-		if err != nil || !bytes.Equal(buf[:n], want) || id != wantID {
-			fail("Read(%v, %d, %d) = % x id %d %v; model % x id %d", q, addr, size, buf[:n], id, err, want, wantID)
+		for _, how := range []string{"Image.Read", "Reader.Read"} {
+			buf := make([]byte, size)
+			var n int
+			var id SectionID
+			var err error
+			if how == "Image.Read" {
+				n, id, err = a.Read(buf, q, addr)
+			} else {
+				n, id, err = rd.Read(buf, addr)
+			}
+			if !ok {
+				if err == nil || !errors.Is(err, ErrNoMap) || n != 0 {
+					fail("%s(%v, %d, %d) = % x, %v; model: unmapped", how, q, addr, size, buf[:n], err)
+				}
+				continue
+			}
+			if err != nil || !bytes.Equal(buf[:n], want) || id != wantID {
+				fail("%s(%v, %d, %d) = % x id %d %v; model % x id %d", how, q, addr, size, buf[:n], id, err, want, wantID)
+			}
+		}
+		full, rfull := make([]byte, size), make([]byte, size)
+		n, err := a.ReadFull(full, q, addr)
+		rn, rerr := rd.ReadFull(rfull, addr)
+		var re, rre *ReadError
+		if n != rn || !bytes.Equal(full[:n], rfull[:rn]) || (err == nil) != (rerr == nil) ||
+			(err != nil && (!errors.As(err, &re) || !errors.As(rerr, &rre) || re.Addr != rre.Addr || re.Valid != rre.Valid)) {
+			fail("ReadFull(%v, %d, %d): Reader % x %v; Image % x %v", q, addr, size, rfull[:rn], rerr, full[:n], err)
 		}
 	}
 	for {
@@ -272,7 +302,23 @@ func runModel(t *testing.T, data []byte) {
 			}
 			name := fmt.Sprintf("f%d", x%4)
 			id := SectionID(y % 4)
-			s, err := NewMemorySection(name, vals)
+			var s *Section
+			var err error
+			if op%10 == 1 {
+				// A file section: the Reader serves it from resident
+				// chunks, the image from the mapping.
+				if dir == "" {
+					dir = t.TempDir()
+				}
+				files++
+				name = filepath.Join(dir, fmt.Sprint(files))
+				if err := os.WriteFile(name, vals, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				s, err = newFileSection(name, 0, uint64(len(vals)), cache)
+			} else {
+				s, err = NewMemorySection(name, vals)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -352,8 +398,8 @@ func runModel(t *testing.T, data []byte) {
 	}
 }
 
-// FuzzImage compares an Image with the naive model under random operation
-// sequences.
+// FuzzImage compares an Image, and Readers of it, with the naive model under
+// random operation sequences.
 func FuzzImage(f *testing.F) {
 	f.Add([]byte{0, 0x10, 10, 15, 0, 0x10, 14, 3, 9, 0x10, 8, 39})                             // split
 	f.Add([]byte{0, 0x10, 0, 31, 0, 0x20, 4, 31, 9, 0x40, 0, 39, 5, 0x20, 0, 0})               // wildcard reader, remove asid

@@ -275,6 +275,11 @@ type Thread struct {
 	regs    unwind.Registers
 	regions []region // sorted by address, disjoint
 	u       *unwind.Unwinder
+	// mem reads the image for this thread alone: a memimage.Reader keeps
+	// the window its last read came from, so the engine's next word or
+	// block from the same code or data costs a copy, not a section lookup
+	// and a fault guard.
+	mem *memimage.Reader
 }
 
 // region is a copy of target memory at addr.
@@ -286,7 +291,7 @@ type region struct {
 // Thread returns a client for a thread whose registers are regs and whose
 // stack bytes from stackAddr on are stack (the slice is used, not copied).
 func (p *Process) Thread(regs *unwind.Registers, stack []byte, stackAddr uint64) *Thread {
-	t := &Thread{Process: p, regs: *regs}
+	t := &Thread{Process: p, regs: *regs, mem: p.image.NewReader(p.asid)}
 	t.AddMemory(stack, stackAddr)
 	return t
 }
@@ -351,7 +356,7 @@ func (t *Thread) ReadMemory(buf []byte, addr uint64) (int, error) {
 				want = want[:next-a]
 			}
 		}
-		n, err := t.Process.ReadMemory(want, a)
+		n, err := t.mem.ReadFull(want, a)
 		done += n
 		if n < len(want) {
 			if done > 0 {

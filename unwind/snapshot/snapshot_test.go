@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target/core"
 	"github.com/sondedbg/sonde/unwind"
@@ -329,5 +330,43 @@ func TestSnapshotConcurrentThreads(t *testing.T) {
 		if e := <-errs; e != "" {
 			t.Error(e)
 		}
+	}
+}
+
+// TestThreadReadsImageChanges checks that a Thread's reads of the image
+// (through its memimage.Reader) see changes made to the image after the
+// Thread was made: a breakpoint's original byte, a section added, one
+// removed.
+func TestThreadReadsImageChanges(t *testing.T) {
+	p, err := New(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var regs unwind.Registers
+	th := p.Thread(&regs, []byte("stack"), 0x9000)
+	code, _ := memimage.NewMemorySection("code", []byte("0123456789abcdef"))
+	if err := p.Image().Add(code, memimage.AnyASID, 0x1000); err != nil {
+		t.Fatal(err)
+	}
+	read := func(addr uint64, size int) string {
+		t.Helper()
+		buf := make([]byte, size)
+		n, _ := th.ReadMemory(buf, addr)
+		return string(buf[:n])
+	}
+	if got := read(0x1004, 8); got != "456789ab" {
+		t.Fatalf("read %q", got)
+	}
+	p.Image().SetOriginal(memimage.AnyASID, 0x1006, []byte("X"))
+	if got := read(0x1004, 8); got != "45X789ab" {
+		t.Errorf("after SetOriginal: %q", got)
+	}
+	p.Image().RemoveFile("code", memimage.AnyASID)
+	p.Image().ClearOriginal(memimage.AnyASID, 0x1006, 1)
+	if got := read(0x1004, 8); got != "" {
+		t.Errorf("after removing the section: %q", got)
+	}
+	if got := read(0x9001, 3); got != "tac" {
+		t.Errorf("stack copy: %q", got)
 	}
 }
