@@ -2,8 +2,12 @@ package services_test
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -287,5 +291,120 @@ func BenchmarkLiveExpressionPrintf(b *testing.B) {
 	la.decode("Streams", "read", []any{sid, 64}, &data, &e, &lost, &eos)
 	if !strings.HasPrefix(string(data), "i=0 tag=loop ratio=2.5\n") {
 		b.Fatalf("stream starts with %q", data)
+	}
+}
+
+// pythonPrintf is run with the Eclipse TCF Python client: it opens a DPrintf
+// stream, connects to it, creates and evaluates each expression in a scope,
+// reads the stream until it holds the expected number of bytes, and prints
+// the values and the text as JSON.
+const pythonPrintf = `
+import collections, collections.abc, json, sys, threading
+if not hasattr(collections, "Callable"):  # the client predates Python 3.10
+    collections.Callable = collections.abc.Callable
+import tcf
+from tcf import protocol
+
+ADDR, SCOPE, WANT, EXPRS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+
+def call(start):
+    ev, box = threading.Event(), {}
+    def done(*args):
+        box["args"] = args
+        ev.set()
+    protocol.invokeLater(start, done)
+    if not ev.wait(10):
+        raise TimeoutError("no reply")
+    return box["args"]
+
+class CB(object):
+    def __init__(self, f):
+        self.f = f
+    def __getattr__(self, name):
+        return self.f
+
+protocol.startEventQueue()
+ch = tcf.connect(ADDR)
+ex = protocol.invokeAndWait(ch.getRemoteService, "Expressions")
+dp = protocol.invokeAndWait(ch.getRemoteService, "DPrintf")
+st = protocol.invokeAndWait(ch.getRemoteService, "Streams")
+out = {"values": {}, "stream": "", "errors": []}
+_, err, sid = call(lambda d: dp.open(CB(d)))
+if err:
+    out["errors"].append("open: " + str(err))
+_, err = call(lambda d: st.connect(sid, CB(d)))
+if err:
+    out["errors"].append("connect: " + str(err))
+for src in EXPRS:
+    _, err, ctx = call(lambda d: ex.create(SCOPE, None, src, CB(d)))
+    if err:
+        out["values"][src] = "error: " + str(err)
+        continue
+    _, verr, val = call(lambda d: ex.evaluate(ctx.getID(), CB(d)))
+    out["values"][src] = ("error: " + str(verr)) if verr else list(val.getValue())
+text = b""
+while len(text) < WANT:
+    _, err, lost, data, eos = call(lambda d: st.read(sid, WANT - len(text), CB(d)))
+    if err or eos or lost:
+        out["errors"].append("read: %s eos %s lost %s" % (err, eos, lost))
+        break
+    text += bytes(data)
+out["stream"] = text.decode()
+call(lambda d: dp.close(CB(d)))
+print(json.dumps(out))
+protocol.invokeAndWait(ch.close)
+`
+
+// TestPythonClientPrintf: the Eclipse TCF Python client types $printf
+// expressions at a breakpoint of a live process and reads their text from
+// its DPrintf stream. It runs when TCF_PYTHON_DIR names the client's
+// python/ directory.
+func TestPythonClientPrintf(t *testing.T) {
+	dir := os.Getenv("TCF_PYTHON_DIR")
+	if dir == "" {
+		t.Skip("TCF_PYTHON_DIR is not set: the Eclipse TCF Python client is needed")
+	}
+	src := dir
+	if _, err := os.Stat(filepath.Join(dir, "src", "tcf")); err == nil {
+		src = filepath.Join(dir, "src")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	s := startPrintfSession(t)
+	exprs := []string{`$printf("i=%d tag=%s ratio=%.1f\n", i, tag, dis_ratio)`, `i == 0 && $printf("%x|%c|%%\n", 255, tag[0])`, `$printf("%d")`}
+	want := "i=0 tag=loop ratio=2.5\nff|l|%\n"
+	script := filepath.Join(t.TempDir(), "printf.py")
+	if err := os.WriteFile(script, []byte(pythonPrintf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", append([]string{script, "TCP:" + s.la.addr, s.thread, strconv.Itoa(len(want))}, exprs...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
+	outb, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("python client: %v\n%s\n%s", err, outb, stderr)
+	}
+	var out struct {
+		Values map[string]any
+		Stream string
+		Errors []string
+	}
+	if err := json.Unmarshal(outb, &out); err != nil {
+		t.Fatalf("%v: %s", err, outb)
+	}
+	if len(out.Errors) != 0 || out.Stream != want {
+		t.Errorf("stream %q (errors %v), want %q", out.Stream, out.Errors, want)
+	}
+	for _, src := range exprs[:2] {
+		if v := fmt.Sprint(out.Values[src]); v != "[0 0 0 0]" {
+			t.Errorf("%s = %s, want int 0", src, v)
+		}
+	}
+	if v, _ := out.Values[exprs[2]].(string); !strings.Contains(v, "too few arguments") {
+		t.Errorf("%s: %v, want an error", exprs[2], out.Values[exprs[2]])
 	}
 }
