@@ -136,7 +136,7 @@ func decodeString(f Field) (string, error) {
 		}
 	}
 	var s string
-	if err := json.Unmarshal(d, &s); err != nil {
+	if err := decodeJSON(d, &s); err != nil {
 		return "", err
 	}
 	return s, nil
@@ -154,8 +154,9 @@ func hasControl(b []byte) bool {
 // codeFor picks the report code for a decoding error: JSON syntax errors
 // are CodeJSONSyntax, type mismatches CodeProtocol.
 func codeFor(err error) int {
-	var syn *json.SyntaxError
-	if errors.As(err, &syn) {
+	var syn *JSONSyntaxError
+	var stdSyn *json.SyntaxError
+	if errors.As(err, &syn) || errors.As(err, &stdSyn) {
 		return CodeJSONSyntax
 	}
 	return CodeProtocol
@@ -319,11 +320,24 @@ func (a *Args) Props() Props {
 	return p
 }
 
-// JSON decodes the next argument into v with encoding/json (numbers into
-// json.Number where v holds interfaces; integer struct fields are exact).
-// null leaves v unchanged.
+// JSON decodes the next argument into v as encoding/json would (numbers
+// into json.Number where v holds interfaces; integer struct fields are
+// exact; struct field names match case-insensitively). null leaves v
+// unchanged. After an error v may be partly filled.
 func (a *Args) JSON(v any) {
 	a.decode("JSON value", v)
+}
+
+// Skip consumes the next argument, checking only that it is well-formed
+// JSON (binary data is accepted as it is).
+func (a *Args) Skip() {
+	f, ok := a.take("JSON value")
+	if !ok || f.Binary || f.IsNull() {
+		return
+	}
+	if err := validJSON(f.Data); err != nil {
+		a.fail(f, "JSON value", CodeJSONSyntax, err)
+	}
 }
 
 // Raw returns a copy of the next argument's JSON text (nil for null).
@@ -337,8 +351,8 @@ func (a *Args) Raw() json.RawMessage {
 		return nil
 	}
 	d := trimSpace(f.Data)
-	if !json.Valid(d) {
-		a.fail(f, "JSON value", CodeJSONSyntax, errors.New("invalid JSON"))
+	if err := validJSON(d); err != nil {
+		a.fail(f, "JSON value", CodeJSONSyntax, err)
 		return nil
 	}
 	return bytes.Clone(d)
@@ -359,20 +373,7 @@ func (a *Args) decode(want string, v any) {
 }
 
 // unmarshalExact decodes JSON keeping numbers exact inside interfaces.
-func unmarshalExact(data []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return &json.SyntaxError{Offset: d.InputOffset()}
-	}
-	if _, err := d.Token(); err == nil {
-		return errors.New("trailing data after JSON value")
-	}
-	return nil
-}
+func unmarshalExact(data []byte, v any) error { return decodeJSON(data, v) }
 
 // Props is a JSON object of TCF properties (context properties, breakpoint
 // properties, launch parameters...). Numbers are json.Number, so they keep

@@ -103,7 +103,10 @@ func readAll(t *testing.T, r *Reader, limit int) []byte {
 func FuzzArgs(f *testing.F) {
 	for _, s := range []string{`"str"`, `18446744073709551615`, `-9223372036854775808`, `1.5`, `null`, ``,
 		`true`, `"AAEC"`, `["a","b"]`, `{"ID":"x","Addr":18446744073709551615}`, `[[[[`, `"\u0003"`,
-		`{"Code":16,"Time":1,"Format":"x {0}","Params":[1],"CausedBy":{"Code":1}}`, `01`, `-0`, ` 7 `} {
+		`{"Code":16,"Time":1,"Format":"x {0}","Params":[1],"CausedBy":{"Code":1}}`, `01`, `-0`, ` 7 `,
+		`"a\"b\u00e9\ud83d\ude00\ud800"`, "\"\xff\"", `["FP0.P1.1","FP1.P1.1"]`, `["a",null,1]`, `[1,]`,
+		`{"ID":"x","IP":18446744073709551615,"ip":1,"Name":"n","L":[{"IP":2}]}`, `{"a":{"b":[{"c":null}]}}`,
+		`1e400`, `"\`, `[tru`, `{"a" 1}`} {
 		f.Add([]byte(s), false)
 	}
 	f.Add([]byte("\x00\x01raw"), true)
@@ -145,6 +148,16 @@ func FuzzArgs(f *testing.F) {
 				}
 			},
 			func(a *Args) { var v any; a.JSON(&v) },
+			func(a *Args) {
+				var v []struct {
+					ID   string
+					IP   uint64
+					Name *string
+					L    []struct{ IP uint64 }
+				}
+				a.JSON(&v)
+			},
+			func(a *Args) { a.Skip() },
 		}
 		for _, g := range getters {
 			a := NewArgs(field)

@@ -478,7 +478,7 @@ func decodeFields(fields []tcf.Field, dst []any) error {
 	for _, d := range dst {
 		switch p := d.(type) {
 		case nil:
-			a.Raw()
+			a.Skip()
 		case *error:
 			if rep := a.Report(); rep != nil {
 				*p = rep
