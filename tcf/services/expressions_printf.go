@@ -4,69 +4,25 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
 )
 
-// The debugger's own $names in expressions, as the C TCF agent offers them
-// on Linux (expressions.c, dprintf.c), for created expressions and
-// breakpoint conditions alike:
-//
-//   - $printf("format", args...) formats its arguments C printf style into
-//     a DPrintf stream (see dprintf.go for which one) and evaluates to int 0,
-//     anywhere in an expression: `x > 3 && $printf("%d\n", x)` prints only
-//     when x > 3, as C's short circuit says. The format is a string: an
-//     array of char, a literal or a variable.
-//   - $thread is the ID of the thread the expression is evaluated in, a
-//     string.
-//   - $<register> is a register of the expression's frame; the expr package
-//     reads those with DWARF numbers (and gdb's aliases $pc, $sp, $eax...) in
-//     any frame, this file the others the Registers service lists
-//     ($orig_rax, $fop, $ymm0h...), which only the top frame knows.
+// $printf(format, args...) in expressions, created ones and breakpoint
+// conditions alike, as the C TCF agent offers it (dprintf.c): it formats its
+// arguments C printf style into a DPrintf stream (see dprintf.go for which
+// one) and evaluates to int 0, anywhere in an expression:
+// `x > 3 && $printf("%d\n", x)` prints only when x > 3, as C's short
+// circuit says. The format is a string: an array of char, a literal or a
+// variable. The other $names are in expressions_printf_names.go.
 
 // printfOutput receives the text of one $printf call. A nil printfOutput
 // means the call is only checked, never formatted: when the evaluating
 // client opened no DPrintf stream, when only the expression's type is asked
 // for (create, getContext, sizeof), or when an assignment evaluates it.
 type printfOutput func(text string)
-
-// intrinsics returns the $names of expressions evaluated in ee, with
-// $printf's text going to out.
-func (a *Agent) intrinsics(ee *exprEnv, out printfOutput) func(string) *expr.Intrinsic {
-	return func(name string) *expr.Intrinsic {
-		switch name {
-		case "printf":
-			if !a.dprintfEnabled() {
-				return nil
-			}
-			return &expr.Intrinsic{Call: func(args []*expr.Result, effects bool) (*expr.Result, error) {
-				if !effects {
-					return callPrintf(args, ee.thread, nil)
-				}
-				return callPrintf(args, ee.thread, out)
-			}}
-		case "thread":
-			return &expr.Intrinsic{Value: func() (*expr.Result, error) {
-				return expr.StringResult(string(ee.thread.ID())), nil
-			}}
-		}
-		if reg := a.target.Arch().ByName(name); reg != nil && reg.DWARF < 0 {
-			return &expr.Intrinsic{Value: func() (*expr.Result, error) { return topFrameRegister(ee, reg) }}
-		}
-		return nil
-	}
-}
-
-// withIntrinsics returns a copy of ee's environment (which is cached and
-// shared) that knows the $names, $printf writing to out.
-func (a *Agent) withIntrinsics(ee *exprEnv, out printfOutput) *expr.Env {
-	env := *ee.env
-	env.Intrinsic = a.intrinsics(ee, out)
-	return &env
-}
 
 // channelOutput is where $printf writes for expressions a channel
 // evaluates: its DPrintf stream, or nowhere.
@@ -133,36 +89,6 @@ func typeName(t *variables.Type) string {
 		return "a value of no type"
 	}
 	return t.String()
-}
-
-// topFrameRegister reads a register that has no DWARF number, which no
-// unwinder recovers: only the top frame has it.
-func topFrameRegister(ee *exprEnv, reg *arch.Register) (*expr.Result, error) {
-	if ee.frameID != frameID(0, ee.thread) {
-		return nil, &expr.Error{Kind: expr.ErrOptimizedOut, Msg: "$" + reg.Name + " is only known in the top frame"}
-	}
-	regs, err := ee.thread.Registers()
-	if err != nil {
-		return nil, err
-	}
-	b, err := regs.Get(reg)
-	if err != nil {
-		return nil, &expr.Error{Kind: expr.ErrOptimizedOut, Msg: "$" + reg.Name + " is not available", Err: err}
-	}
-	var t *variables.Type
-	switch len(b) {
-	case 8:
-		t = expr.KeywordType("long")
-	case 4:
-		t = expr.KeywordType("int")
-	case 2:
-		t = expr.KeywordType("short")
-	case 1:
-		t = expr.KeywordType("char")
-	default:
-		t = expr.ArrayOf(expr.KeywordType("unsigned", "char"), int64(len(b)))
-	}
-	return &expr.Result{Type: t, Value: append([]byte(nil), b...)}, nil
 }
 
 // printfError is a malformed $printf call or format (INV_EXPRESSION, the C

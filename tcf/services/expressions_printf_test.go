@@ -247,6 +247,25 @@ func TestLiveDollarNames(t *testing.T) {
 	if _, err := s.tryEval(s.thread, `$nosuchreg`); err == nil || errCode(t, err) != tcf.CodeSymbolNotFound {
 		t.Errorf("$nosuchreg: %v", err)
 	}
+	// The C agent's names for registers sonde names as gdb does, and the
+	// flags of eflags.
+	for _, src := range []string{`$cwd == $fctrl`, `$swd == $fstat`, `$ftw == $ftag`, `$rdp == $fooff`,
+		`$zf == (($eflags >> 6) & 1)`, `$cf == ($eflags & 1)`, `$iopl == (($eflags >> 12) & 3)`, `$if == 1`,
+		`$loader_state == 0`, `$loader_brk != 0`} {
+		if v := s.eval(s.thread, src); le(v) != 1 {
+			t.Errorf("%s = %d", src, le(v))
+		}
+	}
+	if v := s.eval(s.frame1, `$zf + $cf <= 2 && $cwd == $fctrl`); le(v) != 1 {
+		t.Errorf("flags in frame 1: %d", le(v))
+	}
+	// $loader_brk is the dynamic linker's _dl_debug_state, as nm and the
+	// process's mappings place it.
+	if want, ok := dlDebugState(t, strings.TrimPrefix(strings.Split(s.thread, ".")[0], "P")); ok {
+		if v := le(s.eval(s.thread, `$loader_brk`)); v != want {
+			t.Errorf("$loader_brk = %#x, want _dl_debug_state at %#x", v, want)
+		}
+	}
 	if v := s.eval(s.thread, `$"dis_ratio"`); math.Float64frombits(le(v)) != 2.5 {
 		t.Errorf(`$"dis_ratio" = %x`, v)
 	}
@@ -407,4 +426,40 @@ func TestPythonClientPrintf(t *testing.T) {
 	if v, _ := out.Values[exprs[2]].(string); !strings.Contains(v, "too few arguments") {
 		t.Errorf("%s: %v, want an error", exprs[2], out.Values[exprs[2]])
 	}
+}
+
+// dlDebugState finds _dl_debug_state in a process: the dynamic linker's
+// load address from /proc/pid/maps plus the symbol's offset from nm.
+func dlDebugState(t *testing.T, pid string) (uint64, bool) {
+	maps, err := os.ReadFile("/proc/" + pid + "/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(f[5], "/ld-linux") || f[2] != "00000000" {
+			continue
+		}
+		base, err := strconv.ParseUint(strings.Split(f[0], "-")[0], 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("nm", "-D", f[5]).Output()
+		if err != nil {
+			t.Logf("nm: %v: $loader_brk not compared", err)
+			return 0, false
+		}
+		for _, sym := range strings.Split(string(out), "\n") {
+			g := strings.Fields(sym)
+			if len(g) == 3 && strings.HasPrefix(g[2], "_dl_debug_state") {
+				off, err := strconv.ParseUint(g[0], 16, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return base + off, true
+			}
+		}
+	}
+	t.Logf("no dynamic linker with _dl_debug_state in the maps: $loader_brk not compared")
+	return 0, false
 }
