@@ -185,7 +185,7 @@ func dynamicBlock(mem Memory, lay *Layout, m *Module, tp, modid uint64) (uint64,
 		return fail("read the dtv length", err)
 	}
 	if modid > length {
-		return fail("read the dtv", ErrNotAllocated) // the vector predates the module
+		return fail("check the dtv length", ErrNotAllocated) // the vector predates the module
 	}
 	if lay.Slotinfo != nil {
 		gen, err := readWord(mem, dtv)
@@ -200,7 +200,7 @@ func dynamicBlock(mem Memory, lay *Layout, m *Module, tp, modid uint64) (uint64,
 			return fail("read the slotinfo list", fmt.Errorf("%w: module id %d belongs to link_map %#x, not %#x", ErrCorrupt, modid, slotMap, m.LinkMap))
 		}
 		if slotGen > gen {
-			return fail("read the dtv", ErrNotAllocated) // not updated since the module was loaded
+			return fail("check the dtv generation", ErrNotAllocated) // not updated since the module was loaded
 		}
 	}
 	val, err := readWord(mem, dtv+modid*lay.DTVEntry+lay.DTVVal)
@@ -209,7 +209,7 @@ func dynamicBlock(mem Memory, lay *Layout, m *Module, tp, modid uint64) (uint64,
 	}
 	// TLS_DTV_UNALLOCATED is (void *) -1; libthread_db tests the low bit.
 	if val == 0 || val&1 != 0 {
-		return fail("read the dtv", ErrNotAllocated)
+		return fail("read the dtv slot", ErrNotAllocated)
 	}
 	return val, nil
 }
