@@ -72,6 +72,107 @@ func BenchmarkImageRead(b *testing.B) {
 	}
 }
 
+// BenchmarkReaderRead is BenchmarkImageRead through a Reader: the fast
+// path callers with many small reads use.
+func BenchmarkReaderRead(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	id, err := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	r := im.NewReader(p1)
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				if n, _, err := r.Read(buf, 0x400000+uint64(benchOffset(i, size))); n != size || err != nil {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReaderWindowMiss reads 8 bytes through a Reader from another
+// chunk every time, all of them resident: the cost of moving the window
+// (section lookup, chunk lookup, the guarded check of the new window's last
+// page), which random reads across a large section pay on every read.
+func BenchmarkReaderWindowMiss(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	id, _ := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	r := im.NewReader(p1)
+	buf := make([]byte, 8)
+	const chunks = benchFileSize / chunkSize
+	for i := range chunks {
+		r.Read(buf, 0x400000+uint64(i*chunkSize))
+	}
+	for i := 0; b.Loop(); i++ {
+		r.Read(buf, 0x400000+uint64((i*5)%chunks*chunkSize+i%4000))
+	}
+}
+
+// BenchmarkColdRead reads 8 bytes from a section whose mapping (and
+// resident chunks) were just evicted: Image.Read maps the file again (open,
+// fstat, mmap) and faults in a page; a Reader does the same and also copies
+// the 128 KiB chunk around the read out of the page cache. What the first
+// read of a chunk costs.
+func BenchmarkColdRead(b *testing.B) {
+	c := NewSectionCache(NoLimit)
+	id, _ := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	r := im.NewReader(p1)
+	buf := make([]byte, 8)
+	for _, how := range []string{"image", "reader"} {
+		b.Run(how, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				c.SetLimit(0)
+				c.SetLimit(NoLimit)
+				addr := 0x400000 + uint64(i*4099%(benchFileSize-8))
+				var n int
+				var err error
+				if how == "image" {
+					n, _, err = im.Read(buf, p1, addr)
+				} else {
+					n, _, err = r.Read(buf, addr)
+				}
+				if n != 8 || err != nil {
+					b.Fatal(n, err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFaultGuard is the floor of any read of a mapping: a 16-byte copy
+// with and without the fault guard that a read of a mapped file needs.
+func BenchmarkFaultGuard(b *testing.B) {
+	src := make([]byte, 1<<16)
+	dst := make([]byte, 16)
+	b.Run("plain", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			off := (i * 4099) & (len(src) - 32)
+			plainCopy(dst, src[off:off+16])
+		}
+	})
+	b.Run("guarded", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			off := (i * 4099) & (len(src) - 32)
+			guardedCopy(dst, src[off:off+16])
+		}
+	})
+}
+
+// plainCopy is copy behind a call, as guardedCopy is.
+//
+//go:noinline
+func plainCopy(dst, src []byte) int { return copy(dst, src) }
+
 // BenchmarkImageReadManySections reads from an image holding 1,000 sections
 // (a big process), with a few original bytes in the overlay.
 func BenchmarkImageReadManySections(b *testing.B) {
@@ -129,6 +230,27 @@ func BenchmarkMemorySection(b *testing.B) {
 			b.SetBytes(int64(size))
 			for i := 0; b.Loop(); i++ {
 				im.Read(buf, p1, 0x400000+uint64(benchOffset(i, size)))
+			}
+		})
+	}
+}
+
+// BenchmarkMemorySectionReader reads a memory section through a Reader.
+func BenchmarkMemorySectionReader(b *testing.B) {
+	data := make([]byte, benchFileSize)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	s, _ := NewMemorySection("core", data)
+	im := New("bench")
+	im.Add(s, p1, 0x400000)
+	r := im.NewReader(p1)
+	for _, size := range benchSizes {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			b.SetBytes(int64(size))
+			for i := 0; b.Loop(); i++ {
+				r.Read(buf, 0x400000+uint64(benchOffset(i, size)))
 			}
 		})
 	}

@@ -28,13 +28,27 @@
 //   - Original bytes set with SetOriginal are consulted first: reads show the
 //     target's bytes as they were before sonde patched them.
 //   - A SectionCache shares sections (and their mappings) between images, hands
-//     out stable SectionIDs and keeps at most a given number of bytes mapped,
-//     unmapping the least recently used sections first.
+//     out stable SectionIDs and keeps at most a given number of bytes mapped
+//     (counting the copies Readers keep), unmapping the least recently used
+//     sections first.
+//
+// # Small reads
+//
+// Image.Read finds the section for every read and reads a file section's
+// mapping under a fault guard (a file truncated under its mapping raises
+// SIGBUS, which must become an error, not a crash); together about 15 ns,
+// five times a 16-byte copy. Code that makes many small reads (the
+// unwinder's words, the symbolizer's structs) reads through a Reader
+// instead (Image.NewReader): it keeps the window of bytes its last read came
+// from, copied out of the mapping into memory that cannot fault, and serves
+// the next read from the same window with a bounds check and a copy. Its
+// results are the image's; see Reader for when it notices a truncated file.
 //
 // # Concurrency
 //
 // Reads (Read, ReadFull, ReaderAt, Sections) are safe concurrently with each
-// other and with mutations. Mutations (Add, AddCached, Copy, Remove*, overlay
+// other and with mutations. A Reader is used by one goroutine at a time, but
+// any number of Readers may read one image while it changes. Mutations (Add, AddCached, Copy, Remove*, overlay
 // changes, SetFallback) are serialised by the image; each one is atomic: a
 // concurrent read sees the image entirely before or entirely after it. The
 // fallback function may be called from many goroutines at once.

@@ -14,22 +14,31 @@ var le = binary.LittleEndian
 // check and a copy.
 //
 // Image.Read pays about 6 ns to find the section and, for a file section,
-// about 6 ns for the fault guard that turns a SIGBUS from a truncated file
+// about 5 ns for the fault guard that turns a SIGBUS from a truncated file
 // into an error; a 16-byte copy costs about 3 ns. A Reader remembers where
 // its last read came from (a "window": up to 128 KiB of one section, with no
 // overlay bytes in it) and serves the next read from the same window without
-// either. For file sections the window's bytes are a resident copy taken out
-// of the mapping under one guard (see resident.go), because bytes in the
-// mapping itself can fault and a guard-free copy from it could crash the
-// program.
+// either. For file sections the window's bytes are a resident copy of the
+// 128 KiB chunk around the read, taken out of the mapping once under the
+// guard and kept with the section for every Reader (see resident.go): bytes
+// in the mapping itself can fault, and a guard-free copy from it could crash
+// the program.
 //
-// A Reader returns the same bytes, counts, IDs and errors as the image's own
-// methods, with one difference in timing: the image's methods notice a file
-// truncated under its mapping when a read touches a lost page, while a Reader
-// notices it when it moves to another window (it checks the window's file
-// pages then) or when any other read of the section noticed it first. Until
-// then it keeps returning the bytes the file held before it was cut, which
-// are the bytes the target saw.
+// The copies cost memory and a first read: each chunk a Reader touched stays
+// resident as long as the section stays mapped, counted against the
+// SectionCache's byte limit (a section without a cache keeps them until it
+// is dropped), and the first read of a chunk costs the 128 KiB copy, about
+// 15 µs, on top of Image.Read's cost of mapping. For a few reads here and
+// there, Image.Read is the better choice.
+//
+// A Reader returns the same bytes, counts and IDs as the image's own methods
+// and the same kinds of errors, with one difference in timing: the image's
+// methods notice a file truncated under its mapping when a read touches a
+// lost page, while a Reader notices it when it moves to another window (it
+// checks that the window's last page is still there) or when any other read
+// of the section noticed it first. Until then it keeps returning the bytes
+// it copied out of the mapping earlier, exactly what Image.Read returned for
+// them at that time.
 //
 // Any change to the image (Add, Remove*, SetOriginal, SetFallback, ...) and
 // any eviction of the section from its cache makes the Reader look again, so
