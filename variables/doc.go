@@ -6,7 +6,12 @@
 //
 // A Reader serves one binary's DWARF: DWARF 4 and 5, type units of both
 // (.debug_types and DW_UT_type, followed through DW_FORM_ref_sig8), and
-// split DWARF 5 (.dwo files, each read by a child Reader). Addresses given
+// split DWARF (.dwo files or a .dwp package, each unit read by a child
+// Reader): DWARF 5 split units and GNU split DWARF 4 (-gsplit-dwarf
+// -gdwarf-4: GNU index forms, DW_LLE_GNU_* lists in .debug_loc.dwo).
+// Thread-local variables are located through the frame (TLSFrame), which
+// is told which module's storage is meant; package tls finds it in glibc
+// processes. Addresses given
 // to and returned by a Reader are link-time addresses; values are read at
 // run time through a Frame, an interface over memory and the registers of
 // one stack frame, so the same code serves live threads, core files and any
