@@ -92,7 +92,7 @@ func TestPrintfCalls(t *testing.T) {
 	for _, c := range []struct{ src, out string }{
 		{`$printf("%d|%s|%c|%5.2f|%x|%lld|%%|%-4s|%.3s\n", 6*7, "abc", 'A', 3.14159, 255, 1LL << 40, "hi", "abcdef")`,
 			"42|abc|A| 3.14|ff|1099511627776|%|hi  |abc\n"},
-		{`$printf("%u %hhd %#o %e", -1, 300, 8, 1.5f)`, "4294967295 44 010 1.500000e+00"},
+		{`$printf("%u %hhd %#o %e %C", -1, 300, 8, 1.5f, 66)`, "4294967295 44 010 1.500000e+00 B"},
 		{`$printf("plain" " joined")`, "plain joined"},
 		{`1 < 2 && $printf("yes")`, "yes"},
 		{`1 > 2 && $printf("no")`, ""},

@@ -30,7 +30,7 @@ type printfArg interface {
 
 // formatPrintf formats args by a C printf format: flags (-+ #0), width and
 // precision (numbers or *), length modifiers (hh h l ll z j t L q), and the
-// conversions d i u o x X c s p f F e E g G a A and %%. %n is refused.
+// conversions d i u o x X c C s p f F e E g G a A and %%. %n is refused.
 func formatPrintf(format string, args []printfArg) (string, error) {
 	var b strings.Builder
 	next := 0
@@ -191,7 +191,7 @@ func (p *printfSpec) format(a printfArg) (string, error) {
 			return p.pad("(nil)"), nil
 		}
 		return p.pad("0x" + strconv.FormatUint(uint64(n), 16)), nil
-	case 'c':
+	case 'c', 'C': // %C is %lc: the same for the ASCII a char holds
 		n, err := a.Int()
 		if err != nil {
 			return "", err
