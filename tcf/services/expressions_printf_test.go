@@ -127,6 +127,11 @@ func TestLiveExpressionPrintf(t *testing.T) {
 	if fmt.Sprint(props["Size"]) != "4" || fmt.Sprint(props["Class"]) != "2" || props["HasFuncCall"] != false {
 		t.Errorf("create props %v: want an int (Class 2, Size 4) and no function call", props)
 	}
+	var sym map[string]any
+	la.decode("Symbols", "getContext", []any{props["Type"]}, &e, &sym)
+	if sym["Name"] != "int" || fmt.Sprint(sym["Size"]) != "4" {
+		t.Errorf("type of $printf(...): %v, want int", sym)
+	}
 	var ctx map[string]any
 	la.decode("Expressions", "getContext", []any{props["ID"]}, &e, &ctx)
 	var val []byte
