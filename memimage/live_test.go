@@ -53,9 +53,10 @@ func readSmaps(t *testing.T, pid int) []liveMapping {
 
 // TestLiveProcess builds the image the live backend will build — the files
 // mapped by a real process as sections, /proc/PID/mem as the fallback — and
-// checks 1,000 random addresses against /proc/PID/mem. Then it plants
-// breakpoint bytes the way sonde does and checks that the image shows the
-// original bytes while the process memory holds 0xcc.
+// checks 1,000 random addresses, through the image and through a Reader,
+// against /proc/PID/mem. Then it plants breakpoint bytes the way sonde does
+// and checks that the image (and the Reader) shows the original bytes while
+// the process memory holds 0xcc.
 func TestLiveProcess(t *testing.T) {
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
@@ -136,17 +137,35 @@ func TestLiveProcess(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(1, uint64(pid)))
 	fromSections := 0
-	for range 1000 {
+	rd := im.NewReader(asid)
+	for i := range 1000 {
 		m := readable[rng.IntN(len(readable))]
 		addr := m.start + rng.Uint64N(m.end-m.start)
-		got := make([]byte, 16)
-		n, err := im.ReadFull(got, asid, addr)
 		want := make([]byte, 16)
 		wn, _ := mem.ReadAt(want, int64(addr))
-		if n != wn || !bytes.Equal(got[:n], want[:wn]) {
-			t.Fatalf("at %#x (%s %s): image % x (%v), /proc/pid/mem % x", addr, m.perms, m.path, got[:n], err, want[:wn])
+		for _, how := range []string{"image", "reader"} {
+			got := make([]byte, 16)
+			var n int
+			var err error
+			if how == "image" {
+				n, err = im.ReadFull(got, asid, addr)
+			} else {
+				n, err = rd.ReadFull(got, addr)
+			}
+			if n != wn || !bytes.Equal(got[:n], want[:wn]) {
+				t.Fatalf("at %#x (%s %s): %s % x (%v), /proc/pid/mem % x", addr, m.perms, m.path, how, got[:n], err, want[:wn])
+			}
 		}
-		if _, id, _ := im.Read(got[:1], asid, addr); id != 0 {
+		if i%2 == 1 {
+			// The Reader again, a few bytes on: served from its window.
+			got := make([]byte, 8)
+			n, err := rd.ReadFull(got, addr+3)
+			wn, _ := mem.ReadAt(want[:8], int64(addr+3))
+			if n != wn || !bytes.Equal(got[:n], want[:wn]) {
+				t.Fatalf("at %#x: reader % x (%v), /proc/pid/mem % x", addr+3, got[:n], err, want[:wn])
+			}
+		}
+		if _, id, _ := im.Read(want[:1], asid, addr); id != 0 {
 			fromSections++
 		}
 	}
@@ -183,13 +202,16 @@ func TestLiveProcess(t *testing.T) {
 		if _, err := mem.WriteAt([]byte{0xcc}, int64(addr)); err != nil {
 			t.Fatal(err)
 		}
-		got, now := make([]byte, 3), make([]byte, 3)
+		got, now, viaReader := make([]byte, 3), make([]byte, 3), make([]byte, 3)
 		if _, err := im.ReadFull(got, asid, addr-1); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := rd.ReadFull(viaReader, addr-1); err != nil {
+			t.Fatal(err)
+		}
 		mem.ReadAt(now, int64(addr-1))
-		if got[1] != orig[0] || now[1] != 0xcc || got[0] != now[0] || got[2] != now[2] {
-			t.Errorf("breakpoint at %#x: image % x, process % x, original %#x", addr, got, now, orig[0])
+		if got[1] != orig[0] || now[1] != 0xcc || got[0] != now[0] || got[2] != now[2] || !bytes.Equal(viaReader, got) {
+			t.Errorf("breakpoint at %#x: image % x, reader % x, process % x, original %#x", addr, got, viaReader, now, orig[0])
 		}
 		if err := im.ClearOriginal(asid, addr, 1); err != nil {
 			t.Fatal(err)

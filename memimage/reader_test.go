@@ -373,3 +373,66 @@ func TestReaderStaleFallback(t *testing.T) {
 		t.Errorf("stale section with a fallback: %d id %d %v % x", n, id, err, b[:n])
 	}
 }
+
+// TestReaderTruncatedConcurrently truncates a file while goroutines read it
+// through Readers and through the image. Nothing may crash, every read must
+// return the file's original bytes or a *StaleFileError, and once the
+// truncation has been noticed, reads of the lost pages must fail.
+func TestReaderTruncatedConcurrently(t *testing.T) {
+	size := 3 * chunkSize
+	path, data := writeFile(t, t.TempDir(), "f", size, 0x77)
+	c := NewSectionCache(NoLimit)
+	id, err := c.AddFile(path, 0, uint64(size), 0x10000000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := New("truncate")
+	im.AddCached(c, id, p1)
+	const readers, rounds = 3, 3000
+	errs := make(chan error, readers)
+	done := make(chan struct{})
+	for g := range readers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			r := im.NewReader(p1)
+			b := make([]byte, 16)
+			for i := range rounds {
+				off := (i*4099 + g*977) % (size - len(b))
+				var n int
+				var err error
+				if i%3 == g%3 {
+					n, _, err = im.Read(b, p1, 0x10000000+uint64(off))
+				} else {
+					n, _, err = r.Read(b, 0x10000000+uint64(off))
+				}
+				var stale *StaleFileError
+				switch {
+				case err != nil && !errors.As(err, &stale):
+					errs <- err
+					return
+				case err == nil && !bytes.Equal(b[:n], data[off:off+n]):
+					errs <- errors.New("wrong bytes")
+					return
+				}
+			}
+		}()
+	}
+	// Cut at a page boundary: the bytes before the cut stay right (a cut
+	// inside a page zeroes its tail in the page cache, which no mapping can
+	// tell from the file's bytes).
+	if err := os.Truncate(path, int64(chunkSize)); err != nil {
+		t.Fatal(err)
+	}
+	for range readers {
+		<-done
+	}
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	b := make([]byte, 16)
+	var stale *StaleFileError
+	if n, _, err := im.NewReader(p1).Read(b, 0x10000000+uint64(2*chunkSize)); n != 0 || !errors.As(err, &stale) {
+		t.Errorf("read of a lost page after the readers = %d, %v; want a StaleFileError", n, err)
+	}
+}
