@@ -24,7 +24,10 @@ func (m *segmentMap) find(pc uint64) int32 {
 
 // span is an input to buildSegments: [lo, hi) maps to val at priority prio;
 // where spans overlap the highest priority wins (for scope trees: the
-// deepest scope), ties going to the span that starts later.
+// deepest scope), ties going to the span that starts later, then to the
+// larger val. For scopes, val is the DIE order: of several functions with
+// the same range (assembler aliases such as glibc's __clone3, __GI___clone3
+// and clone3) the last one named wins, as in gdb.
 type span struct {
 	lo, hi uint64
 	val    int32
@@ -86,8 +89,8 @@ func buildSegments(spans []span) segmentMap {
 	return m
 }
 
-// spanHeap orders spans by priority, then by later start: the top is the
-// span that wins where spans overlap.
+// spanHeap orders spans by priority, then by later start, then by larger
+// val: the top is the span that wins where spans overlap.
 type spanHeap []span
 
 func (h spanHeap) Len() int { return len(h) }
@@ -95,7 +98,10 @@ func (h spanHeap) Less(i, j int) bool {
 	if h[i].prio != h[j].prio {
 		return h[i].prio > h[j].prio
 	}
-	return h[i].lo > h[j].lo
+	if h[i].lo != h[j].lo {
+		return h[i].lo > h[j].lo
+	}
+	return h[i].val > h[j].val
 }
 func (h spanHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *spanHeap) Push(x any)   { *h = append(*h, x.(span)) }

@@ -9,7 +9,7 @@ import (
 func naiveInnermost(spans []span, pc uint64) int32 {
 	best, bestPrio, bestLo := int32(-1), int32(-1<<31), uint64(0)
 	for _, s := range spans {
-		if pc >= s.lo && pc < s.hi && (s.prio > bestPrio || (s.prio == bestPrio && s.lo >= bestLo)) {
+		if pc >= s.lo && pc < s.hi && (s.prio > bestPrio || (s.prio == bestPrio && (s.lo > bestLo || (s.lo == bestLo && s.val > best)))) {
 			best, bestPrio, bestLo = s.val, s.prio, s.lo
 		}
 	}
@@ -27,21 +27,8 @@ func TestSegmentsMatchNaive(t *testing.T) {
 		orig := append([]span(nil), spans...)
 		m := buildSegments(spans)
 		for pc := uint64(0); pc < 300; pc++ {
-			// Equal priority and start are ambiguous; accept either.
 			if got, want := m.find(pc), naiveInnermost(orig, pc); got != want {
-				amb := false
-				for _, s := range orig {
-					if s.val == got && pc >= s.lo && pc < s.hi {
-						for _, o := range orig {
-							if o.val == want && o.prio == s.prio && o.lo == s.lo {
-								amb = true
-							}
-						}
-					}
-				}
-				if !amb {
-					t.Fatalf("round %d pc %d: %d, want %d (spans %v)", round, pc, got, want, orig)
-				}
+				t.Fatalf("round %d pc %d: %d, want %d (spans %v)", round, pc, got, want, orig)
 			}
 		}
 	}
