@@ -53,7 +53,7 @@ func (f *Frame) TLSAddress(r *variables.Reader, offset uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return block + offset, nil
+	return block + tm.Segment.Offset(offset), nil
 }
 
 // TLSLayout returns glibc's layout as this stack's process uses it and

@@ -67,3 +67,18 @@ func FuzzBlock(f *testing.F) {
 		}
 	})
 }
+
+// TestSegmentOffset: offsets pass through; link-time addresses inside
+// PT_TLS (gcc's split DWARF) become offsets; nothing else is changed.
+func TestSegmentOffset(t *testing.T) {
+	seg := Segment{Vaddr: 0x3d90, Filesz: 0x10, Memsz: 0x1c, Align: 16}
+	for in, want := range map[uint64]uint64{0: 0, 0x18: 0x18, 0x3d90: 0, 0x3da8: 0x18, 0x3dac: 0x3dac, 0x3d8f: 0x3d8f} {
+		if got := seg.Offset(in); got != want {
+			t.Errorf("Offset(%#x) = %#x, want %#x", in, got, want)
+		}
+	}
+	// A segment starting below its own size is ambiguous: left alone.
+	if got := (Segment{Vaddr: 8, Memsz: 64}).Offset(16); got != 16 {
+		t.Errorf("ambiguous segment: %#x", got)
+	}
+}

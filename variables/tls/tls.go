@@ -45,6 +45,21 @@ type Segment struct {
 	Vaddr, Filesz, Memsz, Align uint64
 }
 
+// Offset turns the operand of DW_OP_form_tls_address into an offset in the
+// module's block. Compilers mean it as the variable's offset in the block
+// (R_X86_64_DTPOFF64), but gcc's split DWARF puts it in .debug_addr
+// (DW_OP_GNU_const_index, DW_OP_constx) with a plain R_X86_64_64
+// relocation, which the linker resolves to the variable's link-time
+// address inside PT_TLS. A real offset is below the segment's size, and the
+// segment never starts below its own size in a linked module, so a value at
+// or above Vaddr within the segment can only be such an address.
+func (s Segment) Offset(v uint64) uint64 {
+	if s.Vaddr >= s.Memsz && v >= s.Vaddr && v-s.Vaddr < s.Memsz {
+		return v - s.Vaddr
+	}
+	return v
+}
+
 // Module is one module with thread-local storage.
 type Module struct {
 	Name string
