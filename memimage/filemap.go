@@ -98,7 +98,7 @@ func (f *fileMap) staleness(now fileStamp) error {
 // mapLength is how many bytes a mapping of the section takes (page aligned at
 // the start, as mmap requires).
 func (f *fileMap) mapLength() uint64 {
-	return f.size + f.offset%uint64(os.Getpagesize())
+	return f.size + f.offset&uint64(os.Getpagesize()-1) // page sizes are powers of 2
 }
 
 // mapFile opens the file, checks that it is still the file the section was made

@@ -87,7 +87,9 @@ func (r *Reader) ASID() ASID { return r.asid }
 // Read is Image.Read of r's address space: up to len(p) bytes at addr, never
 // across a section boundary, and the SectionID they came from.
 func (r *Reader) Read(p []byte, addr uint64) (n int, id SectionID, err error) {
-	if off := addr - r.lo; off < uint64(len(r.data)) && len(p) != 0 && uint64(len(p)) <= uint64(len(r.data))-off &&
+	// off < end: p is not empty, and addr is not below the window (off
+	// would be huge, and off+len(p) would wrap to below it).
+	if off, end := addr-r.lo, addr-r.lo+uint64(len(p)); off < end && end <= uint64(len(r.data)) &&
 		r.st == r.im.state.Load() && r.gen.Load() == r.genv {
 		d := r.data[off:]
 		if n := len(p); n >= 8 && n <= 16 {
@@ -109,7 +111,7 @@ func (r *Reader) Read(p []byte, addr uint64) (n int, id SectionID, err error) {
 // ReadFull is Image.ReadFull of r's address space: len(p) bytes at addr, or
 // the number of valid bytes and a *ReadError.
 func (r *Reader) ReadFull(p []byte, addr uint64) (int, error) {
-	if off := addr - r.lo; off < uint64(len(r.data)) && uint64(len(p)) <= uint64(len(r.data))-off &&
+	if off, end := addr-r.lo, addr-r.lo+uint64(len(p)); off < end && end <= uint64(len(r.data)) &&
 		r.st == r.im.state.Load() && r.gen.Load() == r.genv {
 		return copy(p, r.data[off:]), nil
 	}
@@ -200,9 +202,6 @@ func (r *Reader) window(addr uint64) bool {
 		data = s.data
 	} else {
 		f := s.file
-		if !f.keepsChunks() {
-			return false
-		}
 		gen, genv = &f.gen, f.gen.Load() // before the chunk: a drop after it shows
 		k := off >> chunkShift
 		chunk, fresh, err := f.residentChunk(k)

@@ -1,6 +1,9 @@
 package memimage
 
-import "sync/atomic"
+import (
+	"errors"
+	"sync/atomic"
+)
 
 // Resident chunks: copies of a file section's bytes in Go memory.
 //
@@ -26,18 +29,24 @@ const (
 	chunkSize  = 1 << chunkShift
 )
 
+var errNoRoom = errors.New("no room for resident chunks under the cache's limit")
+
 // chunkTable holds a section's resident chunks: entry k copies section
 // offsets [k*chunkSize, (k+1)*chunkSize), cut to the section's size.
 type chunkTable []atomic.Pointer[[]byte]
 
 // residentChunk returns chunk k of the section's bytes, copying it out of the
 // mapping if it is not resident. fresh reports that it was copied just now,
-// under the fault guard, so it needs no further check.
+// under the fault guard, so it needs no further check. It returns errNoRoom
+// when the section's cache has no room for chunks.
 func (f *fileMap) residentChunk(k uint64) (data []byte, fresh bool, err error) {
 	if t := f.chunks.Load(); t != nil {
 		if b := (*t)[k].Load(); b != nil {
 			return *b, false, nil
 		}
+	}
+	if !f.keepsChunks() {
+		return nil, false, errNoRoom
 	}
 	lo := k << chunkShift
 	buf := make([]byte, min(chunkSize, f.size-lo))
