@@ -6,7 +6,8 @@
 // Four threads — one started before the libraries were loaded — give each
 // a different value, print their values and addresses to the file argv[3],
 // and wait while the main thread stops in stop_here: sonde reads every
-// thread's copies and compares with gdb and with what was printed.
+// thread's copies and compares with gdb and with what was printed. With a
+// fifth argument the program waits after stop_here, for attaching.
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -106,5 +107,8 @@ int main(int argc, char **argv)
 	set_and_report(4, 1);
 	pthread_barrier_wait(&ready);
 	stop_here();
+	if (argc > 4) // "wait": stay for a debugger to attach
+		for (;;)
+			pause();
 	return main_tls;
 }

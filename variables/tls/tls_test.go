@@ -82,7 +82,7 @@ func readReport(t *testing.T, path string) map[int]report {
 
 // env is an expression environment in frame 0 of a thread that finds
 // globals of every module, as the TCF Expressions service does.
-func env(t testing.TB, bins *vartest.Binaries, th *target.Context) (*expr.Env, *targetframe.Stack) {
+func env(t testing.TB, bins targetframe.Binaries, th *target.Context) (*expr.Env, *targetframe.Stack) {
 	t.Helper()
 	st, err := targetframe.Unwind(bins, th)
 	if err != nil {
