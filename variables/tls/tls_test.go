@@ -420,3 +420,59 @@ func BenchmarkThreadLocal(b *testing.B) {
 	}
 	b.Fatal("no thread has every block")
 }
+
+// TestCXXThreadLocal reads C++ thread_local variables (namespaced, of class
+// type initialized by a constructor on first use, file-static) in both
+// threads against gdb and the program's report.
+func TestCXXThreadLocal(t *testing.T) {
+	for _, flags := range [][]string{{"-O0", "-gdwarf-5"}, {"-O2", "-gdwarf-4"}} {
+		t.Run(flags[0]+flags[1], func(t *testing.T) {
+			exe := testprog.Build(t, testprog.Spec{Sources: []string{"tls_cxx.cc"}, Flags: flags, Name: "tls_cxx" + flags[0] + flags[1]})
+			exprs := []string{"store::counter.hits", "store::counter.total", "store::plain", "ratio",
+				"&store::counter.total", "&store::plain", "&ratio", "sizeof(store::counter)"}
+			reportPath := filepath.Join(t.TempDir(), "report")
+			stop := vartest.GDBStopThreads(t, exe, []string{reportPath}, "stop_here", exprs)
+			printed := readReport(t, reportPath)
+			_, threads := stop.Open(t)
+			if len(threads) != 2 || len(printed) != 2 {
+				t.Fatalf("%d threads in the core, %d reported", len(threads), len(printed))
+			}
+			bins := &vartest.Binaries{}
+			compared := 0
+			for _, th := range threads {
+				e, _ := env(t, bins, th)
+				for _, src := range exprs {
+					w := stop.Results[th.TID()][src]
+					got, err := expr.Eval(src, e)
+					if err == nil && got.LoadErr != nil {
+						err = got.LoadErr
+					}
+					switch {
+					case err != nil || w.Error != "":
+						t.Errorf("thread %d: %s: sonde %v, gdb %+v", th.TID(), src, err, w)
+					case w.Float != nil:
+						if x, _ := got.Float(); x != *w.Float {
+							t.Errorf("thread %d: %s: sonde %v, gdb %s", th.TID(), src, x, w.Value)
+						}
+						compared++
+					case w.Int != nil:
+						if n, _ := got.Int(); n != *w.Int {
+							t.Errorf("thread %d: %s: sonde %#x, gdb %s", th.TID(), src, n, w.Value)
+						}
+						compared++
+					}
+				}
+				for name, va := range printed[th.TID()] {
+					addr, err := expr.Eval("&"+name, e)
+					if a, _ := addr.Int(); err != nil || fmt.Sprintf("%#x", a) != va[1] {
+						t.Errorf("thread %d: &%s is %#x (%v), the thread printed %s", th.TID(), name, a, err, va[1])
+					}
+					compared++
+				}
+			}
+			if compared != 2*(len(exprs)+4) {
+				t.Fatalf("%d values compared", compared)
+			}
+		})
+	}
+}
