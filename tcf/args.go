@@ -130,8 +130,14 @@ func decodeString(f Field) (string, error) {
 	}
 	d := trimSpace(f.Data)
 	if len(d) >= 2 && d[0] == '"' && d[len(d)-1] == '"' {
+		// The common case: printable ASCII without escapes, taken as is.
 		inner := d[1 : len(d)-1]
-		if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) && !hasControl(inner) {
+		i := 0
+		for i < len(inner) && plainString[inner[i]] {
+			i++
+		}
+		if i == len(inner) || (bytes.IndexByte(inner[i:], '\\') < 0 && bytes.IndexByte(inner[i:], '"') < 0 &&
+			utf8.Valid(inner[i:]) && !hasControl(inner[i:])) {
 			return string(inner), nil
 		}
 	}

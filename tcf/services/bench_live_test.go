@@ -1,9 +1,15 @@
 package services_test
 
 import (
+	"bufio"
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +137,119 @@ func BenchmarkStack57(b *testing.B) {
 			stack57(b, la.c, thread)
 		}
 	})
+}
+
+// BenchmarkStack57Process is BenchmarkStack57 against `sonde agent` running
+// as its own process (built with go build into a temporary directory), so
+// that the agent's CPU time can be told apart from the client's: besides the
+// wall time per round it reports agent-CPU-µs/round, the on-CPU time of
+// all the agent's threads during the timed rounds (the sum of
+// /proc/PID/task/*/schedstat, in ns), and client-CPU-µs/round, the
+// benchmark process's own (getrusage). In afterStop, the agent's CPU is
+// sampled around each round only, so the resume and the breakpoint hit
+// before it are not counted.
+func BenchmarkStack57Process(b *testing.B) {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "sonde")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sondedbg/sonde/cmd/sonde").CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/sonde: %v\n%s", err, out)
+	}
+	agent := exec.Command(bin, "agent", "--listen", "TCP:127.0.0.1:0", "--log-level", "error")
+	stdout, err := agent.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	agent.Stderr = os.Stderr
+	if err := agent.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		agent.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { agent.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			agent.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde agent listening on TCP:")
+	if err != nil || !ok {
+		b.Fatalf("agent said %q (%v)", line, err)
+	}
+	la := &liveAgent{t: b, addr: addr}
+	la.c, la.events = la.dial()
+	_, thread := la.stoppedAtMain("deep", "50", "loop")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
+	la.resume(thread, 0)
+	if names := stack57(b, la.c, thread); len(names) != 57 || names[0] != "hit" || names[53] != "main" {
+		b.Fatalf("stack %v", names)
+	}
+	pid := agent.Process.Pid
+	report := func(b *testing.B, agentNS, clientNS int64) {
+		b.ReportMetric(float64(agentNS)/1e3/float64(b.N), "agent-CPU-µs/round")
+		b.ReportMetric(float64(clientNS)/1e3/float64(b.N), "client-CPU-µs/round")
+	}
+	b.Run("warm", func(b *testing.B) {
+		a0, c0 := taskCPU(b, pid), selfCPU()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			stack57(b, la.c, thread)
+		}
+		b.StopTimer()
+		report(b, taskCPU(b, pid)-a0, selfCPU()-c0)
+	})
+	b.Run("afterStop", func(b *testing.B) {
+		var agentNS, clientNS int64
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			la.resume(thread, 0)
+			a0, c0 := taskCPU(b, pid), selfCPU()
+			b.StartTimer()
+			stack57(b, la.c, thread)
+			b.StopTimer()
+			agentNS += taskCPU(b, pid) - a0
+			clientNS += selfCPU() - c0
+		}
+		report(b, agentNS, clientNS)
+	})
+}
+
+// taskCPU is the on-CPU time in ns of all threads of process pid, from the
+// first field of /proc/PID/task/TID/schedstat (exact, unlike the clock ticks
+// of /proc/PID/stat).
+func taskCPU(b *testing.B, pid int) int64 {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var sum int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			b.Fatalf("schedstat %q", data)
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			b.Fatalf("schedstat %q: %v", data, err)
+		}
+		sum += n
+	}
+	return sum
+}
+
+// selfCPU is this process's user and system CPU time in ns.
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 // stack57 is one client's stack request round; it returns the function names.

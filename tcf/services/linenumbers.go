@@ -45,9 +45,9 @@ func (a *Agent) RegisterLineNumbers() {
 			return
 		}
 		proc := string(ctx.Process().ID())
-		key := addrKey("L", start, end)
+		key := replyKey{kind: kindMapToSource, lo: start, hi: end}
 		if enc, ok := a.replies.get(proc, key); ok {
-			c.Reply().Error(nil).RawJSON(enc).Send()
+			c.Reply().Empty().RawJSON(enc).Send()
 			return
 		}
 		var areas any
@@ -55,10 +55,10 @@ func (a *Agent) RegisterLineNumbers() {
 			areas = list
 		}
 		if enc := a.replies.put(proc, key, areas); enc != nil {
-			c.Reply().Error(nil).RawJSON(enc).Send()
+			c.Reply().Empty().RawJSON(enc).Send()
 			return
 		}
-		c.Reply().Error(nil).Data(areas).Send()
+		c.Reply().Empty().Data(areas).Send()
 	})
 	svc.Command("mapToMemory", func(c *tcf.Call) {
 		args := c.Args()

@@ -1,7 +1,6 @@
 package services
 
 import (
-	"strconv"
 	"sync"
 
 	"github.com/sondedbg/sonde/tcf"
@@ -18,14 +17,28 @@ import (
 type replyCache struct {
 	mu sync.Mutex
 	// byProc maps a process ID to its entries (key -> encoded field).
-	byProc map[string]map[string][]byte
+	byProc map[string]map[replyKey][]byte
 	n      int
 }
+
+// replyKey names one cached answer: a kind of question and its arguments.
+type replyKey struct {
+	kind byte   // kindFindByAddr, kindMapToSource, kindSymbol
+	lo   uint64 // address, or start of a range
+	hi   uint64 // end of a range
+	id   string // symbol ID
+}
+
+const (
+	kindFindByAddr  = 'A'
+	kindMapToSource = 'L'
+	kindSymbol      = 'S'
+)
 
 const maxCachedReplies = 1 << 14
 
 // get returns a cached encoded field.
-func (rc *replyCache) get(proc, key string) ([]byte, bool) {
+func (rc *replyCache) get(proc string, key replyKey) ([]byte, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	v, ok := rc.byProc[proc][key]
@@ -34,7 +47,7 @@ func (rc *replyCache) get(proc, key string) ([]byte, bool) {
 
 // put encodes v and remembers it; it returns the encoding (nil if v cannot
 // be encoded, which the caller then sends the ordinary way).
-func (rc *replyCache) put(proc, key string, v any) []byte {
+func (rc *replyCache) put(proc string, key replyKey, v any) []byte {
 	enc, err := tcf.AppendJSON(nil, v)
 	if err != nil {
 		return nil
@@ -44,18 +57,18 @@ func (rc *replyCache) put(proc, key string, v any) []byte {
 }
 
 // putRaw remembers bytes as they are.
-func (rc *replyCache) putRaw(proc, key string, enc []byte) {
+func (rc *replyCache) putRaw(proc string, key replyKey, enc []byte) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.n >= maxCachedReplies {
 		rc.byProc, rc.n = nil, 0
 	}
 	if rc.byProc == nil {
-		rc.byProc = map[string]map[string][]byte{}
+		rc.byProc = map[string]map[replyKey][]byte{}
 	}
 	m := rc.byProc[proc]
 	if m == nil {
-		m = map[string][]byte{}
+		m = map[replyKey][]byte{}
 		rc.byProc[proc] = m
 	}
 	if _, ok := m[key]; !ok {
@@ -70,13 +83,4 @@ func (rc *replyCache) drop(proc string) {
 	defer rc.mu.Unlock()
 	rc.n -= len(rc.byProc[proc])
 	delete(rc.byProc, proc)
-}
-
-func addrKey(kind string, addrs ...uint64) string {
-	b := []byte(kind)
-	for _, a := range addrs {
-		b = append(b, ':')
-		b = strconv.AppendUint(b, a, 16)
-	}
-	return string(b)
 }

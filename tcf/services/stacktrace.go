@@ -1,7 +1,6 @@
 package services
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,16 +13,28 @@ import (
 
 // Stack frames have IDs "FP<n>.<thread ID>", n = 0 for the innermost frame;
 // they are valid while the thread stays stopped. A thread's stack is unwound
-// once per stop and cached until it runs again.
+// once per stop and cached until it runs again, together with the encoded
+// answers the StackTrace commands give about it: a client shows a stack by
+// asking for every frame at every stop, so each stop computes them once.
 
 type stackCache struct {
-	mu     sync.Mutex
-	traces map[*target.Context]*unwind.Trace
+	mu    sync.Mutex
+	stops map[*target.Context]*threadStop
+}
+
+// threadStop is what one stop of a thread made the agent compute about its
+// stack. It does not change once built.
+type threadStop struct {
+	trace *unwind.Trace
+	// children is getChildren's list of frame IDs (bottom first), encoded.
+	children []byte
+	// frames[n] is frame n's getContext object, encoded.
+	frames [][]byte
 }
 
 // RegisterStackTrace adds the StackTrace service.
 func (a *Agent) RegisterStackTrace() {
-	a.stacks.traces = map[*target.Context]*unwind.Trace{}
+	a.stacks.stops = map[*target.Context]*threadStop{}
 	svc := a.srv.Service("StackTrace")
 	svc.Command("getChildren", func(c *tcf.Call) {
 		args := c.Args()
@@ -32,19 +43,16 @@ func (a *Agent) RegisterStackTrace() {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
-		thread, tr, err := a.trace(id)
+		_, st, err := a.threadStop(id)
 		if err != nil {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
-		ids := []string{}
-		if tr != nil {
-			// Bottom (outermost) frame first.
-			for i := len(tr.Frames) - 1; i >= 0; i-- {
-				ids = append(ids, frameID(i, thread))
-			}
+		if st == nil { // a process has no frames
+			c.Reply().Empty().RawJSON([]byte("[]")).Send()
+			return
 		}
-		c.Reply().Error(nil).Data(ids).Send()
+		c.Reply().Empty().RawJSON(st.children).Send()
 	})
 	svc.Command("getChildrenRange", func(c *tcf.Call) {
 		args := c.Args()
@@ -54,18 +62,18 @@ func (a *Agent) RegisterStackTrace() {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
-		thread, tr, err := a.trace(id)
+		thread, st, err := a.threadStop(id)
 		if err != nil {
 			c.Reply().Error(err).Null().Send()
 			return
 		}
 		ids := []string{}
-		if tr != nil {
-			for i := max(start, 0); i <= end && i < len(tr.Frames); i++ {
+		if st != nil {
+			for i := max(start, 0); i <= end && i < len(st.trace.Frames); i++ {
 				ids = append(ids, frameID(i, thread))
 			}
 		}
-		c.Reply().Error(nil).Data(ids).Send()
+		c.Reply().Empty().Data(ids).Send()
 	})
 	svc.Command("getContext", func(c *tcf.Call) {
 		args := c.Args()
@@ -74,23 +82,31 @@ func (a *Agent) RegisterStackTrace() {
 			c.Reply().Null().Error(err).Send()
 			return
 		}
-		out := make([]*frameProps, len(ids))
+		out := make([]byte, 0, 192*len(ids)+2)
+		out = append(out, '[')
 		var firstErr error
 		for i, id := range ids {
-			props, err := a.frameContext(id)
+			if i > 0 {
+				out = append(out, ',')
+			}
+			enc, err := a.frameContextJSON(id)
 			if err != nil {
 				if firstErr == nil {
 					firstErr = err
 				}
+				out = append(out, "null"...)
 				continue
 			}
-			out[i] = props
+			out = append(out, enc...)
 		}
-		c.Reply().Data(out).Error(firstErr).Send()
+		out = append(out, ']')
+		c.Reply().RawJSON(out).Error(firstErr).Send()
 	})
 }
 
-func frameID(n int, thread *target.Context) string { return fmt.Sprintf("FP%d.%s", n, thread.ID()) }
+func frameID(n int, thread *target.Context) string {
+	return "FP" + strconv.Itoa(n) + "." + string(thread.ID())
+}
 
 // ParseFrameID splits a frame ID into the frame index and its thread.
 func (a *Agent) ParseFrameID(id string) (int, *target.Context, error) {
@@ -107,8 +123,9 @@ func (a *Agent) ParseFrameID(id string) (int, *target.Context, error) {
 	return n, thread, nil
 }
 
-// trace returns a stopped thread's cached stack (nil for a process).
-func (a *Agent) trace(id string) (*target.Context, *unwind.Trace, error) {
+// threadStop returns the cached stop of a stopped thread (nil for a
+// process).
+func (a *Agent) threadStop(id string) (*target.Context, *threadStop, error) {
 	ctx, err := a.lookup(id)
 	if err != nil {
 		return nil, nil, err
@@ -116,35 +133,68 @@ func (a *Agent) trace(id string) (*target.Context, *unwind.Trace, error) {
 	if ctx.IsProcess() {
 		return ctx, nil, nil
 	}
-	tr, err := a.Stack(ctx)
-	return ctx, tr, err
+	st, err := a.stop(ctx)
+	return ctx, st, err
 }
 
 // Stack returns the stack of a stopped thread, unwinding it on first use.
 func (a *Agent) Stack(thread *target.Context) (*unwind.Trace, error) {
+	st, err := a.stop(thread)
+	if err != nil {
+		return nil, err
+	}
+	return st.trace, nil
+}
+
+// stop returns what this stop of a stopped thread computed, unwinding the
+// stack and encoding its frames on first use.
+func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
 	if s, _, _ := thread.State(); s == target.StateRunning {
 		return nil, target.Errorf(target.CodeIsRunning, "stack trace", thread.ID(), nil)
 	}
 	a.stacks.mu.Lock()
-	tr := a.stacks.traces[thread]
+	st := a.stacks.stops[thread]
 	a.stacks.mu.Unlock()
-	if tr != nil {
-		return tr, nil
+	if st != nil {
+		return st, nil
 	}
 	t, err := a.session.Backtrace(thread, session.StackOptions{})
 	if err != nil {
 		return nil, err
 	}
+	st = newThreadStop(thread, &t)
 	a.stacks.mu.Lock()
-	a.stacks.traces[thread] = &t
+	a.stacks.stops[thread] = st
 	a.stacks.mu.Unlock()
-	return &t, nil
+	return st, nil
 }
 
-// forgetStack drops a thread's cached stack when it runs or exits.
+// newThreadStop encodes the StackTrace answers about one walk.
+func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
+	st := &threadStop{trace: tr, frames: make([][]byte, len(tr.Frames))}
+	n := len(tr.Frames)
+	ids := make([]byte, 0, n*(len(thread.ID())+8)+2)
+	ids = append(ids, '[')
+	for i := n - 1; i >= 0; i-- { // bottom (outermost) frame first
+		if i < n-1 {
+			ids = append(ids, ',')
+		}
+		ids = tcf.AppendJSONString(ids, frameID(i, thread))
+	}
+	st.children = append(ids, ']')
+	var buf []byte
+	for i := range tr.Frames {
+		start := len(buf)
+		buf = appendFrameProps(buf, frameContext(tr, i, thread, frameID(i, thread)))
+		st.frames[i] = buf[start:len(buf):len(buf)]
+	}
+	return st
+}
+
+// forgetStack drops a thread's cached stop when it runs or exits.
 func (a *Agent) forgetStack(thread *target.Context) {
 	a.stacks.mu.Lock()
-	delete(a.stacks.traces, thread)
+	delete(a.stacks.stops, thread)
 	a.stacks.mu.Unlock()
 }
 
@@ -165,18 +215,24 @@ type frameProps struct {
 	Inlined   bool   `json:"Inlined,omitempty"`
 }
 
-func (a *Agent) frameContext(id string) (*frameProps, error) {
+// frameContextJSON returns the encoded getContext object of a frame ID.
+func (a *Agent) frameContextJSON(id string) ([]byte, error) {
 	n, thread, err := a.ParseFrameID(id)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := a.Stack(thread)
+	st, err := a.stop(thread)
 	if err != nil {
 		return nil, err
 	}
-	if n >= len(tr.Frames) {
+	if n >= len(st.frames) {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
 	}
+	return st.frames[n], nil
+}
+
+// frameContext gives the properties of frame n of a walk.
+func frameContext(tr *unwind.Trace, n int, thread *target.Context, id string) *frameProps {
 	f := tr.Frames[n]
 	p := &frameProps{
 		ID:        id,
@@ -197,5 +253,38 @@ func (a *Agent) frameContext(id string) (*frameProps, error) {
 			break
 		}
 	}
-	return p, nil
+	return p
+}
+
+// appendFrameProps encodes p as encoding/json encodes the struct (field
+// order, omitempty), without reflection.
+func appendFrameProps(dst []byte, p *frameProps) []byte {
+	dst = append(dst, `{"ID":`...)
+	dst = tcf.AppendJSONString(dst, p.ID)
+	dst = append(dst, `,"ParentID":`...)
+	dst = tcf.AppendJSONString(dst, p.ParentID)
+	dst = append(dst, `,"ProcessID":`...)
+	dst = tcf.AppendJSONString(dst, p.ProcessID)
+	dst = append(dst, `,"Index":`...)
+	dst = strconv.AppendInt(dst, int64(p.Index), 10)
+	dst = append(dst, `,"Level":`...)
+	dst = strconv.AppendInt(dst, int64(p.Level), 10)
+	dst = append(dst, `,"TopFrame":`...)
+	dst = strconv.AppendBool(dst, p.TopFrame)
+	dst = append(dst, `,"Walk":`...)
+	dst = strconv.AppendBool(dst, p.Walk)
+	dst = append(dst, `,"IP":`...)
+	dst = strconv.AppendUint(dst, p.IP, 10)
+	if p.FP != 0 {
+		dst = append(dst, `,"FP":`...)
+		dst = strconv.AppendUint(dst, p.FP, 10)
+	}
+	if p.RP != 0 {
+		dst = append(dst, `,"RP":`...)
+		dst = strconv.AppendUint(dst, p.RP, 10)
+	}
+	if p.Inlined {
+		dst = append(dst, `,"Inlined":true`...)
+	}
+	return append(dst, '}')
 }

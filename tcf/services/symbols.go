@@ -46,16 +46,17 @@ func (a *Agent) RegisterSymbols() {
 				proc = p
 			}
 		}
+		key := replyKey{kind: kindSymbol, id: id}
 		if proc != "" {
-			if enc, ok := a.replies.get(proc, id); ok {
-				c.Reply().Error(nil).RawJSON(enc).Send()
+			if enc, ok := a.replies.get(proc, key); ok {
+				c.Reply().Empty().RawJSON(enc).Send()
 				return
 			}
 		}
 		props, err := a.symbolContext(id)
 		if err == nil && proc != "" {
-			if enc := a.replies.put(proc, id, props); enc != nil {
-				c.Reply().Error(nil).RawJSON(enc).Send()
+			if enc := a.replies.put(proc, key, props); enc != nil {
+				c.Reply().Empty().RawJSON(enc).Send()
 				return
 			}
 		}
@@ -70,7 +71,11 @@ func (a *Agent) RegisterSymbols() {
 			return
 		}
 		sym, err := a.findByAddr(id, addr)
-		c.Reply().Error(err).Data(nullable(sym)).Send()
+		if err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
+		}
+		c.Reply().Empty().RawJSON(sym).Send()
 	})
 	byName := func(c *tcf.Call) (string, []string, error) {
 		args := c.Args()
@@ -134,26 +139,27 @@ func symNotFound(format string, args ...any) error {
 	return tcf.Errorf(tcf.CodeSymbolNotFound, format, args...)
 }
 
-func (a *Agent) findByAddr(ctxID string, addr uint64) (string, error) {
+// findByAddr returns the encoded ID of the function at addr.
+func (a *Agent) findByAddr(ctxID string, addr uint64) ([]byte, error) {
 	ctx, err := a.scopeContext(ctxID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	proc := string(ctx.Process().ID())
-	key := addrKey("A", addr)
+	key := replyKey{kind: kindFindByAddr, lo: addr}
 	if enc, ok := a.replies.get(proc, key); ok {
-		return string(enc), nil
+		return enc, nil
 	}
 	_, frames, err := a.session.Symbolize(ctx, addr, false)
 	if len(frames) == 0 || frames[0].Function == "" {
 		if err == nil {
 			err = symNotFound("no symbol at 0x%x", addr)
 		}
-		return "", err
+		return nil, err
 	}
-	id := fmt.Sprintf("F@%s@%x@0", proc, addr)
-	a.replies.putRaw(proc, key, []byte(id)) // the ID itself, not its JSON
-	return id, nil
+	enc := tcf.AppendJSONString(nil, fmt.Sprintf("F@%s@%x@0", proc, addr))
+	a.replies.putRaw(proc, key, enc)
+	return enc, nil
 }
 
 func (a *Agent) findByName(ctxID, name string) ([]string, error) {
