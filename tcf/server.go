@@ -301,7 +301,8 @@ func (s *Server) Channels() []*Channel {
 // Emit broadcasts an event to every open channel. Each argument is encoded
 // with Builder.Data (integers exact, []byte as base64). Concurrent Emit calls
 // reach every channel in the same order; callers emit in the order their
-// state changed.
+// state changed. The event is written from the calling goroutine when the
+// socket takes it at once (the channel's writer writes what it does not).
 func (s *Server) Emit(service, name string, args ...any) error {
 	return s.EmitTo(nil, service, name, args...)
 }
@@ -310,6 +311,18 @@ func (s *Server) Emit(service, name string, args ...any) error {
 // true (all channels when filter is nil). filter runs with the server's
 // broadcast lock held and must not call back into the Server.
 func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args ...any) error {
+	return s.broadcast(filter, true, service, name, args)
+}
+
+// EmitBehind is Emit for an event that another usually follows at once (a
+// breakpoint's status, then the stop it causes): it is queued and left to
+// the channels' writers, so that the next Emit writes both with one system
+// call and the peer wakes once.
+func (s *Server) EmitBehind(service, name string, args ...any) error {
+	return s.broadcast(nil, false, service, name, args)
+}
+
+func (s *Server) broadcast(filter func(*Channel) bool, now bool, service, name string, args []any) error {
 	var b Builder
 	b.pooled().Event(service, name)
 	for _, a := range args {
@@ -324,7 +337,7 @@ func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args .
 	var to []*Channel
 	s.mu.Lock()
 	for _, ch := range s.channels {
-		if (filter == nil || filter(ch)) && ch.enqueueMsg(msg, false) {
+		if (filter == nil || filter(ch)) && ch.enqueueMsg(msg, !now) && now {
 			to = append(to, ch)
 		}
 	}

@@ -676,7 +676,12 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	cb.hits++
 	hits := cb.hits
 	bt.mu.Unlock()
-	a.emit("Breakpoints", "status", cb.id, a.status(cb))
+	// Mostly the stop follows at once, written with this status.
+	if a.offered["Breakpoints"] {
+		if err := a.srv.EmitBehind("Breakpoints", "status", cb.id, a.status(cb)); err != nil {
+			a.log.Error("emitting event", "service", "Breakpoints", "event", "status", "err", err)
+		}
+	}
 	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore && condErr == "" {
 		return nil
 	}
