@@ -15,4 +15,7 @@
 //
 // Listeners receive events in the order things happened, one at a time, on a
 // goroutine of their own: a listener may call back into the Target.
+// Synchronous listeners (AddSyncListener) see each event first, where it is
+// reported, and must not: they are for front ends that pass a stop on to a
+// client without a goroutine hop.
 package target

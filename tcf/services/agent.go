@@ -4,8 +4,9 @@
 // target events into protocol events.
 //
 // An Agent owns the live target that every channel shares. Events are emitted
-// from one target listener, so every channel sees them in the order the target
-// changed.
+// from its target listeners (fastevents.go: a synchronous one for the hot
+// path of stops and starts, an ordinary one for the rest), so every channel
+// sees them in the order the target changed.
 package services
 
 import (
