@@ -12,6 +12,10 @@ import (
 	"github.com/sondedbg/sonde/variables/tls"
 )
 
+// layoutFromDWARF is tls.LayoutFromDWARF; tests replace it to exercise the
+// fallback for processes whose glibc has no debug information.
+var layoutFromDWARF = tls.LayoutFromDWARF
+
 // tlsState is what a Stack learns, once, to locate thread-local storage:
 // the dynamic linker's link_map entry of each module and glibc's layout.
 type tlsState struct {
@@ -193,7 +197,7 @@ func (s *Stack) loadTLS() {
 				}
 			}
 		}
-		if lay, err := tls.LayoutFromDWARF(r, rtldGlobal); err == nil {
+		if lay, err := layoutFromDWARF(r, rtldGlobal); err == nil {
 			st.layout = lay
 		} else {
 			st.err = errors.Join(st.err, err)
