@@ -2,7 +2,8 @@
 // sonde target (live or core) as variables.Frame values: memory through the
 // target, registers of frame 0 from the thread (including vector registers)
 // and of caller frames from an unwind of the stack, the module and symbol
-// Reader of each frame from a session.
+// Reader of each frame from a session, and the thread-local storage of any
+// module of the process (see TLSAddress and package tls).
 //
 // It sits above package variables (which knows no target) so that front
 // ends and tests share one implementation.
