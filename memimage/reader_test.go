@@ -154,7 +154,7 @@ func TestReaderFileSection(t *testing.T) {
 		}
 	}
 	offs = append(offs, len(data)-1, len(data)-16)
-	for _, size := range []int{1, 8, 16, 64, 256, 4096} {
+	for _, size := range []int{1, 7, 8, 9, 16, 17, 32, 33, 63, 64, 65, 256, 4096} {
 		for _, off := range offs {
 			buf := make([]byte, size)
 			n, id, err := r.Read(buf, 0x10000000+uint64(off))
