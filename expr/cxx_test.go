@@ -33,10 +33,20 @@ func TestCxxExpressionsMatchGDB(t *testing.T) {
 		struct {
 			name  string
 			flags []string
-		}{"O2-dwarf4-typeunits", []string{"-O2", "-gdwarf-4", "-fdebug-types-section"}})
+		}{"O2-dwarf4-typeunits", []string{"-O2", "-gdwarf-4", "-fdebug-types-section"}},
+		// GNU split DWARF 4: the C++ DIEs in a .dwo with GNU forms.
+		struct {
+			name  string
+			flags []string
+		}{"O0-split4", []string{"-O0", "-gdwarf-4", "-gsplit-dwarf"}},
+		struct {
+			name  string
+			flags []string
+		}{"O2-split4", []string{"-O2", "-gdwarf-4", "-gsplit-dwarf"}})
 	for _, b := range cxxBuilds {
 		t.Run(b.name, func(t *testing.T) {
 			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: b.flags, Name: "ex_cxx_" + b.name})
+			vartest.LinkDWO(t, exe)
 			stop := vartest.GDBStop(t, exe, "stop_here", cxxExprs)
 			_, th := stop.Open(t)
 			st, err := targetframe.Unwind(&vartest.Binaries{}, th)

@@ -89,6 +89,9 @@ func (r *Reader) loadChildren() []*Reader {
 						}
 					}
 				}
+				// Lookups search by address; a unit's ranges come in any
+				// order (gcc lists .text.startup's after .text's).
+				sort.Slice(c.cuSpans, func(i, j int) bool { return c.cuSpans[i].lo < c.cuSpans[j].lo })
 			})
 			for _, rg := range su.Ranges {
 				r.childSpans = append(r.childSpans, cuSpan{rg[0], rg[1], len(r.children)})
