@@ -194,8 +194,10 @@ func TestThreadLocalsMatchGDB(t *testing.T) {
 						continue
 					}
 					switch {
+					case w.Error != "" && strings.Contains(src, "errno"):
+						continue // no libc debug information: logged below
 					case w.Error != "":
-						t.Errorf("%s: gdb fails: %s (no libc debug information?)", what, w.Error)
+						t.Errorf("%s: gdb fails: %s", what, w.Error)
 					case err != nil:
 						t.Errorf("%s: gdb prints %s, sonde fails: %v", what, w.Value, err)
 					case w.Int != nil:
@@ -216,8 +218,14 @@ func TestThreadLocalsMatchGDB(t *testing.T) {
 					}
 				}
 				// What the thread printed about itself: every variable's
-				// value and address.
+				// value and address (errno needs libc's debug information,
+				// which gdb's answer tells).
+				noLibcDWARF := want["errno"].Error != ""
 				for name, va := range self {
+					if name == "errno" && noLibcDWARF {
+						withReport++
+						continue
+					}
 					addr, err := expr.Eval("&"+name, e)
 					if err != nil {
 						t.Errorf("thread %d: &%s: %v", th.TID(), name, err)
@@ -411,6 +419,9 @@ func BenchmarkThreadLocal(b *testing.B) {
 		}
 		for _, src := range []string{"lib_tls", "dl_tls", "errno"} {
 			b.Run(src, func(b *testing.B) {
+				if _, err := expr.Eval(src, e); err != nil {
+					b.Skipf("%s: %v (errno needs libc's debug information)", src, err)
+				}
 				for i := 0; i < b.N; i++ {
 					if _, err := expr.Eval(src, e); err != nil {
 						b.Fatal(err)
