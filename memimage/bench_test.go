@@ -360,3 +360,56 @@ func BenchmarkReadVsCopy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReaderHitVsCopy is BenchmarkReadVsCopy confined to the first
+// 120,000 bytes of the file, inside one Reader window: the cost of a Reader
+// hit against the plain copy, without window moves.
+func BenchmarkReaderHitVsCopy(b *testing.B) {
+	path := benchFile(b)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	m, err := unix.Mmap(int(f.Fd()), 0, benchFileSize, unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer unix.Munmap(m)
+	c := NewSectionCache(NoLimit)
+	id, _ := c.AddFile(path, 0, benchFileSize, 0x400000)
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	r := im.NewReader(p1)
+	const batch, span = 2000, 120000
+	for _, size := range []int{8, 16, 64} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			buf := make([]byte, size)
+			kinds := [2]func(){
+				func() {
+					for i := range batch {
+						off := (i * 4099) % (span - size)
+						copy(buf, m[off:off+size])
+					}
+				},
+				func() {
+					for i := range batch {
+						r.Read(buf, 0x400000+uint64((i*4099)%(span-size)))
+					}
+				},
+			}
+			best := [2]time.Duration{time.Hour, time.Hour}
+			for b.Loop() {
+				for k, run := range kinds {
+					run()
+					start := time.Now()
+					run()
+					best[k] = min(best[k], time.Since(start))
+				}
+			}
+			b.ReportMetric(float64(best[0].Nanoseconds())/batch, "copy-ns/read")
+			b.ReportMetric(float64(best[1].Nanoseconds())/batch, "reader-ns/read")
+			b.ReportMetric(float64(best[1])/float64(best[0]), "reader/copy")
+		})
+	}
+}
