@@ -42,7 +42,11 @@ func TestCxxExpressionsMatchGDB(t *testing.T) {
 		struct {
 			name  string
 			flags []string
-		}{"O2-split4", []string{"-O2", "-gdwarf-4", "-gsplit-dwarf"}})
+		}{"O2-split4", []string{"-O2", "-gdwarf-4", "-gsplit-dwarf"}},
+		struct {
+			name  string
+			flags []string
+		}{"O0-split4-typeunits", []string{"-O0", "-gdwarf-4", "-gsplit-dwarf", "-fdebug-types-section"}})
 	for _, b := range cxxBuilds {
 		t.Run(b.name, func(t *testing.T) {
 			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: b.flags, Name: "ex_cxx_" + b.name})

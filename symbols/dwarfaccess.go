@@ -37,7 +37,8 @@ type SplitUnit struct {
 	// (".debug_info", ".debug_abbrev", ".debug_str", ".debug_str_offsets",
 	// ".debug_loclists", ".debug_rnglists", ".debug_line"; DWARF 4 units
 	// have ".debug_loc", GNU's pre-standard format, instead of
-	// ".debug_loclists"), decompressed; for a .dwp, the unit's contributions.
+	// ".debug_loclists", and ".debug_types", the type units of a .dwo
+	// concatenated), decompressed; for a .dwp, the unit's contributions.
 	Sections map[string][]byte
 	// AddrBase is the skeleton's DW_AT_addr_base (DW_AT_GNU_addr_base in
 	// DWARF 4): where the unit's entries start in the binary's .debug_addr.
@@ -101,10 +102,45 @@ func (b *Binary) SplitUnits() ([]SplitUnit, error) {
 			}
 		}
 		su.Sections[locName] = loc
+		if split.hdr.Version < 5 && (b.dw.splitDWO == nil || b.dw.splitDWO.dwp == nil || split.file.ef != b.dw.splitDWO.dwp.file.ef) {
+			// DWARF 4 type units (-fdebug-types-section) of a .dwo: one
+			// COMDAT section per unit. (A .dwp's are indexed by
+			// .debug_tu_index, which is not read here.)
+			types, err := split.file.ef.allSections(".debug_types.dwo")
+			if err != nil {
+				errs = append(errs, err)
+			}
+			su.Sections[".debug_types"] = types
+		}
 		for _, r := range cu.ranges {
 			su.Ranges = append(su.Ranges, [2]uint64{r.Lo, r.Hi})
 		}
 		out = append(out, su)
 	}
 	return out, errors.Join(errs...)
+}
+
+// allSections returns the contents of every section named name,
+// concatenated (COMDAT groups give each type unit a section of its own).
+func (e *elfFile) allSections(name string) ([]byte, error) {
+	var out []byte
+	n := 0
+	for i, s := range e.f.Sections {
+		if s.Name != name {
+			continue
+		}
+		b, err := e.sectionAt(i)
+		if err != nil {
+			return out, err
+		}
+		if n++; n == 1 {
+			out = b // one section: no copy
+			continue
+		}
+		if n == 2 {
+			out = append([]byte(nil), out...)
+		}
+		out = append(out, b...)
+	}
+	return out, nil
 }

@@ -82,8 +82,12 @@ func (r *Reader) loadChildren() []*Reader {
 			}
 			c.tag = uint64(k) << childShift
 			c.cuOnce.Do(func() {
+				// The split unit's code is its skeleton's; DWARF 4 type
+				// units appended after .debug_info (which read as compile
+				// units) have none.
+				infoLen := uint64(len(su.Sections[".debug_info"]))
 				for i, u := range c.units {
-					if u.unitType == 5 || u.unitType == utCompile {
+					if (u.unitType == 5 || u.unitType == utCompile) && u.off < infoLen {
 						for _, rg := range su.Ranges {
 							c.cuSpans = append(c.cuSpans, cuSpan{rg[0], rg[1], i})
 						}
@@ -124,6 +128,7 @@ func (r *Reader) newChild(su symbols.SplitUnit) (*Reader, error) {
 			return nil, err
 		}
 		s.Loc = sec(".debug_loc")
+		s.Types = sec(".debug_types")
 	}
 	if su.AddrBase <= uint64(len(r.addr)) {
 		s.Addr = r.addr[su.AddrBase:] // likewise for DW_AT_addr_base, which only the skeleton has
