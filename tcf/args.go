@@ -233,8 +233,23 @@ func parseUint(f Field) (uint64, error) {
 	if len(d) == 0 || d[0] < '0' || d[0] > '9' || (d[0] == '0' && len(d) > 1) {
 		return 0, errNotInteger
 	}
-	v, err := strconv.ParseUint(string(d), 10, 64)
-	return v, numErr(err)
+	// strconv.ParseUint's rules (an overflow is reported where it happens,
+	// a bad digit where it is), without its string conversion.
+	var v uint64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, errNotInteger
+		}
+		if v > (1<<64-1)/10 {
+			return 0, errOutOfRange
+		}
+		v1 := v*10 + uint64(c-'0')
+		if v1 < v*10 {
+			return 0, errOutOfRange
+		}
+		v = v1
+	}
+	return v, nil
 }
 
 func parseInt(f Field, bits int) (int64, error) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // decodeJSON decodes one JSON value into v with the semantics of
@@ -202,6 +203,7 @@ type decPlan struct {
 
 type decField struct {
 	name  []byte // the JSON name
+	ascii bool   // name is all ASCII
 	index int
 	plan  *decPlan
 }
@@ -316,10 +318,20 @@ func (b *planBuilder) buildFields(pl *decPlan) {
 		names[name] = true
 		pl.fields = append(pl.fields, decField{
 			name:  []byte(name),
+			ascii: isASCII(name),
 			index: i,
 			plan:  b.build(sf.Type),
 		})
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func cutByte(s string, sep byte) (before, after string, found bool) {
@@ -548,9 +560,22 @@ func (pl *decPlan) field(key []byte) *decField {
 			return &pl.fields[i]
 		}
 	}
+	ascii := true
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
 	for i := range pl.fields {
-		if bytes.EqualFold(pl.fields[i].name, key) {
-			return &pl.fields[i]
+		f := &pl.fields[i]
+		// An ASCII key folds only to names of its length (a non-ASCII
+		// name can fold to ASCII: the Kelvin sign to k).
+		if ascii && f.ascii && len(f.name) != len(key) {
+			continue
+		}
+		if bytes.EqualFold(f.name, key) {
+			return f
 		}
 	}
 	return nil

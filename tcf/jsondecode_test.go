@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -287,5 +288,24 @@ func TestArgsJSONErrors(t *testing.T) {
 	a.Skip()
 	if err := a.End(); err != nil || len(v) != 2 || v[0].IP != 1<<64-1 || v[1].IP != 7 {
 		t.Fatalf("%v %+v", err, v)
+	}
+}
+
+// parseUint must agree with strconv.ParseUint on every input it accepts
+// as a number, and report range and syntax errors the same way.
+func TestParseUintMatchesStrconv(t *testing.T) {
+	for _, s := range []string{"0", "7", "18446744073709551615", "18446744073709551616", "99999999999999999999x",
+		"1x", "00", "01", "", "-1", "+1", " 42 ", "184467440737095516150", "1844674407370955161"} {
+		got, err := parseUint(Field{Data: []byte(s)})
+		want, werr := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+		switch {
+		case werr == nil && err == nil && got == want:
+		case werr != nil && errors.Is(werr, strconv.ErrRange) && err == errOutOfRange:
+		case werr != nil && err == errNotInteger:
+		case werr == nil && err == errNotInteger && len(strings.TrimSpace(s)) > 1 && strings.TrimSpace(s)[0] == '0':
+			// JSON has no leading zeros
+		default:
+			t.Errorf("%q: %d, %v; strconv: %d, %v", s, got, err, want, werr)
+		}
 	}
 }

@@ -61,6 +61,7 @@ type Client struct {
 	hello     []string
 	helloCh   chan struct{}
 	zeroCopy  bool
+	b         tcf.Builder // builds commands into out (under mu)
 
 	readDone  chan struct{}
 	writeDone chan struct{}
@@ -156,10 +157,11 @@ func (c *Client) Done() <-chan struct{} { return c.readDone }
 
 // Pending is a command sent and not yet answered.
 type Pending struct {
-	Token string
-	done  chan struct{}
-	res   *Result
-	err   error
+	Token  string
+	done   chan struct{}
+	res    *Result
+	result Result // res points here: one allocation less per reply
+	err    error
 }
 
 // Wait waits for the command's result. A command answered with N gives
@@ -201,17 +203,19 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 	c.nextToken++
 	p := &Pending{Token: strconv.FormatUint(c.nextToken, 10), done: make(chan struct{})}
 	start := len(c.out)
-	b := tcf.Builder{ZeroCopy: c.zeroCopy && containsString(c.hello, "ZeroCopy")}
+	b := &c.b
+	b.ZeroCopy = c.zeroCopy && containsString(c.hello, "ZeroCopy")
 	b.Start(c.out) // build straight into the outgoing buffer
 	b.Command(p.Token, service, command)
 	for _, a := range args {
 		b.Data(a)
 	}
 	if fill != nil {
-		fill(&b)
+		fill(b)
 	}
 	b.End()
 	msg, err := b.Bytes()
+	b.Start(nil) // out is not the builder's to keep
 	if err != nil {
 		c.out = c.out[:start]
 		return nil, err
@@ -376,7 +380,8 @@ func (c *Client) handle(m *tcf.Message) {
 		if m.Kind == 'N' {
 			p.err = ErrNotRecognized
 		} else {
-			p.res = &Result{Fields: c.ownFields(m)}
+			p.result.Fields = c.ownFields(m)
+			p.res = &p.result
 		}
 		close(p.done)
 	case 'E':

@@ -194,12 +194,18 @@ func BenchmarkStack57Process(b *testing.B) {
 	}
 	b.Run("warm", func(b *testing.B) {
 		a0, c0 := taskCPU(b, pid), selfCPU()
+		r0, w0 := syscallCounts(b, pid)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			stack57(b, la.c, thread)
 		}
 		b.StopTimer()
 		report(b, taskCPU(b, pid)-a0, selfCPU()-c0)
+		// How the 173 requests reached the agent: socket reads and writes
+		// per round (at one stop the agent makes no other I/O calls).
+		r1, w1 := syscallCounts(b, pid)
+		b.ReportMetric(float64(r1-r0)/float64(b.N), "agent-reads/round")
+		b.ReportMetric(float64(w1-w0)/float64(b.N), "agent-writes/round")
 	})
 	b.Run("afterStop", func(b *testing.B) {
 		var agentNS, clientNS int64
@@ -243,6 +249,26 @@ func taskCPU(b *testing.B, pid int) int64 {
 		sum += n
 	}
 	return sum
+}
+
+// syscallCounts returns the read and write system calls process pid made
+// so far (syscr and syscw of /proc/PID/io).
+func syscallCounts(b *testing.B, pid int) (reads, writes int64) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		switch k {
+		case "syscr":
+			reads = n
+		case "syscw":
+			writes = n
+		}
+	}
+	return reads, writes
 }
 
 // selfCPU is this process's user and system CPU time in ns.

@@ -182,7 +182,7 @@ func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
 		ids = tcf.AppendJSONString(ids, frameID(i, thread))
 	}
 	st.children = append(ids, ']')
-	var buf []byte
+	buf := make([]byte, 0, 224*n) // a frame's object is 150-220 bytes
 	for i := range tr.Frames {
 		start := len(buf)
 		buf = appendFrameProps(buf, frameContext(tr, i, thread, frameID(i, thread)))
