@@ -240,6 +240,11 @@ func (r *Reader) parseLocLists(u *unitInfo, off uint64) ([]LocListEntry, error) 
 		case lleStartLength:
 			lo = c.u64()
 			hi = lo + c.uleb()
+		case lleGNUViewPair:
+			// gcc's view numbers (DW_AT_GNU_locviews): no location.
+			c.uleb()
+			c.uleb()
+			continue
 		default:
 			return out, bad("read .debug_loclists", 0, "unknown entry kind %#x at %#x", kind, c.off-1)
 		}
