@@ -401,11 +401,13 @@ func runModel(t *testing.T, data []byte) {
 // FuzzImage compares an Image, and Readers of it, with the naive model under
 // random operation sequences.
 func FuzzImage(f *testing.F) {
-	f.Add([]byte{0, 0x10, 10, 15, 0, 0x10, 14, 3, 9, 0x10, 8, 39})                             // split
-	f.Add([]byte{0, 0x10, 0, 31, 0, 0x20, 4, 31, 9, 0x40, 0, 39, 5, 0x20, 0, 0})               // wildcard reader, remove asid
-	f.Add([]byte{2, 0x10, 4, 20, 0, 0x10, 0, 31, 3, 0, 0, 0, 4, 0x11, 0, 0})                   // copy, remove file
-	f.Add([]byte{8, 0, 0, 0, 0, 0x10, 20, 5, 6, 0x13, 18, 7, 7, 0x10, 19, 1, 9, 0x10, 16, 30}) // fallback + overlay
-	f.Add([]byte{6, 0x52, 100, 9, 2, 0x31, 98, 9, 3, 0, 0, 0, 6, 0x02, 99, 1})                 // overlay copy
+	f.Add([]byte{0, 0x10, 10, 15, 0, 0x10, 14, 3, 9, 0x10, 8, 39})                                                                  // split
+	f.Add([]byte{0, 0x10, 0, 31, 0, 0x20, 4, 31, 9, 0x40, 0, 39, 5, 0x20, 0, 0})                                                    // wildcard reader, remove asid
+	f.Add([]byte{2, 0x10, 4, 20, 0, 0x10, 0, 31, 3, 0, 0, 0, 4, 0x11, 0, 0})                                                        // copy, remove file
+	f.Add([]byte{8, 0, 0, 0, 0, 0x10, 20, 5, 6, 0x13, 18, 7, 7, 0x10, 19, 1, 9, 0x10, 16, 30})                                      // fallback + overlay
+	f.Add([]byte{6, 0x52, 100, 9, 2, 0x31, 98, 9, 3, 0, 0, 0, 6, 0x02, 99, 1})                                                      // overlay copy
+	f.Add([]byte{1, 0x10, 10, 20, 9, 0x10, 12, 7, 6, 0x10, 14, 0, 9, 0x10, 8, 39, 9, 0x10, 13, 3})                                  // file section, Reader window, then a breakpoint in it
+	f.Add([]byte{1, 0x10, 0, 31, 1, 0x20, 40, 31, 9, 0x10, 30, 20, 0, 0x10, 20, 5, 9, 0x10, 30, 20, 5, 0x10, 0, 0, 9, 0x10, 30, 4}) // Reader across file sections, a newer section, removal
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 400 {
 			data = data[:400] // keep each run quick; the model is O(n^2)
