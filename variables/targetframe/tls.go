@@ -160,6 +160,14 @@ func (s *Stack) loadTLS() {
 		return
 	}
 	if rd == nil {
+		// No r_debug: a statically linked program (no dynamic linker
+		// mapped), or one stopped before the dynamic linker published it.
+		for _, m := range s.mods {
+			if m.Interpreter {
+				st.err = errors.New("targetframe: the dynamic linker has not set up its link_map list yet")
+				return
+			}
+		}
 		st.static = true
 		return
 	}
