@@ -46,8 +46,9 @@ type cacheKey struct {
 }
 
 // NewSectionCache returns an empty cache that keeps at most limit bytes
-// mapped (counting the resident copies Readers make, see Reader). As in libipt, a limit of 0 keeps nothing mapped between reads (each
-// read maps and unmaps); NoLimit keeps everything. An unmapped section keeps
+// mapped, counting the resident copies Readers make (see Reader). As in
+// libipt, a limit of 0 keeps nothing mapped between reads (each read maps and
+// unmaps); NoLimit keeps everything. An unmapped section keeps
 // its address range reserved (inaccessible, costing address space but no
 // memory) so that it can be read without locks; the range is released when
 // the section becomes unreachable.

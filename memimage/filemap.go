@@ -262,7 +262,7 @@ func guardedCopy(dst, src []byte) (n int, ok bool) {
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if !ok {
-			if r := recover(); !isFault(r) {
+			if r := recover(); r != nil && !isFault(r) {
 				panic(r)
 			}
 		}
@@ -283,7 +283,7 @@ func (f *fileMap) touch(off uint64) (b byte, ok bool) {
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if !ok {
-			if r := recover(); !isFault(r) {
+			if r := recover(); r != nil && !isFault(r) {
 				panic(r)
 			}
 		}
