@@ -45,7 +45,9 @@ var le = binary.LittleEndian
 // it never returns bytes the image no longer holds.
 //
 // A Reader is used by one goroutine at a time (make one per goroutine, e.g.
-// one per unwinder); the image may be read and changed concurrently.
+// one per unwinder); the image may be read and changed concurrently. It keeps
+// the section its window came from reachable, even after the image dropped
+// it, until it reads elsewhere.
 type Reader struct {
 	im   *Image
 	asid ASID

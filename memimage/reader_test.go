@@ -348,6 +348,18 @@ func TestReaderEviction(t *testing.T) {
 	if got := c.MappedBytes(); got > uint64(size) {
 		t.Errorf("small limit: MappedBytes %d", got)
 	}
+	// A limit below one section: mapped for each read only, nothing kept.
+	c.SetLimit(uint64(size / 2))
+	for i := range 20 {
+		f := i % 2
+		off := (i * 4099) % (size - len(b))
+		if n, _, err := readers[i/2%2].Read(b, uint64(f+1)*0x10000000+uint64(off)); n != len(b) || err != nil || !bytes.Equal(b, files[f][off:off+len(b)]) {
+			t.Fatalf("limit below the section, read at +%#x = %d, %v", off, n, err)
+		}
+	}
+	if got := c.MappedBytes(); got != 0 {
+		t.Errorf("limit below the section: MappedBytes %d, want 0", got)
+	}
 }
 
 // TestReaderStaleFallback checks that a Reader, like Image.Read, reads a
