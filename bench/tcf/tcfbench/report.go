@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// report prints figures, for people (a table) or for scripts (-tsv).
+type report struct {
+	tsv bool
+}
+
+func (r *report) header(addr string, s *session) {
+	svcs := s.c.Services()
+	if r.tsv {
+		fmt.Printf("agent\t%s\t\t%d services\n", addr, len(svcs))
+		return
+	}
+	fmt.Printf("agent %s, %d services in its Hello: %s\n", addr, len(svcs), strings.Join(svcs, " "))
+	fmt.Printf("%-34s %12s  %-24s %s\n", "scenario", "median", "runs (min..max)", "agent CPU per op (median)")
+}
+
+// figure is one measured quantity over several runs.
+type figure struct {
+	key   string    // stable name for scripts, e.g. "echo"
+	label string    // what was measured, for people
+	unit  string    // "/s", "MiB/s", "ms", "µs"
+	vals  []float64 // one per run
+	cpu   []float64 // agent CPU µs per operation, one per run (empty: not measured)
+	note  string
+}
+
+func (r *report) figure(f figure) {
+	med := median(f.vals)
+	if r.tsv {
+		fmt.Printf("%s\t%s\t%s\t%s\n", f.key, num(med), f.unit, f.note)
+		if len(f.cpu) > 0 {
+			fmt.Printf("%s.agentcpu\t%s\tµs\tagent CPU per operation\n", f.key, num(median(f.cpu)))
+		}
+		return
+	}
+	spread := fmt.Sprintf("%s..%s", human(slices.Min(f.vals)), human(slices.Max(f.vals)))
+	cpu := ""
+	if len(f.cpu) > 0 {
+		cpu = human(median(f.cpu)) + " µs"
+	}
+	line := fmt.Sprintf("%-34s %12s  %-24s %s", f.label, human(med)+" "+f.unit, spread, cpu)
+	if f.note != "" {
+		line += "  (" + f.note + ")"
+	}
+	fmt.Println(strings.TrimRight(line, " "))
+}
+
+func (r *report) na(key, reason string) {
+	reason = strings.ReplaceAll(reason, "\n", " ")
+	if r.tsv {
+		fmt.Printf("%s\tn/a\t\t%s\n", key, reason)
+		return
+	}
+	fmt.Printf("%-34s %12s  %s\n", key, "n/a", reason)
+}
+
+// info prints a remark about the run (to stderr in -tsv mode).
+func (r *report) info(format string, a ...any) {
+	if r.tsv {
+		fmt.Fprintf(os.Stderr, "tcfbench: "+format+"\n", a...)
+		return
+	}
+	fmt.Printf("  "+format+"\n", a...)
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// num is v for scripts: plain decimal, about four significant digits.
+func num(v float64) string {
+	p := 3
+	switch {
+	case v >= 1000:
+		p = 0
+	case v >= 100:
+		p = 1
+	case v >= 10:
+		p = 2
+	}
+	return strconv.FormatFloat(v, 'f', p, 64)
+}
+
+// human is v with three significant digits and a k/M suffix.
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'f', prec(v/1e6), 64) + "M"
+	case v >= 1e4:
+		return strconv.FormatFloat(v/1e3, 'f', prec(v/1e3), 64) + "k"
+	default:
+		return strconv.FormatFloat(v, 'f', prec(v), 64)
+	}
+}
+
+func prec(v float64) int {
+	switch {
+	case v >= 100:
+		return 0
+	case v >= 10:
+		return 1
+	case v >= 1:
+		return 2
+	default:
+		return 3
+	}
+}
