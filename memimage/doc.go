@@ -36,8 +36,8 @@
 //
 // Image.Read finds the section for every read and reads a file section's
 // mapping under a fault guard (a file truncated under its mapping raises
-// SIGBUS, which must become an error, not a crash); together about 15 ns,
-// five times a 16-byte copy. Code that makes many small reads (the
+// SIGBUS, which must become an error, not a crash); together about 18 ns,
+// six to seven times an 8- or 16-byte copy. Code that makes many small reads (the
 // unwinder's words, the symbolizer's structs) reads through a Reader
 // instead (Image.NewReader): it keeps the window of bytes its last read came
 // from, copied out of the mapping into memory that cannot fault, and serves

@@ -61,3 +61,30 @@ func ExampleImage_SetOriginal() {
 	fmt.Printf("% x\n", buf)
 	// Output: 55 89 e5
 }
+
+// A Reader for a stream of small reads, here the words of a stack walk: one
+// per goroutine, it serves each read from the window the previous one came
+// from, and sees every change to the image.
+func ExampleImage_NewReader() {
+	asid := memimage.ASID{Space: 4242, Generation: 1}
+	im := memimage.New("sample")
+	stack, _ := memimage.NewMemorySection("stack", []byte{
+		0x10, 0, 0, 0, 0, 0, 0, 0, // a saved frame pointer
+		0x34, 0x12, 0x40, 0, 0, 0, 0, 0, // a return address
+	})
+	im.Add(stack, asid, 0x7ffc0000)
+
+	r := im.NewReader(asid)
+	word := make([]byte, 8)
+	for addr := uint64(0x7ffc0000); addr < 0x7ffc0010; addr += 8 {
+		r.ReadFull(word, addr)
+		fmt.Printf("%#x: % x\n", addr, word)
+	}
+	im.SetOriginal(asid, 0x7ffc0008, []byte{0x99}) // a change shows at once
+	r.ReadFull(word, 0x7ffc0008)
+	fmt.Printf("%#x: % x\n", 0x7ffc0008, word)
+	// Output:
+	// 0x7ffc0000: 10 00 00 00 00 00 00 00
+	// 0x7ffc0008: 34 12 40 00 00 00 00 00
+	// 0x7ffc0008: 99 12 40 00 00 00 00 00
+}
