@@ -63,7 +63,7 @@ func main() {
 		runs:     *runs,
 		per:      *per,
 		agentPID: *agentPID,
-		out:      &report{tsv: *tsv},
+		out:      &report{w: os.Stdout, log: os.Stderr, tsv: *tsv},
 	}
 	if err := b.run(selected(*only)); err != nil {
 		fmt.Fprintln(os.Stderr, "tcfbench:", err)

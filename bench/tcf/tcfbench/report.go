@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -10,17 +10,19 @@ import (
 
 // report prints figures, for people (a table) or for scripts (-tsv).
 type report struct {
+	w   io.Writer // figures and the table
+	log io.Writer // remarks in -tsv mode
 	tsv bool
 }
 
 func (r *report) header(addr string, s *session) {
 	svcs := s.c.Services()
 	if r.tsv {
-		fmt.Printf("agent\t%s\t\t%d services\n", addr, len(svcs))
+		fmt.Fprintf(r.w, "agent\t%s\t\t%d services\n", addr, len(svcs))
 		return
 	}
-	fmt.Printf("agent %s, %d services in its Hello: %s\n", addr, len(svcs), strings.Join(svcs, " "))
-	fmt.Printf("%-34s %12s  %-24s %s\n", "scenario", "median", "runs (min..max)", "agent CPU per op (median)")
+	fmt.Fprintf(r.w, "agent %s, %d services in its Hello: %s\n", addr, len(svcs), strings.Join(svcs, " "))
+	fmt.Fprintf(r.w, "%-34s %12s  %-24s %s\n", "scenario", "median", "runs (min..max)", "agent CPU per op (median)")
 }
 
 // figure is one measured quantity over several runs.
@@ -36,9 +38,9 @@ type figure struct {
 func (r *report) figure(f figure) {
 	med := median(f.vals)
 	if r.tsv {
-		fmt.Printf("%s\t%s\t%s\t%s\n", f.key, num(med), f.unit, f.note)
+		fmt.Fprintf(r.w, "%s\t%s\t%s\t%s\n", f.key, num(med), f.unit, f.note)
 		if len(f.cpu) > 0 {
-			fmt.Printf("%s.agentcpu\t%s\tµs\tagent CPU per operation\n", f.key, num(median(f.cpu)))
+			fmt.Fprintf(r.w, "%s.agentcpu\t%s\tµs\tagent CPU per operation\n", f.key, num(median(f.cpu)))
 		}
 		return
 	}
@@ -51,25 +53,25 @@ func (r *report) figure(f figure) {
 	if f.note != "" {
 		line += "  (" + f.note + ")"
 	}
-	fmt.Println(strings.TrimRight(line, " "))
+	fmt.Fprintln(r.w, strings.TrimRight(line, " "))
 }
 
 func (r *report) na(key, reason string) {
 	reason = strings.ReplaceAll(reason, "\n", " ")
 	if r.tsv {
-		fmt.Printf("%s\tn/a\t\t%s\n", key, reason)
+		fmt.Fprintf(r.w, "%s\tn/a\t\t%s\n", key, reason)
 		return
 	}
-	fmt.Printf("%-34s %12s  %s\n", key, "n/a", reason)
+	fmt.Fprintf(r.w, "%-34s %12s  %s\n", key, "n/a", reason)
 }
 
 // info prints a remark about the run (to stderr in -tsv mode).
 func (r *report) info(format string, a ...any) {
 	if r.tsv {
-		fmt.Fprintf(os.Stderr, "tcfbench: "+format+"\n", a...)
+		fmt.Fprintf(r.log, "tcfbench: "+format+"\n", a...)
 		return
 	}
-	fmt.Printf("  "+format+"\n", a...)
+	fmt.Fprintf(r.w, "  "+format+"\n", a...)
 }
 
 func median(v []float64) float64 {

@@ -297,9 +297,9 @@ func (b *bench) hitLoop(thread string) (int, error) {
 		}
 		resume()
 	}
+	deadline = time.Now().Add(b.per) // before the handler can see a stop
 	b.s.onStop.Store(&onStop)
 	defer b.s.onStop.Store(nil)
-	deadline = time.Now().Add(b.per)
 	resume()
 	select {
 	case <-done:

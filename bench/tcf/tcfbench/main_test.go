@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// TestAgainstSonde runs every scenario, briefly, against `sonde agent` (built
+// with go build) and the debuggee the comparison script uses, and checks
+// that each produced a figure (no n/a), that the stack round saw the 57
+// frames, and that the agent-CPU figures are there.
+func TestAgainstSonde(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds sonde and drives real processes")
+	}
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"agent_prog.c"}, Flags: []string{"-g", "-gdwarf-4", "-O0", "-pthread"}})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sonde")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sondedbg/sonde/cmd/sonde").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/sonde: %v\n%s", err, out)
+	}
+	agent := exec.Command(bin, "agent", "--listen", "TCP:127.0.0.1:0", "--log-level", "error")
+	stdout, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent.Stderr = os.Stderr
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		agent.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { agent.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			agent.Process.Kill()
+			<-done
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde agent listening on ")
+	if err != nil || !ok {
+		t.Fatalf("agent said %q (%v)", line, err)
+	}
+
+	var out, log bytes.Buffer
+	b := &bench{
+		addr:     strings.TrimPrefix(addr, "TCP:"),
+		prog:     prog,
+		src:      testprog.Source("agent_prog.c"),
+		runs:     2,
+		per:      50 * time.Millisecond,
+		agentPID: agent.Process.Pid,
+		out:      &report{w: &out, log: &log, tsv: true},
+	}
+	if err := b.run(nil); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), log.String())
+	}
+	t.Logf("\n%s%s", out.String(), log.String())
+	got := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			t.Fatalf("line %q: %d fields, want 4", l, len(f))
+		}
+		got[f[0]] = f[1:]
+	}
+	for _, key := range []string{"echo", "pipelined64", "memget.base64", "memget.zerocopy", "hit", "stack57.warm", "stack57.afterStop"} {
+		for _, k := range []string{key, key + ".agentcpu"} {
+			f, ok := got[k]
+			if !ok {
+				t.Errorf("no %s figure", k)
+				continue
+			}
+			v, err := strconv.ParseFloat(f[0], 64)
+			if err != nil || v <= 0 {
+				t.Errorf("%s = %q (%s), want a positive number", k, f[0], f[2])
+			}
+		}
+	}
+	if note := got["stack57.warm"]; len(note) == 3 && !strings.HasPrefix(note[2], "57 frames, ") {
+		t.Errorf("stack round: %s, want 57 frames", note[2])
+	}
+	if log.Len() > 0 {
+		t.Errorf("remarks: %s", log.String())
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+	} {
+		in := append([]float64(nil), c.in...)
+		if got := median(in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("median reordered its argument: %v", in)
+			}
+		}
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	for _, c := range []struct {
+		v          float64
+		num, human string
+	}{
+		{0.72149, "0.721", "0.721"},
+		{5.6789, "5.679", "5.68"},
+		{83.14, "83.14", "83.1"},
+		{147.26, "147.3", "147"},
+		{16543.2, "16543", "16.5k"},
+		{464123, "464123", "464k"},
+		{2.5e6, "2500000", "2.50M"},
+	} {
+		if got := num(c.v); got != c.num {
+			t.Errorf("num(%v) = %q, want %q", c.v, got, c.num)
+		}
+		if got := human(c.v); got != c.human {
+			t.Errorf("human(%v) = %q, want %q", c.v, got, c.human)
+		}
+	}
+}
