@@ -2,12 +2,14 @@ package targetframe
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables"
 	"github.com/sondedbg/sonde/variables/tls"
 )
@@ -171,18 +173,24 @@ func (s *Stack) loadTLS() {
 		st.static = true
 		return
 	}
-	entries, err := modules.LinkMap(proc, rd.Map)
 	st.linkMaps = map[*modules.Module]uint64{}
-	for _, e := range entries {
-		if e.Dynamic == 0 {
-			continue
+	for ns := 0; rd != nil && ns < maxNamespaces; ns++ {
+		entries, err := modules.LinkMap(proc, rd.Map)
+		for _, e := range entries {
+			if e.Dynamic == 0 {
+				continue
+			}
+			if m := s.mods.ForAddress(e.Dynamic); m != nil && !m.VDSO {
+				st.linkMaps[m] = e.Addr
+			}
 		}
-		if m := s.mods.ForAddress(e.Dynamic); m != nil && !m.VDSO {
-			st.linkMaps[m] = e.Addr
+		if err != nil {
+			st.err = errors.Join(st.err, err)
 		}
-	}
-	if err != nil {
-		st.err = err
+		rd, err = nextNamespace(&callbacks{st: s}, proc, rd)
+		if err != nil {
+			st.err = errors.Join(st.err, err)
+		}
 	}
 	// glibc's layout from the DWARF of the dynamic linker (libc6-dbg).
 	for _, m := range s.mods {
@@ -211,4 +219,27 @@ func (s *Stack) loadTLS() {
 			st.err = errors.Join(st.err, err)
 		}
 	}
+}
+
+// maxNamespaces bounds the link-map namespaces followed (glibc has 16).
+const maxNamespaces = 16
+
+// nextNamespace returns the r_debug of the next link-map namespace (made by
+// dlmopen), nil after the last. Since glibc 2.35, r_debug is the head of
+// struct r_debug_extended { struct r_debug base; struct r_debug_extended
+// *r_next; }, which r_version 2 announces.
+func nextNamespace(mem *callbacks, proc *target.Context, rd *modules.RDebug) (*modules.RDebug, error) {
+	const rDebugSize = 40
+	var b [8]byte
+	if n, _ := mem.ReadMemory(b[:4], rd.Addr); n < 4 || binary.LittleEndian.Uint32(b[:]) < 2 {
+		return nil, nil
+	}
+	if n, err := mem.ReadMemory(b[:], rd.Addr+rDebugSize); n < 8 {
+		return nil, fmt.Errorf("targetframe: reading r_debug_extended.r_next at %#x: %v", rd.Addr+rDebugSize, err)
+	}
+	next := binary.LittleEndian.Uint64(b[:])
+	if next == 0 || next == rd.Addr {
+		return nil, nil
+	}
+	return modules.ReadRDebug(proc, next)
 }

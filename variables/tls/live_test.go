@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/ptrace"
@@ -128,4 +129,60 @@ func hasLibcDWARF(sess *session.Session, proc *target.Context) bool {
 		}
 	}
 	return false
+}
+
+// TestDlmopenNamespace: a library loaded with dlmopen into a new link-map
+// namespace is found through r_debug_extended's chain; every thread's
+// block of it (dynamic TLS) is where the thread says.
+func TestDlmopenNamespace(t *testing.T) {
+	flags := []string{"-O0", "-gdwarf-5"}
+	dl := testprog.Build(t, testprog.Spec{Sources: []string{"tls_dl.c"}, Flags: append([]string{"-shared", "-fPIC"}, flags...), Name: "tls_dl.so"})
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"tls_ns.c"}, Flags: append(flags, "-ldl")})
+	reportPath := filepath.Join(t.TempDir(), "report")
+	cmd := exec.Command(exe, dl, reportPath, "wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for lines(reportPath) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the program reported %d threads", lines(reportPath))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	printed := readReport(t, reportPath)
+	tg, err := ptrace.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	proc, err := tg.Attach(cmd.Process.Pid, target.AttachOptions{Stop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := session.New(tg, session.Options{})
+	compared := 0
+	for _, th := range proc.Children() {
+		e, _ := env(t, sess, th)
+		want := printed[th.TID()]["dl_tls"]
+		addr, err := expr.Eval("&dl_tls", e)
+		if err != nil {
+			t.Errorf("thread %d: &dl_tls: %v", th.TID(), err)
+			continue
+		}
+		if a, _ := addr.Int(); fmt.Sprintf("%#x", a) != want[1] {
+			t.Errorf("thread %d: &dl_tls = %#x, the thread printed %s", th.TID(), a, want[1])
+		}
+		if v, err := expr.Eval("dl_tls", e); err != nil {
+			t.Errorf("thread %d: dl_tls: %v", th.TID(), err)
+		} else if n, _ := v.Int(); fmt.Sprint(n) != want[0] {
+			t.Errorf("thread %d: dl_tls = %d, the thread printed %s", th.TID(), n, want[0])
+		}
+		compared++
+	}
+	if compared != 2 {
+		t.Fatalf("%d threads compared", compared)
+	}
 }
