@@ -47,11 +47,12 @@ type Stop struct {
 	Results map[int]map[string]Result
 }
 
-const script = `
+// evalScript defines evaluate(exprs): gdb's answers, with types and values,
+// for expressions in the selected frame. The drivers below call it.
+const evalScript = `
 import gdb, json
-out = {}
-for frame, exprs in REQUESTS:
-    gdb.execute("frame %d" % frame, to_string=True)
+
+def evaluate(exprs):
     res = {}
     for e in exprs:
         r = {}
@@ -75,7 +76,14 @@ for frame, exprs in REQUESTS:
             if "optimized out" in str(x):
                 r["optimized_out"] = True
         res[e] = r
-    out[frame] = res
+    return res
+`
+
+const script = evalScript + `
+out = {}
+for frame, exprs in REQUESTS:
+    gdb.execute("frame %d" % frame, to_string=True)
+    out[frame] = evaluate(exprs)
 with open(OUTPUT, "w") as f:
     json.dump(out, f)
 `
@@ -241,36 +249,12 @@ type ThreadStop struct {
 	Results map[int]map[string]Result
 }
 
-const threadScript = `
-import gdb, json
+const threadScript = evalScript + `
 out = {}
 for th in gdb.selected_inferior().threads():
     th.switch()
     gdb.execute("frame 0", to_string=True)
-    res = {}
-    for e in EXPRS:
-        r = {}
-        try:
-            v = gdb.parse_and_eval(e)
-            r["type"] = str(v.type)
-            if v.is_optimized_out:
-                r["optimized_out"] = True
-                r["value"] = "<optimized out>"
-            else:
-                r["value"] = v.format_string()
-                t = v.type.strip_typedefs()
-                if t.code in (gdb.TYPE_CODE_INT, gdb.TYPE_CODE_ENUM, gdb.TYPE_CODE_BOOL, gdb.TYPE_CODE_CHAR, gdb.TYPE_CODE_PTR):
-                    n = int(v)
-                    r["int"] = n if n < 2**63 else n - 2**64
-                    r["uint"] = n % 2**64
-                elif t.code == gdb.TYPE_CODE_FLT:
-                    r["float"] = float(v)
-        except gdb.error as x:
-            r["error"] = str(x)
-            if "optimized out" in str(x):
-                r["optimized_out"] = True
-        res[e] = r
-    out[th.ptid[1]] = res
+    out[th.ptid[1]] = evaluate(EXPRS)
 with open(OUTPUT, "w") as f:
     json.dump(out, f)
 `
