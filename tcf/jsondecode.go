@@ -260,6 +260,14 @@ func (b *planBuilder) build(t reflect.Type) *decPlan {
 			b.ok = false
 		}
 	case reflect.Pointer:
+		// A pointer type that points to itself (type P *P) would make
+		// decoding allocate forever without reading input.
+		for e, i := t.Elem(), 0; e.Kind() == reflect.Pointer && i < 64; e, i = e.Elem(), i+1 {
+			if e == t {
+				b.ok = false
+				return pl
+			}
+		}
 		pl.elem = b.build(t.Elem())
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 { // []byte is base64

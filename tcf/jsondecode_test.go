@@ -181,6 +181,32 @@ func TestJSONSyntaxErrorSaysWhere(t *testing.T) {
 	}
 }
 
+type selfPointer *selfPointer
+
+// Types the plans leave to encoding/json decode as it decodes them.
+func TestJSONUnusualTargets(t *testing.T) {
+	if planFor(reflect.TypeFor[selfPointer]()) != nil {
+		t.Error("a pointer to itself has a plan")
+	}
+	type embedded struct{ A int }
+	var v struct {
+		embedded
+		B json.RawMessage
+		C []byte
+		D [2]int
+		E map[int]string
+		F int `json:",string"`
+	}
+	err := decodeJSON([]byte(`{"A":1,"B":{"x":[1]},"C":"AQI=","D":[3,4],"E":{"5":"five"},"F":"6"}`), &v)
+	if err != nil || v.A != 1 || string(v.B) != `{"x":[1]}` || len(v.C) != 2 || v.D != [2]int{3, 4} || v.E[5] != "five" || v.F != 6 {
+		t.Fatalf("%v %+v", err, v)
+	}
+	var x any = new(int)
+	if err := decodeJSON([]byte(`7`), &x); err != nil || *x.(*int) != 7 {
+		t.Fatalf("%v %v", err, x)
+	}
+}
+
 func TestJSONExactIntegers(t *testing.T) {
 	var v struct {
 		U uint64
