@@ -4,6 +4,8 @@ import (
 	"debug/dwarf"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sondedbg/sonde/internal/leb128"
 )
 
 // LocKind says how a variable's location is described.
@@ -304,42 +306,33 @@ func (c *cursor) u32() uint32 {
 }
 
 func (c *cursor) sleb() int64 {
-	var v int64
-	var shift uint
-	for {
-		b := c.u8()
-		if c.bad {
-			return 0
-		}
-		if shift < 64 {
-			v |= int64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			if shift < 64 && b&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v
-		}
-	}
+	v, n := leb128.Int(c.rest())
+	c.advance(n)
+	return v
 }
 
 func (c *cursor) uleb() uint64 {
-	var v uint64
-	var shift uint
-	for {
-		b := c.u8()
-		if c.bad {
-			return 0
-		}
-		if shift < 64 {
-			v |= uint64(b&0x7f) << shift
-		}
-		shift += 7
-		if b&0x80 == 0 {
-			return v
-		}
+	v, n := leb128.Uint(c.rest())
+	c.advance(n)
+	return v
+}
+
+// rest is what is left to read.
+func (c *cursor) rest() []byte {
+	if c.off >= uint64(len(c.b)) {
+		return nil
 	}
+	return c.b[c.off:]
+}
+
+// advance moves past a value n bytes long; n == 0 is a truncated value.
+func (c *cursor) advance(n int) {
+	if n == 0 {
+		c.bad = true
+		c.off = uint64(len(c.b))
+		return
+	}
+	c.off += uint64(n)
 }
 
 func (c *cursor) bytes(n uint64) []byte {
