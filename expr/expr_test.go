@@ -79,29 +79,7 @@ func TestExpressionsMatchGDB(t *testing.T) {
 						err = got.LoadErr
 					}
 					what := b.name + " frame " + string(rune('0'+fi)) + ": " + src
-					switch {
-					case want.OptimizedOut:
-						var ee *expr.Error
-						if !errors.As(err, &ee) || ee.Kind != expr.ErrOptimizedOut {
-							t.Errorf("%s: gdb says optimized out; sonde: %v", what, err)
-						}
-					case want.Error != "":
-						if err == nil {
-							t.Errorf("%s: gdb fails (%s), sonde gives %x", what, want.Error, got.Value)
-						}
-					case err != nil:
-						t.Errorf("%s: gdb prints %s, sonde fails: %v", what, want.Value, err)
-					case want.Int != nil:
-						n, err := got.Int()
-						if err != nil || n != *want.Int && uint64(n) != *want.Uint {
-							t.Errorf("%s: sonde %d (%v), gdb %d (%s)", what, n, err, *want.Int, want.Value)
-						}
-						compared++
-					case want.Float != nil:
-						x, err := got.Float()
-						if err != nil || math.Abs(x-*want.Float) > 1e-12*math.Abs(*want.Float) {
-							t.Errorf("%s: sonde %v (%v), gdb %v", what, x, err, *want.Float)
-						}
+					if scalar, _ := checkAgainstGDB(t, what, want, got, err); scalar {
 						compared++
 					}
 				}
@@ -175,4 +153,43 @@ func TestErrors(t *testing.T) {
 	if err != nil || len(last.Value) != 1 || last.Value[0] != 7 {
 		t.Errorf("g_huge[last]: %v %v", last, err)
 	}
+}
+
+// checkAgainstGDB compares sonde's evaluation of one expression (got, err)
+// with gdb's answer. scalar says a number was compared; aggregate says a
+// struct or array was checked for its bytes (its members are compared on
+// their own).
+func checkAgainstGDB(t *testing.T, what string, want vartest.Result, got *expr.Result, err error) (scalar, aggregate bool) {
+	t.Helper()
+	switch {
+	case want.OptimizedOut:
+		var ee *expr.Error
+		if !errors.As(err, &ee) || ee.Kind != expr.ErrOptimizedOut {
+			t.Errorf("%s: gdb says optimized out; sonde: %v", what, err)
+		}
+	case want.Error != "":
+		if err == nil {
+			t.Errorf("%s: gdb fails (%s), sonde gives %x", what, want.Error, got.Value)
+		}
+	case err != nil:
+		t.Errorf("%s: gdb prints %s, sonde fails: %v", what, want.Value, err)
+	case want.Int != nil:
+		n, err := got.Int()
+		if err != nil || n != *want.Int && uint64(n) != *want.Uint {
+			t.Errorf("%s: sonde %d (%v), gdb %d (%s)", what, n, err, *want.Int, want.Value)
+		}
+		return true, false
+	case want.Float != nil:
+		x, err := got.Float()
+		if err != nil || math.Abs(x-*want.Float) > 1e-12*math.Abs(*want.Float) {
+			t.Errorf("%s: sonde %v (%v), gdb %v", what, x, err, *want.Float)
+		}
+		return true, false
+	default:
+		if len(got.Value) == 0 {
+			t.Errorf("%s: gdb prints %s, sonde has no bytes", what, want.Value)
+		}
+		return false, true
+	}
+	return false, false
 }

@@ -1,8 +1,6 @@
 package expr_test
 
 import (
-	"errors"
-	"math"
 	"testing"
 
 	"github.com/sondedbg/sonde/expr"
@@ -56,36 +54,11 @@ func TestSplitDWARF4MatchesGDB(t *testing.T) {
 						err = got.LoadErr
 					}
 					what := b.name + " frame " + string(rune('0'+fi)) + ": " + src
-					switch {
-					case want.OptimizedOut:
-						var ee *expr.Error
-						if !errors.As(err, &ee) || ee.Kind != expr.ErrOptimizedOut {
-							t.Errorf("%s: gdb says optimized out; sonde: %v", what, err)
-						}
-					case want.Error != "":
-						if err == nil {
-							t.Errorf("%s: gdb fails (%s), sonde gives %x", what, want.Error, got.Value)
-						}
-					case err != nil:
-						t.Errorf("%s: gdb prints %s, sonde fails: %v", what, want.Value, err)
-					case want.Int != nil:
-						n, err := got.Int()
-						if err != nil || n != *want.Int && uint64(n) != *want.Uint {
-							t.Errorf("%s: sonde %d (%v), gdb %d (%s)", what, n, err, *want.Int, want.Value)
-						}
+					scalar, aggregate := checkAgainstGDB(t, what, want, got, err)
+					if scalar {
 						compared++
-					case want.Float != nil:
-						x, err := got.Float()
-						if err != nil || math.Abs(x-*want.Float) > 1e-12*math.Abs(*want.Float) {
-							t.Errorf("%s: sonde %v (%v), gdb %v", what, x, err, *want.Float)
-						}
-						compared++
-					default:
-						// Structs: as many bytes as gdb's type says, and
-						// readable (their members are compared above).
-						if len(got.Value) == 0 {
-							t.Errorf("%s: gdb prints %s, sonde has no bytes", what, want.Value)
-						}
+					}
+					if aggregate {
 						aggregates++
 					}
 				}
