@@ -160,7 +160,8 @@ type Pending struct {
 	Token  string
 	done   chan struct{}
 	res    *Result
-	result Result // res points here: one allocation less per reply
+	result Result       // res points here: one allocation less per reply
+	fields [4]tcf.Field // result.Fields when the reply has no more fields
 	err    error
 }
 
@@ -380,7 +381,7 @@ func (c *Client) handle(m *tcf.Message) {
 		if m.Kind == 'N' {
 			p.err = ErrNotRecognized
 		} else {
-			p.result.Fields = c.ownFields(m)
+			p.result.Fields = c.ownFields(p.fields[:0], m)
 			p.res = &p.result
 		}
 		close(p.done)
@@ -412,15 +413,15 @@ func (c *Client) handle(m *tcf.Message) {
 	}
 }
 
-// ownFields returns m's fields in memory the Result may keep: large
-// messages are detached from the reader instead of copied.
-func (c *Client) ownFields(m *tcf.Message) []tcf.Field {
+// ownFields returns m's fields in memory the Result may keep, appended to
+// dst: large messages are detached from the reader instead of copied.
+func (c *Client) ownFields(dst []tcf.Field, m *tcf.Message) []tcf.Field {
 	n := 0
 	for _, f := range m.Fields {
 		n += len(f.Data)
 	}
 	if n < 64<<10 {
-		return copyFields(m.Fields)
+		return appendFieldCopies(dst, m.Fields)
 	}
 	fs := m.Fields
 	c.rd.Detach()
@@ -428,17 +429,21 @@ func (c *Client) ownFields(m *tcf.Message) []tcf.Field {
 }
 
 func copyFields(fs []tcf.Field) []tcf.Field {
-	out := make([]tcf.Field, len(fs))
+	return appendFieldCopies(make([]tcf.Field, 0, len(fs)), fs)
+}
+
+// appendFieldCopies appends copies of fs to dst, their bytes in one block.
+func appendFieldCopies(dst, fs []tcf.Field) []tcf.Field {
 	n := 0
 	for _, f := range fs {
 		n += len(f.Data)
 	}
 	buf := make([]byte, 0, n)
-	for i, f := range fs {
+	for _, f := range fs {
 		buf = append(buf, f.Data...)
-		out[i] = tcf.Field{Data: buf[len(buf)-len(f.Data) : len(buf) : len(buf)], Binary: f.Binary}
+		dst = append(dst, tcf.Field{Data: buf[len(buf)-len(f.Data) : len(buf) : len(buf)], Binary: f.Binary})
 	}
-	return out
+	return dst
 }
 
 func containsString(l []string, s string) bool {
