@@ -37,7 +37,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -110,6 +112,17 @@ func (b *bench) run(which map[string]bool) error {
 	}
 	defer s.c.Close()
 	b.s = s
+	// Interrupted: terminate the debuggees first (an agent that detaches
+	// when it stops would leave them running, and one loops forever).
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			s.finish()
+			os.Exit(130)
+		}
+	}()
 	b.out.header(b.addr, s)
 	for _, sc := range []scenario{
 		{"echo", b.echo},
