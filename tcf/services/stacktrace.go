@@ -20,6 +20,15 @@ import (
 type stackCache struct {
 	mu    sync.Mutex
 	stops map[*target.Context]*threadStop
+	// walks are the unwinds in progress; a request for a stack being
+	// walked waits for that walk instead of starting another.
+	walks map[*target.Context]*stackWalk
+	// gen counts each thread's runs (forgetStack): a walk is kept only if
+	// the thread did not run while it was being made.
+	gen map[*target.Context]uint64
+	// wanted marks threads whose stack someone asked for at their latest
+	// stop: their next stop is walked before anyone asks (see prefetch).
+	wanted map[*target.Context]bool
 }
 
 // threadStop is what one stop of a thread made the agent compute about its
@@ -32,9 +41,24 @@ type threadStop struct {
 	frames [][]byte
 }
 
+// stackWalk is one unwind in progress; done is closed when st or err is set.
+type stackWalk struct {
+	done chan struct{}
+	st   *threadStop
+	err  error
+}
+
 // RegisterStackTrace adds the StackTrace service.
 func (a *Agent) RegisterStackTrace() {
 	a.stacks.stops = map[*target.Context]*threadStop{}
+	a.stacks.walks = map[*target.Context]*stackWalk{}
+	a.stacks.gen = map[*target.Context]uint64{}
+	a.stacks.wanted = map[*target.Context]bool{}
+	a.target.AddListener(func(e target.Event) {
+		if e.Kind == target.EventStopped && !e.Context.IsProcess() {
+			a.prefetchStack(e.Context)
+		}
+	})
 	svc := a.srv.Service("StackTrace")
 	svc.Command("getChildren", func(c *tcf.Call) {
 		args := c.Args()
@@ -147,26 +171,78 @@ func (a *Agent) Stack(thread *target.Context) (*unwind.Trace, error) {
 }
 
 // stop returns what this stop of a stopped thread computed, unwinding the
-// stack and encoding its frames on first use.
+// stack and encoding its frames on first use (or waiting for the walk in
+// progress).
 func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
 	if s, _, _ := thread.State(); s == target.StateRunning {
 		return nil, target.Errorf(target.CodeIsRunning, "stack trace", thread.ID(), nil)
 	}
-	a.stacks.mu.Lock()
-	st := a.stacks.stops[thread]
-	a.stacks.mu.Unlock()
-	if st != nil {
+	sc := &a.stacks
+	sc.mu.Lock()
+	sc.wanted[thread] = true
+	if st := sc.stops[thread]; st != nil {
+		sc.mu.Unlock()
 		return st, nil
 	}
+	w := sc.walks[thread]
+	if w == nil {
+		w = a.startWalk(thread)
+		gen := sc.gen[thread]
+		sc.mu.Unlock()
+		a.walk(thread, w, gen)
+	} else {
+		sc.mu.Unlock()
+	}
+	<-w.done
+	return w.st, w.err
+}
+
+// prefetchStack starts walking a thread's stack as soon as it stopped, when
+// someone asked for its stack at its previous stop: clients that show a
+// stack ask for it at every stop, and the walk (a register read through the
+// tracer thread, then the unwind) is then under way or done by the time
+// their getChildren arrives. A thread whose stack nobody asked for costs
+// nothing; one that stops being asked for costs one walk.
+func (a *Agent) prefetchStack(thread *target.Context) {
+	sc := &a.stacks
+	sc.mu.Lock()
+	if !sc.wanted[thread] || sc.stops[thread] != nil || sc.walks[thread] != nil {
+		sc.mu.Unlock()
+		return
+	}
+	sc.wanted[thread] = false // a request at this stop sets it again
+	w := a.startWalk(thread)
+	gen := sc.gen[thread]
+	sc.mu.Unlock()
+	go a.walk(thread, w, gen)
+}
+
+// startWalk registers a walk of thread's stack (a.stacks.mu held).
+func (a *Agent) startWalk(thread *target.Context) *stackWalk {
+	w := &stackWalk{done: make(chan struct{})}
+	a.stacks.walks[thread] = w
+	return w
+}
+
+// walk unwinds thread's stack for w; the result is cached unless the thread
+// ran meanwhile (its generation changed).
+func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 	t, err := a.session.Backtrace(thread, session.StackOptions{})
 	if err != nil {
-		return nil, err
+		w.err = err
+	} else {
+		w.st = newThreadStop(thread, &t)
 	}
-	st = newThreadStop(thread, &t)
-	a.stacks.mu.Lock()
-	a.stacks.stops[thread] = st
-	a.stacks.mu.Unlock()
-	return st, nil
+	sc := &a.stacks
+	sc.mu.Lock()
+	if sc.walks[thread] == w {
+		delete(sc.walks, thread)
+	}
+	if err == nil && sc.gen[thread] == gen && !thread.Exited() {
+		sc.stops[thread] = w.st
+	}
+	sc.mu.Unlock()
+	close(w.done)
 }
 
 // newThreadStop encodes the StackTrace answers about one walk.
@@ -191,11 +267,20 @@ func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
 	return st
 }
 
-// forgetStack drops a thread's cached stop when it runs or exits.
+// forgetStack drops a thread's cached stop when it runs, stops or exits; a
+// walk in progress then finishes for those waiting on it but is not kept.
 func (a *Agent) forgetStack(thread *target.Context) {
-	a.stacks.mu.Lock()
-	delete(a.stacks.stops, thread)
-	a.stacks.mu.Unlock()
+	sc := &a.stacks
+	sc.mu.Lock()
+	delete(sc.stops, thread)
+	delete(sc.walks, thread)
+	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
+		delete(sc.gen, thread)
+		delete(sc.wanted, thread)
+	} else {
+		sc.gen[thread]++
+	}
+	sc.mu.Unlock()
 }
 
 // frameProps are a stack frame's StackTrace properties. A struct, not a map:

@@ -1,0 +1,46 @@
+package services_test
+
+import (
+	"testing"
+)
+
+// A client that shows the stack at every stop makes the agent walk it as
+// soon as the thread stops (before the client asks): what it gets must be
+// the stack of the stop it asks at, never the previous one's.
+func TestLiveStackAfterEachStop(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain("deep", "5", "loop")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "b", "Location": "bottom"})
+	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "hit"})
+	top := func() (name string, frames int) {
+		t.Helper()
+		var e error
+		var ids []string
+		la.decode("StackTrace", "getChildren", []any{thread}, &e, &ids)
+		var props []struct{ IP uint64 }
+		la.decode("StackTrace", "getContext", []any{ids}, &props, &e)
+		if len(props) != len(ids) || len(ids) == 0 {
+			t.Fatalf("%d frames for %d IDs", len(props), len(ids))
+		}
+		// getChildren is bottom first: the top frame is last.
+		return la.funcAt(thread, props[len(props)-1].IP), len(ids)
+	}
+	la.resume(thread, 0)
+	name, n := top()
+	if name != "bottom" {
+		t.Fatalf("first stop in %s, want bottom", name)
+	}
+	// Every stop's stack differs from the previous one's: hit() (one frame
+	// more), then back in bottom() after stepping out.
+	for i := 0; i < 10; i++ {
+		la.resume(thread, 0)
+		if got, m := top(); got != "hit" || m != n+1 {
+			t.Fatalf("round %d: top frame %s of %d, want hit of %d", i, got, m, n+1)
+		}
+		la.resume(thread, 5) // step out
+		if got, m := top(); got != "bottom" || m != n {
+			t.Fatalf("round %d, after step out: top frame %s of %d, want bottom of %d", i, got, m, n)
+		}
+	}
+	la.ok("Breakpoints", "remove", []string{"b", "h"})
+}
