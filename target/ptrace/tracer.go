@@ -78,7 +78,11 @@ func (b *Backend) do(op string, fn func() error) (err error) {
 }
 
 // spinBudget is how long the tracer thread stays awake after doing something.
-const spinBudget = 100 * time.Microsecond
+// It covers a client's whole turn after a stop (the event reaches it, it
+// sends the next resume): breakpoint hit + resume through the TCF agent with
+// one client process went from 3.3-3.7k to 4.8-5.3k hits/s when this went
+// from 100 to 250 µs; 400 and 700 µs were no better (bench/tcf/BENCHMARKS.md).
+const spinBudget = 250 * time.Microsecond
 
 // spin keeps the tracer thread busy for a moment after work, polling for
 // requests and tracee statuses itself. Waking a sleeping locked thread costs
