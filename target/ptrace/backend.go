@@ -95,6 +95,10 @@ type thread struct {
 	interrupting bool // PTRACE_INTERRUPT sent, trap not seen yet
 	wantStop     bool // a Suspend waits for this thread to stop
 	reported     bool // the model shows it stopped
+	// startPending: resumed by a client, not yet reported as started. The
+	// start is reported once the thread runs (or stops again at once), so
+	// that telling clients is not on the way to PTRACE_CONT.
+	startPending bool
 	sig          int  // signal to pass when it runs again
 	lastReq      int  // PTRACE_CONT or PTRACE_SINGLESTEP: how it was last restarted
 	hwGen        int  // hw generation its debug registers hold

@@ -430,6 +430,7 @@ func (b *Backend) report(th *thread, reason *target.SuspendReason) {
 		b.restartAsBefore(th)
 		return
 	}
+	b.announceStart(th)
 	th.reported = true
 	b.t.Stopped(th.ctx, reason, th.pc())
 }

@@ -78,6 +78,7 @@ func (b *Backend) restart(th *thread, req, sig int) error {
 	}
 	th.running, th.lastReq = true, req
 	th.invalidateRegs()
+	b.announceStart(th)
 	return nil
 }
 
@@ -435,9 +436,20 @@ func (b *Backend) resumeThread(th *thread, mode target.ResumeMode, opts target.R
 	b.t.SetPending(th.ctx, 0)
 	th.step = newStep(mode, opts)
 	th.reported = false
-	b.t.Started(th.ctx)
-	if err := b.advance(th, sig); err != nil {
+	th.startPending = true
+	err := b.advance(th, sig)
+	b.announceStart(th)
+	if err != nil {
 		return b.osError("resume", th, err)
 	}
 	return nil
+}
+
+// announceStart reports a client's resume of th to the model (Started), once:
+// after the thread was let run, or before a stop reported on the way.
+func (b *Backend) announceStart(th *thread) {
+	if th.startPending {
+		th.startPending = false
+		b.t.Started(th.ctx)
+	}
 }

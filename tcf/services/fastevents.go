@@ -78,7 +78,12 @@ func (a *Agent) sendNow(e target.Event) bool {
 	}
 	a.forgetStack(c)
 	if e.Kind == target.EventStarted {
-		a.emit("RunControl", "contextResumed", string(c.ID()))
+		// Behind: the resume's reply or the next stop follows soon and
+		// carries it, so the client wakes once, not once more while the
+		// thread it resumed competes with it for a CPU.
+		if a.offered["RunControl"] {
+			a.srv.EmitBehind("RunControl", "contextResumed", string(c.ID()))
+		}
 		return true
 	}
 	a.emitSuspended(e, false)
