@@ -222,6 +222,17 @@ func (a *Agent) emit(service, name string, args ...any) {
 	}
 }
 
+// emitBehind is emit for an event another usually follows at once
+// (tcf.Server.EmitBehind): one write carries both.
+func (a *Agent) emitBehind(service, name string, args ...any) {
+	if !a.offered[service] {
+		return
+	}
+	if err := a.srv.EmitBehind(service, name, args...); err != nil {
+		a.log.Error("emitting event", "service", service, "event", name, "err", err)
+	}
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // adopt sets a new process up once: its shared-library loads are followed (so

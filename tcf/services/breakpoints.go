@@ -677,11 +677,7 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	hits := cb.hits
 	bt.mu.Unlock()
 	// Mostly the stop follows at once, written with this status.
-	if a.offered["Breakpoints"] {
-		if err := a.srv.EmitBehind("Breakpoints", "status", cb.id, a.status(cb)); err != nil {
-			a.log.Error("emitting event", "service", "Breakpoints", "event", "status", "err", err)
-		}
-	}
+	a.emitBehind("Breakpoints", "status", cb.id, a.status(cb))
 	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore && condErr == "" {
 		return nil
 	}

@@ -81,9 +81,7 @@ func (a *Agent) sendNow(e target.Event) bool {
 		// Behind: the resume's reply or the next stop follows soon and
 		// carries it, so the client wakes once, not once more while the
 		// thread it resumed competes with it for a CPU.
-		if a.offered["RunControl"] {
-			a.srv.EmitBehind("RunControl", "contextResumed", string(c.ID()))
-		}
+		a.emitBehind("RunControl", "contextResumed", string(c.ID()))
 		return true
 	}
 	a.emitSuspended(e, false)
