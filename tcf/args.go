@@ -388,13 +388,10 @@ func (a *Args) decode(want string, v any) {
 		a.fail(f, want, CodeProtocol, nil)
 		return
 	}
-	if err := unmarshalExact(f.Data, v); err != nil {
+	if err := decodeJSON(f.Data, v); err != nil {
 		a.fail(f, want, codeFor(err), err)
 	}
 }
-
-// unmarshalExact decodes JSON keeping numbers exact inside interfaces.
-func unmarshalExact(data []byte, v any) error { return decodeJSON(data, v) }
 
 // Props is a JSON object of TCF properties (context properties, breakpoint
 // properties, launch parameters...). Numbers are json.Number, so they keep
@@ -458,7 +455,7 @@ func DecodeReport(text []byte) (*ErrorReport, error) {
 		return nil, nil
 	}
 	var m map[string]any
-	if err := unmarshalExact(d, &m); err != nil {
+	if err := decodeJSON(d, &m); err != nil {
 		return nil, err
 	}
 	if m == nil {
