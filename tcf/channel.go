@@ -42,6 +42,11 @@ type Channel struct {
 	onClose   []func()
 	closed    bool // hooks have run
 
+	// behind is set while a message queued by enqueueBehind waits for
+	// another write; behindTimer wakes the writer if none comes.
+	behind      bool
+	behindTimer *time.Timer
+
 	// peer state, written by the reader goroutine, read under mu by others
 	peerHello    bool
 	peerServices []string
@@ -136,6 +141,9 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 	}
 	c.closing = true
 	c.reason = reason
+	if c.behindTimer != nil {
+		c.behindTimer.Stop() // the closing writer sends what is left
+	}
 	if dropQueue {
 		c.out = c.out[:0]
 	}
@@ -253,6 +261,9 @@ func (c *Channel) flushOnce() error {
 
 	c.mu.Lock()
 	c.writing = false
+	if err == nil {
+		c.wrote()
+	}
 	if cap(buf) <= 1<<20 && c.spare == nil {
 		c.spare = buf[:0]
 	}
@@ -262,6 +273,46 @@ func (c *Channel) flushOnce() error {
 		c.signal()
 	}
 	return err
+}
+
+// behindDelay bounds how long an event queued behind waits for another
+// write to carry it.
+const behindDelay = time.Millisecond
+
+// enqueueBehind queues msg without writing it or waking the writer: the next
+// write carries it, or the writer after behindDelay.
+func (c *Channel) enqueueBehind(msg []byte) {
+	if !c.enqueueMsg(msg, false) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.behind || c.closing {
+		return
+	}
+	c.behind = true
+	if c.behindTimer == nil {
+		c.behindTimer = time.AfterFunc(behindDelay, c.sendBehind)
+	} else {
+		c.behindTimer.Reset(behindDelay)
+	}
+}
+
+// sendBehind is the timer's: nothing else wrote what enqueueBehind queued.
+func (c *Channel) sendBehind() {
+	c.mu.Lock()
+	c.behind = false
+	c.mu.Unlock()
+	c.signal()
+}
+
+// wrote notes (c.mu held) that the queue was written out: nothing waits
+// behind any more.
+func (c *Channel) wrote() {
+	if c.behind && len(c.out) == 0 {
+		c.behind = false
+		c.behindTimer.Stop()
+	}
 }
 
 // sendNow writes what is queued from the calling goroutine, never blocking:
@@ -311,6 +362,7 @@ func (c *Channel) sendNow() {
 	} else if cap(buf) <= 1<<20 && c.spare == nil {
 		c.spare = buf[:0]
 	}
+	c.wrote()
 	more := len(c.out) > 0 || c.closing
 	c.mu.Unlock()
 	if more {

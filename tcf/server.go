@@ -315,9 +315,10 @@ func (s *Server) EmitTo(filter func(*Channel) bool, service, name string, args .
 }
 
 // EmitBehind is Emit for an event that another usually follows at once (a
-// breakpoint's status, then the stop it causes): it is queued and left to
-// the channels' writers, so that the next Emit writes both with one system
-// call and the peer wakes once.
+// breakpoint's status, then the stop it causes): it is queued, so that the
+// next write to the channel carries both with one system call and the peer
+// wakes once. If no write comes, the channel's writer sends it within
+// behindDelay.
 func (s *Server) EmitBehind(service, name string, args ...any) error {
 	return s.broadcast(nil, false, service, name, args)
 }
@@ -337,8 +338,13 @@ func (s *Server) broadcast(filter func(*Channel) bool, now bool, service, name s
 	var to []*Channel
 	s.mu.Lock()
 	for _, ch := range s.channels {
-		if (filter == nil || filter(ch)) && ch.enqueueMsg(msg, !now) && now {
+		if filter != nil && !filter(ch) {
+			continue
+		}
+		if now && ch.enqueueMsg(msg, false) {
 			to = append(to, ch)
+		} else if !now {
+			ch.enqueueBehind(msg)
 		}
 	}
 	s.mu.Unlock()
