@@ -231,18 +231,9 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 
 // Call sends a command and waits for its result.
 func (c *Client) Call(ctx context.Context, service, command string, args ...any) (*Result, error) {
-	p, err := c.send(service, command, args, nil, false)
+	p, err := c.SendNow(service, command, args...)
 	if err != nil {
 		return nil, err
-	}
-	if err := c.flushOnce(); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	left := len(c.out) > 0 // another goroutine was writing: let the writer finish
-	c.mu.Unlock()
-	if left {
-		c.signal()
 	}
 	return p.Wait(ctx)
 }

@@ -65,7 +65,7 @@ func hitLoop(ctx context.Context, c *client.Client, thread string, n int) (time.
 	failed := make(chan error, 1)
 	hits := 0
 	resume := func() {
-		if _, err := c.Send("RunControl", "resume", thread, 0, 1); err != nil {
+		if _, err := c.SendNow("RunControl", "resume", thread, 0, 1); err != nil {
 			select {
 			case failed <- err:
 			default:

@@ -280,7 +280,7 @@ func (b *bench) hitLoop(thread string) (int, error) {
 	hits := 0
 	var deadline time.Time
 	resume := func() {
-		if _, err := b.s.c.Send("RunControl", "resume", thread, 0, 1); err != nil {
+		if _, err := b.s.c.SendNow("RunControl", "resume", thread, 0, 1); err != nil {
 			select {
 			case failed <- err:
 			default:
