@@ -27,8 +27,19 @@ type stackCache struct {
 	// the thread did not run while it was being made.
 	gen map[*target.Context]uint64
 	// wanted marks threads whose stack someone asked for at their latest
-	// stop: their next stop is walked before anyone asks (see prefetch).
+	// stop: their next stop is walked before anyone asks (prefetchStack).
 	wanted map[*target.Context]bool
+}
+
+// initLocked makes the maps (mu held): forgetStack can run before the
+// service is registered, or in agents without it.
+func (sc *stackCache) initLocked() {
+	if sc.stops == nil {
+		sc.stops = map[*target.Context]*threadStop{}
+		sc.walks = map[*target.Context]*stackWalk{}
+		sc.gen = map[*target.Context]uint64{}
+		sc.wanted = map[*target.Context]bool{}
+	}
 }
 
 // threadStop is what one stop of a thread made the agent compute about its
@@ -50,10 +61,9 @@ type stackWalk struct {
 
 // RegisterStackTrace adds the StackTrace service.
 func (a *Agent) RegisterStackTrace() {
-	a.stacks.stops = map[*target.Context]*threadStop{}
-	a.stacks.walks = map[*target.Context]*stackWalk{}
-	a.stacks.gen = map[*target.Context]uint64{}
-	a.stacks.wanted = map[*target.Context]bool{}
+	a.stacks.mu.Lock()
+	a.stacks.initLocked()
+	a.stacks.mu.Unlock()
 	a.target.AddListener(func(e target.Event) {
 		if e.Kind == target.EventStopped && !e.Context.IsProcess() {
 			a.prefetchStack(e.Context)
@@ -174,12 +184,16 @@ func (a *Agent) Stack(thread *target.Context) (*unwind.Trace, error) {
 // stack and encoding its frames on first use (or waiting for the walk in
 // progress).
 func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
-	if s, _, _ := thread.State(); s == target.StateRunning {
+	state, _, _ := thread.State()
+	if state == target.StateRunning {
 		return nil, target.Errorf(target.CodeIsRunning, "stack trace", thread.ID(), nil)
 	}
 	sc := &a.stacks
 	sc.mu.Lock()
-	sc.wanted[thread] = true
+	sc.initLocked()
+	if state != target.StateExited && state != target.StateExiting {
+		sc.wanted[thread] = true
+	}
 	if st := sc.stops[thread]; st != nil {
 		sc.mu.Unlock()
 		return st, nil
@@ -206,6 +220,7 @@ func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
 func (a *Agent) prefetchStack(thread *target.Context) {
 	sc := &a.stacks
 	sc.mu.Lock()
+	sc.initLocked()
 	if !sc.wanted[thread] || sc.stops[thread] != nil || sc.walks[thread] != nil {
 		sc.mu.Unlock()
 		return
@@ -235,6 +250,7 @@ func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 	}
 	sc := &a.stacks
 	sc.mu.Lock()
+	sc.initLocked()
 	if sc.walks[thread] == w {
 		delete(sc.walks, thread)
 	}
@@ -272,6 +288,7 @@ func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
 func (a *Agent) forgetStack(thread *target.Context) {
 	sc := &a.stacks
 	sc.mu.Lock()
+	sc.initLocked()
 	delete(sc.stops, thread)
 	delete(sc.walks, thread)
 	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
