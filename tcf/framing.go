@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -221,6 +222,22 @@ func (r *Reader) readBody() error {
 	zc := 0 // bytes left in the current ZeroCopy block
 	for {
 		if r.r == r.w {
+			if zc >= directReadMin && cap(r.body)-len(r.body) >= zc {
+				// Nothing buffered and a large block to come: read it
+				// straight into the body, one copy less.
+				n, err := r.rd.Read(r.body[len(r.body) : len(r.body)+zc])
+				if n > 0 {
+					r.body = r.body[:len(r.body)+n]
+					r.off += int64(n)
+					zc -= n
+					continue
+				}
+				if err != nil {
+					r.err = err
+					return r.truncated(err)
+				}
+				// Nothing read and no error: fill bounds such reads.
+			}
 			if err := r.fill(); err != nil {
 				if err == io.EOF && len(r.body) == 0 && zc == 0 && !eos {
 					return io.EOF
@@ -281,11 +298,20 @@ func (r *Reader) readBody() error {
 				return err
 			}
 			zc = n
+			if n <= r.max-len(r.body) {
+				// Room for the whole block at once, instead of growing
+				// the body by doubling while it arrives.
+				r.body = slices.Grow(r.body, n)
+			}
 		default:
 			return r.framingErr(CodeProtocol, "invalid escape sequence 03 %02x", code)
 		}
 	}
 }
+
+// directReadMin is the size of a ZeroCopy block (rest) from which the reader
+// reads it into the message body directly rather than through its buffer.
+const directReadMin = 16 << 10
 
 // readVarint reads the length of a ZeroCopy block: little-endian base 128,
 // high bit = more. Padded encodings (e.g. a8 00 for 40) are accepted.
