@@ -64,6 +64,8 @@ func (a *Agent) RegisterStackTrace() {
 	a.stacks.mu.Lock()
 	a.stacks.initLocked()
 	a.stacks.mu.Unlock()
+	// An ordinary listener: a synchronous one sees the stop before the
+	// thread's state says stopped, when its registers cannot be read yet.
 	a.target.AddListener(func(e target.Event) {
 		if e.Kind == target.EventStopped && !e.Context.IsProcess() {
 			a.prefetchStack(e.Context)
