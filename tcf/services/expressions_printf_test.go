@@ -322,30 +322,8 @@ func BenchmarkLiveExpressionPrintf(b *testing.B) {
 // stream, connects to it, creates and evaluates each expression in a scope,
 // reads the stream until it holds the expected number of bytes, and prints
 // the values and the text as JSON.
-const pythonPrintf = `
-import collections, collections.abc, json, sys, threading
-if not hasattr(collections, "Callable"):  # the client predates Python 3.10
-    collections.Callable = collections.abc.Callable
-import tcf
-from tcf import protocol
-
+const pythonPrintf = pythonClientPrelude + `
 ADDR, SCOPE, WANT, EXPRS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-
-def call(start):
-    ev, box = threading.Event(), {}
-    def done(*args):
-        box["args"] = args
-        ev.set()
-    protocol.invokeLater(start, done)
-    if not ev.wait(10):
-        raise TimeoutError("no reply")
-    return box["args"]
-
-class CB(object):
-    def __init__(self, f):
-        self.f = f
-    def __getattr__(self, name):
-        return self.f
 
 protocol.startEventQueue()
 ch = tcf.connect(ADDR)

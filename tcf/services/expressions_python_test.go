@@ -11,18 +11,16 @@ import (
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
-// pythonLocals is run with the Eclipse TCF Python client: it lists the
-// locals of a frame through Expressions.getChildren, reads each (getContext,
-// evaluate, and Symbols.getContext of its symbol), evaluates expressions
-// created in the frame, and prints everything as JSON.
-const pythonLocals = `
+// pythonClientPrelude starts the Python scripts these tests run with the
+// Eclipse TCF Python client: its imports, call (run a command on the
+// client's dispatch thread and wait for its callback) and CB (a callback
+// object answering every method with one function).
+const pythonClientPrelude = `
 import collections, collections.abc, json, sys, threading
 if not hasattr(collections, "Callable"):  # the client predates Python 3.10
     collections.Callable = collections.abc.Callable
 import tcf
 from tcf import protocol
-
-ADDR, FRAME, EXPRS = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 def call(start):
     ev, box = threading.Event(), {}
@@ -39,6 +37,14 @@ class CB(object):
         self.f = f
     def __getattr__(self, name):
         return self.f
+`
+
+// pythonLocals is run with the Eclipse TCF Python client: it lists the
+// locals of a frame through Expressions.getChildren, reads each (getContext,
+// evaluate, and Symbols.getContext of its symbol), evaluates expressions
+// created in the frame, and prints everything as JSON.
+const pythonLocals = pythonClientPrelude + `
+ADDR, FRAME, EXPRS = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 protocol.startEventQueue()
 ch = tcf.connect(ADDR)
