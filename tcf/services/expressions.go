@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/unwind"
@@ -578,23 +579,14 @@ func (a *Agent) globalLookup(thread *target.Context, f *targetframe.Frame) func(
 		if err != nil {
 			return nil, nil, 0, err
 		}
+		// The frame's own module was searched first, by the frame.
+		others := make([]*modules.Module, 0, len(mods))
 		for _, m := range mods {
-			if m == f.Module() {
-				continue
-			}
-			b, _ := a.session.Binary(m)
-			if b == nil || !b.HasDWARF() {
-				continue
-			}
-			r, err := variables.For(b)
-			if err != nil {
-				continue
-			}
-			if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
-				return vs[0], r, m.Bias, nil
+			if m != f.Module() {
+				others = append(others, m)
 			}
 		}
-		return nil, nil, 0, fmt.Errorf("no global %q", name)
+		return targetframe.FindGlobal(a.session.Binary, others, name)
 	}
 }
 

@@ -68,20 +68,7 @@ func TestTLSWithoutGlibcDWARF(t *testing.T) {
 		t.Fatal(err)
 	}
 	global := func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-		for _, m := range mods {
-			b, _ := sess.Binary(m)
-			if b == nil || !b.HasDWARF() {
-				continue
-			}
-			r, err := variables.For(b)
-			if err != nil {
-				continue
-			}
-			if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
-				return vs[0], r, m.Bias, nil
-			}
-		}
-		return nil, nil, 0, fmt.Errorf("no global %q", name)
+		return FindGlobal(sess.Binary, mods, name)
 	}
 	names := []string{"main_tls", "main_tls_d", "lib_tls", "lib_hidden", "dl_tls", "ie_tls"}
 	if v, _, _, err := global("errno"); err == nil && v != nil {

@@ -101,23 +101,7 @@ func env(t testing.TB, bins targetframe.Binaries, th *target.Context) (*expr.Env
 		t.Fatal(err)
 	}
 	e.Global = func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-		for _, m := range mods {
-			if m.Path == "" || m.VDSO {
-				continue
-			}
-			b, _ := bins.Binary(m)
-			if b == nil || !b.HasDWARF() {
-				continue
-			}
-			r, err := variables.For(b)
-			if err != nil {
-				continue
-			}
-			if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
-				return vs[0], r, m.Bias, nil
-			}
-		}
-		return nil, nil, 0, fmt.Errorf("no global %q", name)
+		return targetframe.FindGlobal(bins.Binary, mods, name)
 	}
 	return e, st
 }
