@@ -96,26 +96,42 @@ func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
 	}
-	dir := t.TempDir()
 	var reqs []string
 	for f, es := range exprs {
 		q, _ := json.Marshal(es)
 		reqs = append(reqs, fmt.Sprintf("(%d, %s)", f, q))
 	}
-	out := filepath.Join(dir, "gdb.json")
 	py := strings.Replace(script, "REQUESTS", "["+strings.Join(reqs, ", ")+"]", 1)
+	// Frames past main (libc's) are shown too: sonde unwinds into them.
+	results, corePath := runGDB(t, py, exe, nil, location, []string{"set backtrace past-main on"}, []string{"frame 0"})
+	return &Stop{Exe: exe, Core: corePath, Results: results}
+}
+
+// runGDB runs exe (with args) under gdb to the first hit of a breakpoint at
+// location, sources the evaluation script py (its OUTPUT is replaced by the
+// results file), runs the after commands, writes a core and returns the
+// results, keyed by the integer (frame or thread) the script used, and the
+// core's path. before are settings given ahead of the breakpoint.
+func runGDB(t testing.TB, py, exe string, args []string, location string, before, after []string) (map[int]map[string]Result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "gdb.json")
 	py = strings.Replace(py, "OUTPUT", fmt.Sprintf("%q", out), 1)
 	pyPath := filepath.Join(dir, "eval.py")
 	if err := os.WriteFile(pyPath, []byte(py), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	corePath := filepath.Join(dir, "stop.core")
-	// Frames past main (libc's) are shown too: sonde unwinds into them.
-	cmd := exec.Command("gdb", "-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off",
-		"-ex", "set backtrace past-main on",
-		"-ex", "break "+location, "-ex", "run", "-ex", "source "+pyPath, "-ex", "frame 0",
-		"-ex", "gcore "+corePath, "-ex", "kill", exe)
-	msg, err := cmd.CombinedOutput()
+	cmdArgs := []string{"-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off"}
+	for _, c := range before {
+		cmdArgs = append(cmdArgs, "-ex", c)
+	}
+	cmdArgs = append(cmdArgs, "-ex", "break "+location, "-ex", "run", "-ex", "source "+pyPath)
+	for _, c := range after {
+		cmdArgs = append(cmdArgs, "-ex", c)
+	}
+	cmdArgs = append(cmdArgs, "-ex", "gcore "+corePath, "-ex", "kill", "--args", exe)
+	msg, err := exec.Command("gdb", append(cmdArgs, args...)...).CombinedOutput()
 	if _, serr := os.Stat(corePath); err != nil || serr != nil {
 		t.Fatalf("gdb failed (%v): %s", err, msg)
 	}
@@ -127,13 +143,13 @@ func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	s := &Stop{Exe: exe, Core: corePath, Results: map[int]map[string]Result{}}
+	results := map[int]map[string]Result{}
 	for k, v := range raw {
-		var f int
-		fmt.Sscan(k, &f)
-		s.Results[f] = v
+		var n int
+		fmt.Sscan(k, &n)
+		results[n] = v
 	}
-	return s
+	return results, corePath
 }
 
 // Open opens the stop's core and returns its target and the thread that hit
@@ -267,38 +283,10 @@ func GDBStopThreads(t testing.TB, exe string, args []string, location string, ex
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
 	}
-	dir := t.TempDir()
 	q, _ := json.Marshal(exprs)
-	out := filepath.Join(dir, "gdb.json")
 	py := strings.Replace(threadScript, "EXPRS", string(q), 1)
-	py = strings.Replace(py, "OUTPUT", fmt.Sprintf("%q", out), 1)
-	pyPath := filepath.Join(dir, "eval.py")
-	if err := os.WriteFile(pyPath, []byte(py), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	corePath := filepath.Join(dir, "stop.core")
-	cmd := exec.Command("gdb", append([]string{"-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off",
-		"-ex", "break " + location, "-ex", "run", "-ex", "source " + pyPath,
-		"-ex", "gcore " + corePath, "-ex", "kill", "--args", exe}, args...)...)
-	msg, err := cmd.CombinedOutput()
-	if _, serr := os.Stat(corePath); err != nil || serr != nil {
-		t.Fatalf("gdb failed (%v): %s", err, msg)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatalf("gdb wrote no results: %v\n%s", err, msg)
-	}
-	var raw map[string]map[string]Result
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatal(err)
-	}
-	s := &ThreadStop{Exe: exe, Core: corePath, Results: map[int]map[string]Result{}}
-	for k, v := range raw {
-		var tid int
-		fmt.Sscan(k, &tid)
-		s.Results[tid] = v
-	}
-	return s
+	results, corePath := runGDB(t, py, exe, args, location, nil, nil)
+	return &ThreadStop{Exe: exe, Core: corePath, Results: results}
 }
 
 // Open opens the stop's core and returns its target and threads.
