@@ -26,9 +26,6 @@ type stackCache struct {
 	// gen counts each thread's runs (forgetStack): a walk is kept only if
 	// the thread did not run while it was being made.
 	gen map[*target.Context]uint64
-	// wanted marks threads whose stack someone asked for at their latest
-	// stop: their next stop is walked before anyone asks (prefetchStack).
-	wanted map[*target.Context]bool
 }
 
 // initLocked makes the maps (mu held): forgetStack can run before the
@@ -38,7 +35,6 @@ func (sc *stackCache) initLocked() {
 		sc.stops = map[*target.Context]*threadStop{}
 		sc.walks = map[*target.Context]*stackWalk{}
 		sc.gen = map[*target.Context]uint64{}
-		sc.wanted = map[*target.Context]bool{}
 	}
 }
 
@@ -64,13 +60,6 @@ func (a *Agent) RegisterStackTrace() {
 	a.stacks.mu.Lock()
 	a.stacks.initLocked()
 	a.stacks.mu.Unlock()
-	// An ordinary listener: a synchronous one sees the stop before the
-	// thread's state says stopped, when its registers cannot be read yet.
-	a.target.AddListener(func(e target.Event) {
-		if e.Kind == target.EventStopped && !e.Context.IsProcess() {
-			a.prefetchStack(e.Context)
-		}
-	})
 	svc := a.srv.Service("StackTrace")
 	svc.Command("getChildren", func(c *tcf.Call) {
 		args := c.Args()
@@ -186,16 +175,12 @@ func (a *Agent) Stack(thread *target.Context) (*unwind.Trace, error) {
 // stack and encoding its frames on first use (or waiting for the walk in
 // progress).
 func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
-	state, _, _ := thread.State()
-	if state == target.StateRunning {
+	if state, _, _ := thread.State(); state == target.StateRunning {
 		return nil, target.Errorf(target.CodeIsRunning, "stack trace", thread.ID(), nil)
 	}
 	sc := &a.stacks
 	sc.mu.Lock()
 	sc.initLocked()
-	if state != target.StateExited && state != target.StateExiting {
-		sc.wanted[thread] = true
-	}
 	if st := sc.stops[thread]; st != nil {
 		sc.mu.Unlock()
 		return st, nil
@@ -211,27 +196,6 @@ func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
 	}
 	<-w.done
 	return w.st, w.err
-}
-
-// prefetchStack starts walking a thread's stack as soon as it stopped, when
-// someone asked for its stack at its previous stop: clients that show a
-// stack ask for it at every stop, and the walk (a register read through the
-// tracer thread, then the unwind) is then under way or done by the time
-// their getChildren arrives. A thread whose stack nobody asked for costs
-// nothing; one that stops being asked for costs one walk.
-func (a *Agent) prefetchStack(thread *target.Context) {
-	sc := &a.stacks
-	sc.mu.Lock()
-	sc.initLocked()
-	if !sc.wanted[thread] || sc.stops[thread] != nil || sc.walks[thread] != nil {
-		sc.mu.Unlock()
-		return
-	}
-	sc.wanted[thread] = false // a request at this stop sets it again
-	w := a.startWalk(thread)
-	gen := sc.gen[thread]
-	sc.mu.Unlock()
-	go a.walk(thread, w, gen)
 }
 
 // startWalk registers a walk of thread's stack (a.stacks.mu held).
@@ -295,7 +259,6 @@ func (a *Agent) forgetStack(thread *target.Context) {
 	delete(sc.walks, thread)
 	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
 		delete(sc.gen, thread)
-		delete(sc.wanted, thread)
 	} else {
 		sc.gen[thread]++
 	}

@@ -4,9 +4,9 @@ import (
 	"testing"
 )
 
-// A client that shows the stack at every stop makes the agent walk it as
-// soon as the thread stops (before the client asks): what it gets must be
-// the stack of the stop it asks at, never the previous one's.
+// A client that shows the stack at every stop gets the stack of the stop it
+// asks at, never the previous one's (the agent caches each stop's walk and
+// its encoded answers until the thread runs).
 func TestLiveStackAfterEachStop(t *testing.T) {
 	la := startLive(t)
 	_, thread := la.stoppedAtMain("deep", "5", "loop")
