@@ -223,9 +223,8 @@ func BenchmarkStack57Process(b *testing.B) {
 			clientNS += selfCPU() - c0
 		}
 		report(b, agentNS, clientNS)
-		// The agent starts walking the stack when the thread stops (before
-		// the client knows), so the timed rounds do not hold all of the
-		// stack's cost: this counts the resume, the stop and the round.
+		// Everything the agent does for one stop and its round: the resume,
+		// the breakpoint hit, its events, the walk and the round.
 		b.ReportMetric(float64(cycleNS)/1e3/float64(b.N), "agent-CPU-µs/stop+round")
 	})
 }
