@@ -181,7 +181,13 @@ func BenchmarkStack57Process(b *testing.B) {
 	}
 	la := &liveAgent{t: b, addr: addr}
 	la.c, la.events = la.dial()
-	_, thread := la.stoppedAtMain("deep", "50", "loop")
+	proc, thread := la.stoppedAtMain("deep", "50", "loop")
+	b.Cleanup(func() {
+		// The agent detaches when stopped; the program would loop on.
+		if p, err := os.FindProcess(pidOf(proc)); err == nil {
+			p.Kill()
+		}
+	})
 	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
 	la.resume(thread, 0)
 	if names := stack57(b, la.c, thread); len(names) != 57 || names[0] != "hit" || names[53] != "main" {
