@@ -151,7 +151,7 @@ var threadExt = target.NewExtension[threadUnwind]()
 func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, fn func(u *unwind.Unwinder) error) error {
 	if regs == nil {
 		var err error
-		if regs, err = thread.Registers(); err != nil {
+		if regs, err = thread.GeneralRegisters(); err != nil {
 			return err
 		}
 	}

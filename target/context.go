@@ -70,11 +70,14 @@ type Context struct {
 
 	refs atomic.Int32
 
-	mu       sync.Mutex
-	name     string
-	state    RunState
-	reason   *SuspendReason
-	pc       uint64 // PC at the last stop (threads)
+	mu     sync.Mutex
+	name   string
+	state  RunState
+	reason *SuspendReason
+	pc     uint64 // PC at the last stop (threads)
+	// stopRegs are the general registers the backend read at this stop
+	// (SetStopRegisters); nil once the thread runs or they are written.
+	stopRegs *Registers
 	exit     *ExitStatus
 	pending  SignalSet // signals queued for delivery on resume
 	dontStop SignalSet // process: signals that are passed without stopping

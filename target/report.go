@@ -67,8 +67,20 @@ func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
 	t.emit(Event{Kind: EventStopped, Context: thread, Reason: reason, PC: pc})
 }
 
+// SetStopRegisters publishes the general registers a backend read at a
+// thread's stop (call it before Stopped), so that GeneralRegisters needs no
+// round trip to the backend until the thread runs or they are written.
+func (t *Target) SetStopRegisters(thread *Context, r *Registers) {
+	thread.mu.Lock()
+	thread.stopRegs = r
+	thread.mu.Unlock()
+}
+
 // Started records that a thread resumed and sends Started.
 func (t *Target) Started(thread *Context) {
+	thread.mu.Lock()
+	thread.stopRegs = nil // even when the start is not shown: the thread runs
+	thread.mu.Unlock()
 	if t.interceptStart(thread) || t.interceptSilentStart(thread) {
 		return
 	}

@@ -310,7 +310,32 @@ func (c *Context) SetRegisters(r *Registers) error {
 	if err := c.stoppedThread("write registers"); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.stopRegs = nil
+	c.mu.Unlock()
 	return c.target.backend.SetRegisters(c, r)
+}
+
+// GeneralRegisters is Registers without the extended state (XState is nil):
+// what unwinding needs. When the backend published the registers it read at
+// this stop (SetStopRegisters), they are the answer, without a round trip to
+// the backend's thread.
+func (c *Context) GeneralRegisters() (*Registers, error) {
+	if err := c.stoppedThread("read registers"); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	r := c.stopRegs
+	c.mu.Unlock()
+	if r != nil {
+		return r.Clone(), nil
+	}
+	r, err := c.Registers()
+	if err != nil {
+		return nil, err
+	}
+	r.XState = nil
+	return r, nil
 }
 
 // WriteRegister overwrites bytes [offset, offset+len(value)) of one register.

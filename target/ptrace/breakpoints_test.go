@@ -70,6 +70,25 @@ func TestBreakpointShadowAndHits(t *testing.T) {
 		if regs.PC() != tick {
 			t.Fatalf("pc 0x%x, want the breakpoint address 0x%x", regs.PC(), tick)
 		}
+		// The registers published at the stop are the backend's.
+		gen, err := th.GeneralRegisters()
+		if err != nil || !bytes.Equal(gen.General, regs.General) || gen.XState != nil {
+			t.Fatalf("hit %d: general registers at the stop differ from the backend's (%v)", n, err)
+		}
+		if n == 2 {
+			// A write replaces them: the next read sees it.
+			rbx := target.Registers{Arch: regs.Arch, General: bytes.Clone(regs.General), XState: regs.XState}
+			rax, _ := rbx.DWARF(0)
+			if err := rbx.SetUint64(regs.Arch.ByName("rax"), rax^0x5a5a); err != nil {
+				t.Fatal(err)
+			}
+			if err := th.SetRegisters(&rbx); err != nil {
+				t.Fatal(err)
+			}
+			if gen, err := th.GeneralRegisters(); err != nil || !bytes.Equal(gen.General, rbx.General) {
+				t.Fatalf("after a write the general registers are stale (%v)", err)
+			}
+		}
 		// tick() has run n-1 times before this hit.
 		v := readN(t, p, watched, 8)
 		if v[0] != byte(n-1) {

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -432,5 +433,8 @@ func (b *Backend) report(th *thread, reason *target.SuspendReason) {
 	}
 	b.announceStart(th)
 	th.reported = true
+	if th.loadRegs() == nil {
+		b.t.SetStopRegisters(th.ctx, &target.Registers{Arch: arch.AMD64, General: append([]byte(nil), th.regs[:]...)})
+	}
 	b.t.Stopped(th.ctx, reason, th.pc())
 }
