@@ -1,10 +1,8 @@
 package services_test
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/tcf/client"
 )
 
@@ -149,51 +148,16 @@ func BenchmarkStack57(b *testing.B) {
 // sampled around each round only, so the resume and the breakpoint hit
 // before it are not counted (agent-CPU-µs/stop+round counts them).
 func BenchmarkStack57Process(b *testing.B) {
-	dir := b.TempDir()
-	bin := filepath.Join(dir, "sonde")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sondedbg/sonde/cmd/sonde").CombinedOutput(); err != nil {
-		b.Fatalf("go build ./cmd/sonde: %v\n%s", err, out)
-	}
-	agent := exec.Command(bin, "agent", "--listen", "TCP:127.0.0.1:0", "--log-level", "error")
-	stdout, err := agent.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	agent.Stderr = os.Stderr
-	if err := agent.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		agent.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { agent.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			agent.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde agent listening on TCP:")
-	if err != nil || !ok {
-		b.Fatalf("agent said %q (%v)", line, err)
-	}
-	la := &liveAgent{t: b, addr: addr}
+	agent := testprog.StartAgent(b) // kills the program it launches when it stops
+	la := &liveAgent{t: b, addr: agent.Addr}
 	la.c, la.events = la.dial()
-	proc, thread := la.stoppedAtMain("deep", "50", "loop")
-	b.Cleanup(func() {
-		// The agent detaches when stopped; the program would loop on.
-		if p, err := os.FindProcess(pidOf(proc)); err == nil {
-			p.Kill()
-		}
-	})
+	_, thread := la.stoppedAtMain("deep", "50", "loop")
 	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
 	la.resume(thread, 0)
 	if names := stack57(b, la.c, thread); len(names) != 57 || names[0] != "hit" || names[53] != "main" {
 		b.Fatalf("stack %v", names)
 	}
-	pid := agent.Process.Pid
+	pid := agent.Cmd.Process.Pid
 	report := func(b *testing.B, agentNS, clientNS int64) {
 		b.ReportMetric(float64(agentNS)/1e3/float64(b.N), "agent-CPU-µs/round")
 		b.ReportMetric(float64(clientNS)/1e3/float64(b.N), "client-CPU-µs/round")

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -98,12 +97,7 @@ func TestAgentSignalsDetachEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sonde binary")
 	}
-	bin := filepath.Join(t.TempDir(), "sonde")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/sonde")
-	build.Dir = testprog.Root()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testprog.Sonde(t)
 	prog := agentProg(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) { agentSignalRun(t, bin, prog, sig) })

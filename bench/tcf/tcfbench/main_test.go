@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,45 +19,16 @@ func TestAgainstSonde(t *testing.T) {
 		t.Skip("builds sonde and drives real processes")
 	}
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"agent_prog.c"}, Flags: []string{"-g", "-gdwarf-4", "-O0", "-pthread"}})
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "sonde")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sondedbg/sonde/cmd/sonde").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/sonde: %v\n%s", err, out)
-	}
-	agent := exec.Command(bin, "agent", "--listen", "TCP:127.0.0.1:0", "--log-level", "error")
-	stdout, err := agent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent.Stderr = os.Stderr
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		agent.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { agent.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			agent.Process.Kill()
-			<-done
-		}
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde agent listening on ")
-	if err != nil || !ok {
-		t.Fatalf("agent said %q (%v)", line, err)
-	}
+	agent := testprog.StartAgent(t)
 
 	var out, log bytes.Buffer
 	b := &bench{
-		addr:     strings.TrimPrefix(addr, "TCP:"),
+		addr:     agent.Addr,
 		prog:     prog,
 		src:      testprog.Source("agent_prog.c"),
 		runs:     2,
 		per:      50 * time.Millisecond,
-		agentPID: agent.Process.Pid,
+		agentPID: agent.Cmd.Process.Pid,
 		out:      &report{w: &out, log: &log, tsv: true},
 	}
 	if err := b.run(nil); err != nil {
