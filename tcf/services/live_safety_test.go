@@ -175,10 +175,11 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 		t.Fatalf("agent still running 20s after %v", sig)
 	}
 	for i, pid := range pids {
+		// The launched program's stdout was a pipe to the agent: with the
+		// agent gone, its first write ends it with SIGPIPE, maybe while we
+		// look. It is untraced either way; what is there to check is
+		// checked, then it is frozen for the byte checks.
 		if i == 0 && !mapsFile(pid, prog) {
-			// The launched program's stdout was a pipe to the agent: with the
-			// agent gone, its first write may end it with SIGPIPE before we
-			// look. It is untraced either way; the attached one is checked.
 			continue
 		}
 		if tp := tracerPid(t, pid); tp != 0 {
@@ -186,6 +187,9 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 		}
 		if st := procState(t, pid); st == "t" || st == "T" {
 			t.Errorf("pid %d left stopped (%s)", pid, st)
+		}
+		if i == 0 && !freeze(pid) {
+			continue
 		}
 		for _, fn := range fns {
 			link := symbolAddr(t, prog, fn)
@@ -252,6 +256,30 @@ func exeLoadBias(t *testing.T, pid int, path string) uint64 {
 
 // mapsFile reports whether path is mapped in process pid (false once the
 // process is gone).
+// freeze stops pid with SIGSTOP and waits until it is stopped; false if it
+// is gone (or a zombie) instead.
+func freeze(pid int) bool {
+	if syscall.Kill(pid, syscall.SIGSTOP) != nil {
+		return false
+	}
+	for i := 0; i < 500; i++ {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		switch {
+		case len(f) == 0 || f[0] == "Z" || f[0] == "X":
+			return false
+		case f[0] == "T":
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
+}
+
 func mapsFile(pid int, path string) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	return err == nil && strings.Contains(string(b), path)
