@@ -288,14 +288,15 @@ func escape(src string, i int) (byte, int, error) {
 	}
 }
 
-func lexChar(src string, start int) (token, int, error) {
+// lexQuoted reads the body of a literal that opens at src[start] and ends at
+// the next unescaped quote, with C escapes; end is the closing quote's index.
+func lexQuoted(src string, start int, quote byte, what string) (v []byte, end int, err error) {
 	i := start + 1
-	var v []byte
-	for i < len(src) && src[i] != '\'' {
+	for i < len(src) && src[i] != quote {
 		if src[i] == '\\' {
 			b, n, err := escape(src, i)
 			if err != nil {
-				return token{}, 0, err
+				return nil, 0, err
 			}
 			v = append(v, b)
 			i += n
@@ -305,7 +306,15 @@ func lexChar(src string, start int) (token, int, error) {
 		i++
 	}
 	if i >= len(src) {
-		return token{}, 0, errorf(ErrSyntax, start, "unterminated character constant")
+		return nil, 0, errorf(ErrSyntax, start, "unterminated %s", what)
+	}
+	return v, i, nil
+}
+
+func lexChar(src string, start int) (token, int, error) {
+	v, i, err := lexQuoted(src, start, '\'', "character constant")
+	if err != nil {
+		return token{}, 0, err
 	}
 	if len(v) == 0 {
 		return token{}, 0, errorf(ErrSyntax, start, "empty character constant")
@@ -326,23 +335,9 @@ func lexChar(src string, start int) (token, int, error) {
 }
 
 func lexString(src string, start int) (token, int, error) {
-	i := start + 1
-	var v []byte
-	for i < len(src) && src[i] != '"' {
-		if src[i] == '\\' {
-			b, n, err := escape(src, i)
-			if err != nil {
-				return token{}, 0, err
-			}
-			v = append(v, b)
-			i += n
-			continue
-		}
-		v = append(v, src[i])
-		i++
-	}
-	if i >= len(src) {
-		return token{}, 0, errorf(ErrSyntax, start, "unterminated string literal")
+	v, i, err := lexQuoted(src, start, '"', "string literal")
+	if err != nil {
+		return token{}, 0, err
 	}
 	return token{kind: tString, pos: start, text: src[start : i+1], sval: v}, i + 1 - start, nil
 }
