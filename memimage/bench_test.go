@@ -24,9 +24,8 @@ func benchOffset(i, size int) int {
 	return (i * 4099) % (benchFileSize - size)
 }
 
-// BenchmarkCopyFromMapping is the baseline: copy out of a mapping of the file
-// with nothing in between.
-func BenchmarkCopyFromMapping(b *testing.B) {
+// benchMapping maps the benchmark file, as a plain copy reads it.
+func benchMapping(b *testing.B) []byte {
 	f, err := os.Open(benchFile(b))
 	if err != nil {
 		b.Fatal(err)
@@ -36,7 +35,27 @@ func BenchmarkCopyFromMapping(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Munmap(m)
+	b.Cleanup(func() { unix.Munmap(m) })
+	return m
+}
+
+// benchImage is an image with the benchmark file as a cached section at
+// 0x400000 in address space p1.
+func benchImage(b *testing.B) *Image {
+	c := NewSectionCache(NoLimit)
+	id, err := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	im := New("bench")
+	im.AddCached(c, id, p1)
+	return im
+}
+
+// BenchmarkCopyFromMapping is the baseline: copy out of a mapping of the file
+// with nothing in between.
+func BenchmarkCopyFromMapping(b *testing.B) {
+	m := benchMapping(b)
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			buf := make([]byte, size)
@@ -52,13 +71,7 @@ func BenchmarkCopyFromMapping(b *testing.B) {
 // BenchmarkImageRead reads through an image from a cached, mapped file
 // section: the number to hold within 2x of BenchmarkCopyFromMapping.
 func BenchmarkImageRead(b *testing.B) {
-	c := NewSectionCache(NoLimit)
-	id, err := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
-	if err != nil {
-		b.Fatal(err)
-	}
-	im := New("bench")
-	im.AddCached(c, id, p1)
+	im := benchImage(b)
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			buf := make([]byte, size)
@@ -75,13 +88,7 @@ func BenchmarkImageRead(b *testing.B) {
 // BenchmarkReaderRead is BenchmarkImageRead through a Reader: the fast
 // path callers with many small reads use.
 func BenchmarkReaderRead(b *testing.B) {
-	c := NewSectionCache(NoLimit)
-	id, err := c.AddFile(benchFile(b), 0, benchFileSize, 0x400000)
-	if err != nil {
-		b.Fatal(err)
-	}
-	im := New("bench")
-	im.AddCached(c, id, p1)
+	im := benchImage(b)
 	r := im.NewReader(p1)
 	for _, size := range benchSizes {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
@@ -305,21 +312,8 @@ func BenchmarkCacheChurn(b *testing.B) {
 // same page-cache pages (either warms them for the other), while a Reader
 // reads its resident copy of them, which nothing else warms.
 func BenchmarkReadVsCopy(b *testing.B) {
-	path := benchFile(b)
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := unix.Mmap(int(f.Fd()), 0, benchFileSize, unix.PROT_READ, unix.MAP_PRIVATE)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	c := NewSectionCache(NoLimit)
-	id, _ := c.AddFile(path, 0, benchFileSize, 0x400000)
-	im := New("bench")
-	im.AddCached(c, id, p1)
+	m := benchMapping(b)
+	im := benchImage(b)
 	r := im.NewReader(p1)
 	const batch = 2000
 	for _, size := range benchSizes {
@@ -365,21 +359,8 @@ func BenchmarkReadVsCopy(b *testing.B) {
 // 120,000 bytes of the file, inside one Reader window: the cost of a Reader
 // hit against the plain copy, without window moves.
 func BenchmarkReaderHitVsCopy(b *testing.B) {
-	path := benchFile(b)
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	m, err := unix.Mmap(int(f.Fd()), 0, benchFileSize, unix.PROT_READ, unix.MAP_PRIVATE)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer unix.Munmap(m)
-	c := NewSectionCache(NoLimit)
-	id, _ := c.AddFile(path, 0, benchFileSize, 0x400000)
-	im := New("bench")
-	im.AddCached(c, id, p1)
+	m := benchMapping(b)
+	im := benchImage(b)
 	r := im.NewReader(p1)
 	const batch, span = 2000, 120000
 	for _, size := range []int{8, 16, 64} {
