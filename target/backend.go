@@ -57,6 +57,14 @@ type Backend interface {
 	Close() error
 }
 
+// AsyncResumer is a Backend that can take a resume without its caller
+// waiting: done gets the outcome once, on the backend's own thread or (when
+// the backend is closed) on the caller's. Requests keep their order with the
+// backend's other requests.
+type AsyncResumer interface {
+	ResumeAsync(ctx *Context, mode ResumeMode, opts ResumeOptions, done func(error))
+}
+
 // AuxvReader is implemented by backends that can return a process's ELF
 // auxiliary vector (live: /proc/PID/auxv; cores: NT_AUXV) as raw bytes.
 type AuxvReader interface {

@@ -1,6 +1,17 @@
 package target
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
+
+// lazyDelay bounds how long ordinary listeners wait for an event that the
+// synchronous listeners handled (see AddSyncListener); lazyMax bounds how
+// many such events may wait.
+const (
+	lazyDelay = time.Millisecond
+	lazyMax   = 256
+)
 
 // eventQueue delivers events to listeners one at a time, in order, on its own
 // goroutine, so that a backend reporting an event never waits for a listener and
@@ -11,10 +22,14 @@ type eventQueue struct {
 	cond      *sync.Cond
 	queue     []Event
 	listeners []*Listener
-	sync      []*Listener
+	sync      []*SyncListener
 	seq       uint64
 	stopping  bool
 	done      chan struct{}
+	// lazy is the timer that wakes run for events queued without a signal;
+	// lazyArmed says it is running.
+	lazy      *time.Timer
+	lazyArmed bool
 }
 
 func (q *eventQueue) start() {
@@ -23,22 +38,22 @@ func (q *eventQueue) start() {
 	go q.run()
 }
 
-func (q *eventQueue) add(l Listener) func() { return q.subscribe(&q.listeners, l) }
+func (q *eventQueue) add(l Listener) func() { return subscribe(q, &q.listeners, l) }
 
-func (q *eventQueue) addSync(l Listener) func() { return q.subscribe(&q.sync, l) }
+func (q *eventQueue) addSync(l SyncListener) func() { return subscribe(q, &q.sync, l) }
 
 // subscribe adds l to the list *to. Lists are copied on change, so that a
 // delivery in progress keeps the list it started with.
-func (q *eventQueue) subscribe(to *[]*Listener, l Listener) func() {
+func subscribe[L any](q *eventQueue, to *[]*L, l L) func() {
 	p := &l
 	q.mu.Lock()
-	*to = append(append([]*Listener(nil), *to...), p)
+	*to = append(append([]*L(nil), *to...), p)
 	q.mu.Unlock()
 	return func() {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if i := indexOf(*to, p); i >= 0 {
-			*to = append(append([]*Listener(nil), (*to)[:i]...), (*to)[i+1:]...)
+			*to = append(append([]*L(nil), (*to)[:i]...), (*to)[i+1:]...)
 		}
 	}
 }
@@ -53,11 +68,33 @@ func (q *eventQueue) push(e Event) {
 	e.Seq = q.seq
 	// Under mu: synchronous listeners see events in order, and before the
 	// queue's goroutine can hand the same event to the others.
+	urgent := len(q.sync) == 0
 	for _, l := range q.sync {
-		(*l)(e)
+		if !(*l)(e) {
+			urgent = true
+		}
 	}
 	q.queue = append(q.queue, e)
+	if urgent || len(q.queue) >= lazyMax {
+		q.cond.Signal()
+		return
+	}
+	if !q.lazyArmed {
+		q.lazyArmed = true
+		if q.lazy == nil {
+			q.lazy = time.AfterFunc(lazyDelay, q.wakeLazy)
+		} else {
+			q.lazy.Reset(lazyDelay)
+		}
+	}
+}
+
+// wakeLazy is the lazy timer's: run takes what push queued without a signal.
+func (q *eventQueue) wakeLazy() {
+	q.mu.Lock()
+	q.lazyArmed = false
 	q.cond.Signal()
+	q.mu.Unlock()
 }
 
 // stop delivers what is queued, then ends the goroutine.

@@ -34,3 +34,8 @@ type Event struct {
 // the order events happened, on a goroutine of the Target's own: they may call
 // back into the Target, and should not block for long.
 type Listener func(Event)
+
+// SyncListener is a synchronous listener (Target.AddSyncListener). It returns
+// true when what e needs done soon is done, so that the ordinary listeners
+// may see e a little later (lazyDelay) rather than being woken for it now.
+type SyncListener func(e Event) (handled bool)

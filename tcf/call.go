@@ -133,7 +133,15 @@ func (r *Reply) Report(rep *ErrorReport) *Reply { r.b.Error(rep); return r }
 // Send queues the reply. Only the first Send of a call counts. If a field
 // could not be encoded, the peer gets an error-only reply instead (and the
 // problem is logged): it is a bug in the service.
-func (r *Reply) Send() {
+func (r *Reply) Send() { r.send(false) }
+
+// SendBehind is Send for a reply nobody waits on at once: it is not written
+// by itself but rides with the channel's next write (at most a millisecond
+// later, as EmitBehind's events do). A resume's reply so reaches the client
+// with the stop that follows it instead of waking it while the thread runs.
+func (r *Reply) SendBehind() { r.send(true) }
+
+func (r *Reply) send(behind bool) {
 	c := r.call
 	if !c.state.CompareAndSwap(callPending, callReplied) && !c.state.CompareAndSwap(callDeferred, callReplied) {
 		c.ch.log.Error("second reply to a command dropped", "service", c.service, "command", c.command)
@@ -147,12 +155,16 @@ func (r *Reply) Send() {
 		r.b.Result('R', c.token).Error(Report(err, c.ch.srv.Now())).End()
 		msg = r.b.buf
 	}
-	if len(msg) > maxPooledBuf {
+	switch {
+	case behind:
+		c.ch.enqueueBehind(msg)
+	case len(msg) > maxPooledBuf:
 		// Too big for the pool anyway: hand the buffer to the queue.
 		c.ch.enqueueOwned(msg, !c.inHandler.Load())
 		r.b.pool, r.b.buf = nil, nil
 		return
+	default:
+		c.ch.enqueueMsg(msg, !c.inHandler.Load())
 	}
-	c.ch.enqueueMsg(msg, !c.inHandler.Load())
 	r.b.release()
 }

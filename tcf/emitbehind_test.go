@@ -76,3 +76,37 @@ func TestEmitBehind(t *testing.T) {
 		t.Fatalf("got %v", g)
 	}
 }
+
+// TestReplySendBehind: a reply sent behind after the handler returned (as a
+// resume's reply is, from the tracer thread) keeps its place in front of the
+// event that follows it; alone, it still arrives (the behind timer).
+func TestReplySendBehind(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	calls := make(chan *tcf.Call, 1)
+	srv.Service("Test").Command("later", func(c *tcf.Call) {
+		c.Defer()
+		calls <- c
+	})
+	rc := openRaw(t, addr, "Test")
+
+	// Behind, then an event: one stream, reply first.
+	rc.write(msg("C", "1", "Test", "later"))
+	call := <-calls
+	call.Reply().Error(nil).SendBehind()
+	if err := srv.Emit("Test", "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	want := string(msg("R", "1", "")) + string(msg("E", "Test", "stopped"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("behind reply then event:\n got %q\nwant %q", got, want)
+	}
+
+	// Alone: it still comes.
+	rc.write(msg("C", "2", "Test", "later"))
+	call = <-calls
+	call.Reply().Error(nil).SendBehind()
+	want = string(msg("R", "2", ""))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("behind reply alone:\n got %q\nwant %q", got, want)
+	}
+}

@@ -37,19 +37,42 @@ type Backend struct {
 	closing  bool
 }
 
-// request is an operation for the tracer thread. finished is set with done
-// closed: a requester that polls it is not woken by the tracer thread.
+// request is an operation for the tracer thread. A request made by do has a
+// done channel its caller waits on; a posted one (post) has none: whoever
+// claims it first either runs it or, when the tracer thread is gone, cancels
+// it, so its caller hears back exactly once.
 type request struct {
-	fn       func()
-	done     chan struct{}
-	finished atomic.Bool
+	fn      func()
+	done    chan struct{}
+	claimed atomic.Bool
+	cancel  func()
 }
 
 // finish runs r's operation; it is called on the tracer thread.
 func (b *Backend) finish(r *request) {
+	if r.done == nil {
+		if r.claimed.CompareAndSwap(false, true) {
+			b.runSafely(r.fn)
+		}
+		return
+	}
 	b.runSafely(r.fn)
-	r.finished.Store(true)
 	close(r.done)
+}
+
+// cancelPosted tells the callers of posted requests still queued that the
+// tracer thread has ended; it runs after done is closed.
+func (b *Backend) cancelPosted() {
+	for {
+		select {
+		case r := <-b.reqs:
+			if r.done == nil && r.claimed.CompareAndSwap(false, true) {
+				r.cancel()
+			}
+		default:
+			return
+		}
+	}
 }
 
 // process is the backend's state of one traced process.

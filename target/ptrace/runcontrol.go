@@ -393,33 +393,41 @@ func (b *Backend) stopThreads(ths []*thread) bool {
 
 // Resume implements target.Backend.
 func (b *Backend) Resume(ctx *target.Context, mode target.ResumeMode, opts target.ResumeOptions) error {
-	return b.do("resume", func() error {
-		p, err := b.procOf(ctx, "resume")
-		if err != nil {
-			return err
-		}
-		if ctx.IsProcess() {
-			for _, th := range p.sortedThreads() {
-				if th.reported && !th.running {
-					if err := b.resumeThread(th, mode, opts); err != nil {
-						return err
-					}
+	return b.do("resume", func() error { return b.resume(ctx, mode, opts) })
+}
+
+// ResumeAsync implements target.AsyncResumer.
+func (b *Backend) ResumeAsync(ctx *target.Context, mode target.ResumeMode, opts target.ResumeOptions, done func(error)) {
+	b.post("resume", func() error { return b.resume(ctx, mode, opts) }, done)
+}
+
+// resume runs on the tracer thread.
+func (b *Backend) resume(ctx *target.Context, mode target.ResumeMode, opts target.ResumeOptions) error {
+	p, err := b.procOf(ctx, "resume")
+	if err != nil {
+		return err
+	}
+	if ctx.IsProcess() {
+		for _, th := range p.sortedThreads() {
+			if th.reported && !th.running {
+				if err := b.resumeThread(th, mode, opts); err != nil {
+					return err
 				}
 			}
-			return nil
 		}
-		th, err := b.threadOf(ctx, "resume")
-		if err != nil {
-			return err
-		}
-		if !th.reported || th.running {
-			return target.Errorf(target.CodeAlreadyRunning, "resume", ctx.ID(), nil)
-		}
-		if (mode == target.ResumeStepIntoRange || mode == target.ResumeStepOverRange) && opts.RangeEnd <= opts.RangeStart {
-			return target.Errorf(target.CodeInvalidAddress, "resume", ctx.ID(), errEmptyRange)
-		}
-		return b.resumeThread(th, mode, opts)
-	})
+		return nil
+	}
+	th, err := b.threadOf(ctx, "resume")
+	if err != nil {
+		return err
+	}
+	if !th.reported || th.running {
+		return target.Errorf(target.CodeAlreadyRunning, "resume", ctx.ID(), nil)
+	}
+	if (mode == target.ResumeStepIntoRange || mode == target.ResumeStepOverRange) && opts.RangeEnd <= opts.RangeStart {
+		return target.Errorf(target.CodeInvalidAddress, "resume", ctx.ID(), errEmptyRange)
+	}
+	return b.resumeThread(th, mode, opts)
 }
 
 func (b *Backend) resumeThread(th *thread, mode target.ResumeMode, opts target.ResumeOptions) error {

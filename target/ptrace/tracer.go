@@ -33,6 +33,7 @@ func (b *Backend) loop(started chan struct{}) {
 		if b.closing && len(b.threads) == 0 {
 			b.reaper.close()
 			close(b.done)
+			b.cancelPosted()
 			return
 		}
 	}
@@ -75,6 +76,37 @@ func (b *Backend) do(op string, fn func() error) (err error) {
 		}
 	}
 	return err
+}
+
+// post queues fn for the tracer thread without waiting for it; done gets
+// fn's outcome there (or at once, on the calling thread, when the tracer
+// thread has ended). Posted and waited-for requests run in the order made.
+func (b *Backend) post(op string, fn func() error, done func(error)) {
+	if tid := b.tracerTid; tid != 0 && unix.Gettid() == tid {
+		done(fn())
+		return
+	}
+	closed := func() { done(target.Errorf(target.CodeInvalidContext, op, "", errClosed)) }
+	r := &request{cancel: closed}
+	r.fn = func() {
+		var err error = target.Errorf(target.CodeOther, op, "", fmt.Errorf("internal error on the tracer thread"))
+		defer func() { done(err) }() // also when fn panics
+		err = fn()
+	}
+	select {
+	case b.reqs <- r:
+		// The tracer thread may have ended after r was queued and after it
+		// cancelled what it found queued.
+		select {
+		case <-b.done:
+			if r.claimed.CompareAndSwap(false, true) {
+				closed()
+			}
+		default:
+		}
+	case <-b.done:
+		closed()
+	}
 }
 
 // spinBudget is how long the tracer thread stays awake after doing something.

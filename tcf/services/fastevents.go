@@ -30,8 +30,9 @@ type fastEvents struct {
 	left map[uint64]bool
 }
 
-// onEventNow is the synchronous listener (see target.AddSyncListener).
-func (a *Agent) onEventNow(e target.Event) {
+// onEventNow is the synchronous listener (see target.AddSyncListener). It
+// returns true when onEvent has nothing urgent left to do for e.
+func (a *Agent) onEventNow(e target.Event) bool {
 	f := &a.fast
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -40,9 +41,28 @@ func (a *Agent) onEventNow(e target.Event) {
 	}
 	if len(f.left) == 0 && a.sendNow(e) {
 		f.sent[e.Seq] = true
-		return
+		return !a.mayHaveSpent(e.Reason)
 	}
 	f.left[e.Seq] = true
+	return false
+}
+
+// mayHaveSpent reports whether a stop may be at a Temporary breakpoint that
+// onEvent must remove (releaseSpent) before the thread runs into it again.
+func (a *Agent) mayHaveSpent(r *target.SuspendReason) bool {
+	if r == nil || len(r.Breakpoints) == 0 {
+		return false
+	}
+	if !a.bps.mu.TryLock() {
+		return true
+	}
+	defer a.bps.mu.Unlock()
+	for _, bp := range r.Breakpoints {
+		if cb := a.bps.byPlanted[bp]; cb != nil && cb.spent {
+			return true
+		}
+	}
+	return false
 }
 
 // sentEarly reports whether onEventNow sent e's protocol events; onEvent asks

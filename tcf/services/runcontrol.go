@@ -89,7 +89,16 @@ func (a *Agent) RegisterRunControl() {
 		if v, ok := params.Uint64("RangeEnd"); ok {
 			opts.RangeEnd = v
 		}
-		c.ReplyError(ctx.Resume(target.ResumeMode(mode), opts))
+		// The reply is not waited for: a client resuming from a stop wants the
+		// next stop, and the reply rides with it (or follows within 1 ms).
+		c.Defer()
+		ctx.ResumeAsync(target.ResumeMode(mode), opts, func(err error) {
+			if err != nil {
+				c.ReplyError(err)
+				return
+			}
+			c.Reply().Error(nil).SendBehind()
+		})
 	})
 	svc.Command("suspend", func(c *tcf.Call) {
 		ctx, err := a.contextArg(c)
