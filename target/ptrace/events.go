@@ -318,6 +318,16 @@ func (b *Backend) onTrap(th *thread, si siginfo) {
 
 // onInt3 handles a software breakpoint trap: the PC is one past the int3.
 func (b *Backend) onInt3(th *thread) {
+	if err := th.loadRegs(); err != nil {
+		// Without its PC the trap cannot be told from the program's own
+		// int3, and a SIGTRAP passed on would kill it. Unreadable registers
+		// mean the thread is no longer in a ptrace-stop (killed meanwhile):
+		// its exit comes next. Anything else: report the stop, not a signal.
+		if !errors.Is(err, unix.ESRCH) {
+			b.report(th, &target.SuspendReason{Kind: target.ReasonException, Message: "breakpoint trap with unreadable registers: " + err.Error()})
+		}
+		return
+	}
 	pc := th.pc()
 	addr := pc - 1
 	owner := th.proc.memOwner
