@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -23,7 +23,8 @@ const closeFlushTimeout = 2 * time.Second
 type Channel struct {
 	srv    *Server
 	conn   net.Conn
-	raw    syscall.RawConn // conn's socket, for writes that must not block; nil if it has none
+	sock   *RawSocket // conn's socket; nil if it has none (then conn is used)
+	rw     io.ReadWriter
 	id     string
 	log    *slog.Logger
 	rd     *Reader
@@ -42,10 +43,11 @@ type Channel struct {
 	onClose   []func()
 	closed    bool // hooks have run
 
-	// behind is set while a message queued by enqueueBehind waits for
-	// another write; behindTimer wakes the writer if none comes.
-	behind      bool
-	behindTimer *time.Timer
+	// flushAt is when queued bytes that wait for another write to carry
+	// them (enqueueBehind, holdReplies) must be written at the latest;
+	// flushTimer wakes the writer then. Zero: nothing waits so.
+	flushAt    time.Time
+	flushTimer *time.Timer
 
 	// peer state, written by the reader goroutine, read under mu by others
 	peerHello    bool
@@ -56,21 +58,22 @@ type Channel struct {
 func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 	id := fmt.Sprintf("C%d", n)
 	ctx, cancel := context.WithCancel(context.Background())
-	var raw syscall.RawConn
-	if sc, ok := conn.(syscall.Conn); ok {
-		if rc, err := sc.SyscallConn(); err == nil {
-			raw = rc
-		}
+	sock := NewRawSocket(conn)
+	var rw io.ReadWriter = conn
+	if sock != nil {
+		sock.Spin = max(s.cfg.ReadSpin, 0)
+		rw = sock
 	}
 	return &Channel{
-		raw:       raw,
+		sock:      sock,
+		rw:        rw,
 		ctx:       ctx,
 		cancel:    cancel,
 		srv:       s,
 		conn:      conn,
 		id:        id,
 		log:       s.log.With("channel", id, "peer", conn.RemoteAddr().String()),
-		rd:        NewReader(conn, s.cfg.MaxMessageSize),
+		rd:        NewReader(rw, s.cfg.MaxMessageSize),
 		wake:      make(chan struct{}, 1),
 		writeDone: make(chan struct{}),
 		done:      make(chan struct{}),
@@ -141,8 +144,8 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 	}
 	c.closing = true
 	c.reason = reason
-	if c.behindTimer != nil {
-		c.behindTimer.Stop() // the closing writer sends what is left
+	if c.flushTimer != nil {
+		c.flushTimer.Stop() // the closing writer sends what is left
 	}
 	if dropQueue {
 		c.out = c.out[:0]
@@ -231,16 +234,21 @@ func (c *Channel) enqueueOwned(msg []byte, wake bool) bool {
 	return true
 }
 
-// kickWriter wakes the writer if replies are waiting. The reader calls it
-// before running the next handler, so replies already made never wait for
-// a slow handler.
-func (c *Channel) kickWriter() {
+// replyHold bounds how long replies made on the reader goroutine wait while
+// it runs the commands after theirs (see holdReplies).
+const replyHold = 100 * time.Microsecond
+
+// holdReplies lets replies already made wait while the reader runs the next
+// command: most commands take microseconds, and the replies of a whole burst
+// then go out in one write when the input is drained (flushIfDrained). So
+// that a slow command does not hold them up, the writer sends them after
+// replyHold in any case.
+func (c *Channel) holdReplies() {
 	c.mu.Lock()
-	pending := len(c.out) > 0
-	c.mu.Unlock()
-	if pending {
-		c.signal()
+	if len(c.out) > 0 && !c.closing {
+		c.flushWithin(replyHold)
 	}
+	c.mu.Unlock()
 }
 
 // flushOnce writes what is queued unless another goroutine is writing.
@@ -257,7 +265,7 @@ func (c *Channel) flushOnce() error {
 	c.out, c.spare = c.spare[:0], nil
 	c.mu.Unlock()
 
-	_, err := c.conn.Write(buf)
+	_, err := c.rw.Write(buf)
 
 	c.mu.Lock()
 	c.writing = false
@@ -286,32 +294,41 @@ func (c *Channel) enqueueBehind(msg []byte) {
 		return
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.behind || c.closing {
+	if !c.closing {
+		c.flushWithin(behindDelay)
+	}
+	c.mu.Unlock()
+}
+
+// flushWithin (c.mu held) makes sure the writer writes the queue within d,
+// if no other write does so first.
+func (c *Channel) flushWithin(d time.Duration) {
+	at := time.Now().Add(d)
+	if !c.flushAt.IsZero() && !at.Before(c.flushAt) {
 		return
 	}
-	c.behind = true
-	if c.behindTimer == nil {
-		c.behindTimer = time.AfterFunc(behindDelay, c.sendBehind)
+	c.flushAt = at
+	if c.flushTimer == nil {
+		c.flushTimer = time.AfterFunc(d, c.flushDue)
 	} else {
-		c.behindTimer.Reset(behindDelay)
+		c.flushTimer.Reset(d)
 	}
 }
 
-// sendBehind is the timer's: nothing else wrote what enqueueBehind queued.
-func (c *Channel) sendBehind() {
+// flushDue is the flush timer's: nothing else wrote the queue in time.
+func (c *Channel) flushDue() {
 	c.mu.Lock()
-	c.behind = false
+	c.flushAt = time.Time{}
 	c.mu.Unlock()
 	c.signal()
 }
 
 // wrote notes (c.mu held) that the queue was written out: nothing waits
-// behind any more.
+// for a write any more.
 func (c *Channel) wrote() {
-	if c.behind && len(c.out) == 0 {
-		c.behind = false
-		c.behindTimer.Stop()
+	if len(c.out) == 0 && !c.flushAt.IsZero() {
+		c.flushAt = time.Time{}
+		c.flushTimer.Stop()
 	}
 }
 
@@ -321,7 +338,7 @@ func (c *Channel) wrote() {
 // live target's tracer thread) so reaches the peer without waking another
 // goroutine first.
 func (c *Channel) sendNow() {
-	if c.raw == nil {
+	if c.sock == nil {
 		c.signal()
 		return
 	}
@@ -338,22 +355,9 @@ func (c *Channel) sendNow() {
 	c.out, c.spare = c.spare[:0], nil
 	c.mu.Unlock()
 
-	n := 0
-	_ = c.raw.Write(func(fd uintptr) bool {
-		for n < len(buf) {
-			m, err := syscall.Write(int(fd), buf[n:])
-			if m > 0 {
-				n += m
-			}
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil || m <= 0 {
-				break // EAGAIN (the socket is full), or an error the writer will meet
-			}
-		}
-		return true // never wait for the socket here
-	})
+	// A full socket or an error: what is left goes to the writer, which
+	// waits for room or meets the error.
+	n, _ := c.sock.TryWrite(buf)
 
 	c.mu.Lock()
 	c.writing = false
@@ -431,7 +435,7 @@ func (c *Channel) readLoop() {
 			c.Close(err)
 			return
 		}
-		c.kickWriter()
+		c.holdReplies()
 		c.dispatch(m)
 		if !c.flushIfDrained() {
 			return
@@ -440,9 +444,10 @@ func (c *Channel) readLoop() {
 }
 
 // flushIfDrained sends queued replies from the reader goroutine once no
-// more input is buffered. It returns false if the write failed.
+// more input is waiting: neither buffered nor in the socket. It returns
+// false if the write failed.
 func (c *Channel) flushIfDrained() bool {
-	if c.rd.Buffered() {
+	if c.rd.Buffered() || c.rd.FillNow() {
 		return true
 	}
 	if err := c.flushOnce(); err != nil {

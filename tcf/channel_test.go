@@ -215,7 +215,10 @@ func TestCommandsRunInArrivalOrder(t *testing.T) {
 			t.Fatalf("reply %d: %d %v %v", i, n, rerr, err)
 		}
 	}
-	for i, n := range rec.seen {
+	rec.mu.Lock()
+	seen := append([]int(nil), rec.seen...)
+	rec.mu.Unlock()
+	for i, n := range seen {
 		if n != i {
 			t.Fatalf("handler %d saw %d: not arrival order", i, n)
 		}

@@ -39,7 +39,7 @@ func addAgentService(f func(*tcf.Server)) { agentServices = append(agentServices
 const shutdownTimeout = 10 * time.Second
 
 func runAgent(args []string) int {
-	fs := newFlagSet("agent", "sonde agent [--listen TCP:127.0.0.1:1534] [--log-level L]",
+	fs := newFlagSet("agent", "sonde agent [--listen TCP:127.0.0.1:1534] [--log-level L] [--read-spin D]",
 		"Runs a TCF agent: TCF clients (Eclipse, the TCF Python client, vendor tools) connect to it\n"+
 			"to debug programs on this machine. It listens on loopback only unless told otherwise;\n"+
 			"TCF has no authentication, so anyone who can connect can run programs as this user.\n"+
@@ -47,6 +47,9 @@ func runAgent(args []string) int {
 			"SIGINT or SIGTERM shuts it down gracefully, detaching from every target.")
 	listen := fs.String("listen", "TCP:127.0.0.1:1534", "`address` to listen on: [TCP:]host:port")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	spin := fs.Duration("read-spin", tcf.DefaultReadSpin,
+		"how long a channel keeps polling for the client's next command before it sleeps (`duration`; 0: never):\n"+
+			"shorter request/reply round trips for at most that much CPU per burst of commands")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -67,7 +70,14 @@ func runAgent(args []string) int {
 			"anyone who can reach this port can control programs as this user")
 	}
 
-	srv := tcf.NewServer(tcf.Config{Logger: log})
+	if *spin < 0 {
+		return usageError(fs, "--read-spin must not be negative")
+	}
+	readSpin := *spin
+	if readSpin == 0 {
+		readSpin = -1 // tcf.Config: 0 is the default, negative is never
+	}
+	srv := tcf.NewServer(tcf.Config{Logger: log, ReadSpin: readSpin})
 	for _, f := range agentServices {
 		f(srv)
 	}

@@ -46,7 +46,14 @@ func startLive(t testing.TB) *liveAgent {
 	if os.Getenv("SONDE_TEST_LOG") != "" {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	srv := tcf.NewServer(tcf.Config{Logger: logger})
+	cfg := tcf.Config{Logger: logger}
+	if _, bench := t.(*testing.B); bench {
+		// In process the client shares the agent's two Ps, and the reader's
+		// spin (for clients in other processes) only takes one from it; the
+		// cross-process figures (bench/tcf) are taken with the default.
+		cfg.ReadSpin = -1
+	}
+	srv := tcf.NewServer(cfg)
 	tcf.RegisterDiagnostics(srv)
 	a := services.New(srv, session.New(tgt, session.Options{}))
 	a.RegisterAll()

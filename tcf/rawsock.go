@@ -1,0 +1,187 @@
+package tcf
+
+import (
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// RawSocket reads and writes a connection's socket with raw system calls,
+// waiting for readiness through the runtime's poller as net.Conn does.
+//
+// Why not net.Conn's own Read and Write: they tell the Go scheduler about
+// every system call, and entering one while the runtime's monitor thread
+// (sysmon) sleeps wakes it and makes it poll every 20 µs for the next
+// millisecond or so. A TCF channel in a request/reply ping-pong enters a
+// few system calls every few tens of microseconds, so the monitor never
+// sleeps: it was the largest single user of the agent's CPU in an echo
+// round-trip benchmark (bench/tcf/BENCHMARKS.md). The socket is non-blocking,
+// so no call here ever blocks in the kernel and the bookkeeping buys nothing.
+//
+// Deadlines and Close of the underlying connection work as for net.Conn.
+// Read may run concurrently with Write or TryWrite, but each of them only
+// on one goroutine at a time (their state lives here, so that they do not
+// allocate).
+type RawSocket struct {
+	rc syscall.RawConn
+	// Spin is how long Read keeps polling the socket once it is empty before
+	// it waits on the poller: data that arrives meanwhile is taken without a
+	// sleeping thread being woken. Between polls it lets other goroutines
+	// and other threads of the machine run.
+	Spin time.Duration
+
+	rbuf    []byte
+	rn      uintptr
+	rerr    syscall.Errno
+	readFn  func(fd uintptr) bool
+	tryRdFn func(fd uintptr) bool
+	wbuf    []byte
+	wdone   int
+	werr    syscall.Errno
+	writeFn func(fd uintptr) bool
+	tryFn   func(fd uintptr) bool
+}
+
+// NewRawSocket returns a RawSocket over conn's socket, or nil when conn has
+// none (a net.Pipe in tests): callers then use conn itself.
+func NewRawSocket(conn net.Conn) *RawSocket {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	s := &RawSocket{rc: rc}
+	s.readFn, s.tryRdFn, s.writeFn, s.tryFn = s.read, s.tryRead, s.write, s.tryWrite
+	return s
+}
+
+// Read reads what the socket has, waiting until it has something (spinning
+// first; see Spin).
+func (s *RawSocket) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	s.rbuf = p
+	err := s.rc.Read(s.readFn)
+	s.rbuf = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case s.rerr != 0:
+		return 0, os.NewSyscallError("read", s.rerr)
+	case s.rn == 0:
+		return 0, io.EOF
+	}
+	return int(s.rn), nil
+}
+
+// read is Read's callback: false means "wait until readable".
+func (s *RawSocket) read(fd uintptr) bool {
+	s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+	if s.rerr != syscall.EAGAIN || s.Spin <= 0 {
+		return s.rerr != syscall.EAGAIN
+	}
+	deadline := time.Now().Add(s.Spin)
+	for s.rerr == syscall.EAGAIN && time.Now().Before(deadline) {
+		// Goroutines of this process first (a client in the same process
+		// needs this P), then threads of others (the client and the program
+		// may need this CPU).
+		runtime.Gosched()
+		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+	}
+	return s.rerr != syscall.EAGAIN
+}
+
+// TryRead reads what the socket has now, without waiting or spinning: 0 when
+// it has nothing (or at the end of the stream, or on an error, which the
+// next Read meets).
+func (s *RawSocket) TryRead(p []byte) int {
+	if len(p) == 0 {
+		return 0
+	}
+	s.rbuf = p
+	err := s.rc.Read(s.tryRdFn)
+	s.rbuf = nil
+	if err != nil || s.rerr != 0 {
+		return 0
+	}
+	return int(s.rn)
+}
+
+func (s *RawSocket) tryRead(fd uintptr) bool {
+	s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+	return true
+}
+
+// Write writes all of p, waiting for room in the socket as needed.
+func (s *RawSocket) Write(p []byte) (int, error) {
+	s.wbuf, s.wdone, s.werr = p, 0, 0
+	err := s.rc.Write(s.writeFn)
+	s.wbuf = nil
+	switch {
+	case err != nil:
+		return s.wdone, err
+	case s.werr != 0:
+		return s.wdone, os.NewSyscallError("write", s.werr)
+	}
+	return s.wdone, nil
+}
+
+// write is Write's callback: false means "wait until writable".
+func (s *RawSocket) write(fd uintptr) bool {
+	for s.wdone < len(s.wbuf) {
+		var n uintptr
+		n, s.werr = rawIO(syscall.SYS_WRITE, fd, s.wbuf[s.wdone:])
+		if s.werr == syscall.EAGAIN {
+			s.werr = 0
+			return false
+		}
+		if s.werr != 0 {
+			return true
+		}
+		s.wdone += int(n)
+	}
+	return true
+}
+
+// TryWrite writes what the socket takes now, without waiting: the number of
+// bytes written, and whether the socket is still usable (an error other than
+// a full socket is left for a later Write to meet).
+func (s *RawSocket) TryWrite(p []byte) (int, bool) {
+	s.wbuf, s.wdone, s.werr = p, 0, 0
+	_ = s.rc.Write(s.tryFn)
+	s.wbuf = nil
+	return s.wdone, s.werr == 0 || s.werr == syscall.EAGAIN
+}
+
+// tryWrite is TryWrite's callback: it never asks to wait.
+func (s *RawSocket) tryWrite(fd uintptr) bool {
+	for s.wdone < len(s.wbuf) {
+		var n uintptr
+		n, s.werr = rawIO(syscall.SYS_WRITE, fd, s.wbuf[s.wdone:])
+		if s.werr != 0 {
+			break
+		}
+		s.wdone += int(n)
+	}
+	return true
+}
+
+// rawIO is one read or write of p on fd, retried on EINTR. It returns EAGAIN
+// rather than blocking (the socket is non-blocking).
+func rawIO(trap, fd uintptr, p []byte) (uintptr, syscall.Errno) {
+	for {
+		n, _, errno := syscall.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+		if errno != syscall.EINTR {
+			return n, errno
+		}
+	}
+}
