@@ -448,11 +448,17 @@ func (c *Channel) readLoop() {
 // false if the write failed.
 func (c *Channel) flushIfDrained() bool {
 	if c.rd.Buffered() || c.rd.FillNow() {
+		// More input: what is queued waits for the next flush, a bounded
+		// while (the rest of a message may be slow to come).
+		c.holdReplies()
 		return true
 	}
 	if err := c.flushOnce(); err != nil {
 		c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
 		return false
+	}
+	if c.sock != nil {
+		c.sock.SpinOnce() // the next command is what the reader waits for now
 	}
 	return true
 }

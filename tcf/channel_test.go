@@ -467,3 +467,24 @@ func TestHelloFirstDespiteEvents(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// TestReplyNotHeldByPartialNextCommand: a command's reply goes out even when
+// the start of the next command came with it and its rest does not come
+// (the agent holds replies while more input is waiting, but not for long).
+func TestReplyNotHeldByPartialNextCommand(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	registerRecorder(srv)
+	rc := openRaw(t, addr, "Test")
+	first := msg("C", "a", "Test", "rec", "1")
+	next := msg("C", "b", "Test", "rec", "2")
+	rc.write(append(append([]byte(nil), first...), next[:5]...))
+	want := string(msg("R", "a", "", "1"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("reply to the first command: got %q want %q", got, want)
+	}
+	rc.write(next[5:])
+	want = string(msg("R", "b", "", "2"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("reply to the second command: got %q want %q", got, want)
+	}
+}

@@ -29,10 +29,11 @@ import (
 type RawSocket struct {
 	rc syscall.RawConn
 	// Spin is how long Read keeps polling the socket once it is empty before
-	// it waits on the poller: data that arrives meanwhile is taken without a
-	// sleeping thread being woken. Between polls it lets other goroutines
-	// and other threads of the machine run.
-	Spin time.Duration
+	// it waits on the poller, when SpinOnce asked for it: data that arrives
+	// meanwhile is taken without a sleeping thread being woken. Between polls
+	// it lets other goroutines and other threads of the machine run.
+	Spin     time.Duration
+	spinNext bool
 
 	rbuf    []byte
 	rn      uintptr
@@ -62,15 +63,22 @@ func NewRawSocket(conn net.Conn) *RawSocket {
 	return s
 }
 
+// SpinOnce makes the next Read spin (see Spin) if it finds the socket empty.
+// A reader asks for it where it waits for a new message, not for the rest
+// of one: a peer that writes a message in pieces (the Eclipse TCF Python
+// client sends each byte by itself) would otherwise be read a byte per
+// system call while the reader spins between them.
+func (s *RawSocket) SpinOnce() { s.spinNext = true }
+
 // Read reads what the socket has, waiting until it has something (spinning
-// first; see Spin).
+// first after SpinOnce).
 func (s *RawSocket) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
 	s.rbuf = p
 	err := s.rc.Read(s.readFn)
-	s.rbuf = nil
+	s.rbuf, s.spinNext = nil, false
 	switch {
 	case err != nil:
 		return 0, err
@@ -85,9 +93,10 @@ func (s *RawSocket) Read(p []byte) (int, error) {
 // read is Read's callback: false means "wait until readable".
 func (s *RawSocket) read(fd uintptr) bool {
 	s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
-	if s.rerr != syscall.EAGAIN || s.Spin <= 0 {
+	if s.rerr != syscall.EAGAIN || s.Spin <= 0 || !s.spinNext {
 		return s.rerr != syscall.EAGAIN
 	}
+	s.spinNext = false // once per SpinOnce, also when the poller calls again
 	deadline := time.Now().Add(s.Spin)
 	for s.rerr == syscall.EAGAIN && time.Now().Before(deadline) {
 		// Goroutines of this process first (a client in the same process

@@ -50,6 +50,8 @@ func TestRawSocket(t *testing.T) {
 			t.Fatal("no raw socket for a TCP connection")
 		}
 		ra.Spin, rb.Spin = spin, spin
+		ra.SpinOnce()
+		rb.SpinOnce()
 
 		// 8 MiB one way while reading it on the other: Write must wait for
 		// room (the socket buffers are far smaller).
