@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -188,8 +189,9 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 			c.Reply().Error(err).Null().Send()
 			return
 		}
-		props, err := a.start(name, req)
-		c.Reply().Error(err).Data(props).Send()
+		a.start(name, req, func(props map[string]any, err error) {
+			c.Reply().Error(err).Data(props).Send()
+		})
 	})
 	if v1 {
 		svc.Command("getCapabilities", func(c *tcf.Call) {
@@ -237,7 +239,22 @@ type startRequest struct {
 }
 
 // start launches a program, traced (attach) or not, with its stdio on streams.
-func (a *Agent) start(service string, req startRequest) (map[string]any, error) {
+// start launches a program as a Processes start command asks and gives
+// reply the command's result. For a debugged launch, reply runs before any
+// event about the new process's stops can be sent (the reply queued first):
+// a client learns of the process from the reply before it hears that it
+// stopped at main, as with the C agent, whose single thread replies before
+// it looks at the process again. (The Eclipse TCF Python client's own
+// benchmark waits for the reply before it listens for that stop.)
+func (a *Agent) start(service string, req startRequest, reply func(map[string]any, error)) {
+	props, err, release := a.launch(service, req)
+	reply(props, err)
+	release()
+}
+
+// launch is start's work. release lets events about the new process go to
+// clients; start calls it once the reply is queued.
+func (a *Agent) launch(service string, req startRequest) (props map[string]any, err error, release func()) {
 	if len(req.argv) == 0 {
 		req.argv = []string{req.exe}
 	}
@@ -252,12 +269,16 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 		stdio = target.StdioPty
 	}
 	if !req.attach {
-		return a.startUntraced(service, req, env)
+		props, err = a.startUntraced(service, req, env)
+		return props, err, func() {}
 	}
 	// The entry stop is where sonde sets the process up; without StopAtEntry
-	// clients see neither it nor the resume after it. The listener waits on
-	// launchMu, so the stop cannot reach clients before it is marked hidden.
+	// clients see neither it nor the resume after it. The listeners wait on
+	// launchMu (or leave the event to the one that waits), so no stop of the
+	// process reaches clients before it is marked hidden, nor before the
+	// reply (release).
 	a.launchMu.Lock()
+	release = a.launchMu.Unlock
 	proc, pio, err := a.target.Launch(target.LaunchOptions{
 		Path: req.exe, Argv: req.argv, Env: env, Dir: req.dir,
 		StopAtEntry: true, Stdio: stdio, FollowForks: req.children,
@@ -267,9 +288,8 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 	} else if err == nil {
 		a.entryStop[proc.PID()] = true
 	}
-	a.launchMu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, err, release
 	}
 	if req.dontStop != nil || req.dontPass != nil {
 		ds, dp := proc.DontStop(), proc.DontPass()
@@ -290,11 +310,19 @@ func (a *Agent) start(service string, req startRequest) (map[string]any, error) 
 	}
 	if !req.stopAtEntry {
 		if err := proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
-			return nil, err
+			return nil, err, release
 		}
 	}
-	return a.launchedContext(string(proc.ID()), req.exe, lp)
+	if f := afterLaunchResume.Load(); f != nil {
+		(*f)()
+	}
+	props, err = a.launchedContext(string(proc.ID()), req.exe, lp)
+	return props, err, release
 }
+
+// afterLaunchResume, when set (by tests only), runs between a launch's
+// resume and its reply: a slow reply must still come before the stop.
+var afterLaunchResume atomic.Pointer[func()]
 
 // launchedContext is the start reply's process properties; a program that
 // already ran to its end is still described (from what started it).
