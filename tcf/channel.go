@@ -64,7 +64,7 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 		sock.Spin = max(s.cfg.ReadSpin, 0)
 		rw = sock
 	}
-	return &Channel{
+	c := &Channel{
 		sock:      sock,
 		rw:        rw,
 		ctx:       ctx,
@@ -77,6 +77,19 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 		wake:      make(chan struct{}, 1),
 		writeDone: make(chan struct{}),
 		done:      make(chan struct{}),
+	}
+	if sock != nil {
+		sock.BeforeWait = c.flushBeforeWait
+	}
+	return c
+}
+
+// flushBeforeWait sends queued replies when the reader is about to wait for
+// input while holding some (more input was buffered, but not a whole
+// message): the peer may want them before it sends the rest.
+func (c *Channel) flushBeforeWait() {
+	if err := c.flushOnce(); err != nil {
+		c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
 	}
 }
 
@@ -440,13 +453,11 @@ func (c *Channel) readLoop() {
 }
 
 // flushIfDrained sends queued replies from the reader goroutine once no
-// more input is waiting: neither buffered nor in the socket. It returns
-// false if the write failed.
+// more input is buffered. It returns false if the write failed.
 func (c *Channel) flushIfDrained() bool {
-	if c.rd.Buffered() || c.rd.FillNow() {
-		// More input: the writer sends what is queued meanwhile (the rest
-		// of a message may be slow to come).
-		c.kickWriter()
+	if c.rd.Buffered() {
+		// More input: if it is only the start of a message, the reader
+		// sends what is queued before it waits for the rest (flushBeforeWait).
 		return true
 	}
 	if err := c.flushOnce(); err != nil {

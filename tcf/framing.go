@@ -127,21 +127,6 @@ func (r *Reader) Detach() {
 // the next ReadMessage may complete without blocking.
 func (r *Reader) Buffered() bool { return r.r < r.w }
 
-// FillNow reads, without waiting, what the source already has when nothing
-// is buffered (for a source that can do so, such as RawSocket), and reports
-// whether input is buffered afterwards. The next ReadMessage meets any error.
-func (r *Reader) FillNow() bool {
-	if r.r < r.w {
-		return true
-	}
-	tr, ok := r.rd.(interface{ TryRead(p []byte) int })
-	if !ok || r.err != nil {
-		return false
-	}
-	r.r, r.w = 0, tr.TryRead(r.buf)
-	return r.w > 0
-}
-
 // fill reads more input; it returns an error only when nothing was read.
 func (r *Reader) fill() error {
 	if r.err != nil {

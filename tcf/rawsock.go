@@ -34,12 +34,16 @@ type RawSocket struct {
 	// it lets other goroutines and other threads of the machine run.
 	Spin     time.Duration
 	spinNext bool
+	// BeforeWait, if set, runs when a Read finds the socket empty, before
+	// it spins or waits: the last moment to send what the reader owes the
+	// peer (replies it held while more input was buffered), as the peer may
+	// be waiting for them before it sends the rest.
+	BeforeWait func()
 
 	rbuf    []byte
 	rn      uintptr
 	rerr    syscall.Errno
 	readFn  func(fd uintptr) bool
-	tryRdFn func(fd uintptr) bool
 	wbuf    []byte
 	wdone   int
 	werr    syscall.Errno
@@ -59,7 +63,7 @@ func NewRawSocket(conn net.Conn) *RawSocket {
 		return nil
 	}
 	s := &RawSocket{rc: rc}
-	s.readFn, s.tryRdFn, s.writeFn, s.tryFn = s.read, s.tryRead, s.write, s.tryWrite
+	s.readFn, s.writeFn, s.tryFn = s.read, s.write, s.tryWrite
 	return s
 }
 
@@ -93,6 +97,10 @@ func (s *RawSocket) Read(p []byte) (int, error) {
 // read is Read's callback: false means "wait until readable".
 func (s *RawSocket) read(fd uintptr) bool {
 	s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+	if s.rerr == syscall.EAGAIN && s.BeforeWait != nil {
+		s.BeforeWait()
+		s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+	}
 	if s.rerr != syscall.EAGAIN || s.Spin <= 0 || !s.spinNext {
 		return s.rerr != syscall.EAGAIN
 	}
@@ -107,27 +115,6 @@ func (s *RawSocket) read(fd uintptr) bool {
 		s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
 	}
 	return s.rerr != syscall.EAGAIN
-}
-
-// TryRead reads what the socket has now, without waiting or spinning: 0 when
-// it has nothing (or at the end of the stream, or on an error, which the
-// next Read meets).
-func (s *RawSocket) TryRead(p []byte) int {
-	if len(p) == 0 {
-		return 0
-	}
-	s.rbuf = p
-	err := s.rc.Read(s.tryRdFn)
-	s.rbuf = nil
-	if err != nil || s.rerr != 0 {
-		return 0
-	}
-	return int(s.rn)
-}
-
-func (s *RawSocket) tryRead(fd uintptr) bool {
-	s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
-	return true
 }
 
 // Write writes all of p, waiting for room in the socket as needed.
