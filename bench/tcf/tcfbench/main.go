@@ -29,6 +29,14 @@
 // client's on a shared machine. A scenario the agent cannot do is printed as
 // n/a with the reason. -tsv prints one tab-separated line per figure
 // (key, value, unit, note) for scripts such as bench/tcf/compare-c-agent.
+//
+// The client runs on one P (-procs 1), as a TCF client usually is one
+// dispatch thread (the Python client, Eclipse's): with two, every reply the
+// reader goroutine hands to the waiting one wakes another OS thread (tens of
+// microseconds on a VM), and the client, not the agent, set the pace of the
+// round trips (echo with sonde 18-21k/s on two Ps, 31-34k/s on one, on the
+// 2-vCPU VM of bench/tcf/BENCHMARKS.md). Both agents of a comparison are
+// measured with the same setting.
 package main
 
 import (
@@ -38,6 +46,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -52,7 +61,11 @@ func main() {
 	agentPID := flag.Int("agent-pid", 0, "the agent's process ID, to report its CPU time per operation (optional)")
 	only := flag.String("only", "", "comma-separated scenarios to run (echo,pipelined64,memget,hit,stack57); all by default")
 	tsv := flag.Bool("tsv", false, "print tab-separated key, value, unit, note lines")
+	procs := flag.Int("procs", 1, "GOMAXPROCS of this client (see the package comment)")
 	flag.Parse()
+	if *procs > 0 {
+		runtime.GOMAXPROCS(*procs)
+	}
 	if *agent == "" || *prog == "" || *runs < 1 || *per <= 0 {
 		flag.Usage()
 		os.Exit(2)
