@@ -115,3 +115,11 @@ func TestAgentServesAndShutsDown(t *testing.T) {
 		t.Errorf("log lacks the shutdown line:\n%s", stderr.String())
 	}
 }
+
+// TestAgentReadSpinFlag: a negative --read-spin is a usage error (exit 2).
+func TestAgentReadSpinFlag(t *testing.T) {
+	_, errOut, code := runCLI(t, "agent", "--listen", "TCP:127.0.0.1:0", "--read-spin", "-1ms")
+	if code != 2 || !strings.Contains(errOut, "--read-spin must not be negative") {
+		t.Fatalf("agent --read-spin -1ms: exit %d, stderr %q", code, errOut)
+	}
+}
