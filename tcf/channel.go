@@ -43,11 +43,10 @@ type Channel struct {
 	onClose   []func()
 	closed    bool // hooks have run
 
-	// flushAt is when queued bytes that wait for another write to carry
-	// them (enqueueBehind) must be written at the latest;
-	// flushTimer wakes the writer then. Zero: nothing waits so.
-	flushAt    time.Time
-	flushTimer *time.Timer
+	// behind is set while a message queued by enqueueBehind waits for
+	// another write; behindTimer wakes the writer if none comes.
+	behind      bool
+	behindTimer *time.Timer
 
 	// peer state, written by the reader goroutine, read under mu by others
 	peerHello    bool
@@ -157,8 +156,8 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 	}
 	c.closing = true
 	c.reason = reason
-	if c.flushTimer != nil {
-		c.flushTimer.Stop() // the closing writer sends what is left
+	if c.behindTimer != nil {
+		c.behindTimer.Stop() // the closing writer sends what is left
 	}
 	if dropQueue {
 		c.out = c.out[:0]
@@ -303,41 +302,32 @@ func (c *Channel) enqueueBehind(msg []byte) {
 		return
 	}
 	c.mu.Lock()
-	if !c.closing {
-		c.flushWithin(behindDelay)
-	}
-	c.mu.Unlock()
-}
-
-// flushWithin (c.mu held) makes sure the writer writes the queue within d,
-// if no other write does so first.
-func (c *Channel) flushWithin(d time.Duration) {
-	at := time.Now().Add(d)
-	if !c.flushAt.IsZero() && !at.Before(c.flushAt) {
+	defer c.mu.Unlock()
+	if c.behind || c.closing {
 		return
 	}
-	c.flushAt = at
-	if c.flushTimer == nil {
-		c.flushTimer = time.AfterFunc(d, c.flushDue)
+	c.behind = true
+	if c.behindTimer == nil {
+		c.behindTimer = time.AfterFunc(behindDelay, c.sendBehind)
 	} else {
-		c.flushTimer.Reset(d)
+		c.behindTimer.Reset(behindDelay)
 	}
 }
 
-// flushDue is the flush timer's: nothing else wrote the queue in time.
-func (c *Channel) flushDue() {
+// sendBehind is the timer's: nothing else wrote what enqueueBehind queued.
+func (c *Channel) sendBehind() {
 	c.mu.Lock()
-	c.flushAt = time.Time{}
+	c.behind = false
 	c.mu.Unlock()
 	c.signal()
 }
 
 // wrote notes (c.mu held) that the queue was written out: nothing waits
-// for a write any more.
+// behind any more.
 func (c *Channel) wrote() {
-	if len(c.out) == 0 && !c.flushAt.IsZero() {
-		c.flushAt = time.Time{}
-		c.flushTimer.Stop()
+	if c.behind && len(c.out) == 0 {
+		c.behind = false
+		c.behindTimer.Stop()
 	}
 }
 
