@@ -35,6 +35,7 @@ type Backend struct {
 	orphans  map[int][]unix.WaitStatus // statuses of tids not known yet (new clone children)
 	deferred []waitEvent               // consumed statuses waiting to be handled
 	closing  bool
+	spinner  spinPolicy // whether to spin after work
 }
 
 // request is an operation for the tracer thread. A request made by do has a
@@ -147,6 +148,7 @@ func New() (*target.Target, error) {
 		reqs:      make(chan *request, 16),
 		done:      make(chan struct{}),
 		reaper:    newReaper(),
+		spinner:   newSpinPolicy(),
 		procByPID: map[int]*process{},
 		threads:   map[int]*thread{},
 		orphans:   map[int][]unix.WaitStatus{},

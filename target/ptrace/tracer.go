@@ -25,10 +25,13 @@ func (b *Backend) loop(started chan struct{}) {
 	for {
 		select {
 		case r := <-b.reqs:
+			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
 		case <-b.reaper.notify:
+			b.spinner.arrived(workStatus, time.Now())
 		}
 		b.drain()
+		b.spinner.finished(time.Now())
 		b.spin()
 		if b.closing && len(b.threads) == 0 {
 			b.reaper.close()
@@ -121,30 +124,41 @@ const spinBudget = 250 * time.Microsecond
 // tens of microseconds on a VM, and work comes in bursts: a client resumes a
 // thread right after its stop was reported, a resumed thread traps again soon.
 // Catching those while awake is what makes breakpoint hit -> resume cycles
-// fast. The budget is short, so an idle backend costs nothing.
+// fast. The budget is short, so an idle backend costs nothing; and b.spinner
+// skips it where it has not been paying (see spinPolicy).
 func (b *Backend) spin() {
-	if b.closing || len(b.threads) == 0 {
+	if b.closing || len(b.threads) == 0 || !b.spinner.worthSpinning() {
 		return
 	}
 	b.reaper.setTracerAwake(true)
 	defer b.reaper.setTracerAwake(false)
 	deadline := time.Now().Add(spinBudget)
 	for time.Now().Before(deadline) {
+		var kind workKind
 		select {
 		case r := <-b.reqs:
+			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
-			b.drain()
-			deadline = time.Now().Add(spinBudget)
-			continue
+			kind = workRequest
 		default:
+			if !b.reaper.poll() {
+				// Let the tracee (or anything else) have this core if it
+				// wants it.
+				unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+				continue
+			}
+			kind = workStatus
 		}
-		if b.reaper.poll() {
-			b.drain()
-			deadline = time.Now().Add(spinBudget)
-			continue
+		if kind == workStatus {
+			b.spinner.arrived(workStatus, time.Now())
 		}
-		// Let the tracee (or anything else) have this core if it wants it.
-		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		b.drain()
+		now := time.Now()
+		b.spinner.finished(now)
+		if !b.spinner.worthSpinning() {
+			return
+		}
+		deadline = now.Add(spinBudget)
 	}
 }
 
