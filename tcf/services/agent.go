@@ -198,6 +198,9 @@ func (a *Agent) onEvent(e target.Event) {
 // contextException for a fault. The entry stop of a launch is reported with
 // the exec's SIGTRAP, as the C agent does.
 func (a *Agent) emitSuspended(e target.Event, entry bool) {
+	// Before the event: writing it wakes the client, which may take this
+	// CPU from the thread writing it for a while.
+	a.prefetchStack(e.Context)
 	id := string(e.Context.ID())
 	reason, params := a.stateOf(e.Reason)
 	if entry && params["Signal"] == nil {

@@ -9,3 +9,11 @@ func SetAfterLaunchResume(f func()) {
 	}
 	afterLaunchResume.Store(&f)
 }
+
+// PrefetchedWalks is how many stack walks the agent started at a stop,
+// before any client asked.
+func (a *Agent) PrefetchedWalks() int {
+	a.stacks.mu.Lock()
+	defer a.stacks.mu.Unlock()
+	return a.stacks.prefetched
+}

@@ -44,3 +44,49 @@ func TestLiveStackAfterEachStop(t *testing.T) {
 	}
 	la.ok("Breakpoints", "remove", []string{"b", "h"})
 }
+
+// The agent walks a thread's stack as soon as it stops only when a client
+// asked for that thread's stack at its previous stop, and the walk it
+// started is the one the client then gets.
+func TestLivePrefetchStackOnlyWhenAsked(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain("deep", "5", "loop")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "hit"})
+	stack := func() (top string, frames int) {
+		t.Helper()
+		var e error
+		var ids []string
+		la.decode("StackTrace", "getChildren", []any{thread}, &e, &ids)
+		var props []struct{ IP uint64 }
+		la.decode("StackTrace", "getContext", []any{ids}, &props, &e)
+		if len(props) != len(ids) || len(ids) == 0 {
+			t.Fatalf("%d frames for %d IDs", len(props), len(ids))
+		}
+		return la.funcAt(thread, props[len(props)-1].IP), len(ids)
+	}
+	la.resume(thread, 0) // stop A in hit(): whether it was prefetched depends on main's stop
+	base := la.agent.PrefetchedWalks()
+	la.resume(thread, 0) // B: nobody asked at A
+	if got := la.agent.PrefetchedWalks(); got != base {
+		t.Fatalf("%d walks prefetched at a stop after one nobody asked about", got-base)
+	}
+	top, n := stack() // asked at B
+	if top != "hit" {
+		t.Fatalf("stopped in %s, want hit", top)
+	}
+	for i := 1; i <= 3; i++ { // C, D, E: each asked
+		la.resume(thread, 0)
+		if got := la.agent.PrefetchedWalks(); got != base+i {
+			t.Fatalf("stop %d after a stack request: %d walks prefetched, want %d", i, got-base, i)
+		}
+		if got, m := stack(); got != "hit" || m != n {
+			t.Fatalf("prefetched stack: top %s of %d frames, want hit of %d", got, m, n)
+		}
+	}
+	la.resume(thread, 0) // F: prefetched (asked at E), not asked
+	la.resume(thread, 0) // G: not prefetched
+	if got := la.agent.PrefetchedWalks(); got != base+4 {
+		t.Fatalf("%d walks prefetched, want 4", got-base)
+	}
+	la.ok("Breakpoints", "remove", []string{"h"})
+}
