@@ -47,6 +47,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -62,6 +63,7 @@ func main() {
 	only := flag.String("only", "", "comma-separated scenarios to run (echo,pipelined64,memget,hit,stack57); all by default")
 	tsv := flag.Bool("tsv", false, "print tab-separated key, value, unit, note lines")
 	procs := flag.Int("procs", 1, "GOMAXPROCS of this client (see the package comment)")
+	cpuProfile := flag.String("cpuprofile", "", "write this client's CPU profile to `file` (go tool pprof)")
 	flag.Parse()
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
@@ -69,6 +71,14 @@ func main() {
 	if *agent == "" || *prog == "" || *runs < 1 || *per <= 0 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tcfbench:", err)
+			os.Exit(1)
+		}
+		defer stop()
 	}
 	addr := strings.TrimPrefix(*agent, "TCP:")
 	b := &bench{
@@ -84,6 +94,24 @@ func main() {
 		fmt.Fprintln(os.Stderr, "tcfbench:", err)
 		os.Exit(1)
 	}
+}
+
+// startCPUProfile profiles this process into path until the returned
+// function is called: where the client's own time goes, which every
+// figure includes.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // selected is the set of scenarios named by -only (nil: all).

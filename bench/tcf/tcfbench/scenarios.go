@@ -328,7 +328,7 @@ func (b *bench) stack57() error {
 	if err := b.s.resumeToStop(thread); err != nil {
 		return b.outcome(na("running to hit: %v", err), keys...)
 	}
-	st, err := b.stackRound(thread, true)
+	st, err := b.stackRound(thread, true, nil)
 	if err != nil {
 		return b.outcome(err, keys...)
 	}
@@ -336,10 +336,11 @@ func (b *bench) stack57() error {
 	if len(st.names) != 57 || st.names[0] != "hit" || st.names[53] != "main" {
 		b.out.info("stack57: not the expected stack: %s: %s", note, strings.Join(st.names, " "))
 	}
+	var warm, after waveTimes
 	ss, err := b.repeat(func(smp *sample) error {
 		return b.timeIt(smp, 5, func() error {
 			for range 5 {
-				if _, err := b.stackRound(thread, false); err != nil {
+				if _, err := b.stackRound(thread, false, &warm); err != nil {
 					return err
 				}
 			}
@@ -349,20 +350,20 @@ func (b *bench) stack57() error {
 	if err != nil {
 		return b.outcome(err, keys...)
 	}
-	b.out.figure(figure{key: keys[0], label: "57-frame stack round, warm", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: note})
+	b.out.figure(figure{key: keys[0], label: "57-frame stack round, warm", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: note + "; " + warm.String()})
 	ss, err = b.repeat(func(smp *sample) error {
 		if err := b.s.resumeToStop(thread); err != nil { // to the next hit(): same depth
 			return err
 		}
 		return b.timeIt(smp, 1, func() error {
-			_, err := b.stackRound(thread, false)
+			_, err := b.stackRound(thread, false, &after)
 			return err
 		})
 	})
 	if err != nil {
 		return b.outcome(err, keys[1])
 	}
-	b.out.figure(figure{key: keys[1], label: "57-frame stack round, after a stop", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: "the stop is not timed"})
+	b.out.figure(figure{key: keys[1], label: "57-frame stack round, after a stop", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: "the stop is not timed; " + after.String()})
 	return nil
 }
 
@@ -377,12 +378,38 @@ func (r stackResult) String() string {
 	return fmt.Sprintf("%d frames, %d named, %d with lines", len(r.names), r.named, r.lines)
 }
 
+// waveTimes are the durations of each wave of stack rounds (see stackRound),
+// to tell where a round's time goes.
+type waveTimes [4][]float64
+
+var waveNames = [4]string{"getChildren", "getContext", "findByAddr+mapToSource", "Symbols.getContext"}
+
+// add records one round's waves, from the times each ended (t[0] = start).
+func (w *waveTimes) add(t [5]time.Time) {
+	for i := range w {
+		w[i] = append(w[i], float64(t[i+1].Sub(t[i]))/float64(time.Microsecond))
+	}
+}
+
+func (w *waveTimes) String() string {
+	var parts []string
+	for i, name := range waveNames {
+		if len(w[i]) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f", name, median(w[i])))
+		}
+	}
+	return "median µs per wave: " + strings.Join(parts, ", ")
+}
+
 // stackRound is one client's stack request round, as BenchmarkStack57 in
-// tcf/services issues it: getChildren; getContext of all frames;
-// Symbols.findByAddr and LineNumbers.mapToSource per frame (IP-1 for
-// callers); Symbols.getContext per symbol; each stage pipelined. Only what
-// the next stage needs is decoded, unless detail is set.
-func (b *bench) stackRound(thread string, detail bool) (stackResult, error) {
+// tcf/services issues it, in four waves: getChildren; getContext of all
+// frames; Symbols.findByAddr and LineNumbers.mapToSource per frame (IP-1 for
+// callers); Symbols.getContext per symbol; each wave pipelined. Only what
+// the next wave needs is decoded, unless detail is set. With waves set, the
+// time of each wave is added to it.
+func (b *bench) stackRound(thread string, detail bool, waves *waveTimes) (stackResult, error) {
+	var t [5]time.Time
+	t[0] = time.Now()
 	c := b.s.c
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -412,11 +439,13 @@ func (b *bench) stackRound(thread string, detail bool) (stackResult, error) {
 	if failed == nil && e != nil {
 		return stackResult{}, na("StackTrace.getChildren: %v", e)
 	}
+	t[1] = time.Now()
 	var frames []struct{ IP uint64 }
 	wait(send("StackTrace", "getContext", ids), &frames, &e)
 	if failed != nil {
 		return stackResult{}, failed
 	}
+	t[2] = time.Now()
 	// getChildren is bottom-first: the top frame is last.
 	slices.Reverse(frames)
 	syms := make([]*client.Pending, len(frames))
@@ -443,6 +472,12 @@ func (b *bench) stackRound(thread string, detail bool) (stackResult, error) {
 		} else {
 			wait(lines[i], &e, nil)
 		}
+		if i == 0 {
+			// A wave ends when its first reply comes: the next one starts
+			// then (its first request is sent), and the rest of the
+			// replies stream in behind.
+			t[3] = time.Now()
+		}
 		props[i] = send("Symbols", "getContext", id)
 	}
 	res.names = make([]string, len(frames))
@@ -453,6 +488,10 @@ func (b *bench) stackRound(thread string, detail bool) (stackResult, error) {
 		if p.Name != "" {
 			res.named++
 		}
+	}
+	t[4] = time.Now()
+	if waves != nil && failed == nil && len(frames) > 0 {
+		waves.add(t)
 	}
 	return res, failed
 }
