@@ -5,6 +5,7 @@ import (
 
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
 )
@@ -30,6 +31,8 @@ type threadCallbacks struct {
 	pageAddr uint64
 	page     []byte
 	pageBuf  [pageSize]byte
+
+	frames []symbols.Frame // AppendSymbolInfo's buffer
 }
 
 const pageSize = 4096
@@ -113,27 +116,33 @@ func (c *threadCallbacks) LookupModule(pc uint64) (*unwind.Module, error) {
 }
 
 func (c *threadCallbacks) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
+	return c.AppendSymbolInfo(nil, um, pc)
+}
+
+// AppendSymbolInfo implements unwind.SymbolAppender: Backtrace reuses dst,
+// and the symbol table's frames go through a buffer kept for the thread.
+func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
 	if um == nil {
-		return nil, nil
+		return dst, nil
 	}
 	m, _ := um.Client.(*modules.Module)
 	if m == nil {
-		return nil, nil
+		return dst, nil
 	}
 	b, err := c.s.Binary(m)
 	if b == nil {
-		return nil, err
+		return dst, err
 	}
-	frames, err := b.Lookup(pc - m.Bias)
-	out := make([]unwind.Symbol, 0, len(frames))
-	for _, f := range frames {
+	c.frames, err = b.AppendFrames(c.frames[:0], pc-m.Bias)
+	for _, f := range c.frames {
 		sym := unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column}
 		if f.Start != 0 {
 			sym.FuncStart = f.Start + m.Bias
 		}
-		out = append(out, sym)
+		dst = append(dst, sym)
 	}
-	return out, err
+	clear(c.frames) // the buffer outlives the walk: hold no strings
+	return dst, err
 }
 
 // threadUnwind is a thread's unwinder and callbacks, kept between walks so

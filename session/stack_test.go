@@ -161,3 +161,23 @@ func threadCPU() time.Duration {
 	syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkBacktraceLive is the walk a debugger asks for at each stop: the
+// 300-deep stack with inline frames and symbols, through the live target
+// (each walk reads the stack again, as after a stop), in frames per second.
+func BenchmarkBacktraceLive(b *testing.B) {
+	_, pid := deepTarget(b)
+	s := liveSession(b, pid)
+	th := mainThread(b, s)
+	t, err := s.Backtrace(th, StackOptions{})
+	if err != nil || len(t.Frames) < 300 {
+		b.Fatalf("%d frames, %v", len(t.Frames), err)
+	}
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t, _ = s.Backtrace(th, StackOptions{})
+		n += len(t.Frames)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
+}

@@ -40,13 +40,22 @@ func (u *Unwinder) Symbolize() ([]Symbol, error) {
 // Backtrace walks from the current frame to the end of the stack and returns
 // every frame, expanding inline chains from the client's symbolic information.
 func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
-	var t Trace
+	// Sized for the last walk's depth: a stop's stack is usually the
+	// previous stop's give or take a few frames, and growing a slice of
+	// frames this large copies (and write-barriers) every frame again.
+	t := Trace{Frames: make([]StackFrame, 0, max(u.lastDepth, 16))}
+	appender, _ := u.lookup.(SymbolAppender)
 	physical := 0
 	for {
 		f := &u.frame
 		var syms []Symbol
 		if !opts.NoSymbols {
-			syms, _ = u.lookup.SymbolInfo(f.Module, f.LookupPC())
+			if appender != nil {
+				u.syms, _ = appender.AppendSymbolInfo(u.syms[:0], f.Module, f.LookupPC())
+				syms = u.syms
+			} else {
+				syms, _ = u.lookup.SymbolInfo(f.Module, f.LookupPC())
+			}
 		}
 		if opts.NoInline && len(syms) > 1 {
 			syms = syms[len(syms)-1:]
@@ -72,5 +81,7 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 		}
 	}
 	t.Stop, t.Err = u.stop, u.err
+	u.lastDepth = len(t.Frames)
+	clear(u.syms) // keep no strings alive between walks
 	return t
 }

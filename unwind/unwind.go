@@ -66,6 +66,13 @@ type LookupIP interface {
 	SymbolInfo(m *Module, pc uint64) ([]Symbol, error)
 }
 
+// SymbolAppender is an optional LookupIP method: SymbolInfo appending to
+// dst, so that Backtrace, which copies each symbol into its frames at once,
+// reuses one buffer for the whole walk instead of a slice per frame.
+type SymbolAppender interface {
+	AppendSymbolInfo(dst []Symbol, m *Module, pc uint64) ([]Symbol, error)
+}
+
 // Section is one unwind section's bytes and the (link-time) address of its
 // first byte. The bytes may come from the file or, for the vDSO, from target
 // memory.

@@ -48,6 +48,11 @@ type Unwinder struct {
 	// scratch receives reads that miss the block cache: a field, not a local,
 	// so that passing it to the client's ReadMemory does not allocate.
 	scratch [160]byte
+
+	// Backtrace's reused symbol buffer (SymbolAppender) and the number of
+	// frames of its last walk.
+	syms      []Symbol
+	lastDepth int
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the

@@ -263,21 +263,26 @@ func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 
 // newThreadStop encodes the StackTrace answers about one walk.
 func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
-	st := &threadStop{trace: tr, frames: make([][]byte, len(tr.Frames))}
 	n := len(tr.Frames)
+	st := &threadStop{trace: tr, frames: make([][]byte, n)}
+	frameIDs := make([]string, n)
+	for i := range frameIDs {
+		frameIDs[i] = frameID(i, thread)
+	}
 	ids := make([]byte, 0, n*(len(thread.ID())+8)+2)
 	ids = append(ids, '[')
 	for i := n - 1; i >= 0; i-- { // bottom (outermost) frame first
 		if i < n-1 {
 			ids = append(ids, ',')
 		}
-		ids = tcf.AppendJSONString(ids, frameID(i, thread))
+		ids = tcf.AppendJSONString(ids, frameIDs[i])
 	}
 	st.children = append(ids, ']')
 	buf := make([]byte, 0, 224*n) // a frame's object is 150-220 bytes
 	for i := range tr.Frames {
 		start := len(buf)
-		buf = appendFrameProps(buf, frameContext(tr, i, thread, frameID(i, thread)))
+		p := frameContext(tr, i, thread, frameIDs[i])
+		buf = appendFrameProps(buf, &p)
 		st.frames[i] = buf[start:len(buf):len(buf)]
 	}
 	return st
@@ -334,9 +339,9 @@ func (a *Agent) frameContextJSON(id string) ([]byte, error) {
 }
 
 // frameContext gives the properties of frame n of a walk.
-func frameContext(tr *unwind.Trace, n int, thread *target.Context, id string) *frameProps {
-	f := tr.Frames[n]
-	p := &frameProps{
+func frameContext(tr *unwind.Trace, n int, thread *target.Context, id string) frameProps {
+	f := &tr.Frames[n]
+	p := frameProps{
 		ID:        id,
 		ParentID:  string(thread.ID()),
 		ProcessID: string(thread.Process().ID()),
