@@ -232,7 +232,9 @@ func (c *Channel) enqueueOwned(msg []byte, wake bool) bool {
 	c.mu.Lock()
 	if c.closing || len(c.out) != 0 || len(msg) > c.srv.cfg.MaxQueueBytes {
 		c.mu.Unlock()
-		return c.enqueueMsg(msg, wake)
+		ok := c.enqueueMsg(msg, wake) // copies msg
+		recycle(msg)
+		return ok
 	}
 	if c.spare == nil {
 		c.spare = c.out
@@ -282,6 +284,8 @@ func (c *Channel) flushOnce() error {
 	}
 	if cap(buf) <= 1<<20 && c.spare == nil {
 		c.spare = buf[:0]
+	} else {
+		recycle(buf)
 	}
 	more := len(c.out) > 0 || c.closing
 	c.mu.Unlock()

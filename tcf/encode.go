@@ -134,14 +134,14 @@ func (b *Builder) Binary(data []byte) *Builder {
 	if b.ZeroCopy {
 		b.buf = append(b.buf, '(')
 		b.buf = strconv.AppendInt(b.buf, int64(len(data)), 10)
-		b.buf = slices.Grow(b.buf, len(data)+16)
+		b.grow(len(data) + 16)
 		b.buf = append(b.buf, ')', esc, escZeroCopy)
 		b.buf = appendVarint(b.buf, uint64(len(data)))
 		b.buf = append(b.buf, data...)
 		b.buf = append(b.buf, 0)
 		return b
 	}
-	b.buf = slices.Grow(b.buf, base64.StdEncoding.EncodedLen(len(data))+3)
+	b.grow(base64.StdEncoding.EncodedLen(len(data)) + 3)
 	b.buf = append(b.buf, '"')
 	b.buf = base64.StdEncoding.AppendEncode(b.buf, data)
 	b.buf = append(b.buf, '"', 0)

@@ -446,3 +446,38 @@ func (b *Builder) release() {
 	}
 	b.pool, b.buf = nil, nil
 }
+
+// largeBufs holds message buffers too large for bufPool (a Memory.get reply
+// of a megabyte) once they were written, for the next large message: built
+// afresh each time, such a reply was most of what the agent allocated and
+// its garbage collector's work with it.
+var largeBufs sync.Pool // of *[]byte
+
+// maxLargeBuf bounds the buffers largeBufs keeps.
+const maxLargeBuf = 16 << 20
+
+// grow makes room for n more bytes, taking a large buffer from largeBufs
+// when the message outgrows the small ones.
+func (b *Builder) grow(n int) {
+	if cap(b.buf)-len(b.buf) >= n {
+		return
+	}
+	if need := len(b.buf) + n; need > maxPooledBuf && need <= maxLargeBuf {
+		if p, _ := largeBufs.Get().(*[]byte); p != nil {
+			if cap(*p) >= need {
+				b.buf = append((*p)[:0], b.buf...)
+				return
+			}
+			largeBufs.Put(p)
+		}
+	}
+	b.buf = slices.Grow(b.buf, n)
+}
+
+// recycle offers a written message buffer to largeBufs.
+func recycle(buf []byte) {
+	if c := cap(buf); c > maxPooledBuf && c <= maxLargeBuf {
+		buf = buf[:0]
+		largeBufs.Put(&buf)
+	}
+}
