@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,7 +73,6 @@ func runAgent(args []string) int {
 	if *spin < 0 {
 		return usageError(fs, "--read-spin must not be negative")
 	}
-	addTracerP()
 	readSpin := *spin
 	if readSpin == 0 {
 		readSpin = -1 // tcf.Config: 0 is the default, negative is never
@@ -116,22 +114,6 @@ func runAgent(args []string) int {
 	}
 	log.Info("agent stopped")
 	return code
-}
-
-// addTracerP gives the Go scheduler one P more than the machine's CPUs
-// (unless GOMAXPROCS is set in the environment). The ptrace backend's tracer
-// thread is locked to its OS thread and holds a P whenever it runs; when the
-// kernel preempts it — waking the client it just wrote a stop event to does
-// that on a 2-CPU machine — its P waits with it, and a channel's reader with
-// the client's next command found no P while a CPU was idle (perf sched, in
-// bench/tcf/BENCHMARKS.md). Alternating runs with 3 Ps against 2 on this
-// 2-CPU machine: echo round trips +12%, pipelined +5%, breakpoint hits +4%,
-// the 57-frame round after a stop -8%.
-func addTracerP() {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return
-	}
-	runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 }
 
 // parseListenAddr accepts "TCP:host:port" (the C agent's -s syntax) or

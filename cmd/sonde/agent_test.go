@@ -7,9 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,23 +121,5 @@ func TestAgentReadSpinFlag(t *testing.T) {
 	_, errOut, code := runCLI(t, "agent", "--listen", "TCP:127.0.0.1:0", "--read-spin", "-1ms")
 	if code != 2 || !strings.Contains(errOut, "--read-spin must not be negative") {
 		t.Fatalf("agent --read-spin -1ms: exit %d, stderr %q", code, errOut)
-	}
-}
-
-// TestAddTracerP: the agent takes one P more than the default, unless
-// GOMAXPROCS is set in the environment.
-func TestAddTracerP(t *testing.T) {
-	def := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(def)
-	t.Setenv("GOMAXPROCS", "")
-	addTracerP()
-	if got := runtime.GOMAXPROCS(0); got != def+1 {
-		t.Fatalf("GOMAXPROCS %d after addTracerP, want %d", got, def+1)
-	}
-	runtime.GOMAXPROCS(def)
-	t.Setenv("GOMAXPROCS", strconv.Itoa(def))
-	addTracerP()
-	if got := runtime.GOMAXPROCS(0); got != def {
-		t.Fatalf("GOMAXPROCS %d after addTracerP with GOMAXPROCS=%d set, want it kept", got, def)
 	}
 }
