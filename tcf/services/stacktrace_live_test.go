@@ -12,21 +12,8 @@ func TestLiveStackAfterEachStop(t *testing.T) {
 	_, thread := la.stoppedAtMain("deep", "5", "loop")
 	la.ok("Breakpoints", "add", map[string]any{"ID": "b", "Location": "bottom"})
 	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "hit"})
-	top := func() (name string, frames int) {
-		t.Helper()
-		var e error
-		var ids []string
-		la.decode("StackTrace", "getChildren", []any{thread}, &e, &ids)
-		var props []struct{ IP uint64 }
-		la.decode("StackTrace", "getContext", []any{ids}, &props, &e)
-		if len(props) != len(ids) || len(ids) == 0 {
-			t.Fatalf("%d frames for %d IDs", len(props), len(ids))
-		}
-		// getChildren is bottom first: the top frame is last.
-		return la.funcAt(thread, props[len(props)-1].IP), len(ids)
-	}
 	la.resume(thread, 0)
-	name, n := top()
+	name, n := la.topOfStack(thread)
 	if name != "bottom" {
 		t.Fatalf("first stop in %s, want bottom", name)
 	}
@@ -34,11 +21,11 @@ func TestLiveStackAfterEachStop(t *testing.T) {
 	// more), then back in bottom() after stepping out.
 	for i := 0; i < 10; i++ {
 		la.resume(thread, 0)
-		if got, m := top(); got != "hit" || m != n+1 {
+		if got, m := la.topOfStack(thread); got != "hit" || m != n+1 {
 			t.Fatalf("round %d: top frame %s of %d, want hit of %d", i, got, m, n+1)
 		}
 		la.resume(thread, 5) // step out
-		if got, m := top(); got != "bottom" || m != n {
+		if got, m := la.topOfStack(thread); got != "bottom" || m != n {
 			t.Fatalf("round %d, after step out: top frame %s of %d, want bottom of %d", i, got, m, n)
 		}
 	}
@@ -52,25 +39,13 @@ func TestLivePrefetchStackOnlyWhenAsked(t *testing.T) {
 	la := startLive(t)
 	_, thread := la.stoppedAtMain("deep", "5", "loop")
 	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "hit"})
-	stack := func() (top string, frames int) {
-		t.Helper()
-		var e error
-		var ids []string
-		la.decode("StackTrace", "getChildren", []any{thread}, &e, &ids)
-		var props []struct{ IP uint64 }
-		la.decode("StackTrace", "getContext", []any{ids}, &props, &e)
-		if len(props) != len(ids) || len(ids) == 0 {
-			t.Fatalf("%d frames for %d IDs", len(props), len(ids))
-		}
-		return la.funcAt(thread, props[len(props)-1].IP), len(ids)
-	}
 	la.resume(thread, 0) // stop A in hit(): whether it was prefetched depends on main's stop
 	base := la.agent.PrefetchedWalks()
 	la.resume(thread, 0) // B: nobody asked at A
 	if got := la.agent.PrefetchedWalks(); got != base {
 		t.Fatalf("%d walks prefetched at a stop after one nobody asked about", got-base)
 	}
-	top, n := stack() // asked at B
+	top, n := la.topOfStack(thread) // asked at B
 	if top != "hit" {
 		t.Fatalf("stopped in %s, want hit", top)
 	}
@@ -79,7 +54,7 @@ func TestLivePrefetchStackOnlyWhenAsked(t *testing.T) {
 		if got := la.agent.PrefetchedWalks(); got != base+i {
 			t.Fatalf("stop %d after a stack request: %d walks prefetched, want %d", i, got-base, i)
 		}
-		if got, m := stack(); got != "hit" || m != n {
+		if got, m := la.topOfStack(thread); got != "hit" || m != n {
 			t.Fatalf("prefetched stack: top %s of %d frames, want hit of %d", got, m, n)
 		}
 	}
@@ -89,4 +64,21 @@ func TestLivePrefetchStackOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("%d walks prefetched, want 4", got-base)
 	}
 	la.ok("Breakpoints", "remove", []string{"h"})
+}
+
+// topOfStack fetches a stopped thread's stack as a client shows it
+// (getChildren, then getContext of every frame) and returns the function of
+// its top frame and the number of frames.
+func (la *liveAgent) topOfStack(thread string) (name string, frames int) {
+	la.t.Helper()
+	var e error
+	var ids []string
+	la.decode("StackTrace", "getChildren", []any{thread}, &e, &ids)
+	var props []struct{ IP uint64 }
+	la.decode("StackTrace", "getContext", []any{ids}, &props, &e)
+	if len(props) != len(ids) || len(ids) == 0 {
+		la.t.Fatalf("%d frames for %d IDs", len(props), len(ids))
+	}
+	// getChildren is bottom first: the top frame is last.
+	return la.funcAt(thread, props[len(props)-1].IP), len(ids)
 }
