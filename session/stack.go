@@ -141,7 +141,7 @@ func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Modul
 		}
 		dst = append(dst, sym)
 	}
-	clear(c.frames) // the buffer outlives the walk: hold no strings
+	clear(c.frames[:cap(c.frames)]) // the buffer outlives the walk: hold no strings
 	return dst, err
 }
 

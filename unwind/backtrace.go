@@ -82,6 +82,6 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 	}
 	t.Stop, t.Err = u.stop, u.err
 	u.lastDepth = len(t.Frames)
-	clear(u.syms) // keep no strings alive between walks
+	clear(u.syms[:cap(u.syms)]) // keep no strings alive between walks
 	return t
 }
