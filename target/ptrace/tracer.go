@@ -134,12 +134,10 @@ func (b *Backend) spin() {
 	defer b.reaper.setTracerAwake(false)
 	deadline := time.Now().Add(spinBudget)
 	for time.Now().Before(deadline) {
-		var kind workKind
 		select {
 		case r := <-b.reqs:
 			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
-			kind = workRequest
 		default:
 			if !b.reaper.poll() {
 				// Let the tracee (or anything else) have this core if it
@@ -147,9 +145,6 @@ func (b *Backend) spin() {
 				unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 				continue
 			}
-			kind = workStatus
-		}
-		if kind == workStatus {
 			b.spinner.arrived(workStatus, time.Now())
 		}
 		b.drain()
