@@ -17,3 +17,13 @@ func (a *Agent) PrefetchedWalks() int {
 	defer a.stacks.mu.Unlock()
 	return a.stacks.prefetched
 }
+
+// SetBeforeWalk sets the test hook run at the start of every stack walk
+// (nil: none).
+func SetBeforeWalk(f func()) {
+	if f == nil {
+		beforeWalk.Store(nil)
+		return
+	}
+	beforeWalk.Store(&f)
+}

@@ -1,9 +1,11 @@
 package services
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
@@ -241,25 +243,42 @@ func (a *Agent) startWalk(thread *target.Context) *stackWalk {
 
 // walk unwinds thread's stack for w; the result is cached unless the thread
 // ran meanwhile (its generation changed).
+//
+// A walk that panics (a bug meeting a stack it does not expect) fails with
+// an error instead: on a goroutine of its own the panic would end the agent
+// with its breakpoints still planted in the programs, and everyone waiting
+// for this walk would otherwise wait for good.
 func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.Error("stack walk panicked", "thread", thread.ID(), "panic", p)
+			w.st, w.err = nil, fmt.Errorf("internal error walking the stack of %s: %v", thread.ID(), p)
+		}
+		sc := &a.stacks
+		sc.mu.Lock()
+		sc.initLocked()
+		if sc.walks[thread] == w {
+			delete(sc.walks, thread)
+		}
+		if w.err == nil && sc.gen[thread] == gen && !thread.Exited() {
+			sc.stops[thread] = w.st
+		}
+		sc.mu.Unlock()
+		close(w.done)
+	}()
+	if f := beforeWalk.Load(); f != nil {
+		(*f)()
+	}
 	t, err := a.session.Backtrace(thread, session.StackOptions{})
 	if err != nil {
 		w.err = err
 	} else {
 		w.st = newThreadStop(thread, &t)
 	}
-	sc := &a.stacks
-	sc.mu.Lock()
-	sc.initLocked()
-	if sc.walks[thread] == w {
-		delete(sc.walks, thread)
-	}
-	if err == nil && sc.gen[thread] == gen && !thread.Exited() {
-		sc.stops[thread] = w.st
-	}
-	sc.mu.Unlock()
-	close(w.done)
 }
+
+// beforeWalk, when set (by tests only), runs at the start of every walk.
+var beforeWalk atomic.Pointer[func()]
 
 // newThreadStop encodes the StackTrace answers about one walk.
 func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {

@@ -1,7 +1,11 @@
 package services_test
 
 import (
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/sondedbg/sonde/tcf/services"
 )
 
 // A client that shows the stack at every stop gets the stack of the stop it
@@ -62,6 +66,46 @@ func TestLivePrefetchStackOnlyWhenAsked(t *testing.T) {
 	la.resume(thread, 0) // G: not prefetched
 	if got := la.agent.PrefetchedWalks(); got != base+4 {
 		t.Fatalf("%d walks prefetched, want 4", got-base)
+	}
+	la.ok("Breakpoints", "remove", []string{"h"})
+}
+
+// A walk that panics gives its waiters an error, and the agent lives on: the
+// next request walks again. The first walk is the prefetched one (its own
+// goroutine, where a panic would end the agent), the second the request's.
+func TestLiveStackWalkPanic(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain("deep", "3", "loop")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "hit"})
+	la.resume(thread, 0)
+	la.topOfStack(thread) // asked: the next stop is prefetched
+	var panics atomic.Int32
+	services.SetBeforeWalk(func() {
+		panics.Add(1)
+		panic("planted")
+	})
+	defer services.SetBeforeWalk(nil)
+	before := la.agent.PrefetchedWalks()
+	la.resume(thread, 0)
+	if la.agent.PrefetchedWalks() != before+1 {
+		t.Fatalf("the stop was not prefetched")
+	}
+	var e error
+	var ids []string
+	for i := 1; i <= 2; i++ {
+		if err := la.call("StackTrace", "getChildren", thread).Decode(&e, &ids); err != nil {
+			t.Fatal(err)
+		}
+		if e == nil || !strings.Contains(e.Error(), "planted") {
+			t.Fatalf("getChildren %d while walks panic: error %v, %d frames", i, e, len(ids))
+		}
+	}
+	if panics.Load() < 2 {
+		t.Fatalf("%d walks panicked, want the prefetched one and at least one more", panics.Load())
+	}
+	services.SetBeforeWalk(nil)
+	if top, n := la.topOfStack(thread); top != "hit" || n < 6 {
+		t.Fatalf("after the panics: top %s of %d frames", top, n)
 	}
 	la.ok("Breakpoints", "remove", []string{"h"})
 }

@@ -43,7 +43,7 @@ func TestAgainstSonde(t *testing.T) {
 		}
 		got[f[0]] = f[1:]
 	}
-	for _, key := range []string{"echo", "pipelined64", "memget.base64", "memget.zerocopy", "hit", "stack57.warm", "stack57.afterStop"} {
+	for _, key := range []string{"echo", "pipelined64", "memget.base64", "memget.zerocopy", "hit", "stack57.warm", "stack57.afterStop", "stack57.stopToStack"} {
 		for _, k := range []string{key, key + ".agentcpu"} {
 			f, ok := got[k]
 			if !ok {
