@@ -1,6 +1,8 @@
 package target
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -70,7 +72,7 @@ func (q *eventQueue) push(e Event) {
 	// queue's goroutine can hand the same event to the others.
 	urgent := len(q.sync) == 0
 	for _, l := range q.sync {
-		if !(*l)(e) {
+		if !deliverSync(*l, e) {
 			urgent = true
 		}
 	}
@@ -123,7 +125,28 @@ func (q *eventQueue) run() {
 		ls := q.listeners
 		q.mu.Unlock()
 		for _, l := range ls {
-			(*l)(e)
+			deliver(*l, e)
 		}
+	}
+}
+
+// deliver and deliverSync hand e to a listener, and a listener's panic to
+// stderr. A listener runs on the event queue's goroutine or on the backend's
+// own thread, where a panic would end the process with every breakpoint
+// still planted and every tracee stopped where it is; the other listeners
+// and the target are better served by the next event.
+func deliver(l Listener, e Event) {
+	defer recoverListener(e)
+	l(e)
+}
+
+func deliverSync(l SyncListener, e Event) (handled bool) {
+	defer recoverListener(e)
+	return l(e)
+}
+
+func recoverListener(e Event) {
+	if p := recover(); p != nil {
+		fmt.Fprintf(os.Stderr, "sonde: internal error in a listener of %s events: %v\n", e.Kind, p)
 	}
 }

@@ -60,3 +60,47 @@ func TestSyncListener(t *testing.T) {
 		}
 	}
 }
+
+// A listener that panics loses its event, not the process: the other
+// listeners get it, and the next events come as usual (a panic on the
+// tracer thread or the queue's goroutine would end the agent with its
+// breakpoints planted).
+func TestListenerPanic(t *testing.T) {
+	tg := New(nullBackend{})
+	got := make(chan EventKind, 8)
+	var syncSaw []EventKind
+	tg.AddSyncListener(func(e Event) bool {
+		if e.Kind == EventStopped {
+			panic("sync listener")
+		}
+		return false
+	})
+	tg.AddSyncListener(func(e Event) bool {
+		syncSaw = append(syncSaw, e.Kind)
+		return false
+	})
+	tg.AddListener(func(e Event) {
+		if e.Kind == EventStopped {
+			panic("listener")
+		}
+	})
+	tg.AddListener(func(e Event) { got <- e.Kind })
+	p := tg.AddProcess(100, nil, "p")
+	th := tg.AddThread(p, 100, nil, "")
+	tg.Stopped(th, &SuspendReason{Kind: ReasonBreakpoint}, 0x1000)
+	tg.Started(th)
+	want := []EventKind{EventCreated, EventCreated, EventStopped, EventStarted}
+	for i, k := range want {
+		select {
+		case g := <-got:
+			if g != k {
+				t.Fatalf("event %d: %v, want %v", i, g, k)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("event %d (%v) did not come", i, k)
+		}
+	}
+	if len(syncSaw) != len(want) {
+		t.Fatalf("second sync listener saw %v, want %v", syncSaw, want)
+	}
+}

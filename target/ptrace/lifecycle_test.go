@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -304,5 +305,49 @@ func TestJobControlWhileAttached(t *testing.T) {
 		if e.Kind == target.EventStopped && e.Reason.Kind != target.ReasonUser {
 			t.Fatalf("unexpected stop %s", describe(e))
 		}
+	}
+}
+
+// A bug met while handling a tracee status loses that status, not the tracer
+// thread: the backend goes on, and closing it still releases the process
+// (a panic there used to end the process with every tracee stopped).
+func TestStatusPanicLosesOnlyTheStatus(t *testing.T) {
+	path := build(t, "tp_hotloop.c")
+	tg, _ := newTarget(t)
+	p := launch(t, tg, path)
+	pid := p.PID()
+	var armed atomic.Bool
+	armed.Store(true)
+	hook := func(ev waitEvent) {
+		if ev.tid == pid && armed.CompareAndSwap(true, false) {
+			panic("planted")
+		}
+	}
+	beforeHandle.Store(&hook)
+	defer beforeHandle.Store(nil)
+	th := p.Children()[0]
+	if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A signal-delivery stop (SIGWINCH is ignored by the program, but a
+	// tracee reports it all the same) is the status the hook spoils.
+	if err := unix.Kill(pid, unix.SIGWINCH); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; armed.Load(); i++ {
+		if i == 2000 {
+			t.Fatal("the signal's status never came")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The backend still serves requests.
+	if _, err := th.Registers(); err != nil && target.CodeOf(err) != target.CodeIsRunning {
+		t.Fatalf("registers after the panic: %v", err)
+	}
+	if err := tg.Close(); err != nil {
+		t.Fatalf("close after the panic: %v", err)
+	}
+	if st := waitState(t, pid, "RS"); st.TracerPid != 0 {
+		t.Fatalf("after close: state %c, tracer %d", st.State, st.TracerPid)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +53,23 @@ func (b *Backend) runSafely(fn func()) {
 	}()
 	fn()
 }
+
+// handleSafely is handle with runSafely's guard: a status that meets a bug
+// is lost, not the tracer thread (and with it every tracee).
+func (b *Backend) handleSafely(ev waitEvent) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "sonde: ptrace backend: internal error handling status %#x of thread %d: %v\n", uint32(ev.status), ev.tid, p)
+		}
+	}()
+	if h := beforeHandle.Load(); h != nil {
+		(*h)(ev)
+	}
+	b.handle(ev)
+}
+
+// beforeHandle, when set (by tests only), runs before each status is handled.
+var beforeHandle atomic.Pointer[func(waitEvent)]
 
 // do runs fn on the tracer thread: one hop for a whole operation.
 //
@@ -168,7 +186,7 @@ func (b *Backend) drain() {
 			return
 		}
 		for _, ev := range evs {
-			b.handle(ev)
+			b.handleSafely(ev)
 		}
 	}
 }
