@@ -48,6 +48,19 @@ func (b *Builder) Command(token, service, name string) *Builder {
 	return b
 }
 
+// CommandNumbered is Command with the token n in decimal, for clients that
+// number their commands (a number needs no escaping, and no string made).
+func (b *Builder) CommandNumbered(n uint64, service, name string) *Builder {
+	b.buf = append(b.buf, 'C', 0)
+	b.buf = strconv.AppendUint(b.buf, n, 10)
+	b.buf = append(b.buf, 0)
+	b.buf = appendEscapedString(b.buf, service)
+	b.buf = append(b.buf, 0)
+	b.buf = appendEscapedString(b.buf, name)
+	b.buf = append(b.buf, 0)
+	return b
+}
+
 // Result starts an R message (kind 'R'), a progress message ('P') or a
 // not-recognized message ('N') for token.
 func (b *Builder) Result(kind byte, token []byte) *Builder {

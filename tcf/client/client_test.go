@@ -119,3 +119,77 @@ func TestClientSeesAgentGoAway(t *testing.T) {
 		t.Fatalf("client error %v", c.Err())
 	}
 }
+
+// Small replies share memory blocks: a result's bytes stay its own when a
+// caller appends to them, and replies with tokens this client never sent
+// (a peer's mistake) are dropped without disturbing the pending commands.
+func TestResultsOwnTheirBytes(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		var b tcf.Builder
+		b.Event("Locator", "Hello").Data([]string{"Locator", "Test"}).End()
+		hello, _ := b.Bytes()
+		conn.Write(hello)
+		b.Reset()
+		rd := tcf.NewReader(conn, 0)
+		for {
+			m, err := rd.ReadMessage()
+			if err != nil {
+				return
+			}
+			if m.Kind != 'C' {
+				continue
+			}
+			// Stray replies first: a token that is not a number, one out of
+			// range, one never used.
+			b.Result('R', []byte("x1")).String("stray").End()
+			b.Result('R', []byte("99999999999999999999999")).String("stray").End()
+			b.Result('R', []byte("4242")).String("stray").End()
+			b.Result('R', m.Token).String(string(m.Name)).End()
+			msg, _ := b.Bytes()
+			conn.Write(msg)
+			b.Reset()
+		}
+	}()
+	c, err := client.DialTimeout(l.Addr().String(), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var ps []*client.Pending
+	for _, name := range []string{"one", "two", "three"} {
+		p, err := c.Send("Test", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	var rs []*client.Result
+	for _, p := range ps {
+		r, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rs[0].Fields[0].Data = append(rs[0].Fields[0].Data, "XXXXXXXX"...)
+	for i, want := range []string{`"one"XXXXXXXX`, `"two"`, `"three"`} {
+		if got := string(rs[i].Fields[0].Data); got != want {
+			t.Fatalf("result %d: %s, want %s", i, got, want)
+		}
+	}
+	if tok := ps[2].Token(); tok != "3" {
+		t.Fatalf("third token %q", tok)
+	}
+}
