@@ -46,7 +46,17 @@ var ErrNotRecognized = &tcf.ErrorReport{Code: tcf.CodeInvalidCommand, Format: "C
 // concurrent use.
 type Client struct {
 	conn net.Conn
-	rd   *tcf.Reader
+	// rw is conn's socket read and written with raw system calls
+	// (tcf.RawSocket), or conn itself when it has none (net.Pipe). Go's own
+	// socket calls tell the scheduler about every system call, and the
+	// first one after the client sat idle (waiting for a reply) wakes the
+	// runtime's monitor thread, which then polls every 20 µs for a
+	// millisecond, taking turns on the CPUs with the agent and the program.
+	// Against `sonde agent` on a 2-CPU VM (tcfbench, 5 alternating pairs):
+	// breakpoint hits 8.0-9.6k -> 9.0-12.0k/s, warm 57-frame stack rounds
+	// 0.45-0.48 -> 0.42-0.49 ms.
+	rw io.ReadWriter
+	rd *tcf.Reader
 
 	mu        sync.Mutex
 	out       []byte
@@ -93,9 +103,15 @@ func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
 // New runs a client over an established connection and sends its Hello
 // (unless opts.NoHello). It does not wait for the agent's Hello: see WaitHello.
 func New(conn net.Conn, opts Options) *Client {
+	// Raw system calls on the socket where it has one: see Client.rw.
+	var rw io.ReadWriter = conn
+	if rs := tcf.NewRawSocket(conn); rs != nil {
+		rw = rs
+	}
 	c := &Client{
 		conn:      conn,
-		rd:        tcf.NewReader(conn, opts.MaxMessageSize),
+		rw:        rw,
+		rd:        tcf.NewReader(rw, opts.MaxMessageSize),
 		wake:      make(chan struct{}, 1),
 		pending:   map[uint64]*Pending{},
 		helloCh:   make(chan struct{}),
@@ -312,7 +328,7 @@ func (c *Client) flushOnce() error {
 	buf := c.out
 	c.out, c.spare = c.spare[:0], nil
 	c.mu.Unlock()
-	_, err := c.conn.Write(buf)
+	_, err := c.rw.Write(buf)
 	c.mu.Lock()
 	c.writing = false
 	if c.spare == nil && cap(buf) <= 1<<20 {
