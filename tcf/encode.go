@@ -40,12 +40,7 @@ func (b *Builder) Reset() { b.buf, b.err = b.buf[:0], nil }
 func (b *Builder) Command(token, service, name string) *Builder {
 	b.buf = append(b.buf, 'C', 0)
 	b.buf = appendEscapedString(b.buf, token)
-	b.buf = append(b.buf, 0)
-	b.buf = appendEscapedString(b.buf, service)
-	b.buf = append(b.buf, 0)
-	b.buf = appendEscapedString(b.buf, name)
-	b.buf = append(b.buf, 0)
-	return b
+	return b.commandName(service, name)
 }
 
 // CommandNumbered is Command with the token n in decimal, for clients that
@@ -53,6 +48,11 @@ func (b *Builder) Command(token, service, name string) *Builder {
 func (b *Builder) CommandNumbered(n uint64, service, name string) *Builder {
 	b.buf = append(b.buf, 'C', 0)
 	b.buf = strconv.AppendUint(b.buf, n, 10)
+	return b.commandName(service, name)
+}
+
+// commandName ends a command's token and appends its service and name.
+func (b *Builder) commandName(service, name string) *Builder {
 	b.buf = append(b.buf, 0)
 	b.buf = appendEscapedString(b.buf, service)
 	b.buf = append(b.buf, 0)

@@ -1,16 +1,14 @@
 package client_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/sondedbg/sonde/internal/tcftest"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/tcf/client"
 )
@@ -59,17 +57,7 @@ func cannedStackAgent(b *testing.B) string {
 		c.Args().Skip()
 		c.Reply().Null().RawJSON(area).Send()
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(l)
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	return l.Addr().String()
+	return serve(b, srv)
 }
 
 // BenchmarkStackRound is a client's 57-frame stack round (as tcfbench and
@@ -84,54 +72,12 @@ func BenchmarkStackRound(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	ctx := context.Background()
 	const thread = "P12345.12345"
-	wait := func(p *client.Pending, dst ...any) {
-		r, err := p.Wait(ctx)
-		if err == nil {
-			err = r.Decode(dst...)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	send := func(svc, cmd string, args ...any) *client.Pending {
-		p, err := c.Send(svc, cmd, args...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
 	b.ReportAllocs()
 	for b.Loop() {
-		var e error
-		var ids []string
-		wait(send("StackTrace", "getChildren", thread), &e, &ids)
-		var frames []struct{ IP uint64 }
-		wait(send("StackTrace", "getContext", ids), &frames, &e)
-		if len(frames) != 57 {
-			b.Fatalf("%d frames", len(frames))
-		}
-		slices.Reverse(frames)
-		syms := make([]*client.Pending, len(frames))
-		lines := make([]*client.Pending, len(frames))
-		for i, f := range frames {
-			syms[i] = send("Symbols", "findByAddr", thread, f.IP-1)
-			lines[i] = send("LineNumbers", "mapToSource", thread, f.IP-1, f.IP)
-		}
-		props := make([]*client.Pending, len(frames))
-		for i := range frames {
-			var id string
-			wait(syms[i], &e, &id)
-			wait(lines[i], &e, nil)
-			props[i] = send("Symbols", "getContext", id)
-		}
-		for i := range frames {
-			var p struct{ Name string }
-			wait(props[i], &e, &p)
-			if p.Name != "deep" {
-				b.Fatalf("symbol %d: %q", i, p.Name)
-			}
+		names := tcftest.StackRound(b, c, thread)
+		if len(names) != 57 || names[0] != "deep" {
+			b.Fatalf("%d frames, top %q", len(names), names[0])
 		}
 	}
 }

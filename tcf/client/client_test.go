@@ -23,12 +23,19 @@ func agent(t *testing.T) string {
 	srv.Service("Test").Command("pair", func(c *tcf.Call) {
 		c.Reply().Error(nil).Uint64(1<<64 - 1).Send()
 	})
+	return serve(t, srv)
+}
+
+// serve runs srv on a loopback port until the test ends and returns its
+// address.
+func serve(tb testing.TB, srv *tcf.Server) string {
+	tb.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go srv.Serve(l)
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
@@ -89,26 +96,36 @@ func TestClient(t *testing.T) {
 	}
 }
 
-func TestClientSeesAgentGoAway(t *testing.T) {
+// fakePeer listens on loopback and, for the first connection, sends a
+// Hello offering services and then runs serve. It returns the address.
+func fakePeer(t *testing.T, services []string, serve func(conn net.Conn)) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	go func() {
 		conn, err := l.Accept()
 		if err != nil {
 			return
 		}
-		// A peer that says Hello and then ends the stream with a report.
+		defer conn.Close()
 		var b tcf.Builder
-		b.Event("Locator", "Hello").Data([]string{"Locator"}).End()
-		msg, _ := b.Bytes()
-		conn.Write(msg)
-		conn.Write([]byte("\x03\x02{\"Code\":5,\"Time\":1,\"Format\":\"bye\"}\x00\x03\x01"))
-		conn.Close()
+		b.Event("Locator", "Hello").Data(services).End()
+		hello, _ := b.Bytes()
+		conn.Write(hello)
+		serve(conn)
 	}()
-	c, err := client.DialTimeout(l.Addr().String(), client.Options{})
+	return l.Addr().String()
+}
+
+func TestClientSeesAgentGoAway(t *testing.T) {
+	// A peer that says Hello and then ends the stream with a report.
+	addr := fakePeer(t, []string{"Locator"}, func(conn net.Conn) {
+		conn.Write([]byte("\x03\x02{\"Code\":5,\"Time\":1,\"Format\":\"bye\"}\x00\x03\x01"))
+	})
+	c, err := client.DialTimeout(addr, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,22 +141,8 @@ func TestClientSeesAgentGoAway(t *testing.T) {
 // caller appends to them, and replies with tokens this client never sent
 // (a peer's mistake) are dropped without disturbing the pending commands.
 func TestResultsOwnTheirBytes(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		conn, err := l.Accept()
-		if err != nil {
-			return
-		}
-		defer conn.Close()
+	addr := fakePeer(t, []string{"Locator", "Test"}, func(conn net.Conn) {
 		var b tcf.Builder
-		b.Event("Locator", "Hello").Data([]string{"Locator", "Test"}).End()
-		hello, _ := b.Bytes()
-		conn.Write(hello)
-		b.Reset()
 		rd := tcf.NewReader(conn, 0)
 		for {
 			m, err := rd.ReadMessage()
@@ -159,8 +162,8 @@ func TestResultsOwnTheirBytes(t *testing.T) {
 			conn.Write(msg)
 			b.Reset()
 		}
-	}()
-	c, err := client.DialTimeout(l.Addr().String(), client.Options{})
+	})
+	c, err := client.DialTimeout(addr, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

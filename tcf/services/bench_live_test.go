@@ -4,13 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/tcftest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/tcf/client"
 )
@@ -119,13 +119,13 @@ func BenchmarkStack57(b *testing.B) {
 	_, thread := la.stoppedAtMain("deep", "50", "loop")
 	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
 	la.resume(thread, 0)
-	names := stack57(b, la.c, thread)
+	names := tcftest.StackRound(b, la.c, thread)
 	if len(names) != 57 || names[0] != "hit" || names[1] != "bottom" || names[53] != "main" {
 		b.Fatalf("stack %v", names)
 	}
 	b.Run("warm", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			stack57(b, la.c, thread)
+			tcftest.StackRound(b, la.c, thread)
 		}
 	})
 	b.Run("afterStop", func(b *testing.B) {
@@ -133,7 +133,7 @@ func BenchmarkStack57(b *testing.B) {
 			b.StopTimer()
 			la.resume(thread, 0) // to the next hit(): same depth
 			b.StartTimer()
-			stack57(b, la.c, thread)
+			tcftest.StackRound(b, la.c, thread)
 		}
 	})
 }
@@ -154,7 +154,7 @@ func BenchmarkStack57Process(b *testing.B) {
 	_, thread := la.stoppedAtMain("deep", "50", "loop")
 	la.ok("Breakpoints", "add", map[string]any{"ID": "hit", "Location": "hit"})
 	la.resume(thread, 0)
-	if names := stack57(b, la.c, thread); len(names) != 57 || names[0] != "hit" || names[53] != "main" {
+	if names := tcftest.StackRound(b, la.c, thread); len(names) != 57 || names[0] != "hit" || names[53] != "main" {
 		b.Fatalf("stack %v", names)
 	}
 	pid := agent.Cmd.Process.Pid
@@ -167,7 +167,7 @@ func BenchmarkStack57Process(b *testing.B) {
 		r0, w0 := syscallCounts(b, pid)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			stack57(b, la.c, thread)
+			tcftest.StackRound(b, la.c, thread)
 		}
 		b.StopTimer()
 		report(b, taskCPU(b, pid)-a0, selfCPU()-c0)
@@ -185,7 +185,7 @@ func BenchmarkStack57Process(b *testing.B) {
 			la.resume(thread, 0)
 			a0, c0 := taskCPU(b, pid), selfCPU()
 			b.StartTimer()
-			stack57(b, la.c, thread)
+			tcftest.StackRound(b, la.c, thread)
 			b.StopTimer()
 			a1 := taskCPU(b, pid)
 			agentNS += a1 - a0
@@ -252,60 +252,6 @@ func selfCPU() int64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-// stack57 is one client's stack request round; it returns the function names.
-func stack57(b testing.TB, c *client.Client, thread string) []string {
-	ctx := context.Background()
-	wait := func(p *client.Pending, dst ...any) {
-		r, err := p.Wait(ctx)
-		if err == nil {
-			err = r.Decode(dst...)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	send := func(svc, cmd string, args ...any) *client.Pending {
-		p, err := c.Send(svc, cmd, args...)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return p
-	}
-	var e error
-	var ids []string
-	wait(send("StackTrace", "getChildren", thread), &e, &ids)
-	// Decode only what a client uses next: the agent's share is what this
-	// measures, the Go client's JSON decoding is not the point.
-	var frames []struct{ IP uint64 }
-	wait(send("StackTrace", "getContext", ids), &frames, &e)
-	// getChildren is bottom-first: the top frame is last.
-	slices.Reverse(frames)
-	syms := make([]*client.Pending, len(frames))
-	lines := make([]*client.Pending, len(frames))
-	for i, f := range frames {
-		ip := f.IP
-		if i > 0 {
-			ip--
-		}
-		syms[i] = send("Symbols", "findByAddr", thread, ip)
-		lines[i] = send("LineNumbers", "mapToSource", thread, ip, ip+1)
-	}
-	props := make([]*client.Pending, len(frames))
-	for i := range frames {
-		var id string
-		wait(syms[i], &e, &id)
-		wait(lines[i], &e, nil)
-		props[i] = send("Symbols", "getContext", id)
-	}
-	out := make([]string, len(frames))
-	for i := range frames {
-		var p struct{ Name string }
-		wait(props[i], &e, &p)
-		out[i] = p.Name
-	}
-	return out
 }
 
 // BenchmarkStepInstruction is one instruction step through the protocol
