@@ -1,10 +1,15 @@
 package client_test
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,18 +18,20 @@ import (
 	"github.com/sondedbg/sonde/tcf/client"
 )
 
-// cannedStackAgent serves the commands of a stack round (StackTrace,
+// cannedThread is the thread whose stack cannedStackServer describes.
+const cannedThread = "P12345.12345"
+
+// cannedStackServer serves the commands of a stack round (StackTrace,
 // Symbols, LineNumbers) with fixed answers shaped like sonde's for a
-// 57-frame stack, so that a benchmark of the round measures the client and
-// the framework, not symbol lookups.
-func cannedStackAgent(b *testing.B) string {
+// 57-frame stack, so that a benchmark of the round measures the client,
+// the framework and the hops between them, not symbol lookups.
+func cannedStackServer() *tcf.Server {
 	const frames = 57
-	const thread = "P12345.12345"
 	var ids, props []string
 	for i := range frames {
-		ids = append(ids, fmt.Sprintf("%q", fmt.Sprintf("FP%d.%s", i, thread)))
+		ids = append(ids, fmt.Sprintf("%q", fmt.Sprintf("FP%d.%s", i, cannedThread)))
 		props = append(props, fmt.Sprintf(`{"ID":"FP%d.%s","ParentID":"%s","ProcessID":"P12345","Index":%d,"Level":%d,"TopFrame":%v,"Walk":true,"IP":%d,"FP":140736104913832}`,
-			i, thread, thread, i, frames-1-i, i == frames-1, 94085057888609+uint64(i)*37))
+			i, cannedThread, cannedThread, i, frames-1-i, i == frames-1, 94085057888609+uint64(i)*37))
 	}
 	slices.Reverse(ids) // bottom first
 	children := []byte("[" + strings.Join(ids, ",") + "]")
@@ -47,7 +54,7 @@ func cannedStackAgent(b *testing.B) string {
 		a := c.Args()
 		a.Skip()
 		addr := a.Uint64()
-		c.Reply().Null().String(fmt.Sprintf("F@P12345@%x@0", addr)).Send()
+		c.Reply().Null().String("F@P12345@" + strconv.FormatUint(addr, 16) + "@0").Send()
 	})
 	sym.Command("getContext", func(c *tcf.Call) {
 		c.Args().Skip()
@@ -57,25 +64,73 @@ func cannedStackAgent(b *testing.B) string {
 		c.Args().Skip()
 		c.Reply().Null().RawJSON(area).Send()
 	})
-	return serve(b, srv)
+	return srv
 }
 
-// BenchmarkStackRound is a client's 57-frame stack round (as tcfbench and
-// BenchmarkStack57 in tcf/services issue it: getChildren; getContext of all
-// frames; findByAddr and mapToSource per frame; Symbols.getContext per
-// symbol; each wave pipelined) against cannedStackAgent. Client and server
-// share the process: the allocations and a CPU profile's client share are
-// the figures to read.
+// TestMain turns the test binary into the canned agent when asked to (see
+// startCannedProcess).
+func TestMain(m *testing.M) {
+	if os.Getenv(cannedEnv) == "" {
+		os.Exit(m.Run())
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(l.Addr())
+	cannedStackServer().Serve(l)
+}
+
+const cannedEnv = "SONDE_TCF_CANNED_AGENT"
+
+// startCannedProcess runs the canned agent as a process of its own (this
+// test binary again) and returns its address.
+func startCannedProcess(b *testing.B) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), cannedEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("canned agent: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// BenchmarkStackRound is a client's 57-frame stack round
+// (tcftest.StackRound, as BenchmarkStack57 in tcf/services issues it)
+// against the canned agent: "inprocess" with the agent in this process (the
+// allocations and a CPU profile's client share are the figures to read),
+// "process" with the agent in a process of its own, which makes it the
+// floor under BenchmarkStack57Process/warm (the same round against `sonde
+// agent`): what the client, the framework and the hops between the two
+// processes take with an agent that does no work.
 func BenchmarkStackRound(b *testing.B) {
-	c, err := client.DialTimeout(cannedStackAgent(b), client.Options{})
+	b.Run("inprocess", func(b *testing.B) {
+		srv := cannedStackServer()
+		benchStackRound(b, serve(b, srv))
+	})
+	b.Run("process", func(b *testing.B) {
+		benchStackRound(b, startCannedProcess(b))
+	})
+}
+
+func benchStackRound(b *testing.B, addr string) {
+	c, err := client.DialTimeout(addr, client.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	const thread = "P12345.12345"
 	b.ReportAllocs()
 	for b.Loop() {
-		names := tcftest.StackRound(b, c, thread)
+		names := tcftest.StackRound(b, c, cannedThread)
 		if len(names) != 57 || names[0] != "deep" {
 			b.Fatalf("%d frames, top %q", len(names), names[0])
 		}
