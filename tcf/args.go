@@ -48,6 +48,7 @@ type Args struct {
 	fields []Field
 	next   int
 	err    error
+	strs   *stringCache // where String finds strings it decoded before, if set
 }
 
 // NewArgs returns a decoder over fields (for tests and for the client, which
@@ -117,11 +118,53 @@ func (a *Args) String() string {
 	if !ok || f.IsNull() {
 		return ""
 	}
+	if a.strs != nil {
+		if s, ok := a.strs.find(f.Data); ok {
+			return s
+		}
+	}
 	s, err := decodeString(f)
 	if err != nil {
 		a.fail(f, "string", codeFor(err), err)
+		return s
+	}
+	if a.strs != nil {
+		a.strs.add(f.Data, s)
 	}
 	return s
+}
+
+// stringCache remembers the last few string arguments a channel's commands
+// decoded: a client names the same context in command after command (114
+// of a stack round's 229 name the thread), and a string found here is not
+// allocated again. Strings are immutable, so handlers may keep what they
+// get. Only strings whose JSON text is the string in quotes are kept.
+type stringCache struct {
+	val  [8]string
+	next int
+}
+
+func (c *stringCache) find(text []byte) (string, bool) {
+	if len(text) < 2 || text[0] != '"' || text[len(text)-1] != '"' {
+		return "", false
+	}
+	inner := text[1 : len(text)-1]
+	for _, v := range c.val {
+		if len(v) == len(inner) && v == string(inner) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// add remembers val if text is val in quotes, and short: a long string is
+// rarely repeated, and the cache must not keep much memory alive.
+func (c *stringCache) add(text []byte, val string) {
+	if len(val) > 64 || len(text) != len(val)+2 || string(text[1:len(text)-1]) != val {
+		return
+	}
+	c.val[c.next] = val
+	c.next = (c.next + 1) % len(c.val)
 }
 
 func decodeString(f Field) (string, error) {

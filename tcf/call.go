@@ -18,6 +18,9 @@ type Call struct {
 	// inHandler is set while the handler runs on the reader goroutine,
 	// which then flushes the reply itself.
 	inHandler atomic.Bool
+	// deferred is set by Defer: the call may be used after its handler
+	// returned, so the channel must not reuse it (see Channel.recycle).
+	deferred atomic.Bool
 }
 
 const (
@@ -49,7 +52,10 @@ func (c *Call) Args() *Args { return &c.args }
 // after the handler returned — e.g. Streams.read waiting for data. The next
 // command of the channel is dispatched meanwhile. A reply sent after the
 // channel closed is dropped.
-func (c *Call) Defer() { c.state.CompareAndSwap(callPending, callDeferred) }
+func (c *Call) Defer() {
+	c.deferred.Store(true)
+	c.state.CompareAndSwap(callPending, callDeferred)
+}
 
 func (c *Call) isDeferred() bool { return c.state.Load() == callDeferred }
 func (c *Call) finished() bool   { return c.state.Load() == callReplied }

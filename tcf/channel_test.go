@@ -488,3 +488,74 @@ func TestReplyNotHeldByPartialNextCommand(t *testing.T) {
 		t.Fatalf("reply to the second command: got %q want %q", got, want)
 	}
 }
+
+// TestDeferredCallsKeepTheirTokens: the channel reuses a finished Call for
+// its next command, but never one that was deferred: replies sent later
+// must carry their own command's token, whatever ran in between.
+func TestDeferredCallsKeepTheirTokens(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	registerRecorder(srv)
+	rc := openRaw(t, addr, "Test")
+	var b tcf.Builder
+	b.Command("d1", "Test", "later").End()
+	for i, tok := range []string{"r1", "r2", "r3"} {
+		b.Command(tok, "Test", "rec").Int64(int64(i)).End()
+	}
+	b.Command("d2", "Test", "later").End()
+	b.Command("r4", "Test", "rec").Int64(4).End()
+	b.Command("x", "Test", "release").End()
+	wire, _ := b.Bytes()
+	rc.write(wire)
+	var want []byte
+	for i, tok := range []string{"r1", "r2", "r3"} {
+		want = append(want, msg("R", tok, "", fmt.Sprint(i))...)
+	}
+	want = append(want, msg("R", "r4", "", "4")...)
+	want = append(want, msg("R", "d1", "", `"late"`)...)
+	want = append(want, msg("R", "d2", "", `"late"`)...)
+	want = append(want, msg("R", "x", "")...)
+	if got := rc.readN(len(want)); string(got) != string(want) {
+		t.Fatalf("replies:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestCallAnsweredByAnotherGoroutine: a deferred command answered at once
+// from another goroutine may be answered before its handler returns; the
+// channel must not reuse that Call while the other goroutine still finishes
+// its Send (go test -race sees the overlap when it does).
+func TestCallAnsweredByAnotherGoroutine(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	svc := srv.Service("Fast")
+	svc.Command("defer", func(c *tcf.Call) {
+		c.Defer()
+		tok := c.Token()
+		go c.Reply().Error(nil).String(tok).Send()
+		runtime.Gosched() // let the reply start before the handler returns
+	})
+	svc.Command("now", func(c *tcf.Call) { c.Reply().Error(nil).String(c.Token()).Send() })
+	c := dial(t, addr, client.Options{})
+	ctx := ctx5(t)
+	var ps []*client.Pending
+	for i := range 400 {
+		cmd := "now"
+		if i%2 == 0 {
+			cmd = "defer"
+		}
+		p, err := c.Send("Fast", cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for _, p := range ps {
+		r, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e error
+		var tok string
+		if err := r.Decode(&e, &tok); err != nil || e != nil || tok != p.Token() {
+			t.Fatalf("command %s answered %q (%v, %v)", p.Token(), tok, e, err)
+		}
+	}
+}

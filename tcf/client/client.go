@@ -17,6 +17,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sondedbg/sonde/tcf"
@@ -175,20 +176,30 @@ func (c *Client) Done() <-chan struct{} { return c.readDone }
 
 // Pending is a command sent and not yet answered.
 type Pending struct {
-	token  uint64
-	done   chan struct{}
-	res    *Result
-	result Result       // res points here: one allocation less per reply
-	fields [4]tcf.Field // result.Fields when the reply has no more fields
-	err    error
+	c     *Client
+	token uint64
+	// answered is set once res or err is final. done is made only for a
+	// goroutine that waits before then (under c.mu, which also guards its
+	// closing): in a pipelined wave most replies are in before anyone waits
+	// for them, and a channel per command was a fifth of a stack round's
+	// allocations.
+	answered atomic.Bool
+	done     chan struct{}
+	res      *Result
+	result   Result       // res points here: one allocation less per reply
+	fields   [4]tcf.Field // result.Fields when the reply has no more fields
+	err      error
 }
 
 // Wait waits for the command's result. A command answered with N gives
 // ErrNotRecognized; a result with an error field is not an error here (use
 // Result.Decode).
 func (p *Pending) Wait(ctx context.Context) (*Result, error) {
+	if p.answered.Load() {
+		return p.res, p.err
+	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 		return p.res, p.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -196,7 +207,36 @@ func (p *Pending) Wait(ctx context.Context) (*Result, error) {
 }
 
 // Done is closed when the result arrived or the client closed.
-func (p *Pending) Done() <-chan struct{} { return p.done }
+func (p *Pending) Done() <-chan struct{} {
+	if p.answered.Load() {
+		return closedChan
+	}
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	if p.answered.Load() {
+		return closedChan
+	}
+	if p.done == nil {
+		p.done = make(chan struct{})
+	}
+	return p.done
+}
+
+// answer marks p answered (its res or err set before) and wakes whoever
+// waits. c.mu must be held.
+func (p *Pending) answer() {
+	p.answered.Store(true)
+	if p.done != nil {
+		close(p.done)
+	}
+}
+
+// closedChan is the Done of every answered command.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Token is the command's token, as sent.
 func (p *Pending) Token() string { return strconv.FormatUint(p.token, 10) }
@@ -223,7 +263,7 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 		return nil, c.err
 	}
 	c.nextToken++
-	p := &Pending{token: c.nextToken, done: make(chan struct{})}
+	p := &Pending{c: c, token: c.nextToken}
 	start := len(c.out)
 	b := &c.b
 	b.ZeroCopy = c.peerZC
@@ -298,15 +338,14 @@ func (c *Client) shut(err error) {
 	}
 	c.closed = true
 	c.err = err
-	pend := c.pending
+	for _, p := range c.pending {
+		p.err = err
+		p.answer()
+	}
 	c.pending = nil
 	c.mu.Unlock()
 	c.conn.Close()
 	c.signal()
-	for _, p := range pend {
-		p.err = err
-		close(p.done)
-	}
 }
 
 func (c *Client) signal() {
@@ -400,7 +439,9 @@ func (c *Client) handle(m *tcf.Message) {
 			p.result.Fields = c.ownFields(p.fields[:0], m)
 			p.res = &p.result
 		}
-		close(p.done)
+		c.mu.Lock()
+		p.answer()
+		c.mu.Unlock()
 	case 'E':
 		ev := Event{Service: string(m.Service), Name: string(m.Name), Fields: copyFields(m.Fields)}
 		if ev.Service == "Locator" && ev.Name == "Hello" {

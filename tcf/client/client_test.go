@@ -196,3 +196,54 @@ func TestResultsOwnTheirBytes(t *testing.T) {
 		t.Fatalf("third token %q", tok)
 	}
 }
+
+// TestPendingDone: a command's Done channel, asked for before or after its
+// answer came, is closed once it came; a command never answered is closed
+// (with ErrClosed) when the client closes; Wait gives the same either way.
+func TestPendingDone(t *testing.T) {
+	addr := agent(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addr, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold, err := c.Send("Test", "hold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, err := c.Send("Diagnostics", "echo", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := early.Done() // asked for while (most likely) unanswered
+	select {
+	case <-before:
+	case <-ctx.Done():
+		t.Fatal("Done asked for before the answer was never closed")
+	}
+	select {
+	case <-early.Done(): // after the answer: closed at once
+	default:
+		t.Fatal("Done after the answer is not closed")
+	}
+	var s string
+	if r, err := early.Wait(ctx); err != nil || r.Decode(&s) != nil || s != "x" {
+		t.Fatalf("echo: %q, %v", s, err)
+	}
+	holdDone := hold.Done()
+	select {
+	case <-holdDone:
+		t.Fatal("an unanswered command is done")
+	default:
+	}
+	c.Close()
+	select {
+	case <-holdDone:
+	case <-ctx.Done():
+		t.Fatal("Close did not end the unanswered command")
+	}
+	if _, err := hold.Wait(ctx); !errors.Is(err, client.ErrClosed) {
+		t.Fatalf("unanswered command after Close: %v", err)
+	}
+}
