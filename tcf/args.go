@@ -404,6 +404,11 @@ func (a *Args) Skip() {
 	}
 }
 
+// Ignore consumes the next argument without looking at it: for a field the
+// reader has no use for (a client skipping a result field), where Skip's
+// check of the JSON would only cost time.
+func (a *Args) Ignore() { a.take("JSON value") }
+
 // Raw returns a copy of the next argument's JSON text (nil for null).
 func (a *Args) Raw() json.RawMessage {
 	f, ok := a.take("JSON value")

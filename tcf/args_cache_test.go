@@ -52,3 +52,17 @@ func TestStringCache(t *testing.T) {
 		t.Errorf("a cached string allocated %v times", n)
 	}
 }
+
+// TestIgnore: Ignore takes a field whatever it holds, and still counts.
+func TestIgnore(t *testing.T) {
+	a := NewArgs([]Field{{Data: []byte(`{"a":[}`)}, {Data: []byte(`"s"`)}})
+	a.Ignore()
+	if s := a.String(); s != "s" || a.End() != nil {
+		t.Fatalf("after Ignore: %q, %v", s, a.End())
+	}
+	a = NewArgs(nil)
+	a.Ignore()
+	if a.End() == nil {
+		t.Fatal("Ignore of a missing field is no error")
+	}
+}

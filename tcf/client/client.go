@@ -576,7 +576,7 @@ func (r *Result) Args() *tcf.Args { return tcf.NewArgs(r.Fields) }
 // empty), *string, *uint64, *int64, *int, *bool, *[]byte (base64 or raw
 // binary), *[]string, *tcf.Props, *json.RawMessage, or any pointer
 // encoding/json decodes into (numbers exact as json.Number in interfaces).
-// A nil dst skips its field.
+// A nil dst skips its field unread.
 func (r *Result) Decode(dst ...any) error { return decodeFields(r.Fields, dst) }
 
 func decodeFields(fields []tcf.Field, dst []any) error {
@@ -584,7 +584,7 @@ func decodeFields(fields []tcf.Field, dst []any) error {
 	for _, d := range dst {
 		switch p := d.(type) {
 		case nil:
-			a.Skip()
+			a.Ignore() // not asked for: not checked either
 		case *error:
 			if rep := a.Report(); rep != nil {
 				*p = rep
