@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,5 +106,32 @@ func TestNumbers(t *testing.T) {
 		if got := human(c.v); got != c.human {
 			t.Errorf("human(%v) = %q, want %q", c.v, got, c.human)
 		}
+	}
+}
+
+// TestCPUMeter: the meter reads another process's CPU time, which grows
+// while it computes (a shell busy for a moment).
+func TestCPUMeter(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; read x`)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	m := cpuMeter{cmd.Process.Pid}
+	first := m.ns()
+	deadline := time.Now().Add(10 * time.Second)
+	for m.ns() < first+10_000_000 { // 10 ms of CPU
+		if time.Now().After(deadline) {
+			t.Fatalf("the busy process's CPU time stayed at %d ns (first %d)", m.ns(), first)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if (cpuMeter{}).ns() != 0 {
+		t.Fatal("a meter without a process reads non-zero")
 	}
 }

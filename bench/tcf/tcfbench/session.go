@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/tcf/client"
 )
@@ -225,27 +226,21 @@ func (s *session) hasService(name string) bool {
 // cpuMeter reads the agent process's CPU time (0 when no PID was given).
 type cpuMeter struct{ pid int }
 
-// ns is the on-CPU time in ns of all threads of the agent, the first field
-// of /proc/PID/task/TID/schedstat (exact, unlike the clock ticks of stat).
+// ns is the on-CPU time in ns of all threads of the agent, ended ones
+// included: the process's CPU-time clock (clock_getcpuclockid(3) of
+// another process), one system call. Reading every thread's
+// /proc/PID/task/TID/schedstat instead took ~300 µs of the client between
+// rounds, long enough for the agent's reader to stop polling for the next
+// command, and missed threads that had ended.
 func (m cpuMeter) ns() int64 {
 	if m.pid <= 0 {
 		return 0
 	}
-	dir := "/proc/" + strconv.Itoa(m.pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
+	// The kernel's encoding of a process CPU clock: ^pid << 3 | CPUCLOCK_SCHED.
+	clock := int32(^m.pid<<3 | 2)
+	var ts unix.Timespec
+	if err := unix.ClockGettime(clock, &ts); err != nil {
 		return 0
 	}
-	var sum int64
-	for _, t := range tasks {
-		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
-		if err != nil {
-			continue // the thread ended
-		}
-		if f := strings.Fields(string(data)); len(f) > 0 {
-			n, _ := strconv.ParseInt(f[0], 10, 64)
-			sum += n
-		}
-	}
-	return sum
+	return ts.Nano()
 }
