@@ -43,14 +43,22 @@ func serve(tb testing.TB, srv *tcf.Server) string {
 	return l.Addr().String()
 }
 
-func TestClient(t *testing.T) {
+// dialAgent connects a client to a new test agent (see agent); the context
+// bounds the test's calls.
+func dialAgent(t *testing.T) (*client.Client, context.Context) {
+	t.Helper()
 	addr := agent(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	c, err := client.Dial(ctx, addr, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, ctx
+}
+
+func TestClient(t *testing.T) {
+	c, ctx := dialAgent(t)
 
 	// N replies become ErrNotRecognized.
 	if _, err := c.Call(ctx, "Test", "nope"); !errors.Is(err, client.ErrNotRecognized) {
@@ -201,13 +209,7 @@ func TestResultsOwnTheirBytes(t *testing.T) {
 // answer came, is closed once it came; a command never answered is closed
 // (with ErrClosed) when the client closes; Wait gives the same either way.
 func TestPendingDone(t *testing.T) {
-	addr := agent(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, addr, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := dialAgent(t)
 	hold, err := c.Send("Test", "hold")
 	if err != nil {
 		t.Fatal(err)
