@@ -24,8 +24,8 @@
 //
 // Each scenario runs -runs times for -time each; tcfbench prints the median
 // of the runs and the spread. With -agent-pid it also reports the agent
-// process's CPU time per operation (all its threads, from
-// /proc/PID/task/*/schedstat), which tells the agent's share from the
+// process's CPU time per operation (all its threads, from its process CPU
+// clock), which tells the agent's share from the
 // client's on a shared machine. A scenario the agent cannot do is printed as
 // n/a with the reason. -tsv prints one tab-separated line per figure
 // (key, value, unit, note) for scripts such as bench/tcf/compare-c-agent.
