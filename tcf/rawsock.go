@@ -105,25 +105,28 @@ func (s *RawSocket) read(fd uintptr) bool {
 		return s.rerr != syscall.EAGAIN
 	}
 	s.spinNext = false // once per SpinOnce, also when the poller calls again
-	deadline := time.Now().Add(s.Spin)
-	onlyP := runtime.GOMAXPROCS(0) == 1
-	for s.rerr == syscall.EAGAIN && time.Now().Before(deadline) {
+	now := time.Now()
+	deadline, sched := now.Add(s.Spin), now
+	for s.rerr == syscall.EAGAIN && now.Before(deadline) {
 		// Threads of other processes may need this CPU (the client, the
-		// program): yield it to them. Goroutines of this process need not
-		// wait for the spin to end while another P can take them, so
-		// runtime.Gosched only where there is no other P: it puts this
-		// goroutine on the global queue and wakes an idle thread to look
-		// for work, which found none and went back to sleep, every
-		// iteration — a futex wake-up, two thread switches and a stolen
-		// turn on the other CPU per poll, and 3-4 polls per 100 µs instead
-		// of ~30 (perf trace of a 57-frame stack round on a 2-vCPU VM).
-		// Without it, echo round trips against a client process 17-26k ->
-		// 25-32k/s (6 alternating pairs, bench/tcf/BENCHMARKS.md).
-		if onlyP {
-			runtime.Gosched()
+		// program): yield it to them at every poll. Goroutines of this
+		// process get this P every schedEvery: runtime.Gosched at every
+		// poll put this goroutine on the global queue and woke an idle
+		// thread to look for work, which found none and went back to sleep
+		// — a futex wake-up, two thread switches and a turn on the other
+		// CPU per poll, 3-4 polls per 100 µs instead of ~30 (perf trace of
+		// a stack round on a 2-vCPU VM; echo round trips 17-26k -> 25-32k/s
+		// without). Never calling it starved them instead: with the tracer
+		// thread spinning on the other P, nothing else of the agent ran
+		// until a spin ended (a 250 µs spin halved breakpoint hits), and
+		// the runtime had to preempt the reader by signal.
+		if now.Sub(sched) >= schedEvery {
+			gosched()
+			sched = now
 		}
 		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+		now = time.Now()
 	}
 	return s.rerr != syscall.EAGAIN
 }
@@ -181,6 +184,13 @@ func (s *RawSocket) tryWrite(fd uintptr) bool {
 	}
 	return true
 }
+
+// schedEvery is how often a spinning reader lets the other goroutines of
+// its P run.
+const schedEvery = 20 * time.Microsecond
+
+// gosched is runtime.Gosched (a test counts the calls).
+var gosched = runtime.Gosched
 
 // rawIO is one read or write of p on fd, retried on EINTR. It returns EAGAIN
 // rather than blocking (the socket is non-blocking).
