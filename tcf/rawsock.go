@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"syscall"
 	"time"
 	"unsafe"
@@ -40,15 +41,19 @@ type RawSocket struct {
 	// be waiting for them before it sends the rest.
 	BeforeWait func()
 
-	rbuf    []byte
-	rn      uintptr
-	rerr    syscall.Errno
-	readFn  func(fd uintptr) bool
-	wbuf    []byte
-	wdone   int
-	werr    syscall.Errno
-	writeFn func(fd uintptr) bool
-	tryFn   func(fd uintptr) bool
+	rbuf   []byte
+	rn     uintptr
+	rerr   syscall.Errno
+	readFn func(fd uintptr) bool
+	// looked is when the spinning reader last looked for goroutines
+	// waiting for a P.
+	looked   time.Time
+	runnable [1]metrics.Sample
+	wbuf     []byte
+	wdone    int
+	werr     syscall.Errno
+	writeFn  func(fd uintptr) bool
+	tryFn    func(fd uintptr) bool
 }
 
 // NewRawSocket returns a RawSocket over conn's socket, or nil when conn has
@@ -63,6 +68,7 @@ func NewRawSocket(conn net.Conn) *RawSocket {
 		return nil
 	}
 	s := &RawSocket{rc: rc}
+	s.runnable[0].Name = "/sched/goroutines/runnable:goroutines"
 	s.readFn, s.writeFn, s.tryFn = s.read, s.write, s.tryWrite
 	return s
 }
@@ -106,23 +112,27 @@ func (s *RawSocket) read(fd uintptr) bool {
 	}
 	s.spinNext = false // once per SpinOnce, also when the poller calls again
 	now := time.Now()
-	deadline, sched := now.Add(s.Spin), now
+	deadline := now.Add(s.Spin)
 	for s.rerr == syscall.EAGAIN && now.Before(deadline) {
 		// Threads of other processes may need this CPU (the client, the
-		// program): yield it to them at every poll. Goroutines of this
-		// process get this P every schedEvery: runtime.Gosched at every
-		// poll put this goroutine on the global queue and woke an idle
-		// thread to look for work, which found none and went back to sleep
-		// — a futex wake-up, two thread switches and a turn on the other
-		// CPU per poll, 3-4 polls per 100 µs instead of ~30 (perf trace of
-		// a stack round on a 2-vCPU VM; echo round trips 17-26k -> 25-32k/s
-		// without). Never calling it starved them instead: with the tracer
-		// thread spinning on the other P, nothing else of the agent ran
-		// until a spin ended (a 250 µs spin halved breakpoint hits), and
-		// the runtime had to preempt the reader by signal.
-		if now.Sub(sched) >= schedEvery {
-			gosched()
-			sched = now
+		// program): yield it to them at every poll. This process's
+		// goroutines get this P only when some are waiting for one (looked
+		// at every schedEvery): with the tracer thread spinning on the
+		// other P, they would wait for the reader to stop spinning — which
+		// it never does while commands keep coming, until the runtime
+		// preempts it by signal (a 250 µs spin halved breakpoint hits).
+		// runtime.Gosched at every poll (before) woke an idle thread to
+		// look for work each time: a futex wake-up, two thread switches and
+		// a turn on the other CPU per poll, 3-4 polls per 100 µs instead of
+		// ~30 (perf trace of a stack round on a 2-vCPU VM). Even once per
+		// millisecond it cost echo round trips a third (likely because the
+		// reader then resumes on another thread, often on the CPU the
+		// client does not use, and every message wakes a halted CPU).
+		if now.Sub(s.looked) >= schedEvery {
+			s.looked = now
+			if othersWaiting(s.runnable[:]) {
+				gosched()
+			}
 		}
 		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
@@ -185,12 +195,23 @@ func (s *RawSocket) tryWrite(fd uintptr) bool {
 	return true
 }
 
-// schedEvery is how often a spinning reader lets the other goroutines of
-// its P run.
-const schedEvery = 20 * time.Microsecond
+// schedEvery is how often a spinning reader looks for goroutines waiting
+// for a P (a look takes the scheduler's lock for a moment).
+const schedEvery = 50 * time.Microsecond
 
-// gosched is runtime.Gosched (a test counts the calls).
-var gosched = runtime.Gosched
+// othersWaiting and gosched are runnableGoroutines and runtime.Gosched
+// (a test counts the calls).
+var (
+	othersWaiting = runnableGoroutines
+	gosched       = runtime.Gosched
+)
+
+// runnableGoroutines reports whether goroutines of this process wait for a
+// P, with smp[0] naming the runtime's metric of them.
+func runnableGoroutines(smp []metrics.Sample) bool {
+	metrics.Read(smp)
+	return smp[0].Value.Kind() == metrics.KindUint64 && smp[0].Value.Uint64() > 0
+}
 
 // rawIO is one read or write of p on fd, retried on EINTR. It returns EAGAIN
 // rather than blocking (the socket is non-blocking).

@@ -3,47 +3,77 @@ package tcf
 import (
 	"net"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
 
-// TestSpinYieldsItsP: a reader spinning on an empty socket hands its P to
-// the process's other goroutines now and then (every schedEvery), not at
-// every poll and not never: a goroutine readied on its P must not wait for
-// the whole spin while the other Ps are busy (in the agent, the tracer
-// thread spins on one).
+// TestSpinYieldsItsP: a reader spinning on an empty socket looks for
+// goroutines waiting for a P once per schedEvery — not at every poll, not
+// never — and hands them its P only when there are some.
 func TestSpinYieldsItsP(t *testing.T) {
+	for _, waiting := range []bool{false, true} {
+		looks, calls := 0, 0
+		othersWaiting = func([]metrics.Sample) bool { looks++; return waiting }
+		gosched = func() { calls++ }
+		spun := spinOnEmptySocket(t, 50*time.Millisecond)
+		othersWaiting, gosched = runnableGoroutines, runtime.Gosched
+		most := int(spun/schedEvery) + 1
+		if looks == 0 || looks > most {
+			t.Errorf("waiting %v: %d looks in a spin of %v (one per %v: at most %d)", waiting, looks, spun, schedEvery, most)
+		}
+		if want := map[bool]int{false: 0, true: looks}[waiting]; calls != want {
+			t.Errorf("waiting %v: %d calls of Gosched for %d looks, want %d", waiting, calls, looks, want)
+		}
+	}
+}
+
+// spinOnEmptySocket spins a reader for d on a socket nobody writes to and
+// returns how long the spin took.
+func spinOnEmptySocket(t *testing.T, d time.Duration) time.Duration {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	go func() {
-		if c, err := l.Accept(); err == nil {
-			defer c.Close()
-			time.Sleep(200 * time.Millisecond) // then the reader sees EOF
-		}
-	}()
 	conn, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	calls, polls := 0, 0
-	gosched = func() { calls++ }
-	defer func() { gosched = runtime.Gosched }()
+	peer, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
 	rs := NewRawSocket(conn)
-	rs.Spin = 50 * time.Millisecond
-	rs.BeforeWait = func() { polls++ } // once per Read that finds the socket empty
+	rs.Spin = d
+	// After the spin the reader waits in the poller until the deadline.
 	rs.SpinOnce()
 	start := time.Now()
+	_ = conn.SetReadDeadline(start.Add(d + 100*time.Millisecond))
 	_, _ = rs.Read(make([]byte, 1))
 	spun := time.Since(start)
-	if polls == 0 || spun < rs.Spin {
-		t.Fatalf("the read did not spin (%v, %d empty reads)", spun, polls)
+	if spun < d {
+		t.Fatalf("the read did not spin: it returned after %v", spun)
 	}
-	// At least one call, and at most one per schedEvery of the spin.
-	if most := int(rs.Spin/schedEvery) + 1; calls == 0 || calls > most {
-		t.Fatalf("%d calls of Gosched in a spin of %v (one per %v: at most %d)", calls, rs.Spin, schedEvery, most)
+	return min(spun, d)
+}
+
+// TestRunnableGoroutines: the look the spin makes sees a goroutine that
+// waits for a P, and no longer once it ran.
+func TestRunnableGoroutines(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	smp := make([]metrics.Sample, 1)
+	smp[0].Name = "/sched/goroutines/runnable:goroutines"
+	ran := make(chan struct{})
+	go close(ran) // cannot run: this goroutine holds the only P
+	if !runnableGoroutines(smp) {
+		t.Fatal("a goroutine waiting for the only P is not seen")
+	}
+	runtime.Gosched()
+	<-ran
+	if runnableGoroutines(smp) {
+		t.Fatal("a goroutine is seen waiting after it ran")
 	}
 }
