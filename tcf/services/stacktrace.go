@@ -34,6 +34,22 @@ type stackCache struct {
 	asked map[*target.Context]bool
 	// prefetched counts the walks prefetchStack started.
 	prefetched int
+	// ids holds each thread's frame IDs ("FP<n>.<thread>"), the same at
+	// every stop: made once, not 57 strings per stop of a deep stack.
+	ids map[*target.Context][]string
+}
+
+// frameIDs returns thread's first n frame IDs.
+func (sc *stackCache) frameIDs(thread *target.Context, n int) []string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.initLocked()
+	ids := sc.ids[thread]
+	for i := len(ids); i < n; i++ {
+		ids = append(ids, frameID(i, thread))
+	}
+	sc.ids[thread] = ids
+	return ids[:n:n]
 }
 
 // initLocked makes the maps (mu held): forgetStack can run before the
@@ -44,6 +60,7 @@ func (sc *stackCache) initLocked() {
 		sc.walks = map[*target.Context]*stackWalk{}
 		sc.gen = map[*target.Context]uint64{}
 		sc.asked = map[*target.Context]bool{}
+		sc.ids = map[*target.Context][]string{}
 	}
 }
 
@@ -273,21 +290,18 @@ func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 	if err != nil {
 		w.err = err
 	} else {
-		w.st = newThreadStop(thread, &t)
+		w.st = newThreadStop(thread, &t, a.stacks.frameIDs(thread, len(t.Frames)))
 	}
 }
 
 // beforeWalk, when set (by tests only), runs at the start of every walk.
 var beforeWalk atomic.Pointer[func()]
 
-// newThreadStop encodes the StackTrace answers about one walk.
-func newThreadStop(thread *target.Context, tr *unwind.Trace) *threadStop {
+// newThreadStop encodes the StackTrace answers about one walk, whose
+// frames have the IDs frameIDs.
+func newThreadStop(thread *target.Context, tr *unwind.Trace, frameIDs []string) *threadStop {
 	n := len(tr.Frames)
 	st := &threadStop{trace: tr, frames: make([][]byte, n)}
-	frameIDs := make([]string, n)
-	for i := range frameIDs {
-		frameIDs[i] = frameID(i, thread)
-	}
 	ids := make([]byte, 0, n*(len(thread.ID())+8)+2)
 	ids = append(ids, '[')
 	for i := n - 1; i >= 0; i-- { // bottom (outermost) frame first
@@ -318,6 +332,7 @@ func (a *Agent) forgetStack(thread *target.Context) {
 	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
 		delete(sc.gen, thread)
 		delete(sc.asked, thread)
+		delete(sc.ids, thread)
 	} else {
 		sc.gen[thread]++
 	}
