@@ -118,7 +118,8 @@ func (a *Args) String() string {
 	if !ok || f.IsNull() {
 		return ""
 	}
-	if a.strs != nil {
+	cache := a.strs != nil && !f.Binary // binary data is no string, whatever its bytes
+	if cache {
 		if s, ok := a.strs.find(f.Data); ok {
 			return s
 		}
@@ -128,7 +129,7 @@ func (a *Args) String() string {
 		a.fail(f, "string", codeFor(err), err)
 		return s
 	}
-	if a.strs != nil {
+	if cache {
 		a.strs.add(f.Data, s)
 	}
 	return s

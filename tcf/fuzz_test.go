@@ -168,7 +168,32 @@ func FuzzArgs(f *testing.F) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
 		}
+		// A channel's string cache gives what decoding gives: the same
+		// field twice (the second from the cache, if kept), and after
+		// strings that differ from it in one byte.
+		plain := NewArgs(field)
+		want, wantErr := plain.String(), plain.End()
+		var cache stringCache
+		for _, prime := range [][]byte{data, append([]byte(nil), data...), flipLast(data), data} {
+			c := Args{fields: []Field{{Data: prime, Binary: binary}}, strs: &cache}
+			_ = c.String()
+			c = Args{fields: field, strs: &cache}
+			got, gotErr := c.String(), c.End()
+			if got != want || (gotErr == nil) != (wantErr == nil) {
+				t.Fatalf("String(%q) with the cache: %q, %v; without: %q, %v", data, got, gotErr, want, wantErr)
+			}
+		}
 	})
+}
+
+// flipLast returns a copy of p with its last byte changed (p itself if empty).
+func flipLast(p []byte) []byte {
+	if len(p) == 0 {
+		return p
+	}
+	q := append([]byte(nil), p...)
+	q[len(q)-1] ^= 1
+	return q
 }
 
 // FuzzRoundTrip encodes a command from arbitrary strings and binary data,
