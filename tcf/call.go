@@ -51,7 +51,8 @@ func (c *Call) Args() *Args { return &c.args }
 // Defer declares that the reply will be sent later (from any goroutine),
 // after the handler returned — e.g. Streams.read waiting for data. The next
 // command of the channel is dispatched meanwhile. A reply sent after the
-// channel closed is dropped.
+// channel closed is dropped. Only a deferred Call may be kept after its
+// handler returned (see Handler).
 func (c *Call) Defer() {
 	c.deferred.Store(true)
 	c.state.CompareAndSwap(callPending, callDeferred)

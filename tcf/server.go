@@ -52,6 +52,9 @@ const DefaultMaxChannels = 256
 // A Handler runs one command. It is called on the channel's reader goroutine,
 // in arrival order; it must reply exactly once through c.Reply() — either
 // before returning, or later from any goroutine after calling c.Defer().
+// A Call that was not deferred belongs to the channel once its handler
+// returned (the channel reuses it for its next command): keep its Channel
+// or decoded arguments, never the Call.
 // Handlers of different channels run concurrently: services guard their
 // state with their own locks.
 type Handler func(c *Call)
