@@ -33,6 +33,22 @@ type threadCallbacks struct {
 	pageBuf  [pageSize]byte
 
 	frames []symbols.Frame // AppendSymbolInfo's buffer
+
+	// The symbol file of the module last symbolized in this walk: frames
+	// come in runs of one module, and finding a module's file (a stat
+	// cache, two maps, two locks) cost more than symbolizing its pc.
+	binMod *modules.Module
+	bin    *symbols.Binary
+	binErr error
+}
+
+// binary is Session.Binary, remembered for the module of the last frame.
+func (c *threadCallbacks) binary(m *modules.Module) (*symbols.Binary, error) {
+	if m != c.binMod {
+		c.bin, c.binErr = c.s.Binary(m)
+		c.binMod = m
+	}
+	return c.bin, c.binErr
 }
 
 const pageSize = 4096
@@ -129,7 +145,7 @@ func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Modul
 	if m == nil {
 		return dst, nil
 	}
-	b, err := c.s.Binary(m)
+	b, err := c.binary(m)
 	if b == nil {
 		return dst, err
 	}
@@ -174,6 +190,7 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	cb := &tu.cb
 	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
 	cb.win, cb.page, cb.sp0 = nil, nil, regs.SP()
+	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
 	if tu.u == nil {
 		tu.u = unwind.New(cb, cb, nil)
 	}
