@@ -77,3 +77,60 @@ func TestRunnableGoroutines(t *testing.T) {
 		t.Fatal("a goroutine is seen waiting after it ran")
 	}
 }
+
+// TestReadable: the spin's lock-free look at the socket sees input, and a
+// closed peer, and nothing on an empty socket.
+func TestReadable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	peer, err := l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	rc, err := conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	look := func() (r bool) {
+		if err := rc.Control(func(fd uintptr) { r = readable(fd) }); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if look() {
+		t.Fatal("an empty socket is readable")
+	}
+	if _, err := peer.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, look, "a byte the peer wrote")
+	if _, err := conn.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if look() {
+		t.Fatal("readable after its only byte was read")
+	}
+	peer.Close()
+	waitFor(t, look, "the peer's close")
+}
+
+// waitFor polls cond for up to 5 s (loopback delivery is not synchronous
+// with the peer's write).
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("not readable after %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
