@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -264,6 +265,59 @@ func TestRepliesDoNotWaitForSlowHandler(t *testing.T) {
 		t.Fatalf("event: got %q want %q", got, want)
 	}
 	close(rec.gate)
+	want = string(msg("R", "s", ""))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("slow reply: got %q want %q", got, want)
+	}
+}
+
+// TestQuickHandlerTurnedSlow: replies may wait for a handler known to be
+// quick, so a quick handler that turns slow must be found out (its calls
+// are still timed now and then); from then on the replies made before it
+// go out while it runs.
+func TestQuickHandlerTurnedSlow(t *testing.T) {
+	srv, addr := startServer(t, tcf.Config{})
+	registerRecorder(srv)
+	var mode atomic.Int32 // 0 quick, 1 slow, 2 blocked on gate
+	gate := make(chan struct{})
+	srv.Service("Test2").Command("varies", func(c *tcf.Call) {
+		switch mode.Load() {
+		case 1:
+			time.Sleep(200 * time.Microsecond)
+		case 2:
+			<-gate
+		}
+		c.ReplyError(nil)
+	})
+	rc := openRaw(t, addr, "Test", "Test2")
+	call := func(n int) {
+		var b tcf.Builder
+		for i := range n {
+			b.Command(strconv.Itoa(i), "Test2", "varies").End()
+		}
+		wire, _ := b.Bytes()
+		rc.write(wire)
+		for i := range n {
+			want := string(msg("R", strconv.Itoa(i), ""))
+			if got := rc.readN(len(want)); string(got) != want {
+				t.Fatalf("reply %d: got %q want %q", i, got, want)
+			}
+		}
+	}
+	call(10) // quick: replies may wait for it
+	mode.Store(1)
+	call(tcf.TimeQuickEvery) // at least one of these is timed
+	mode.Store(2)
+	var b tcf.Builder
+	b.Command("q", "Test", "rec").Int64(1).End()
+	b.Command("s", "Test2", "varies").End()
+	wire, _ := b.Bytes()
+	rc.write(wire)
+	want := string(msg("R", "q", "", "1"))
+	if got := rc.readN(len(want)); string(got) != want {
+		t.Fatalf("quick reply: got %q want %q", got, want)
+	}
+	close(gate)
 	want = string(msg("R", "s", ""))
 	if got := rc.readN(len(want)); string(got) != want {
 		t.Fatalf("slow reply: got %q want %q", got, want)

@@ -65,12 +65,16 @@ type Service struct {
 	name     string
 	server   *Server
 	mu       sync.RWMutex
-	commands map[string]command
+	commands map[string]*command
 }
 
 type command struct {
 	name string // the registered name, so dispatch does not allocate one
 	h    Handler
+	// quick is set while the calls of this handler that were timed took
+	// under quickCall each (see Channel.command); calls counts them.
+	quick atomic.Bool
+	calls atomic.Uint32
 }
 
 // Name is the service's TCF name.
@@ -79,15 +83,16 @@ func (s *Service) Name() string { return s.name }
 // Command registers (or replaces) the handler of a command.
 func (s *Service) Command(name string, h Handler) {
 	s.mu.Lock()
-	s.commands[name] = command{name, h}
+	s.commands[name] = &command{name: name, h: h}
 	s.mu.Unlock()
 }
 
-func (s *Service) handler(name []byte) (Handler, string) {
+// handler returns the command named name (nil if there is none).
+func (s *Service) handler(name []byte) *command {
 	s.mu.RLock()
 	c := s.commands[string(name)]
 	s.mu.RUnlock()
-	return c.h, c.name
+	return c
 }
 
 // Server is a TCF agent endpoint: it accepts channels, answers commands
@@ -171,7 +176,7 @@ func (s *Server) Service(name string) *Service {
 	if svc, ok := old[name]; ok {
 		return svc
 	}
-	svc := &Service{name: name, server: s, commands: map[string]command{}}
+	svc := &Service{name: name, server: s, commands: map[string]*command{}}
 	m := make(map[string]*Service, len(old)+1)
 	for k, v := range old {
 		m[k] = v

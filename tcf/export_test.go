@@ -1,0 +1,4 @@
+package tcf
+
+// TimeQuickEvery is timeQuickEvery, for the external tests.
+const TimeQuickEvery = timeQuickEvery
