@@ -31,21 +31,7 @@ func TestSpinYieldsItsP(t *testing.T) {
 // spinOnEmptySocket spins a reader for d on a socket nobody writes to and
 // returns how long the spin took.
 func spinOnEmptySocket(t *testing.T, d time.Duration) time.Duration {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	conn, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	peer, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
+	conn, _ := loopbackPair(t)
 	rs := NewRawSocket(conn)
 	rs.Spin = d
 	// After the spin the reader waits in the poller until the deadline.
@@ -81,21 +67,7 @@ func TestRunnableGoroutines(t *testing.T) {
 // TestReadable: the spin's lock-free look at the socket sees input, and a
 // closed peer, and nothing on an empty socket.
 func TestReadable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	conn, err := net.Dial("tcp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	peer, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer peer.Close()
+	conn, peer := loopbackPair(t)
 	rc, err := conn.(*net.TCPConn).SyscallConn()
 	if err != nil {
 		t.Fatal(err)
@@ -133,4 +105,26 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// loopbackPair returns both ends of a TCP connection on loopback, closed
+// when the test ends.
+func loopbackPair(t *testing.T) (conn, peer net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	conn, err = net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	peer, err = l.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { peer.Close() })
+	return conn, peer
 }
