@@ -224,8 +224,10 @@ func appendVarint(dst []byte, v uint64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// AppendJSONString appends s as a JSON string: control characters as
-// \u00XX (or \n, \t, ... ), invalid UTF-8 as U+FFFD, no HTML escaping.
+// AppendJSONString appends s as a JSON string, byte for byte as
+// encoding/json writes it without HTML escaping: control characters as
+// \u00XX (or \n, \t, \b, \f, \r), invalid UTF-8 as \ufffd, U+2028 and
+// U+2029 escaped.
 // The output never contains a NUL or 0x03 byte, so it needs no TCF escaping.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
@@ -241,6 +243,10 @@ func AppendJSONString(dst []byte, s string) []byte {
 			switch c {
 			case '"', '\\':
 				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
 				dst = append(dst, '\\', 'n')
 			case '\r':
@@ -255,10 +261,19 @@ func AppendJSONString(dst []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
+			// As encoding/json: invalid bytes become an escaped U+FFFD, and
+			// the line and paragraph separators are escaped (JavaScript).
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
+			switch r {
+			case '\u2028':
+				dst = append(dst, `\u2028`...)
+			case '\u2029':
+				dst = append(dst, `\u2029`...)
+			default:
+				dst = append(dst, `\ufffd`...)
+			}
+			i += size
 			start = i
 			continue
 		}
@@ -317,7 +332,14 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 			dst = AppendJSONString(dst, s)
 		}
 		return append(dst, ']'), nil
+	case map[string]any, []any, []map[string]any:
+		return appendJSONValue(dst, v)
 	}
+	return appendStdJSON(dst, v)
+}
+
+// appendStdJSON appends v as encoding/json encodes it.
+func appendStdJSON(dst []byte, v any) ([]byte, error) {
 	e := encoderPool.Get().(*jsonEncoder)
 	defer encoderPool.Put(e)
 	e.buf.Reset()
@@ -327,6 +349,89 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 	out := e.buf.Bytes()
 	out = out[:len(out)-1] // Encode adds a newline
 	return append(dst, out...), nil
+}
+
+// appendJSONValue appends v exactly as encoding/json encodes it, by hand for
+// the generic shapes events and replies are built of (maps with string
+// keys, in sorted order; slices; strings, integers, booleans) and through
+// encoding/json for anything else. Every stop's contextSuspended carries
+// such a map, and every breakpoint hit a status: encoding/json's
+// reflection and key sorting were ~3 µs of a hit's 115.
+func appendJSONValue(dst []byte, v any) ([]byte, error) {
+	var err error
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return AppendJSONString(dst, x), nil
+	case bool:
+		return strconv.AppendBool(dst, x), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int32:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case uint64:
+		return strconv.AppendUint(dst, x, 10), nil
+	case uint32:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case uint:
+		return strconv.AppendUint(dst, uint64(x), 10), nil
+	case []string:
+		return AppendJSON(dst, x)
+	case map[string]any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		var keyBuf [16]string
+		keys := keyBuf[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, k)
+			dst = append(dst, ':')
+			if dst, err = appendJSONValue(dst, x[k]); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendJSONValue(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case []map[string]any:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendJSONValue(dst, e); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	return appendStdJSON(dst, v)
 }
 
 // appendReport writes a report with a fixed key order (Code, Time, Service,
