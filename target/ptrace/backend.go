@@ -144,6 +144,10 @@ var errClosed = errors.New("the target is closed")
 // New starts a ptrace backend and returns a Target over it. Its tracer thread
 // lives until Close.
 func New() (*target.Target, error) {
+	if err := quietStops(); err != nil {
+		// Not fatal: stops then cost a signal each, as before.
+		fmt.Fprintf(os.Stderr, "sonde: ptrace backend: SIGCHLD action: %v\n", err)
+	}
 	b := &Backend{
 		reqs:      make(chan *request, 16),
 		done:      make(chan struct{}),
