@@ -59,8 +59,13 @@ func TestRunnableGoroutines(t *testing.T) {
 	}
 	runtime.Gosched()
 	<-ran
+	// Other goroutines of the test binary (earlier tests' connections
+	// closing, timers) may wait for the P too: let them run as well.
+	for i := 0; i < 100 && runnableGoroutines(smp); i++ {
+		runtime.Gosched()
+	}
 	if runnableGoroutines(smp) {
-		t.Fatal("a goroutine is seen waiting after it ran")
+		t.Fatal("goroutines are seen waiting after they all had the P")
 	}
 }
 
