@@ -70,7 +70,11 @@ func TestLiveProcess(t *testing.T) {
 	defer cmd.Process.Kill()
 	pid := cmd.Process.Pid
 
-	// Wait until the exec is done and the C library is mapped.
+	// Wait until the exec is done, the C library is mapped and the process
+	// has settled: the dynamic loader still maps /etc/ld.so.cache while it
+	// maps libc and unmaps it afterwards, and a snapshot taken in between
+	// saw other bytes at the cache's addresses later (failed once in CI).
+	// Settled: asleep, and the same mappings twice 20 ms apart.
 	var maps []liveMapping
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		maps = readSmaps(t, pid)
@@ -78,11 +82,15 @@ func TestLiveProcess(t *testing.T) {
 		for _, m := range maps {
 			libc = libc || strings.Contains(m.path, "libc")
 		}
-		if libc {
-			break
+		if libc && processState(pid) == 'S' {
+			time.Sleep(20 * time.Millisecond)
+			again := readSmaps(t, pid)
+			if sameMappings(maps, again) {
+				break
+			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("target never mapped its C library")
+			t.Fatal("target never settled with its C library mapped")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -229,4 +237,32 @@ func TestLiveProcess(t *testing.T) {
 			t.Errorf("after ClearOriginal at %#x: image shows %#x, want %#x", addr, got[1], wantMid)
 		}
 	}
+}
+
+// processState is the state letter of /proc/PID/stat (0 if unreadable).
+func processState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: the state follows
+	// the last ')'.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2]
+	}
+	return 0
+}
+
+// sameMappings reports whether two snapshots list the same mappings.
+func sameMappings(a, b []liveMapping) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].start != b[i].start || a[i].end != b[i].end || a[i].offset != b[i].offset ||
+			a[i].perms != b[i].perms || a[i].path != b[i].path {
+			return false
+		}
+	}
+	return true
 }
