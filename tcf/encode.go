@@ -298,18 +298,6 @@ var encoderPool = sync.Pool{New: func() any {
 // AppendJSON appends v encoded as JSON (no HTML escaping, no newline).
 func AppendJSON(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...), nil
-	case string:
-		return AppendJSONString(dst, x), nil
-	case uint64:
-		return strconv.AppendUint(dst, x, 10), nil
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(dst, x, 10), nil
-	case bool:
-		return strconv.AppendBool(dst, x), nil
 	case json.RawMessage:
 		if len(x) == 0 {
 			return append(dst, "null"...), nil
@@ -320,22 +308,8 @@ func AppendJSON(dst []byte, v any) ([]byte, error) {
 			return append(dst, "null"...), nil
 		}
 		return appendReport(dst, x), nil
-	case []string:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, s := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendJSONString(dst, s)
-		}
-		return append(dst, ']'), nil
-	case map[string]any, []any, []map[string]any:
-		return appendJSONValue(dst, v)
 	}
-	return appendStdJSON(dst, v)
+	return appendJSONValue(dst, v)
 }
 
 // appendStdJSON appends v as encoding/json encodes it.
@@ -379,7 +353,17 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 	case uint:
 		return strconv.AppendUint(dst, uint64(x), 10), nil
 	case []string:
-		return AppendJSON(dst, x)
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		dst = append(dst, '[')
+		for i, s := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendJSONString(dst, s)
+		}
+		return append(dst, ']'), nil
 	case map[string]any:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -403,35 +387,29 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 		}
 		return append(dst, '}'), nil
 	case []any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendJSONValue(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendJSONArray(dst, x)
 	case []map[string]any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendJSONValue(dst, e); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendJSONArray(dst, x)
 	}
 	return appendStdJSON(dst, v)
+}
+
+// appendJSONArray appends a slice's elements with appendJSONValue.
+func appendJSONArray[E any](dst []byte, x []E) ([]byte, error) {
+	if x == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, e := range x {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendJSONValue(dst, e); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }
 
 // appendReport writes a report with a fixed key order (Code, Time, Service,
