@@ -52,21 +52,33 @@ func TestRunnableGoroutines(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	smp := make([]metrics.Sample, 1)
 	smp[0].Name = "/sched/goroutines/runnable:goroutines"
-	ran := make(chan struct{})
-	go close(ran) // cannot run: this goroutine holds the only P
-	if !runnableGoroutines(smp) {
-		t.Fatal("a goroutine waiting for the only P is not seen")
-	}
-	runtime.Gosched()
-	<-ran
-	// Other goroutines of the test binary (earlier tests' connections
-	// closing, timers) may wait for the P too: let them run as well.
-	for i := 0; i < 100 && runnableGoroutines(smp); i++ {
+	for try := 0; try < 100; try++ {
+		ran := make(chan struct{})
+		go close(ran) // waits: this goroutine holds the only P...
+		seen := runnableGoroutines(smp)
+		select {
+		case <-ran:
+			// ...unless this one was descheduled first (a GC, a
+			// preemption under load): the look proves nothing then.
+			continue
+		default:
+		}
+		if !seen {
+			t.Fatal("a goroutine waiting for the only P is not seen")
+		}
 		runtime.Gosched()
+		<-ran
+		// Other goroutines of the test binary (earlier tests' connections
+		// closing, timers) may wait for the P too: let them run as well.
+		for i := 0; i < 100 && runnableGoroutines(smp); i++ {
+			runtime.Gosched()
+		}
+		if runnableGoroutines(smp) {
+			t.Fatal("goroutines are seen waiting after they all had the P")
+		}
+		return
 	}
-	if runnableGoroutines(smp) {
-		t.Fatal("goroutines are seen waiting after they all had the P")
-	}
+	t.Fatal("the goroutine always ran before the look")
 }
 
 // TestReadable: the spin's lock-free look at the socket sees input, and a
