@@ -35,29 +35,23 @@ func quietStops() error {
 	var err error
 	quietOnce.Do(func() {
 		var act kernelSigaction
-		if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), 0,
-			uintptr(unsafe.Pointer(&act)), unsafe.Sizeof(act.mask), 0, 0); e != 0 {
-			err = e
-			return
-		}
-		if act.flags&saNoCldStop != 0 {
+		if act, err = sigchldAction(nil); err != nil || act.flags&saNoCldStop != 0 {
 			return
 		}
 		act.flags |= saNoCldStop
-		if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD),
-			uintptr(unsafe.Pointer(&act)), 0, unsafe.Sizeof(act.mask), 0, 0); e != 0 {
-			err = e
-		}
+		_, err = sigchldAction(&act)
 	})
 	return err
 }
 
-// sigchldFlags returns the flags of this process's SIGCHLD action (tests).
-func sigchldFlags() (uint64, error) {
-	var act kernelSigaction
-	if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), 0,
-		uintptr(unsafe.Pointer(&act)), unsafe.Sizeof(act.mask), 0, 0); e != 0 {
-		return 0, e
+// sigchldAction returns this process's SIGCHLD action, after setting it to
+// *set when set is not nil (rt_sigaction, without the runtime's bookkeeping:
+// the handler stays the runtime's own).
+func sigchldAction(set *kernelSigaction) (kernelSigaction, error) {
+	var old kernelSigaction
+	if _, _, e := syscall.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(unix.SIGCHLD), uintptr(unsafe.Pointer(set)),
+		uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old.mask), 0, 0); e != 0 {
+		return old, e
 	}
-	return act.flags, nil
+	return old, nil
 }
