@@ -199,6 +199,13 @@ type decPlan struct {
 	kind   reflect.Kind
 	elem   *decPlan   // pointer, slice and map element
 	fields []decField // struct
+	// When every field name is ASCII (asciiNames), an ASCII key names a
+	// field only if its length is in lengths and its first byte, folded, in
+	// firsts: most keys of an agent's objects are not wanted, and this
+	// tells them at once.
+	asciiNames bool
+	lengths    uint64    // bit n: a name of n bytes (names of 64 or more: bit 63)
+	firsts     [4]uint64 // bit c: a name begins with byte c (both cases of a letter)
 }
 
 type decField struct {
@@ -331,6 +338,28 @@ func (b *planBuilder) buildFields(pl *decPlan) {
 			plan:  b.build(sf.Type),
 		})
 	}
+	pl.asciiNames = true
+	for _, f := range pl.fields {
+		if !f.ascii {
+			pl.asciiNames = false
+		}
+		pl.lengths |= 1 << min(len(f.name), 63)
+		c := f.name[0]
+		pl.firsts[c/64] |= 1 << (c % 64)
+		if isLetter(c) {
+			c ^= 0x20
+			pl.firsts[c/64] |= 1 << (c % 64)
+		}
+	}
+}
+
+// cannotName reports that the ASCII key names no field (see asciiNames).
+func (pl *decPlan) cannotName(key []byte) bool {
+	if len(key) == 0 {
+		return true
+	}
+	c := key[0]
+	return pl.lengths&(1<<min(len(key), 63)) == 0 || pl.firsts[c/64]&(1<<(c%64)) == 0
 }
 
 func isASCII(s string) bool {
@@ -452,7 +481,7 @@ func (p *jsonParser) decodeNumber(v reflect.Value, pl *decPlan) error {
 			v.SetInt(n)
 		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		n, err := strconv.ParseUint(string(text), 10, 64)
+		n, err := parseUint(Field{Data: text})
 		if ok = err == nil && !v.OverflowUint(n); ok {
 			v.SetUint(n)
 		}
@@ -540,17 +569,25 @@ func (p *jsonParser) decodeStruct(v reflect.Value, pl *decPlan) error {
 		return err
 	}
 	for first := true; ; first = false {
-		ok, err := p.more(first, '}')
-		if err != nil || !ok {
-			return err
+		// The members of a compact object (what agents send: no spaces,
+		// plain keys) are read here without the general calls; anything
+		// else takes them.
+		k, ascii, ok := p.compactKey(first)
+		if !ok {
+			more, err := p.more(first, '}')
+			if err != nil || !more {
+				return err
+			}
+			if k, ascii, err = p.keyASCII(); err != nil {
+				return err
+			}
+		} else if k == nil {
+			return nil // the closing brace
 		}
-		k, err := p.key()
-		if err != nil {
-			return err
-		}
-		f := pl.field(k)
+		f := pl.field(k, ascii)
+		var err error
 		if f == nil {
-			err = p.skipValue()
+			err = p.skipCompact()
 		} else {
 			err = p.decodeInto(v.Field(f.index), f.plan)
 		}
@@ -560,27 +597,94 @@ func (p *jsonParser) decodeStruct(v reflect.Value, pl *decPlan) error {
 	}
 }
 
+// compactKey reads, at pos, the closing brace of an object (k nil) or the
+// start of a member — a comma unless first, a key of plain ASCII
+// characters and the colon — when they come without spaces or escapes. ok
+// false means it consumed nothing: the general path reads what is there.
+func (p *jsonParser) compactKey(first bool) (k []byte, ascii, ok bool) {
+	d, i := p.data, p.pos
+	if i >= len(d) {
+		return nil, false, false
+	}
+	switch d[i] {
+	case '}':
+		p.pos = i + 1
+		p.depth--
+		return nil, false, true
+	case ',':
+		if first {
+			return nil, false, false
+		}
+		i++
+	default:
+		if !first {
+			return nil, false, false
+		}
+	}
+	if i >= len(d) || d[i] != '"' {
+		return nil, false, false
+	}
+	j := i + 1
+	for j < len(d) && plainString[d[j]] {
+		j++
+	}
+	if j+1 >= len(d) || d[j] != '"' || d[j+1] != ':' {
+		return nil, false, false
+	}
+	p.pos = j + 2
+	return d[i+1 : j], true, true
+}
+
+// skipCompact consumes a value, strings and plain integers without the
+// general calls.
+func (p *jsonParser) skipCompact() error {
+	d, i := p.data, p.pos
+	if i < len(d) {
+		switch c := d[i]; {
+		case c == '"':
+			j := i + 1
+			for j < len(d) && plainString[d[j]] {
+				j++
+			}
+			if j < len(d) && d[j] == '"' {
+				p.pos = j + 1
+				return nil
+			}
+		case '1' <= c && c <= '9':
+			j := i + 1
+			for j < len(d) && isDigit(d[j]) {
+				j++
+			}
+			if j < len(d) && (d[j] == ',' || d[j] == '}' || d[j] == ']') {
+				p.pos = j
+				return nil
+			}
+		}
+	}
+	return p.skipValue()
+}
+
 // field finds the field named key: exactly, else the first one equal under
-// Unicode case folding (encoding/json's rule).
-func (pl *decPlan) field(key []byte) *decField {
+// Unicode case folding (encoding/json's rule). ascii says key is all ASCII.
+func (pl *decPlan) field(key []byte, ascii bool) *decField {
+	if ascii && pl.asciiNames && pl.cannotName(key) {
+		return nil
+	}
 	for i := range pl.fields {
 		if string(pl.fields[i].name) == string(key) {
 			return &pl.fields[i]
 		}
 	}
-	ascii := true
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
 	for i := range pl.fields {
 		f := &pl.fields[i]
-		// An ASCII key folds only to names of its length (a non-ASCII
-		// name can fold to ASCII: the Kelvin sign to k).
-		if ascii && f.ascii && len(f.name) != len(key) {
-			continue
+		if ascii && f.ascii {
+			// An ASCII key folds only to ASCII names of its length (a
+			// non-ASCII name can fold to ASCII: the Kelvin sign to k),
+			// and most keys of other fields differ in their first letter.
+			if len(f.name) != len(key) || (f.name[0]|0x20 != key[0]|0x20 && isLetter(key[0])) ||
+				(f.name[0] != key[0] && !isLetter(key[0])) {
+				continue
+			}
 		}
 		if bytes.EqualFold(f.name, key) {
 			return f
@@ -588,3 +692,5 @@ func (pl *decPlan) field(key []byte) *decField {
 	}
 	return nil
 }
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }

@@ -239,7 +239,8 @@ func FuzzJSONDecode(f *testing.F) {
 // BenchmarkJSONDecode compares the reader with what it replaced on the
 // fields of a stack round: 57 frame IDs (StackTrace.getContext's
 // argument), the 57 frame objects of its reply decoded into a struct, and
-// an object of properties.
+// a symbol's properties as an object and into a struct (a client's
+// Symbols.getContext, 57 per round).
 func BenchmarkJSONDecode(b *testing.B) {
 	var ids, frames bytes.Buffer
 	ids.WriteByte('[')
@@ -263,6 +264,7 @@ func BenchmarkJSONDecode(b *testing.B) {
 		{"ids", ids.Bytes(), func() any { return new([]string) }},
 		{"frames", frames.Bytes(), func() any { return new([]struct{ IP uint64 }) }},
 		{"props", props, func() any { return new(map[string]any) }},
+		{"symbol", props, func() any { return new(struct{ Name string }) }},
 	}
 	for _, c := range cases {
 		for _, dec := range []struct {

@@ -58,6 +58,15 @@ var plainString = func() (t [256]bool) {
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func (p *jsonParser) skipSpace() {
+	// Most calls find no space at all (sonde and the C agent send none):
+	// one comparison, inlined, before the loop.
+	if p.pos < len(p.data) && p.data[p.pos] > ' ' {
+		return
+	}
+	p.skipSpaceSlow()
+}
+
+func (p *jsonParser) skipSpaceSlow() {
 	for p.pos < len(p.data) {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -175,18 +184,25 @@ func (p *jsonParser) scanNumber() ([]byte, error) {
 // bytes between the quotes; raw is false when they need unquoting (escapes,
 // invalid UTF-8).
 func (p *jsonParser) scanString() (body []byte, raw bool, err error) {
+	body, raw, _, err = p.scanStringASCII()
+	return body, raw, err
+}
+
+// scanStringASCII is scanString, also telling whether the body is all
+// ASCII (when raw).
+func (p *jsonParser) scanStringASCII() (body []byte, raw, ascii bool, err error) {
 	d := p.data
 	i := p.pos + 1
 	start := i
 	raw = true
-	ascii := true
+	ascii = true
 	for {
 		for i < len(d) && plainString[d[i]] {
 			i++
 		}
 		if i >= len(d) {
 			p.pos = i
-			return nil, false, p.unexpected("")
+			return nil, false, false, p.unexpected("")
 		}
 		switch c := d[i]; {
 		case c == '"':
@@ -195,13 +211,13 @@ func (p *jsonParser) scanString() (body []byte, raw bool, err error) {
 			if !ascii && raw && !utf8.Valid(body) {
 				raw = false
 			}
-			return body, raw, nil
+			return body, raw, ascii, nil
 		case c == '\\':
 			raw = false
 			i++
 			if i >= len(d) {
 				p.pos = i
-				return nil, false, p.badByte("in string escape code")
+				return nil, false, false, p.badByte("in string escape code")
 			}
 			switch d[i] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -211,17 +227,17 @@ func (p *jsonParser) scanString() (body []byte, raw bool, err error) {
 				for k := 0; k < 4; k++ {
 					if i >= len(d) || !isHex(d[i]) {
 						p.pos = i
-						return nil, false, p.badByte("in \\u hexadecimal character escape")
+						return nil, false, false, p.badByte("in \\u hexadecimal character escape")
 					}
 					i++
 				}
 			default:
 				p.pos = i
-				return nil, false, p.badByte("in string escape code")
+				return nil, false, false, p.badByte("in string escape code")
 			}
 		case c < 0x20:
 			p.pos = i
-			return nil, false, p.unexpected("in string literal")
+			return nil, false, false, p.unexpected("in string literal")
 		default: // non-ASCII: checked once at the end
 			ascii = false
 			i++
@@ -324,24 +340,36 @@ func (p *jsonParser) stringValue() (string, error) {
 // key consumes an object key and the colon after it. The bytes returned
 // are valid until the next call.
 func (p *jsonParser) key() ([]byte, error) {
+	k, _, err := p.keyASCII()
+	return k, err
+}
+
+// keyASCII is key, also telling whether the key is all ASCII (struct
+// fields are matched faster then).
+func (p *jsonParser) keyASCII() (k []byte, ascii bool, err error) {
 	p.skipSpace()
 	if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-		return nil, p.unexpected("looking for beginning of object key string")
+		return nil, false, p.unexpected("looking for beginning of object key string")
 	}
-	body, raw, err := p.scanString()
+	body, raw, ascii, err := p.scanStringASCII()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !raw {
 		p.scratch = appendUnquoted(p.scratch[:0], body)
 		body = p.scratch
+		ascii = isASCII(string(body))
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == ':' { // no space: most keys
+		p.pos++
+		return body, ascii, nil
 	}
 	p.skipSpace()
 	if p.pos >= len(p.data) || p.data[p.pos] != ':' {
-		return nil, p.unexpected("after object key")
+		return nil, false, p.unexpected("after object key")
 	}
 	p.pos++
-	return body, nil
+	return body, ascii, nil
 }
 
 // open consumes '[' or '{', counting the depth.

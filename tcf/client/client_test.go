@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -247,5 +249,50 @@ func TestPendingDone(t *testing.T) {
 	}
 	if _, err := hold.Wait(ctx); !errors.Is(err, client.ErrClosed) {
 		t.Fatalf("unanswered command after Close: %v", err)
+	}
+}
+
+// A client whose reader polls for replies (Options.ReadSpin) on one P: the
+// goroutine waiting for a reply must get the P while the reader polls for
+// the next one, in sequential calls and pipelined bursts alike. The spin is
+// longer than the test may take: a reader that kept the P to itself would
+// run the context out; Close must end it.
+func TestReadSpin(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	addr := agent(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, addr, client.Options{ReadSpin: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 100 {
+		res, err := c.Call(ctx, "Diagnostics", "echo", strconv.Itoa(i))
+		var s string
+		if err == nil {
+			err = res.Decode(&s)
+		}
+		if err != nil || s != strconv.Itoa(i) {
+			t.Fatalf("call %d: %q, %v", i, s, err)
+		}
+	}
+	var ps []*client.Pending
+	for i := range 64 {
+		p, err := c.Send("Diagnostics", "echo", strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	for i, p := range ps {
+		res, err := p.Wait(ctx)
+		var s string
+		if err == nil {
+			err = res.Decode(&s)
+		}
+		if err != nil || s != strconv.Itoa(i) {
+			t.Fatalf("pipelined %d: %q, %v", i, s, err)
+		}
 	}
 }

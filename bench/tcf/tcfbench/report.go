@@ -22,17 +22,18 @@ func (r *report) header(addr string, s *session) {
 		return
 	}
 	fmt.Fprintf(r.w, "agent %s, %d services in its Hello: %s\n", addr, len(svcs), strings.Join(svcs, " "))
-	fmt.Fprintf(r.w, "%-34s %12s  %-24s %s\n", "scenario", "median", "runs (min..max)", "agent CPU per op (median)")
+	fmt.Fprintf(r.w, "%-34s %12s  %-24s %s\n", "scenario", "median", "runs (min..max)", "CPU per op, agent / client (medians)")
 }
 
 // figure is one measured quantity over several runs.
 type figure struct {
-	key   string    // stable name for scripts, e.g. "echo"
-	label string    // what was measured, for people
-	unit  string    // "/s", "MiB/s", "ms", "µs"
-	vals  []float64 // one per run
-	cpu   []float64 // agent CPU µs per operation, one per run (empty: not measured)
-	note  string
+	key    string    // stable name for scripts, e.g. "echo"
+	label  string    // what was measured, for people
+	unit   string    // "/s", "MiB/s", "ms", "µs"
+	vals   []float64 // one per run
+	cpu    []float64 // agent CPU µs per operation, one per run (empty: not measured)
+	client []float64 // this client's CPU µs per operation, one per run
+	note   string
 }
 
 func (r *report) figure(f figure) {
@@ -42,12 +43,22 @@ func (r *report) figure(f figure) {
 		if len(f.cpu) > 0 {
 			fmt.Fprintf(r.w, "%s.agentcpu\t%s\tµs\tagent CPU per operation\n", f.key, num(median(f.cpu)))
 		}
+		if len(f.client) > 0 {
+			fmt.Fprintf(r.w, "%s.clientcpu\t%s\tµs\tclient CPU per operation\n", f.key, num(median(f.client)))
+		}
 		return
 	}
 	spread := fmt.Sprintf("%s..%s", human(slices.Min(f.vals)), human(slices.Max(f.vals)))
-	cpu := ""
+	cpu := "-"
 	if len(f.cpu) > 0 {
-		cpu = human(median(f.cpu)) + " µs"
+		cpu = human(median(f.cpu))
+	}
+	if len(f.client) > 0 {
+		cpu += " / " + human(median(f.client)) + " µs"
+	} else if len(f.cpu) > 0 {
+		cpu += " µs"
+	} else {
+		cpu = ""
 	}
 	line := fmt.Sprintf("%-34s %12s  %-24s %s", f.label, human(med)+" "+f.unit, spread, cpu)
 	if f.note != "" {

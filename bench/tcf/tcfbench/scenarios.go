@@ -12,29 +12,31 @@ import (
 	"github.com/sondedbg/sonde/tcf/client"
 )
 
-// sample is what one run measured: operations, the time they took, and the
-// agent's CPU time meanwhile (ns; 0 without -agent-pid).
+// sample is what one run measured: operations, the time they took, the
+// agent's CPU time meanwhile (ns; 0 without -agent-pid) and this client's.
 type sample struct {
-	ops int
-	dur time.Duration
-	cpu int64
+	ops    int
+	dur    time.Duration
+	cpu    int64
+	client int64
 }
 
-// timeIt runs f, which does ops operations, and adds it to smp. The agent's
-// CPU time is read outside the timed span.
+// timeIt runs f, which does ops operations, and adds it to smp. CPU times
+// are read outside the timed span.
 func (b *bench) timeIt(smp *sample, ops int, f func() error) error {
 	m := cpuMeter{b.agentPID}
-	c0 := m.ns()
+	c0, s0 := m.ns(), selfCPU()
 	t0 := time.Now()
 	err := f()
 	d := time.Since(t0)
-	c1 := m.ns()
+	c1, s1 := m.ns(), selfCPU()
 	if err != nil {
 		return err
 	}
 	smp.ops += ops
 	smp.dur += d
 	smp.cpu += c1 - c0
+	smp.client += s1 - s0
 	return nil
 }
 
@@ -85,6 +87,17 @@ func (b *bench) cpuPerOp(ss []sample) []float64 {
 	return v
 }
 
+// clientPerOp is this client's CPU µs per operation, per sample: on a
+// machine where the client and the agent take turns on the CPUs, the part
+// of a figure no agent can make faster.
+func clientPerOp(ss []sample) []float64 {
+	var v []float64
+	for _, s := range ss {
+		v = append(v, float64(s.client)/1e3/float64(s.ops))
+	}
+	return v
+}
+
 // echo: round trips of Diagnostics.echo, one command at a time.
 func (b *bench) echo() error {
 	ctx := context.Background()
@@ -107,7 +120,7 @@ func (b *bench) echo() error {
 	if err != nil {
 		return b.outcome(err, "echo")
 	}
-	b.out.figure(figure{key: "echo", label: "echo round trips", unit: "/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss)})
+	b.out.figure(figure{key: "echo", label: "echo round trips", unit: "/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss), client: clientPerOp(ss)})
 	return nil
 }
 
@@ -143,7 +156,7 @@ func (b *bench) pipelined64() error {
 	if err != nil {
 		return b.outcome(err, "pipelined64")
 	}
-	b.out.figure(figure{key: "pipelined64", label: "64 pipelined echo", unit: "cmds/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss)})
+	b.out.figure(figure{key: "pipelined64", label: "64 pipelined echo", unit: "cmds/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss), client: clientPerOp(ss)})
 	return nil
 }
 
@@ -166,7 +179,7 @@ func (b *bench) memGet() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
-	zc, err := dial(ctx, b.addr, []string{"ZeroCopy"})
+	zc, err := dial(ctx, b.addr, []string{"ZeroCopy"}, b.spin)
 	if err != nil {
 		return err
 	}
@@ -241,7 +254,7 @@ func (b *bench) memRuns(s *session, key, label, proc string, addr uint64) error 
 	if err != nil {
 		return b.outcome(err, key)
 	}
-	b.out.figure(figure{key: key, label: label, unit: "MiB/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss)})
+	b.out.figure(figure{key: key, label: label, unit: "MiB/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss), client: clientPerOp(ss)})
 	return nil
 }
 
@@ -268,7 +281,7 @@ func (b *bench) hitResume() error {
 	if err != nil {
 		return b.outcome(err, "hit")
 	}
-	b.out.figure(figure{key: "hit", label: "breakpoint hit + resume", unit: "hits/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss)})
+	b.out.figure(figure{key: "hit", label: "breakpoint hit + resume", unit: "hits/s", vals: rate(ss, 1), cpu: b.cpuPerOp(ss), client: clientPerOp(ss)})
 	return nil
 }
 
@@ -350,7 +363,7 @@ func (b *bench) stack57() error {
 	if err != nil {
 		return b.outcome(err, keys...)
 	}
-	b.out.figure(figure{key: keys[0], label: "57-frame stack round, warm", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: note + "; " + warm.String()})
+	b.out.figure(figure{key: keys[0], label: "57-frame stack round, warm", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), client: clientPerOp(ss), note: note + "; " + warm.String()})
 	// Each run's samples of whole cycles: the resume, the thread running to
 	// the next hit() and its stop reported, and the round. What the round
 	// alone does not show: work the agent does between the stop and its
@@ -377,12 +390,12 @@ func (b *bench) stack57() error {
 	if err != nil {
 		return b.outcome(err, keys[1:]...)
 	}
-	b.out.figure(figure{key: keys[1], label: "57-frame stack round, after a stop", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), note: "the stop is not timed; " + after.String()})
+	b.out.figure(figure{key: keys[1], label: "57-frame stack round, after a stop", unit: "ms", vals: perOp(ss, time.Millisecond), cpu: b.cpuPerOp(ss), client: clientPerOp(ss), note: "the stop is not timed; " + after.String()})
 	whole := make([]sample, len(cycles))
 	for i, c := range cycles {
 		whole[i] = *c
 	}
-	b.out.figure(figure{key: keys[2], label: "resume, stop at a breakpoint, 57-frame stack round", unit: "ms", vals: perOp(whole, time.Millisecond), cpu: b.cpuPerOp(whole), note: "from the resume command to the round's last reply"})
+	b.out.figure(figure{key: keys[2], label: "resume, stop at a breakpoint, 57-frame stack round", unit: "ms", vals: perOp(whole, time.Millisecond), cpu: b.cpuPerOp(whole), client: clientPerOp(whole), note: "from the resume command to the round's last reply"})
 	return nil
 }
 

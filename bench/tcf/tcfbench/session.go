@@ -36,8 +36,8 @@ type session struct {
 // to a breakpoint): an agent that does not answer is an error, not a hang.
 const opTimeout = 20 * time.Second
 
-func dial(ctx context.Context, addr string, services []string) (*session, error) {
-	c, err := client.Dial(ctx, addr, client.Options{Services: services})
+func dial(ctx context.Context, addr string, services []string, spin time.Duration) (*session, error) {
+	c, err := client.Dial(ctx, addr, client.Options{Services: services, ReadSpin: spin})
 	if err != nil {
 		return nil, err
 	}
@@ -240,6 +240,15 @@ func (m cpuMeter) ns() int64 {
 	clock := int32(^m.pid<<3 | 2)
 	var ts unix.Timespec
 	if err := unix.ClockGettime(clock, &ts); err != nil {
+		return 0
+	}
+	return ts.Nano()
+}
+
+// selfCPU is this process's on-CPU time in ns, all threads.
+func selfCPU() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_PROCESS_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
 	return ts.Nano()
