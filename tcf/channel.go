@@ -449,10 +449,28 @@ func (c *Channel) readLoop() {
 	}
 }
 
+// replyChunk bounds the replies the reader holds back while more input is
+// buffered. Holding them makes one write of a burst's replies, but a client
+// that takes replies as they come (one that polls its socket, on the other
+// CPU) then waits for the last command's before it can work on the first's:
+// a stack round's 114 symbol and line lookups are 14 KB of replies. In
+// pieces of about this size the client decodes the first while the agent
+// works on the rest; a client that sleeps between reads finds them together
+// all the same.
+const replyChunk = 4 << 10
+
+// queuedBytes is the length of the outgoing queue.
+func (c *Channel) queuedBytes() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.out)
+}
+
 // flushIfDrained sends queued replies from the reader goroutine once no
-// more input is buffered. It returns false if the write failed.
+// more input is buffered, or once they are replyChunk or more. It returns
+// false if the write failed.
 func (c *Channel) flushIfDrained() bool {
-	if c.rd.Buffered() {
+	if c.rd.Buffered() && c.queuedBytes() < replyChunk {
 		// More input: if it is only the start of a message, the reader
 		// sends what is queued before it waits for the rest (flushBeforeWait).
 		return true

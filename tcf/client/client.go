@@ -274,9 +274,10 @@ func (c *Client) SendFields(service, command string, fill func(b *tcf.Builder)) 
 // leaves the writing to the caller (Call writes inline, saving a hop).
 func (c *Client) send(service, command string, args []any, fill func(b *tcf.Builder), wake bool) (*Pending, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
-		return nil, c.err
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
 	}
 	c.nextToken++
 	p := &Pending{c: c, token: c.nextToken}
@@ -296,6 +297,7 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 	b.Start(nil) // out is not the builder's to keep
 	if err != nil {
 		c.out = c.out[:start]
+		c.mu.Unlock()
 		return nil, err
 	}
 	c.out = msg
@@ -303,8 +305,20 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 	if start == 0 && wake {
 		c.signal()
 	}
+	// A client that polls for replies sends a long burst in pieces: the
+	// agent (polling too, on another CPU) starts on the first commands
+	// while the rest are built. The writer goroutine would write only
+	// once this one waits, which with one P is after the whole burst.
+	piece := c.spin != nil && wake && len(c.out) >= sendChunk && !c.writing
+	c.mu.Unlock()
+	if piece {
+		c.flushOnce()
+	}
 	return p, nil
 }
+
+// sendChunk is the size of the pieces a polling client writes a burst in.
+const sendChunk = 4 << 10
 
 // Call sends a command and waits for its result.
 func (c *Client) Call(ctx context.Context, service, command string, args ...any) (*Result, error) {

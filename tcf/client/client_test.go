@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,9 +278,11 @@ func TestReadSpin(t *testing.T) {
 			t.Fatalf("call %d: %q, %v", i, s, err)
 		}
 	}
+	// The burst is longer than the pieces a polling client writes it in.
+	pad := strings.Repeat(" ", 200)
 	var ps []*client.Pending
 	for i := range 64 {
-		p, err := c.Send("Diagnostics", "echo", strconv.Itoa(i))
+		p, err := c.Send("Diagnostics", "echo", strconv.Itoa(i)+pad)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +294,7 @@ func TestReadSpin(t *testing.T) {
 		if err == nil {
 			err = res.Decode(&s)
 		}
-		if err != nil || s != strconv.Itoa(i) {
+		if err != nil || s != strconv.Itoa(i)+pad {
 			t.Fatalf("pipelined %d: %q, %v", i, s, err)
 		}
 	}
