@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -23,10 +24,7 @@ func readRaw(p *process, addr uint64, buf []byte) (int, error) {
 	}
 	done := 0
 	for done < len(buf) {
-		local := []unix.Iovec{{Base: &buf[done]}}
-		local[0].SetLen(len(buf) - done)
-		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(done), Len: len(buf) - done}}
-		n, err := unix.ProcessVMReadv(p.pid, local, remote, 0)
+		n, err := processVMReadv(p.pid, buf[done:], uintptr(addr)+uintptr(done))
 		if err == unix.EINTR {
 			continue
 		}
@@ -52,6 +50,22 @@ func readRaw(p *process, addr uint64, buf []byte) (int, error) {
 		return done, err
 	}
 	return done, nil
+}
+
+// processVMReadv is one process_vm_readv(2) of buf from addr in pid. It is
+// a raw system call (it copies memory, it never waits): a stack walk makes
+// a few per stop, and the ordinary way of entering a system call wakes the
+// Go runtime's monitor thread when it sleeps (see wait4).
+func processVMReadv(pid int, buf []byte, addr uintptr) (int, error) {
+	local := unix.Iovec{Base: &buf[0]}
+	local.SetLen(len(buf))
+	remote := unix.RemoteIovec{Base: addr, Len: len(buf)}
+	n, _, e := unix.RawSyscall6(unix.SYS_PROCESS_VM_READV, uintptr(pid),
+		uintptr(unsafe.Pointer(&local)), 1, uintptr(unsafe.Pointer(&remote)), 1, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
 }
 
 // readMemory reads like the program sees it: software breakpoints hidden.

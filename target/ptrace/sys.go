@@ -89,10 +89,29 @@ func getSiginfo(tid int) (siginfo, error) {
 }
 
 // wait4 waits for tid with __WALL, retrying on EINTR.
+//
+// With WNOHANG it never blocks, and it is the tracer thread's poll for
+// stops: then it is a raw system call, which the Go scheduler does not
+// hear about. Entering a system call the ordinary way wakes the runtime's
+// monitor thread when it sleeps, and it then polls every 20 µs for a
+// millisecond or so: on a 2-CPU machine a thread that takes turns with the
+// tracer, the program and the client (traced after a breakpoint stop: four
+// wake-ups of it between the stop and the stack's first reply).
 func wait4(tid int, flags int) (int, unix.WaitStatus, error) {
 	var ws unix.WaitStatus
 	for {
-		pid, err := unix.Wait4(tid, &ws, flags|unix.WALL, nil)
+		var pid int
+		var err error
+		if flags&unix.WNOHANG != 0 {
+			r, _, e := unix.RawSyscall6(unix.SYS_WAIT4, uintptr(tid), uintptr(unsafe.Pointer(&ws)),
+				uintptr(flags|unix.WALL), 0, 0, 0)
+			pid = int(r)
+			if e != 0 {
+				err = e
+			}
+		} else {
+			pid, err = unix.Wait4(tid, &ws, flags|unix.WALL, nil)
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -106,8 +125,12 @@ func wait4(tid int, flags int) (int, unix.WaitStatus, error) {
 // are not tracees stay for their owner to reap.
 func waitAnyNoWait(flags int) (int, error) {
 	var raw [128]byte
+	call := unix.Syscall6
+	if flags&unix.WNOHANG != 0 {
+		call = unix.RawSyscall6 // it does not block: see wait4
+	}
 	for {
-		_, _, e := unix.Syscall6(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&raw[0])),
+		_, _, e := call(unix.SYS_WAITID, unix.P_ALL, 0, uintptr(unsafe.Pointer(&raw[0])),
 			uintptr(unix.WEXITED|unix.WNOWAIT|unix.WALL|flags), 0, 0)
 		if e == unix.EINTR {
 			continue
