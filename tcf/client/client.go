@@ -86,6 +86,7 @@ type Client struct {
 	zeroCopy  bool        // asked for ZeroCopy (Options.Services)
 	peerZC    bool        // and the agent offers it: binary arguments go raw
 	b         tcf.Builder // builds commands into out (under mu)
+	pendBlock []Pending   // where the next Pendings come from (under mu)
 	slab      []byte      // where replies' fields are copied (reader goroutine only)
 
 	readDone  chan struct{}
@@ -280,7 +281,7 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 		return nil, err
 	}
 	c.nextToken++
-	p := &Pending{c: c, token: c.nextToken}
+	p := c.newPending()
 	start := len(c.out)
 	b := &c.b
 	b.ZeroCopy = c.peerZC
@@ -319,6 +320,23 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 
 // sendChunk is the size of the pieces a polling client writes a burst in.
 const sendChunk = 4 << 10
+
+// newPending is a Pending for the next token (c.mu held). Pendings are
+// carved from blocks of pendingBlock: one allocation per command was a
+// fifth of sending one (each is ~200 bytes with the reply's fields
+// inline), and a round of a stack view sends ~170. A block stays in memory
+// while any of its Pendings is referenced, ~13 KB at most per such command.
+func (c *Client) newPending() *Pending {
+	if len(c.pendBlock) == 0 {
+		c.pendBlock = make([]Pending, pendingBlock)
+	}
+	p := &c.pendBlock[0]
+	c.pendBlock = c.pendBlock[1:]
+	p.c, p.token = c, c.nextToken
+	return p
+}
+
+const pendingBlock = 64
 
 // Call sends a command and waits for its result.
 func (c *Client) Call(ctx context.Context, service, command string, args ...any) (*Result, error) {
