@@ -278,8 +278,18 @@ func parseUint(f Field) (uint64, error) {
 		return 0, errNotInteger
 	}
 	// strconv.ParseUint's rules (an overflow is reported where it happens,
-	// a bad digit where it is), without its string conversion.
+	// a bad digit where it is), without its string conversion. Nineteen
+	// digits cannot overflow: most numbers (addresses) need no checks.
 	var v uint64
+	if len(d) <= 19 {
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				return 0, errNotInteger
+			}
+			v = v*10 + uint64(c-'0')
+		}
+		return v, nil
+	}
 	for _, c := range d {
 		if c < '0' || c > '9' {
 			return 0, errNotInteger
