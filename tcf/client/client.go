@@ -313,9 +313,38 @@ func (c *Client) send(service, command string, args []any, fill func(b *tcf.Buil
 	piece := c.spin != nil && wake && len(c.out) >= sendChunk && !c.writing
 	c.mu.Unlock()
 	if piece {
-		c.flushOnce()
+		c.tryFlush()
 	}
 	return p, nil
+}
+
+// tryFlush writes what is queued as far as the socket takes it now, never
+// waiting (the caller may be the reader goroutine, in an event handler: a
+// write that waited for the agent to read could wait for ever while the
+// agent waits for it to read). What is left goes to the writer goroutine.
+func (c *Client) tryFlush() {
+	c.mu.Lock()
+	if c.writing || len(c.out) == 0 || c.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.writing = true
+	buf := c.out
+	c.out, c.spare = c.spare[:0], nil
+	c.mu.Unlock()
+	n, _ := c.spin.TryWrite(buf) // an error is the writer's to meet
+	c.mu.Lock()
+	c.writing = false
+	if n < len(buf) {
+		c.out = append(append([]byte(nil), buf[n:]...), c.out...)
+	} else if c.spare == nil && cap(buf) <= 1<<20 {
+		c.spare = buf[:0]
+	}
+	more := len(c.out) > 0
+	c.mu.Unlock()
+	if more {
+		c.signal()
+	}
 }
 
 // sendChunk is the size of the pieces a polling client writes a burst in.
