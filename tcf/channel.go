@@ -67,6 +67,8 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 	var rw io.ReadWriter = conn
 	if sock != nil {
 		sock.Spin = max(s.cfg.ReadSpin, 0)
+		// The agent's end moves away from a polling client on its CPU.
+		sock.AvoidPeer = true
 		rw = sock
 	}
 	c := &Channel{

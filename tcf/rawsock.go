@@ -40,6 +40,12 @@ type RawSocket struct {
 	// peer (replies it held while more input was buffered), as the peer may
 	// be waiting for them before it sends the rest.
 	BeforeWait func()
+	// AvoidPeer makes a spinning reader move to another CPU when it finds
+	// it shares its own with the peer, polling too (see peercpu.go). One
+	// end of a connection should do it, not both: they could swap CPUs.
+	AvoidPeer bool
+	moved     time.Time // when the reader last moved for it
+	moves     int       // how often (for tests)
 
 	rbuf   []byte
 	rn     uintptr
@@ -135,12 +141,31 @@ func (s *RawSocket) read(fd uintptr) bool {
 			}
 		}
 		syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+		yielded := now
+		if s.AvoidPeer {
+			yielded = time.Now()
+		}
 		if readable(fd) {
 			s.rn, s.rerr = rawIO(syscall.SYS_READ, fd, s.rbuf)
+			if s.AvoidPeer && yielded.Sub(now) > sharedYield && s.rerr != syscall.EAGAIN {
+				s.avoidPeer(fd, yielded)
+			}
 		}
 		now = time.Now()
 	}
 	return s.rerr != syscall.EAGAIN
+}
+
+// avoidPeer moves the reader to another CPU if the peer, whose message came
+// while another thread had the reader's CPU, sent it from this CPU.
+func (s *RawSocket) avoidPeer(fd uintptr, now time.Time) {
+	if now.Sub(s.moved) < moveEvery || !peerOnMyCPU(fd) {
+		return
+	}
+	if cpu, ok := currentCPU(); ok && leaveCPU(cpu) {
+		s.moved = now
+		s.moves++
+	}
 }
 
 // readable reports whether fd has input, an error or a hang-up waiting. The

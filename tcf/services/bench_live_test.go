@@ -165,6 +165,7 @@ func BenchmarkStack57Process(b *testing.B) {
 	b.Run("warm", func(b *testing.B) {
 		a0, c0 := taskCPU(b, pid), selfCPU()
 		r0, w0 := syscallCounts(b, pid)
+		cr0, cw0 := syscallCounts(b, os.Getpid())
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			tcftest.StackRound(b, la.c, thread)
@@ -176,6 +177,9 @@ func BenchmarkStack57Process(b *testing.B) {
 		r1, w1 := syscallCounts(b, pid)
 		b.ReportMetric(float64(r1-r0)/float64(b.N), "agent-reads/round")
 		b.ReportMetric(float64(w1-w0)/float64(b.N), "agent-writes/round")
+		cr1, cw1 := syscallCounts(b, os.Getpid())
+		b.ReportMetric(float64(cr1-cr0)/float64(b.N), "client-reads/round")
+		b.ReportMetric(float64(cw1-cw0)/float64(b.N), "client-writes/round")
 	})
 	b.Run("afterStop", func(b *testing.B) {
 		var agentNS, clientNS, cycleNS int64
