@@ -70,23 +70,25 @@ func currentCPU() (int, bool) {
 // leaveCPU moves the calling thread off CPU cpu, to another one it may run
 // on, and leaves it free to run anywhere again: it excludes cpu from the
 // thread's affinity — Linux migrates a running thread at once when its CPU
-// is no longer allowed — and then restores the affinity it had. It reports
-// whether the thread moved (not when cpu is the only one it may use).
-func leaveCPU(cpu int) bool {
-	// The three calls must act on one thread.
+// is no longer allowed — and then restores the affinity it had. It returns
+// the CPU the thread was moved to, and false when it could not move (cpu is
+// the only one it may use).
+func leaveCPU(cpu int) (to int, moved bool) {
+	// The calls must act on one thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var had unix.CPUSet
 	if unix.SchedGetaffinity(0, &had) != nil || !had.IsSet(cpu) {
-		return false
+		return cpu, false
 	}
 	others := had
 	others.Clear(cpu)
 	if others.Count() == 0 || unix.SchedSetaffinity(0, &others) != nil {
-		return false
+		return cpu, false
 	}
+	to, _ = currentCPU()
 	// Restoring cannot fail where setting just succeeded; if it did, the
 	// thread would only be kept off one CPU, which is harmless.
 	_ = unix.SchedSetaffinity(0, &had)
-	return true
+	return to, true
 }

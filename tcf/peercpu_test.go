@@ -115,11 +115,12 @@ func TestLeaveCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	pinTo(t, a, false)
-	if !leaveCPU(a) {
+	to, moved := leaveCPU(a)
+	if !moved {
 		t.Fatalf("did not leave CPU %d", a)
 	}
-	if cpu, _ := currentCPU(); cpu == a {
-		t.Errorf("still on CPU %d", a)
+	if to == a {
+		t.Errorf("moved, but to CPU %d where it was", a)
 	}
 	var now unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &now); err != nil {
@@ -131,7 +132,7 @@ func TestLeaveCPU(t *testing.T) {
 	// The only CPU allowed: nowhere to go.
 	defer unpin(t, &had)
 	pinTo(t, a, true)
-	if leaveCPU(a) {
+	if _, moved := leaveCPU(a); moved {
 		t.Errorf("left the only CPU it may use")
 	}
 }
@@ -201,8 +202,8 @@ func TestSpinLeavesPollingPeer(t *testing.T) {
 	if rs.moves == 0 {
 		t.Fatalf("the reader never left CPU %d, where its peer polls", a)
 	}
-	if cpu, _ := currentCPU(); cpu == a {
-		t.Errorf("moved, but on CPU %d again", a)
+	if rs.movedTo == a {
+		t.Errorf("moved, but to CPU %d where its peer is", a)
 	}
 	peer.Close()
 	<-peerErr // the peer's read fails now: only its end matters

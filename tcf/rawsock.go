@@ -46,6 +46,7 @@ type RawSocket struct {
 	AvoidPeer bool
 	moved     time.Time // when the reader last moved for it
 	moves     int       // how often (for tests)
+	movedTo   int       // and to which CPU last
 
 	rbuf   []byte
 	rn     uintptr
@@ -162,8 +163,12 @@ func (s *RawSocket) avoidPeer(fd uintptr, now time.Time) {
 	if now.Sub(s.moved) < moveEvery || !peerOnMyCPU(fd) {
 		return
 	}
-	if cpu, ok := currentCPU(); ok && leaveCPU(cpu) {
-		s.moved = now
+	cpu, ok := currentCPU()
+	if !ok {
+		return
+	}
+	if to, moved := leaveCPU(cpu); moved {
+		s.moved, s.movedTo = now, to
 		s.moves++
 	}
 }
