@@ -1,5 +1,6 @@
 // Package tcftest holds what sonde's tests and benchmarks of TCF agents
-// share: the request round a debugger makes to show a stack.
+// share: the request round a debugger makes to show a stack, and an agent
+// that answers it from canned replies.
 package tcftest
 
 import (

@@ -22,6 +22,11 @@
 //     symbol, each stage pipelined), at one stop (warm) and right after each
 //     stop (afterStop: the stop itself is not timed).
 //
+// With -floor it measures instead the warm stack round against an agent that
+// does no work — canned replies shaped like sonde's, from a process it
+// starts (this binary again) — the floor under any agent's round with this
+// client on this machine; no -agent or -prog then.
+//
 // Each scenario runs -runs times for -time each; tcfbench prints the median
 // of the runs and the spread. With -agent-pid it also reports the agent
 // process's CPU time per operation (all its threads, from its process CPU
@@ -61,6 +66,10 @@ import (
 )
 
 func main() {
+	if os.Getenv(cannedEnv) != "" {
+		serveCanned()
+		return
+	}
 	agent := flag.String("agent", "", "agent address, TCP:host:port (or host:port)")
 	prog := flag.String("prog", "", "path of the debuggee, testdata/agent_prog.c built with gcc -g -O0")
 	src := flag.String("src", "testdata/agent_prog.c", "the debuggee's source (for the file:line breakpoint of the Memory.get scenario)")
@@ -72,11 +81,12 @@ func main() {
 	procs := flag.Int("procs", 1, "GOMAXPROCS of this client (see the package comment)")
 	spin := flag.Duration("spin", 0, "how long the client polls its socket for the next reply before it sleeps (client.Options.ReadSpin; 0: never)")
 	cpuProfile := flag.String("cpuprofile", "", "write this client's CPU profile to `file` (go tool pprof)")
+	floor := flag.Bool("floor", false, "measure only the warm stack round against a zero-work agent this command starts (no -agent, -prog)")
 	flag.Parse()
 	if *procs > 0 {
 		runtime.GOMAXPROCS(*procs)
 	}
-	if *agent == "" || *prog == "" || *runs < 1 || *per <= 0 {
+	if (!*floor && (*agent == "" || *prog == "")) || *runs < 1 || *per <= 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -99,7 +109,11 @@ func main() {
 		spin:     *spin,
 		out:      &report{w: os.Stdout, log: os.Stderr, tsv: *tsv},
 	}
-	if err := b.run(selected(*only)); err != nil {
+	run := func() error { return b.run(selected(*only)) }
+	if *floor {
+		run = b.floor
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "tcfbench:", err)
 		os.Exit(1)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -10,6 +11,39 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
+
+// TestMain makes the test binary the canned agent when -floor's child
+// process is asked of it (floor starts os.Executable() again).
+func TestMain(m *testing.M) {
+	if os.Getenv(cannedEnv) != "" {
+		serveCanned()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// TestFloor measures the round against the canned agent, briefly, and
+// checks the figure and the client's CPU are there.
+func TestFloor(t *testing.T) {
+	var out, log bytes.Buffer
+	b := &bench{runs: 2, per: 50 * time.Millisecond, out: &report{w: &out, log: &log, tsv: true}}
+	if err := b.floor(); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), log.String())
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) != 4 {
+			t.Fatalf("line %q: %d fields, want 4", l, len(f))
+		}
+		got[f[0]] = f[1]
+	}
+	for _, k := range []string{"stack57.floor", "stack57.floor.clientcpu"} {
+		if v, err := strconv.ParseFloat(got[k], 64); err != nil || v <= 0 {
+			t.Errorf("%s = %q, want a positive number\n%s", k, got[k], out.String())
+		}
+	}
+}
 
 // TestAgainstSonde runs every scenario, briefly, against `sonde agent` (built
 // with go build) and the debuggee the comparison script uses, and checks
