@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -21,8 +22,14 @@ import (
 // cannedEnv makes this binary the canned agent (floor's child process).
 const cannedEnv = "TCFBENCH_CANNED_AGENT"
 
-// serveCanned runs the canned agent on a loopback port it prints first.
+// serveCanned runs the canned agent on a loopback port it prints first,
+// until its standard input ends: the parent holds the other end, so the
+// agent goes with it however it ends.
 func serveCanned() {
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tcfbench: canned agent:", err)
@@ -49,10 +56,15 @@ func startCanned() (addr string, stop func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
+	lifeline, err := cmd.StdinPipe() // see serveCanned
+	if err != nil {
+		return "", nil, err
+	}
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
 	stop = func() {
+		lifeline.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
 	}
