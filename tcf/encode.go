@@ -383,6 +383,8 @@ func appendJSONValue(dst []byte, v any) ([]byte, error) {
 	case uint:
 		return strconv.AppendUint(dst, uint64(x), 10), nil
 	case []string:
+		// Not appendJSONArray: each string would be boxed into an any
+		// (an allocation apiece) to go through appendJSONValue.
 		if x == nil {
 			return append(dst, "null"...), nil
 		}
