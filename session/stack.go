@@ -167,6 +167,10 @@ type threadUnwind struct {
 	mu sync.Mutex
 	cb threadCallbacks
 	u  *unwind.Unwinder
+	// mods is the module list of the last walk: the unwinder replays the
+	// frames a walk shares with the last one (unwind.Options.ReuseFrames),
+	// which holds only while the modules are the same.
+	mods modules.List
 }
 
 var threadExt = target.NewExtension[threadUnwind]()
@@ -192,12 +196,22 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	cb.win, cb.page, cb.sp0 = nil, nil, regs.SP()
 	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
 	if tu.u == nil {
-		tu.u = unwind.New(cb, cb, nil)
+		tu.u = unwind.New(cb, cb, &unwind.Options{ReuseFrames: true})
+	}
+	if !sameList(mods, tu.mods) {
+		tu.u.Forget()
+		tu.mods = mods
 	}
 	if err := tu.u.Init(); err != nil {
 		return err
 	}
 	return fn(tu.u)
+}
+
+// sameList reports whether a and b are the same list (not equal lists: a
+// list found again has new modules, and the unwinder new modules for them).
+func sameList(a, b modules.List) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // StackOptions select what Backtrace returns.

@@ -173,11 +173,87 @@ func BenchmarkBacktraceLive(b *testing.B) {
 	if err != nil || len(t.Frames) < 300 {
 		b.Fatalf("%d frames, %v", len(t.Frames), err)
 	}
-	n := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t, _ = s.Backtrace(th, StackOptions{})
-		n += len(t.Frames)
+	// fresh: every frame unwound and symbolized, as at a stop with another
+	// stack; again: the same stop again, where the unwinder reads the stack
+	// again, finds it unchanged and replays its last walk.
+	for _, mode := range []string{"fresh", "again"} {
+		b.Run(mode, func(b *testing.B) {
+			tu := threadExt.Get(th)
+			n := 0
+			for b.Loop() {
+				if mode == "fresh" {
+					tu.mu.Lock()
+					tu.u.Forget()
+					tu.mu.Unlock()
+				}
+				t, _ = s.Backtrace(th, StackOptions{})
+				n += len(t.Frames)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
+		})
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// TestBacktraceReuseSeesWrites: the thread's unwinder replays its last walk
+// only while the stack memory it read is unchanged. A return address
+// overwritten in the live process (as a program or a debugger's write
+// would) changes the next Backtrace exactly as a fresh walk sees it.
+func TestBacktraceReuseSeesWrites(t *testing.T) {
+	_, pid := deepTarget(t)
+	s := liveSession(t, pid)
+	th := mainThread(t, s)
+	forget := func() {
+		tu := threadExt.Get(th)
+		tu.mu.Lock()
+		tu.u.Forget()
+		tu.mu.Unlock()
+	}
+	// check compares a Backtrace with a fresh walk's, which it then leaves
+	// as the record the next one may replay.
+	check := func(what string, wantReused bool) unwind.Trace {
+		t.Helper()
+		got, err := s.Backtrace(th, StackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reused := threadExt.Get(th).u.Reused()
+		forget()
+		want, err := s.Backtrace(th, StackOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Frames) != len(want.Frames) || got.Stop != want.Stop {
+			t.Fatalf("%s: %d frames (%v), fresh walk %d (%v)", what, len(got.Frames), got.Stop, len(want.Frames), want.Stop)
+		}
+		for i := range got.Frames {
+			if got.Frames[i] != want.Frames[i] {
+				t.Fatalf("%s: frame %d\n got %+v\nwant %+v", what, i, got.Frames[i], want.Frames[i])
+			}
+		}
+		if (reused > 0) != wantReused {
+			t.Errorf("%s: %d frames reused", what, reused)
+		}
+		return got
+	}
+	good := check("first", false)
+	check("again", true)
+	// Frame 10's return address lives just below frame 9's CFA.
+	slot := good.Frames[9].CFA - 8
+	var orig [8]byte
+	if _, err := th.ReadMemory(slot, orig[:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := th.WriteMemory(slot, []byte{0x41, 0x41, 0x41, 0x41, 0x41, 0x41, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	damaged := check("return address overwritten", false)
+	if len(damaged.Frames) >= len(good.Frames) {
+		t.Errorf("return address overwritten: %d frames, intact %d", len(damaged.Frames), len(good.Frames))
+	}
+	check("overwritten, again", true)
+	if _, err := th.WriteMemory(slot, orig[:]); err != nil {
+		t.Fatal(err)
+	}
+	check("restored", false)
+	check("restored, again", true)
 }

@@ -45,9 +45,28 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 	// frames this large copies (and write-barriers) every frame again.
 	t := Trace{Frames: make([]StackFrame, 0, max(u.lastDepth, 16))}
 	appender, _ := u.lookup.(SymbolAppender)
+	rec := &u.rec
+	// Recorded for a replay only from frame 0: the record's frames are
+	// numbered from there.
+	record := u.opts.ReuseFrames && u.depth == 0
 	physical := 0
 	for {
 		f := &u.frame
+		if record {
+			rec.tracePhys = append(rec.tracePhys, int32(len(t.Frames)))
+		}
+		if done, ok := u.replayedSymbols(opts); ok {
+			// A frame replayed from the last walk: its symbols too.
+			for _, sf := range done {
+				sf.Index, sf.Physical = len(t.Frames), physical
+				t.Frames = append(t.Frames, sf)
+			}
+			physical++
+			if !u.Step() {
+				break
+			}
+			continue
+		}
 		var syms []Symbol
 		if !opts.NoSymbols {
 			if appender != nil {
@@ -79,6 +98,12 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 		if !u.Step() {
 			break
 		}
+	}
+	if record && rec.complete {
+		// Kept for the next walk's replay: a copy, the caller owns t.
+		rec.tracePhys = append(rec.tracePhys, int32(len(t.Frames)))
+		rec.trace = append(rec.trace[:0], t.Frames...)
+		rec.traceOpts, rec.traced = opts, true
 	}
 	t.Stop, t.Err = u.stop, u.err
 	u.lastDepth = len(t.Frames)

@@ -14,6 +14,13 @@ type Options struct {
 	// NoFramePointer disables the frame-pointer fallback (frames without CFI
 	// then end the walk with StopNoUnwindInfo).
 	NoFramePointer bool
+	// ReuseFrames makes the Unwinder keep a record of its last complete walk
+	// and replay the frames the next walk has in common with it, once it
+	// has read again every byte of memory those frames were unwound from
+	// and found it unchanged (see memo.go): for an Unwinder that walks one
+	// thread at each of its stops. The client must call Forget when what
+	// LookupModule answers changes (a library loaded or unloaded).
+	ReuseFrames bool
 }
 
 const defaultMaxDepth = 4096
@@ -53,6 +60,18 @@ type Unwinder struct {
 	// frames of its last walk.
 	syms      []Symbol
 	lastDepth int
+
+	// Options.ReuseFrames (memo.go): the walk being recorded, the last
+	// complete one, and the replay of it in progress: replay is the index
+	// in last.frames of the next frame Step takes from it (-1: none).
+	rec, last     walkRecord
+	recOff        bool // this walk is not recorded (it read too much)
+	replay        int
+	frameReplayed bool // u.frame came from the replay
+	replayShift   int  // depth in this walk minus depth in the recorded one
+	reused        int
+	noReuseBelow  int    // recorded frames below this one had a read change
+	verify        []byte // changedRead's buffer
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the
@@ -68,7 +87,7 @@ const blockSize = 512
 // New returns an Unwinder that reads the target through mem and asks lookup
 // about code addresses.
 func New(mem CopyIn, lookup LookupIP, opts *Options) *Unwinder {
-	u := &Unwinder{mem: mem, lookup: lookup}
+	u := &Unwinder{mem: mem, lookup: lookup, replay: -1}
 	if opts != nil {
 		u.opts = *opts
 	}
@@ -93,6 +112,7 @@ func (u *Unwinder) Init() error {
 // InitRegisters starts a walk from the given registers (frame 0).
 func (u *Unwinder) InitRegisters(regs *Registers) error {
 	u.resetMemory()
+	u.startWalk()
 	u.depth = 0
 	u.stop, u.err, u.hasNext = StopNone, nil, false
 	u.prevCFA, u.prevSignal = 0, false
@@ -120,8 +140,13 @@ func (u *Unwinder) Step() bool {
 	if !u.hasNext {
 		return false
 	}
-	u.frame = u.next
 	u.depth++
+	if u.replay >= 0 {
+		u.stepReplay()
+		return true
+	}
+	u.frame = u.next
+	u.frameReplayed = false
 	u.hasNext = false
 	u.prepare()
 	return true
@@ -149,8 +174,19 @@ func (u *Unwinder) Walk(dst []Frame) ([]Frame, StopReason) {
 	}
 }
 
-// prepare computes the caller of u.frame into u.next, or records the stop.
+// prepare computes the caller of u.frame into u.next, or records the stop;
+// with Options.ReuseFrames it records the step, and may find that the rest
+// of the walk is the last one's.
 func (u *Unwinder) prepare() {
+	u.recordStep()
+	u.prepareStep()
+	if u.hasNext && u.opts.ReuseFrames {
+		u.tryReuse()
+	}
+	u.recordFrame()
+}
+
+func (u *Unwinder) prepareStep() {
 	f := &u.frame
 	n := &u.next
 	*n = Frame{}
@@ -237,7 +273,7 @@ func (u *Unwinder) readMemory(buf []byte, addr uint64) int {
 		for i := range u.blocks {
 			b := &u.blocks[i]
 			if b.n > 0 && b.addr == base && off+len(buf) <= b.n {
-				return copy(buf, b.data[off:off+len(buf)])
+				return u.logged(addr, buf, copy(buf, b.data[off:off+len(buf)]))
 			}
 		}
 		b := &u.blocks[u.blockRR]
@@ -248,12 +284,21 @@ func (u *Unwinder) readMemory(buf []byte, addr uint64) int {
 		}
 		b.addr, b.n = base, n
 		if off+len(buf) <= n {
-			return copy(buf, b.data[off:off+len(buf)])
+			return u.logged(addr, buf, copy(buf, b.data[off:off+len(buf)]))
 		}
 	}
 	n, _ := u.mem.ReadMemory(buf, addr)
 	if n < 0 || n > len(buf) {
 		n = 0
+	}
+	return u.logged(addr, buf, n)
+}
+
+// logged records a read of n bytes of buf at addr for Options.ReuseFrames,
+// and returns n.
+func (u *Unwinder) logged(addr uint64, buf []byte, n int) int {
+	if u.opts.ReuseFrames {
+		u.logRead(addr, len(buf), buf[:n])
 	}
 	return n
 }
@@ -265,6 +310,9 @@ func (u *Unwinder) readWord(addr uint64) (uint64, bool) {
 	for i := range u.blocks {
 		b := &u.blocks[i]
 		if b.addr == base && off+8 <= b.n {
+			if u.opts.ReuseFrames {
+				u.logRead(addr, 8, b.data[off:off+8])
+			}
 			return binary.LittleEndian.Uint64(b.data[off:]), true
 		}
 	}

@@ -37,6 +37,9 @@ type stackCache struct {
 	// ids holds each thread's frame IDs ("FP<n>.<thread>"), the same at
 	// every stop: made once, not 57 strings per stop of a deep stack.
 	ids map[*target.Context][]string
+	// prev holds each thread's last stop while it runs: the next stop's
+	// frames that are the same keep their encoded answers.
+	prev map[*target.Context]*threadStop
 }
 
 // frameIDs returns thread's first n frame IDs.
@@ -61,6 +64,7 @@ func (sc *stackCache) initLocked() {
 		sc.gen = map[*target.Context]uint64{}
 		sc.asked = map[*target.Context]bool{}
 		sc.ids = map[*target.Context][]string{}
+		sc.prev = map[*target.Context]*threadStop{}
 	}
 }
 
@@ -290,7 +294,11 @@ func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 	if err != nil {
 		w.err = err
 	} else {
-		w.st = newThreadStop(thread, &t, a.stacks.frameIDs(thread, len(t.Frames)))
+		sc := &a.stacks
+		sc.mu.Lock()
+		prev := sc.prev[thread]
+		sc.mu.Unlock()
+		w.st = newThreadStop(stackOwner{string(thread.ID()), string(thread.Process().ID())}, &t, a.stacks.frameIDs(thread, len(t.Frames)), prev)
 	}
 }
 
@@ -298,21 +306,26 @@ func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
 var beforeWalk atomic.Pointer[func()]
 
 // newThreadStop encodes the StackTrace answers about one walk, whose
-// frames have the IDs frameIDs.
-func newThreadStop(thread *target.Context, tr *unwind.Trace, frameIDs []string) *threadStop {
+// frames have the IDs frameIDs. Answers that are the same as at the stop
+// before (prev, if any) are taken from it.
+func newThreadStop(thread stackOwner, tr *unwind.Trace, frameIDs []string, prev *threadStop) *threadStop {
 	n := len(tr.Frames)
 	st := &threadStop{trace: tr, frames: make([][]byte, n)}
-	ids := make([]byte, 0, n*(len(thread.ID())+8)+2)
-	ids = append(ids, '[')
-	for i := n - 1; i >= 0; i-- { // bottom (outermost) frame first
-		if i < n-1 {
-			ids = append(ids, ',')
+	// A frame's answer depends on its own fields, the stack's depth (its
+	// Level) and the frames above it (its return address): with as many
+	// frames as before, those from same on are answered as before.
+	same := n
+	if prev != nil && len(prev.trace.Frames) == n {
+		for same > 0 && tr.Frames[same-1] == prev.trace.Frames[same-1] {
+			same--
 		}
-		ids = tcf.AppendJSONString(ids, frameIDs[i])
+		copy(st.frames[same:], prev.frames[same:])
+		st.children = prev.children // the same frame IDs
+	} else {
+		st.children = frameList(thread.thread, frameIDs, n)
 	}
-	st.children = append(ids, ']')
-	buf := make([]byte, 0, 224*n) // a frame's object is 150-220 bytes
-	for i := range tr.Frames {
+	buf := make([]byte, 0, 224*same) // a frame's object is 150-220 bytes
+	for i := range same {
 		start := len(buf)
 		p := frameContext(tr, i, thread, frameIDs[i])
 		buf = appendFrameProps(buf, &p)
@@ -321,18 +334,38 @@ func newThreadStop(thread *target.Context, tr *unwind.Trace, frameIDs []string) 
 	return st
 }
 
+// stackOwner names the thread whose stack it is, and its process.
+type stackOwner struct{ thread, process string }
+
+// frameList is getChildren's answer: the IDs of n frames, bottom first.
+func frameList(thread string, frameIDs []string, n int) []byte {
+	ids := make([]byte, 0, n*(len(thread)+8)+2)
+	ids = append(ids, '[')
+	for i := n - 1; i >= 0; i-- { // bottom (outermost) frame first
+		if i < n-1 {
+			ids = append(ids, ',')
+		}
+		ids = tcf.AppendJSONString(ids, frameIDs[i])
+	}
+	return append(ids, ']')
+}
+
 // forgetStack drops a thread's cached stop when it runs, stops or exits; a
 // walk in progress then finishes for those waiting on it but is not kept.
 func (a *Agent) forgetStack(thread *target.Context) {
 	sc := &a.stacks
 	sc.mu.Lock()
 	sc.initLocked()
+	if st := sc.stops[thread]; st != nil {
+		sc.prev[thread] = st
+	}
 	delete(sc.stops, thread)
 	delete(sc.walks, thread)
 	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
 		delete(sc.gen, thread)
 		delete(sc.asked, thread)
 		delete(sc.ids, thread)
+		delete(sc.prev, thread)
 	} else {
 		sc.gen[thread]++
 	}
@@ -373,12 +406,12 @@ func (a *Agent) frameContextJSON(id string) ([]byte, error) {
 }
 
 // frameContext gives the properties of frame n of a walk.
-func frameContext(tr *unwind.Trace, n int, thread *target.Context, id string) frameProps {
+func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) frameProps {
 	f := &tr.Frames[n]
 	p := frameProps{
 		ID:        id,
-		ParentID:  string(thread.ID()),
-		ProcessID: string(thread.Process().ID()),
+		ParentID:  thread.thread,
+		ProcessID: thread.process,
 		Index:     n,
 		Level:     len(tr.Frames) - 1 - n,
 		TopFrame:  n == 0,

@@ -2,7 +2,11 @@ package services
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand"
 	"testing"
+
+	"github.com/sondedbg/sonde/unwind"
 )
 
 // appendFrameProps must write what encoding/json writes for frameProps (it
@@ -22,4 +26,61 @@ func TestAppendFramePropsMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("appendFrameProps:\n got %s\nwant %s", got, want)
 		}
 	}
+}
+
+// A stop's answers taken from the stop before must be the ones encoded
+// afresh: stacks of other depths, other frames at the top, in the middle,
+// at the bottom, inline frames, a return address that changed.
+func TestThreadStopReusesSameFrames(t *testing.T) {
+	owner := stackOwner{"P7.8", "P7"}
+	ids := make([]string, 80)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("FP%d.P7.8", i)
+	}
+	mod := &unwind.Module{Name: "m"}
+	stack := func(n int) *unwind.Trace {
+		tr := &unwind.Trace{Stop: unwind.StopOutermost}
+		for i := range n {
+			tr.Frames = append(tr.Frames, unwind.StackFrame{Index: i, Physical: i, PC: 0x1000 + uint64(i)*16,
+				CFA: 0x7000 + uint64(i)*64, Module: mod, HasSymbol: true, Symbol: unwind.Symbol{Function: "f"}})
+		}
+		return tr
+	}
+	r := rand.New(rand.NewSource(3))
+	prev := newThreadStop(owner, stack(57), ids, nil)
+	reused := 0
+	for round := range 300 {
+		tr := stack(55 + r.Intn(4))
+		for range r.Intn(3) {
+			f := &tr.Frames[r.Intn(len(tr.Frames))]
+			switch r.Intn(4) {
+			case 0:
+				f.PC++
+			case 1:
+				f.CFA += 8
+			case 2:
+				f.Kind = unwind.KindInline
+			case 3:
+				f.Module = nil
+			}
+		}
+		got := newThreadStop(owner, tr, ids, prev)
+		want := newThreadStop(owner, tr, ids, nil)
+		if string(got.children) != string(want.children) {
+			t.Fatalf("round %d: children\n got %s\nwant %s", round, got.children, want.children)
+		}
+		for i := range want.frames {
+			if string(got.frames[i]) != string(want.frames[i]) {
+				t.Fatalf("round %d, frame %d:\n got %s\nwant %s", round, i, got.frames[i], want.frames[i])
+			}
+			if len(prev.frames) == len(want.frames) && &got.frames[i][0] == &prev.frames[i][0] {
+				reused++
+			}
+		}
+		prev = got
+	}
+	if reused == 0 {
+		t.Error("no answer reused")
+	}
+	t.Logf("%d answers reused", reused)
 }
