@@ -34,6 +34,8 @@ type threadCallbacks struct {
 
 	frames []symbols.Frame // AppendSymbolInfo's buffer
 
+	reads int // target reads in this walk (for tests)
+
 	// The symbol file of the module last symbolized in this walk: frames
 	// come in runs of one module, and finding a module's file (a stat
 	// cache, two maps, two locks) cost more than symbolizing its pc.
@@ -61,6 +63,12 @@ const readAhead = 16 << 10
 // taken as stack reads.
 const maxStackReadAhead = 8 << 20
 
+// readTarget is one read of target memory (a system call for a live process).
+func (c *threadCallbacks) readTarget(addr uint64, buf []byte) (int, error) {
+	c.reads++
+	return c.thread.ReadMemory(addr, buf)
+}
+
 func (c *threadCallbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
 	if off := addr - c.winAddr; addr >= c.winAddr && off+uint64(len(buf)) <= uint64(len(c.win)) {
 		return copy(buf, c.win[off:]), nil
@@ -69,33 +77,44 @@ func (c *threadCallbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
 		return copy(buf, c.page[off:]), nil
 	}
 	if len(buf) > readAhead/2 {
-		return c.thread.ReadMemory(addr, buf)
+		return c.readTarget(addr, buf)
 	}
-	if addr < c.sp0-512 || addr-c.sp0 >= maxStackReadAhead {
+	if !c.nearStack(addr) {
 		// Code bytes (the engine's checks at return addresses): one page
 		// at a time; a recursion revisits the same page.
 		start := addr &^ (pageSize - 1)
 		if addr+uint64(len(buf)) > start+pageSize {
-			return c.thread.ReadMemory(addr, buf)
+			return c.readTarget(addr, buf)
 		}
-		n, _ := c.thread.ReadMemory(start, c.pageBuf[:])
+		n, _ := c.readTarget(start, c.pageBuf[:])
 		if uint64(n) < addr-start+uint64(len(buf)) {
 			c.page = nil
-			return c.thread.ReadMemory(addr, buf)
+			return c.readTarget(addr, buf)
 		}
 		c.pageAddr, c.page = start, c.pageBuf[:n]
 		return copy(buf, c.page[addr-start:]), nil
 	}
 	start := addr &^ 511
-	n, _ := c.thread.ReadMemory(start, c.winBuf[:])
+	n, _ := c.readTarget(start, c.winBuf[:])
 	if uint64(n) < addr-start+uint64(len(buf)) {
 		// The window ends before the request does (unmapped memory
 		// follows): let the target say how much is readable.
 		c.win = nil
-		return c.thread.ReadMemory(addr, buf)
+		return c.readTarget(addr, buf)
 	}
 	c.winAddr, c.win = start, c.winBuf[:n]
 	return copy(buf, c.win[addr-start:]), nil
+}
+
+// nearStack reports whether addr is taken for stack memory: from 512 bytes
+// below frame 0's stack pointer (the red zone, and the unwinder's aligned
+// blocks start up to 511 bytes below what it asks for) to maxStackReadAhead
+// above it.
+func (c *threadCallbacks) nearStack(addr uint64) bool {
+	if addr < c.sp0 {
+		return c.sp0-addr <= 512
+	}
+	return addr-c.sp0 < maxStackReadAhead
 }
 
 func (c *threadCallbacks) ReadRegister(reg int) (uint64, bool) {
@@ -193,7 +212,7 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	defer tu.mu.Unlock()
 	cb := &tu.cb
 	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
-	cb.win, cb.page, cb.sp0 = nil, nil, regs.SP()
+	cb.win, cb.page, cb.sp0, cb.reads = nil, nil, regs.SP(), 0
 	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
 	if tu.u == nil {
 		tu.u = unwind.New(cb, cb, &unwind.Options{ReuseFrames: true})

@@ -237,6 +237,15 @@ func TestBacktraceReuseSeesWrites(t *testing.T) {
 	}
 	good := check("first", false)
 	check("again", true)
+	// A replay reads the stack again, from just below frame 0's stack
+	// pointer up, in as few target reads as the window allows (one per 16
+	// KB; each is a system call), and the code page the engine looked at
+	// for one of this program's frames.
+	s.Backtrace(th, StackOptions{})
+	span := good.Frames[len(good.Frames)-1].CFA - good.Frames[0].SP
+	if got, most := threadExt.Get(th).cb.reads, int(span/readAhead)+2; got > most {
+		t.Errorf("replay of a %d-byte stack: %d target reads, want at most %d", span, got, most)
+	}
 	// Frame 10's return address lives just below frame 9's CFA.
 	slot := good.Frames[9].CFA - 8
 	var orig [8]byte

@@ -2,22 +2,26 @@ package unwind
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 )
 
 // BenchmarkUnwindSnapshot measures warm unwinding from memory (a perf-sample
 // or core-file style client): a 300-deep stack through the executable and
 // libc, walked again and again with the same Unwinder (module row caches warm).
+// The "+reuse" cases keep the record of each walk (Options.ReuseFrames) and
+// so replay all but frame 0 of the next, after reading again what it read.
 func BenchmarkUnwindSnapshot(b *testing.B) {
 	for _, c := range []liveCase{
 		{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}, args: []string{"recurse", "300"}},
 		{name: "O0", flags: []string{"-O0"}, args: []string{"recurse", "300"}},
+		{name: "deep+reuse", flags: []string{"-O1", "-fomit-frame-pointer"}, args: []string{"recurse", "300"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			bin := buildCaseTB(b, c)
+			bin := buildCaseTB(b, liveCase{name: strings.TrimSuffix(c.name, "+reuse"), flags: c.flags})
 			lt := startLive(b, bin, c.args...)
 			s := lt.snapshot(lt.pid)
-			u := New(s, s, nil)
+			u := New(s, s, &Options{ReuseFrames: strings.HasSuffix(c.name, "+reuse")})
 			frames := make([]Frame, 0, 512)
 			total := 0
 			for b.Loop() {
