@@ -55,10 +55,16 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 		if record {
 			rec.tracePhys = append(rec.tracePhys, int32(len(t.Frames)))
 		}
-		if done, ok := u.replayedSymbols(opts); ok {
-			// A frame replayed from the last walk: its symbols too.
+		done, ok := u.replayedSymbols(opts)
+		if !ok && record {
+			done, ok = u.recordedSymbols(opts, physical, f)
+		}
+		if ok {
+			// A frame replayed from the last walk, or one the last walk
+			// symbolized at the same place: its symbols too.
 			for _, sf := range done {
 				sf.Index, sf.Physical = len(t.Frames), physical
+				sf.SP, sf.CFA = f.SP, f.CFA
 				t.Frames = append(t.Frames, sf)
 			}
 			physical++

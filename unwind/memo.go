@@ -244,3 +244,20 @@ func (u *Unwinder) replayedSymbols(opts BacktraceOptions) ([]StackFrame, bool) {
 	}
 	return last.trace[last.tracePhys[k]:last.tracePhys[k+1]], true
 }
+
+// recordedSymbols returns the Backtrace frames the last walk made of its
+// physical frame k when that frame was at the same pc of the same module
+// as f, this walk's frame k: symbols depend on nothing else (a thread
+// stopped again where it stopped before looks its frame 0 up again).
+// Their SP and CFA are f's (Backtrace sets them).
+func (u *Unwinder) recordedSymbols(opts BacktraceOptions, k int, f *Frame) ([]StackFrame, bool) {
+	last := &u.last
+	if !u.opts.ReuseFrames || !last.traced || last.traceOpts != opts || k+1 >= len(last.tracePhys) || k >= len(last.frames) {
+		return nil, false
+	}
+	g := &last.frames[k]
+	if g.PC != f.PC || g.Module != f.Module || g.Kind != f.Kind || g.LookupPC() != f.LookupPC() {
+		return nil, false
+	}
+	return last.trace[last.tracePhys[k]:last.tracePhys[k+1]], true
+}

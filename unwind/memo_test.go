@@ -165,14 +165,26 @@ func TestReuseFramesBacktrace(t *testing.T) {
 	want := fresh.Backtrace(BacktraceOptions{})
 	// Stops in frame 0, then one frame further out, then in frame 0 again
 	// (frame 0 changes, the rest is replayed).
-	w := New(s, lookup, nil)
-	w.Init()
-	w.Step()
-	outRegs := w.Frame().Regs
-	outRegs.Set(regRIP, w.Frame().PC)
-	outRegs.Set(regRSP, w.Frame().SP)
+	// at 10 and 11 (two frames of the recursion: the same pc, another
+	// stack pointer).
+	at := func(k int) *Registers {
+		w := New(s, lookup, nil)
+		w.Init()
+		for range k {
+			w.Step()
+		}
+		r := w.Frame().Regs
+		r.Set(regRIP, w.Frame().PC)
+		r.Set(regRSP, w.Frame().SP)
+		return &r
+	}
+	outRegs := *at(1)
+	at10, at11 := at(10), at(11)
+	if at10.Values[regRIP] != at11.Values[regRIP] {
+		t.Fatalf("frames 10 and 11 at %#x and %#x, want the same pc", at10.Values[regRIP], at11.Values[regRIP])
+	}
 	u := New(s, lookup, &Options{ReuseFrames: true})
-	for round, regs := range []*Registers{&s.regs, &s.regs, &outRegs, &s.regs, &outRegs, &outRegs} {
+	for round, regs := range []*Registers{&s.regs, &s.regs, &outRegs, &s.regs, &outRegs, &outRegs, at10, at11, at10} {
 		fresh.InitRegisters(regs)
 		want := fresh.Backtrace(BacktraceOptions{})
 		u.InitRegisters(regs)
