@@ -52,14 +52,18 @@ func (r *walkRecord) reset() {
 	r.trace, r.tracePhys, r.traced = r.trace[:0], r.tracePhys[:0], false
 }
 
-// maxRecordedData bounds the bytes a record keeps; a walk that reads more
-// (an unusual stack) is not recorded.
-const maxRecordedData = 1 << 20
+// A walk that reads more bytes than maxRecordedData or has more frames than
+// maxRecordedFrames is not recorded: a record is kept per thread, and these
+// bound it (~0.5 MB with its trace).
+const (
+	maxRecordedData   = 128 << 10
+	maxRecordedFrames = 1024
+)
 
 // logRead records a read of the walk in progress.
 func (u *Unwinder) logRead(addr uint64, want int, got []byte) {
 	r := &u.rec
-	if !u.opts.ReuseFrames || len(r.data)+len(got) > maxRecordedData {
+	if u.recOff || len(r.data)+len(got) > maxRecordedData {
 		u.recOff = true
 		return
 	}
@@ -69,7 +73,7 @@ func (u *Unwinder) logRead(addr uint64, want int, got []byte) {
 
 // recordStep notes that frame u.frame's step starts (prepare).
 func (u *Unwinder) recordStep() {
-	if u.opts.ReuseFrames {
+	if u.opts.ReuseFrames && !u.recOff {
 		u.rec.stepStart = append(u.rec.stepStart, int32(len(u.rec.reads)))
 	}
 }
@@ -81,7 +85,11 @@ func (u *Unwinder) recordFrame() {
 		return
 	}
 	r := &u.rec
-	r.frames = append(r.frames, u.frame)
+	if len(r.frames) >= maxRecordedFrames {
+		u.recOff = true
+	} else {
+		r.frames = append(r.frames, u.frame)
+	}
 	if !u.hasNext {
 		r.stepStart = append(r.stepStart, int32(len(r.reads)))
 		r.stop, r.err, r.complete = u.stop, u.err, !u.recOff
@@ -91,8 +99,10 @@ func (u *Unwinder) recordFrame() {
 // Forget drops the record of the last walk (Options.ReuseFrames): the
 // client's modules changed, so the next walk must not reuse its frames.
 func (u *Unwinder) Forget() {
-	u.last.reset()
-	u.rec.reset()
+	for _, r := range []*walkRecord{&u.last, &u.rec} {
+		r.reset()
+		clear(r.frames[:cap(r.frames)]) // nor the modules
+	}
 }
 
 // Reused is the number of physical frames the current walk took from the

@@ -128,6 +128,19 @@ func TestReuseFrames(t *testing.T) {
 	}
 }
 
+// TestReuseFramesBounded: a stack deeper than a record may hold is walked
+// afresh every time, and right.
+func TestReuseFramesBounded(t *testing.T) {
+	bin := buildCase(t, liveCase{name: "deep", flags: []string{"-O1", "-fomit-frame-pointer"}})
+	lt := startLive(t, bin, "recurse", "1100")
+	s := lt.snapshot(lt.pid)
+	u := New(s, s, &Options{ReuseFrames: true})
+	checkSame(t, "first", u, s, s, &s.regs)
+	if n := checkSame(t, "again", u, s, s, &s.regs); n != 0 {
+		t.Errorf("%d frames reused from a walk of more than %d", n, maxRecordedFrames)
+	}
+}
+
 // TestReuseNeedsSameFrameBelow: a recorded frame is taken up only after a
 // frame with the CFA of the one recorded below it (prepare's check of the
 // CFAs would otherwise see another frame below). With CFI the caller's sp
