@@ -124,7 +124,8 @@ func (u *Unwinder) startWalk() {
 }
 
 // sameStart reports whether a step from f starts where the recorded frame
-// g's did: the same pc, stack pointer, kind and registers.
+// g's did: the same pc, stack pointer, exactness and registers (a frame's
+// kind and CFA are found by its step).
 func sameStart(f, g *Frame) bool {
 	return f.PC == g.PC && f.SP == g.SP && f.Exact == g.Exact && f.Regs.Known == g.Regs.Known &&
 		f.Regs.Values == g.Regs.Values
@@ -217,8 +218,7 @@ func (u *Unwinder) stepReplay() {
 	u.frameReplayed = true
 	if u.opts.ReuseFrames {
 		// The reads of this step belong to the new record too.
-		r := &u.rec
-		r.stepStart = append(r.stepStart, int32(len(r.reads)))
+		u.recordStep()
 		for _, rd := range last.reads[last.stepStart[k]:last.stepStart[k+1]] {
 			u.logRead(rd.addr, int(rd.want), last.data[rd.off:rd.off+rd.got])
 		}
