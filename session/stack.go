@@ -27,6 +27,9 @@ type threadCallbacks struct {
 	winAddr uint64
 	win     []byte
 	winBuf  [readAhead]byte
+	// stackEnd is where a window of this thread last ran into unmapped
+	// memory (0: nowhere yet); kept from walk to walk.
+	stackEnd uint64
 	// and one page of other memory (code).
 	pageAddr uint64
 	page     []byte
@@ -34,7 +37,7 @@ type threadCallbacks struct {
 
 	frames []symbols.Frame // AppendSymbolInfo's buffer
 
-	reads int // target reads in this walk (for tests)
+	reads, short int // target reads in this walk, and those that came up short (for tests)
 
 	// The symbol file of the module last symbolized in this walk: frames
 	// come in runs of one module, and finding a module's file (a stat
@@ -66,7 +69,11 @@ const maxStackReadAhead = 8 << 20
 // readTarget is one read of target memory (a system call for a live process).
 func (c *threadCallbacks) readTarget(addr uint64, buf []byte) (int, error) {
 	c.reads++
-	return c.thread.ReadMemory(addr, buf)
+	n, err := c.thread.ReadMemory(addr, buf)
+	if n < len(buf) {
+		c.short++
+	}
+	return n, err
 }
 
 func (c *threadCallbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
@@ -95,7 +102,26 @@ func (c *threadCallbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
 		return copy(buf, c.page[addr-start:]), nil
 	}
 	start := addr &^ 511
-	n, _ := c.readTarget(start, c.winBuf[:])
+	size := uint64(readAhead)
+	if end := c.stackEnd; end > start && end-start < size {
+		if addr+uint64(len(buf)) > end {
+			// Past the end the last window met: ask for just this.
+			n, err := c.readTarget(addr, buf)
+			if n == len(buf) {
+				c.stackEnd = 0 // the stack is not where it was
+			}
+			return n, err
+		}
+		size = end - start
+	}
+	n, _ := c.readTarget(start, c.winBuf[:size])
+	if uint64(n) < size {
+		// The window ran into unmapped memory: the top of the stack. A read
+		// that meets it costs several times a whole one (33 µs for 16 KB
+		// against 8 µs for 4 KB, on a 2-vCPU VM after a stop), so later
+		// windows of this thread end there.
+		c.stackEnd = start + uint64(n)
+	}
 	if uint64(n) < addr-start+uint64(len(buf)) {
 		// The window ends before the request does (unmapped memory
 		// follows): let the target say how much is readable.
@@ -212,7 +238,7 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	defer tu.mu.Unlock()
 	cb := &tu.cb
 	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
-	cb.win, cb.page, cb.sp0, cb.reads = nil, nil, regs.SP(), 0
+	cb.win, cb.page, cb.sp0, cb.reads, cb.short = nil, nil, regs.SP(), 0, 0
 	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
 	if tu.u == nil {
 		tu.u = unwind.New(cb, cb, &unwind.Options{ReuseFrames: true})

@@ -246,6 +246,22 @@ func TestBacktraceReuseSeesWrites(t *testing.T) {
 	if got, most := threadExt.Get(th).cb.reads, int(span/readAhead)+2; got > most {
 		t.Errorf("replay of a %d-byte stack: %d target reads, want at most %d", span, got, most)
 	}
+	// The first window ran into the top of the stack; later ones stop there
+	// (a read that meets unmapped memory costs several times a whole one).
+	if cb := &threadExt.Get(th).cb; cb.stackEnd == 0 || cb.short != 0 {
+		t.Errorf("stack end %#x, %d short reads in the replay", cb.stackEnd, cb.short)
+	}
+	// A stack end learned wrong (as if the thread had moved to another
+	// stack): reads past it go to the target, and the walk is unchanged.
+	threadExt.Get(th).cb.stackEnd = good.Frames[0].SP + 1024
+	forget()
+	moved, err := s.Backtrace(th, StackOptions{})
+	if err != nil || len(moved.Frames) != len(good.Frames) || moved.Frames[len(moved.Frames)-1] != good.Frames[len(good.Frames)-1] {
+		t.Fatalf("with a stack end too low: %d frames (%v), want %d", len(moved.Frames), err, len(good.Frames))
+	}
+	if end := threadExt.Get(th).cb.stackEnd; end == good.Frames[0].SP+1024 {
+		t.Errorf("stack end still %#x after reads past it succeeded", end)
+	}
 	// Frame 10's return address lives just below frame 9's CFA.
 	slot := good.Frames[9].CFA - 8
 	var orig [8]byte
