@@ -45,6 +45,7 @@ type memRead struct {
 	off       uint32
 }
 
+// reset empties r for a new walk, keeping its buffers.
 func (r *walkRecord) reset() {
 	r.frames, r.stepStart, r.reads, r.data = r.frames[:0], r.stepStart[:0], r.reads[:0], r.data[:0]
 	r.stop, r.err, r.complete = StopNone, nil, false
@@ -216,12 +217,10 @@ func (u *Unwinder) stepReplay() {
 	k := u.replay
 	u.frame = last.frames[k]
 	u.frameReplayed = true
-	if u.opts.ReuseFrames {
-		// The reads of this step belong to the new record too.
-		u.recordStep()
-		for _, rd := range last.reads[last.stepStart[k]:last.stepStart[k+1]] {
-			u.logRead(rd.addr, int(rd.want), last.data[rd.off:rd.off+rd.got])
-		}
+	// The reads of this step belong to the new record too.
+	u.recordStep()
+	for _, rd := range last.reads[last.stepStart[k]:last.stepStart[k+1]] {
+		u.logRead(rd.addr, int(rd.want), last.data[rd.off:rd.off+rd.got])
 	}
 	u.reused++
 	if k+1 < len(last.frames) {
