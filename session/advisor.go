@@ -5,6 +5,7 @@ import (
 
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/unwind"
 )
 
 // LineRange returns the line-table block holding pc in thread's process, for
@@ -109,17 +110,79 @@ func (s *Session) HasPrologue(thread *target.Context, pc uint64) bool {
 	return bytes.HasPrefix(p, []byte{0x55, 0x48, 0x89, 0xe5})
 }
 
-// AfterPrologue returns where a breakpoint on the function entered at entry
-// stops the way gdb's `break FUNCTION` does: past a frame-setup prologue, at
-// the start of the function's second line, so parameters are in place; entry
-// itself when the function has no such prologue or no line information.
-func (s *Session) AfterPrologue(c *target.Context, entry uint64) uint64 {
+// PrologueEnd returns where the prologue of the function entered at entry
+// ends, the way gdb finds it for GCC code: when the function sets up a frame
+// (HasPrologue), at its second statement row in the line table — the start
+// of its second line, or, in a function written on one line, the row GCC
+// starts after the prologue. ok is false without such a prologue, without
+// line information, or when no second row lies inside the function.
+func (s *Session) PrologueEnd(c *target.Context, entry uint64) (uint64, bool) {
 	if !s.HasPrologue(c, entry) {
-		return entry
+		return 0, false
 	}
-	r, ok := s.LineRange(c, entry)
-	if !ok || r.Start != entry || r.End <= entry {
-		return entry
+	mods, err := s.Modules(c)
+	if err != nil {
+		return 0, false
 	}
-	return r.End
+	m := mods.ForAddress(entry)
+	if m == nil {
+		return 0, false
+	}
+	b, _ := s.Binary(m)
+	if b == nil {
+		return 0, false
+	}
+	end, ok := nextStatementRow(b, entry-m.Bias)
+	if !ok {
+		return 0, false
+	}
+	end += m.Bias
+	// Still the function entered at entry (a function of one row would give
+	// the next function's first).
+	_, frames, err := s.Symbolize(c, end, false)
+	if err != nil || len(frames) == 0 || frames[len(frames)-1].Start != entry {
+		return 0, false
+	}
+	return end, true
+}
+
+// nextStatementRow returns the address of the first statement row after pc
+// in pc's line-table sequence (link-time addresses).
+func nextStatementRow(b *symbols.Binary, pc uint64) (uint64, bool) {
+	rows, err := b.LineSequence(pc)
+	if err != nil {
+		return 0, false
+	}
+	for _, r := range rows {
+		if r.Addr > pc && r.IsStmt && !r.EndSequence {
+			return r.Addr, true
+		}
+	}
+	return 0, false
+}
+
+// AfterPrologue returns where a breakpoint on the function entered at entry
+// stops the way gdb's `break FUNCTION` does: past a frame-setup prologue (see
+// PrologueEnd), so parameters are in place; entry itself when the function
+// has no such prologue or no line information.
+func (s *Session) AfterPrologue(c *target.Context, entry uint64) uint64 {
+	if end, ok := s.PrologueEnd(c, entry); ok {
+		return end
+	}
+	return entry
+}
+
+// SignalFrames reports whether a stopped thread's innermost frame is the
+// kernel's signal trampoline, or was entered by a signal (its caller is the
+// trampoline): for line stepping through signal handlers.
+func (s *Session) SignalFrames(thread *target.Context) (trampoline, handler bool) {
+	s.withUnwinder(thread, nil, func(u *unwind.Unwinder) error {
+		// The engine classifies a frame when it finds its caller.
+		trampoline = u.Frame().Kind == unwind.KindSignal
+		if !trampoline && u.Step() {
+			handler = u.Frame().Kind == unwind.KindSignal
+		}
+		return nil
+	})
+	return trampoline, handler
 }

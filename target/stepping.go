@@ -30,9 +30,16 @@ type stepper struct {
 	// being stepped.
 	startCFA uint64
 	line     LineRange
-	// enteredCallee is set once a step into has run past a callee's first
-	// line, so the next stop in that callee ends the step.
+	// enteredCallee is set once a step into has entered a callee and is
+	// running past its prologue, so the next stop in that callee ends the
+	// step.
 	enteredCallee bool
+	// retCFA is the CFA of the frame whose return the temporary breakpoint
+	// waits for: back in its caller, the stack pointer is at least that.
+	retCFA uint64
+	// signalEntry is set when the resume that began the step delivers a
+	// signal: a handler entered at the first stop is where the step ends.
+	signalEntry bool
 	// inline is set when the advisor knows inlined calls: origin is the
 	// frame (depth and line) a step over began in.
 	inline InlineAdvisor
@@ -51,13 +58,27 @@ type InlineAdvisor interface {
 }
 
 // PrologueAdvisor is what a StepAdvisor may also implement so that a step
-// into a function skips its first line only when that line is a frame-setup
-// prologue (gdb's rule for GCC code); without it the first line is always
-// skipped.
+// into a function runs past its frame-setup prologue and no further (gdb's
+// rule for GCC code): to the function's second line-table row, which in a
+// one-line function is still its first line. Without it the whole first
+// line is skipped.
 type PrologueAdvisor interface {
-	// HasPrologue reports whether the function entered at pc begins by
-	// setting up a frame.
-	HasPrologue(thread *Context, pc uint64) bool
+	// PrologueEnd returns where the prologue of the function entered at pc
+	// ends; ok is false when the function does not begin by setting up a
+	// frame (optimized code, whose first line is already the body).
+	PrologueEnd(thread *Context, pc uint64) (end uint64, ok bool)
+}
+
+// SignalAdvisor is what a StepAdvisor may also implement so that line steps
+// treat signal handlers as gdb does: a step begun at a signal stop, whose
+// signal the resume delivers, stops at the handler's first instruction; a
+// step that returns from a handler goes on through the kernel's signal
+// trampoline to the code the signal interrupted.
+type SignalAdvisor interface {
+	// SignalFrames reports whether the innermost frame is the signal
+	// trampoline (trampoline), or was entered by the delivery of a signal
+	// (handler: its caller is the trampoline).
+	SignalFrames(thread *Context) (trampoline, handler bool)
 }
 
 // InlineFrame is one source frame at an address.
@@ -166,6 +187,7 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	}
 	_, _, pc := thread.State()
 	s := &stepper{thread: thread, mode: mode, advisor: adv, stops: make(chan stepStop, 1)}
+	s.signalEntry = thread.Pending()&^thread.DontPass() != 0
 	var err error
 	if s.startCFA, err = adv.FrameCFA(thread); err != nil {
 		return Errorf(CodeOther, "resume", thread.id, fmt.Errorf("%s: %w", mode, err))
@@ -189,10 +211,11 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		s.line, s.inline, s.origin = r, ia, pos
 		first, opts = s.rangeMode(), s.rangeOptions()
 	case mode == ResumeStepOut:
-		ra, _, err := adv.Caller(thread)
+		ra, cfa, err := adv.Caller(thread)
 		if err != nil {
 			return Errorf(CodeOther, "resume", thread.id, fmt.Errorf("step out: %w", err))
 		}
+		s.retCFA = cfa
 		if tmp, err = t.backendTempBreakpoint(thread, ra); err != nil {
 			return err
 		}
@@ -332,7 +355,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	// Returned through the temporary breakpoint of a step-out (or of a call
 	// without line info being stepped through)?
 	if *tmp != nil && st.pc == (*tmp).Spec.Addr {
-		if sp < s.startCFA {
+		if sp < s.retCFA {
 			// A deeper (recursive) activation returned here; keep going.
 			return ResumeContinue, ResumeOptions{}, false
 		}
@@ -357,29 +380,40 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	here, hasLine := s.advisor.LineRange(s.thread, st.pc)
 	switch {
 	case cfa < s.startCFA:
-		// Entered a function (step into, or a jump into a callee).
+		// Entered a function (step into, a jump into a callee, or a signal's
+		// handler).
+		if round == 0 && s.signalEntry {
+			if _, handler := s.signalFrames(); handler {
+				// gdb: a step from a signal stop steps into the handler.
+				asStep()
+				return 0, ResumeOptions{}, true
+			}
+		}
 		if hasLine && s.mode == ResumeStepIntoLine {
-			if st.pc == here.Start && !s.enteredCallee && s.skipsPrologue(st.pc) {
-				// At the function's first line: run past the prologue line so the
-				// stop lands on the first body line, as gdb's `step` does.
-				s.enteredCallee = true
-				s.startCFA, s.line = cfa, here
-				return ResumeStepOverRange, s.rangeOptions(), false
+			if st.pc == here.Start && !s.enteredCallee {
+				if end, ok := s.prologueEnd(st.pc, here); ok {
+					// At the function's entry: run past the prologue so the stop
+					// lands where the function's body begins, as gdb's `step`
+					// does.
+					s.enteredCallee = true
+					s.startCFA = cfa
+					s.line = LineRange{Start: st.pc, End: end, File: here.File, Line: here.Line}
+					return ResumeStepOverRange, s.rangeOptions(), false
+				}
 			}
 			asStep()
 			return 0, ResumeOptions{}, true
 		}
 		// No line info (or step over): run to the return address.
-		ra, _, err := s.advisor.Caller(s.thread)
-		if err == nil {
-			if bp, err := t.backendTempBreakpoint(s.thread, ra); err == nil {
-				*tmp = bp
-				return ResumeContinue, ResumeOptions{}, false
+		return s.runToReturn(t, tmp, asStep)
+	case cfa > s.startCFA:
+		if !hasLine && s.mode != ResumeStepOut {
+			if trampoline, _ := s.signalFrames(); trampoline {
+				// Returned from a signal handler into the kernel's
+				// trampoline: go on to the code the signal interrupted.
+				return s.runToReturn(t, tmp, asStep)
 			}
 		}
-		asStep()
-		return 0, ResumeOptions{}, true
-	case cfa > s.startCFA:
 		// Returned to the caller. At the start of a line that is the stop;
 		// in the middle of one (the rest of the line that made the call),
 		// gdb finishes that line first, and so do we.
@@ -391,7 +425,8 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	// Same frame.
-	if !hasLine {
+	if !hasLine || s.enteredCallee {
+		// (Past the prologue of the function a step into entered.)
 		asStep()
 		return 0, ResumeOptions{}, true
 	}
@@ -415,13 +450,38 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	return s.rangeMode(), s.rangeOptions(), false
 }
 
-// skipsPrologue reports whether a step into the function entered at pc runs
-// past its first line.
-func (s *stepper) skipsPrologue(pc uint64) bool {
-	if pa, ok := s.advisor.(PrologueAdvisor); ok {
-		return pa.HasPrologue(s.thread, pc)
+// runToReturn lets the thread run until its innermost frame returns (a
+// temporary breakpoint at the return address, see retCFA); the step ends
+// here when the return address is unknown.
+func (s *stepper) runToReturn(t *Target, tmp **Breakpoint, asStep func()) (ResumeMode, ResumeOptions, bool) {
+	ra, cfa, err := s.advisor.Caller(s.thread)
+	if err == nil {
+		if bp, err := t.backendTempBreakpoint(s.thread, ra); err == nil {
+			*tmp, s.retCFA = bp, cfa
+			return ResumeContinue, ResumeOptions{}, false
+		}
 	}
-	return true
+	asStep()
+	return 0, ResumeOptions{}, true
+}
+
+// prologueEnd returns where a step into the function entered at pc, whose
+// first line block is first, stops skipping; ok is false when it does not
+// skip.
+func (s *stepper) prologueEnd(pc uint64, first LineRange) (uint64, bool) {
+	if pa, ok := s.advisor.(PrologueAdvisor); ok {
+		return pa.PrologueEnd(s.thread, pc)
+	}
+	return first.End, true
+}
+
+// signalFrames asks the advisor whether the thread is in the signal
+// trampoline, or in a frame a signal's delivery entered (see SignalAdvisor).
+func (s *stepper) signalFrames() (trampoline, handler bool) {
+	if sa, ok := s.advisor.(SignalAdvisor); ok {
+		return sa.SignalFrames(s.thread)
+	}
+	return false, false
 }
 
 // decideInline applies gdb's view of inlined calls to a step over that stopped

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // TestLiveSkipPrologue checks the SkipPrologue breakpoint property: a function
@@ -78,5 +80,47 @@ func TestLiveSkipPrologue(t *testing.T) {
 	copy(w[:], val)
 	if v := binary.LittleEndian.Uint64(w[:]); v != 12 {
 		t.Fatalf("a*10+b = %d at the SkipPrologue stop, want 12 (add(1, 2))", v)
+	}
+}
+
+// TestLiveSkipPrologueMatchesGdb: SkipPrologue breakpoints on the functions
+// of step_cases.c are planted where gdb's `break FUNCTION` puts its
+// breakpoints — also in functions written on one line, whose prologue ends
+// at a second line-table row of that same line (taking the end of the line
+// instead put the breakpoint at the next function's entry).
+func TestLiveSkipPrologueMatchesGdb(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_cases.c"}, Flags: []string{"-O0"}})
+	funcs := []string{"one_line", "on_signal", "start_here", "signal_self", "main"}
+	var args []string
+	for _, f := range funcs {
+		args = append(args, "-ex", "break "+f, "-ex", "info address "+f)
+	}
+	out, err := exec.Command("gdb", append(append([]string{"-batch", "-nx"}, args...), prog)...).CombinedOutput()
+	if err != nil {
+		t.Skipf("gdb is needed as the oracle: %v", err)
+	}
+	bps := regexp.MustCompile(`Breakpoint \d+ at (0x[0-9a-f]+)`).FindAllSubmatch(out, -1)
+	entries := regexp.MustCompile(`at address (0x[0-9a-f]+)`).FindAllSubmatch(out, -1)
+	if len(bps) != len(funcs) || len(entries) != len(funcs) {
+		t.Fatalf("gdb said %s", out)
+	}
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m, thread)
+	for i, f := range funcs {
+		bp, _ := strconv.ParseUint(string(bps[i][1]), 0, 64)
+		entry, _ := strconv.ParseUint(string(entries[i][1]), 0, 64)
+		m := la.events.mark()
+		la.ok("Breakpoints", "add", map[string]any{"ID": f, "Enabled": true, "Location": f, "SkipPrologue": true})
+		inst, _ := la.statusOf(m, f)
+		if len(inst) != 1 {
+			t.Fatalf("%s: instances %v", f, inst)
+		}
+		got := num(inst[0]["Address"]) - la.symbolAddress(thread, f)
+		if got != bp-entry {
+			t.Errorf("SkipPrologue breakpoint on %s at entry+%d, gdb's at entry+%d", f, got, bp-entry)
+		}
 	}
 }

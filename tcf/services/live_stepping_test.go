@@ -40,15 +40,26 @@ var stepScript = []stepCmd{
 	{"next", 3}, {"next", 3},
 }
 
-// gdbSteps runs stepScript under gdb from `break *add` and reports each stop.
-func gdbSteps(t *testing.T, prog string, stepScript []stepCmd) []stepStop {
+// stepStart is where a step comparison begins: at the entry of function fn
+// (gdb: break *fn), and then, with signal set, at the next stop for a
+// signal (gdb: continue).
+type stepStart struct {
+	fn     string
+	signal bool
+}
+
+// gdbSteps runs stepScript under gdb from start and reports each stop.
+func gdbSteps(t *testing.T, prog string, start stepStart, stepScript []stepCmd) []stepStop {
 	t.Helper()
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb is not installed: the step comparison needs it")
 	}
 	var py strings.Builder
 	py.WriteString("import gdb\n")
-	py.WriteString("gdb.execute('break *add')\ngdb.execute('run')\ngdb.execute('delete')\n")
+	fmt.Fprintf(&py, "gdb.execute('break *%s')\ngdb.execute('run')\ngdb.execute('delete')\n", start.fn)
+	if start.signal {
+		py.WriteString("gdb.execute('continue')\n")
+	}
 	py.WriteString("main = int(gdb.parse_and_eval('(long)&main'))\n")
 	for _, s := range stepScript {
 		fmt.Fprintf(&py, "try:\n    pc0 = int(gdb.newest_frame().pc())\n    gdb.execute(%q, to_string=True)\n", s.gdb)
@@ -129,13 +140,39 @@ func TestLiveSteppingMatchesGdb(t *testing.T) {
 				script = []stepCmd{{"finish", 5}, {"next", 3}, {"next", 3}, {"step", 4}, {"step", 4},
 					{"step", 4}, {"step", 4}, {"finish", 5}, {"next", 3}, {"next", 3}}
 			}
-			stepsMatchGdb(t, prog, script)
+			stepsMatchGdb(t, prog, stepStart{fn: "add"}, script)
 		})
 	}
 }
 
-func stepsMatchGdb(t *testing.T, prog string, stepScript []stepCmd) {
-	want := gdbSteps(t, prog, stepScript)
+// TestLiveSteppingEdgesMatchGdb compares line steps with gdb's where they
+// leave the lines of the stepping function: over a call into code without
+// line information, into a function written on one line, and through a
+// signal handler — from the signal's stop into the handler, and from the
+// handler back through the kernel's trampoline to the interrupted code.
+func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_cases.c"}, Flags: []string{"-O0"}})
+	cases := []struct {
+		name   string
+		start  stepStart
+		script []stepCmd
+	}{
+		{"nolines-oneline", stepStart{fn: "start_here"}, []stepCmd{
+			{"step", 4}, {"step", 4}, {"step", 4}, {"step", 4}, {"next", 3}, {"next", 3}, {"next", 3}}},
+		{"over-nolines", stepStart{fn: "start_here"}, []stepCmd{
+			{"next", 3}, {"next", 3}, {"next", 3}, {"stepi", 2}, {"finish", 5}}},
+		{"signal-next", stepStart{fn: "start_here", signal: true}, []stepCmd{
+			{"next", 3}, {"next", 3}, {"next", 3}, {"next", 3}, {"next", 3}}},
+		{"signal-step", stepStart{fn: "start_here", signal: true}, []stepCmd{
+			{"step", 4}, {"step", 4}, {"step", 4}, {"step", 4}, {"step", 4}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { stepsMatchGdb(t, prog, c.start, c.script) })
+	}
+}
+
+func stepsMatchGdb(t *testing.T, prog string, start stepStart, stepScript []stepCmd) {
+	want := gdbSteps(t, prog, start, stepScript)
 	la := startLive(t)
 	m := la.events.mark()
 	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
@@ -144,11 +181,16 @@ func stepsMatchGdb(t *testing.T, prog string, stepScript []stepCmd) {
 	if reason != "Suspended" {
 		t.Fatalf("first stop %q", reason)
 	}
-	la.ok("Breakpoints", "add", map[string]any{"ID": "at-add", "Location": "add"})
+	la.ok("Breakpoints", "add", map[string]any{"ID": "at-start", "Location": start.fn})
 	if _, reason, _ = la.resume(thread, 0); reason != "Breakpoint" {
-		t.Fatalf("no stop at add: %q", reason)
+		t.Fatalf("no stop at %s: %q", start.fn, reason)
 	}
-	la.ok("Breakpoints", "remove", []string{"at-add"})
+	la.ok("Breakpoints", "remove", []string{"at-start"})
+	if start.signal {
+		if _, reason, _ = la.resume(thread, 0); reason != "Signal 10" {
+			t.Fatalf("running on to the signal: stopped with %q", reason)
+		}
+	}
 	var got []stepStop
 	for _, s := range stepScript {
 		m := la.events.mark()
