@@ -2,6 +2,7 @@ package services
 
 import (
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -386,7 +387,26 @@ type frameProps struct {
 	IP        uint64 `json:"IP"`
 	FP        uint64 `json:"FP,omitempty"`
 	RP        uint64 `json:"RP,omitempty"`
-	Inlined   bool   `json:"Inlined,omitempty"`
+	// Inlined, FuncID and CodeArea describe a frame of an inline chain (a
+	// physical frame shown as the functions inlined into it and the one
+	// they were inlined into), as the C agent writes them: Inlined is the
+	// frame's level above the real function (0: omitted); FuncID names the
+	// frame's own function (Symbols.findByAddr at the pc names the
+	// innermost); CodeArea, on every frame but the innermost, is where in
+	// its function the frame is — the line of the inlined call it holds
+	// (LineNumbers.mapToSource at the pc gives the innermost line).
+	Inlined  int            `json:"Inlined,omitempty"`
+	FuncID   string         `json:"FuncID,omitempty"`
+	CodeArea *frameCodeArea `json:"CodeArea,omitempty"`
+}
+
+// frameCodeArea is a frame's CodeArea property.
+type frameCodeArea struct {
+	SAddr uint64 `json:"SAddr"`
+	SLine int    `json:"SLine,omitempty"`
+	SCol  int    `json:"SCol,omitempty"`
+	File  string `json:"File,omitempty"`
+	Dir   string `json:"Dir,omitempty"`
 }
 
 // frameContextJSON returns the encoded getContext object of a frame ID.
@@ -418,7 +438,14 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 		Walk:      f.Kind != unwind.KindNormal || f.Module != nil,
 		IP:        f.PC,
 		FP:        f.CFA,
-		Inlined:   f.Kind == unwind.KindInline,
+	}
+	if inner, outer := inlineChain(tr, n); outer > inner {
+		p.Inlined = outer - n
+		p.FuncID = functionID(thread.process, f.LookupPC, n-inner)
+		if n > inner && f.Symbol.Line > 0 {
+			p.CodeArea = &frameCodeArea{SAddr: f.LookupPC, SLine: f.Symbol.Line, SCol: f.Symbol.Column,
+				File: filepath.Base(f.Symbol.File), Dir: filepath.Dir(f.Symbol.File)}
+		}
 	}
 	// The return address of this frame is the pc of the next physical frame.
 	for k := n + 1; k < len(tr.Frames); k++ {
@@ -428,6 +455,20 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 		}
 	}
 	return p
+}
+
+// inlineChain returns the first and last index of the frames that share
+// frame n's physical frame: the inlined calls (innermost first) and the
+// function they were inlined into.
+func inlineChain(tr *unwind.Trace, n int) (inner, outer int) {
+	inner, outer = n, n
+	for inner > 0 && tr.Frames[inner-1].Physical == tr.Frames[n].Physical {
+		inner--
+	}
+	for outer+1 < len(tr.Frames) && tr.Frames[outer+1].Physical == tr.Frames[n].Physical {
+		outer++
+	}
+	return inner, outer
 }
 
 // appendFrameProps encodes p as encoding/json encodes the struct (field
@@ -457,8 +498,34 @@ func appendFrameProps(dst []byte, p *frameProps) []byte {
 		dst = append(dst, `,"RP":`...)
 		dst = strconv.AppendUint(dst, p.RP, 10)
 	}
-	if p.Inlined {
-		dst = append(dst, `,"Inlined":true`...)
+	if p.Inlined != 0 {
+		dst = append(dst, `,"Inlined":`...)
+		dst = strconv.AppendInt(dst, int64(p.Inlined), 10)
+	}
+	if p.FuncID != "" {
+		dst = append(dst, `,"FuncID":`...)
+		dst = tcf.AppendJSONString(dst, p.FuncID)
+	}
+	if a := p.CodeArea; a != nil {
+		dst = append(dst, `,"CodeArea":{"SAddr":`...)
+		dst = strconv.AppendUint(dst, a.SAddr, 10)
+		if a.SLine != 0 {
+			dst = append(dst, `,"SLine":`...)
+			dst = strconv.AppendInt(dst, int64(a.SLine), 10)
+		}
+		if a.SCol != 0 {
+			dst = append(dst, `,"SCol":`...)
+			dst = strconv.AppendInt(dst, int64(a.SCol), 10)
+		}
+		if a.File != "" {
+			dst = append(dst, `,"File":`...)
+			dst = tcf.AppendJSONString(dst, a.File)
+		}
+		if a.Dir != "" {
+			dst = append(dst, `,"Dir":`...)
+			dst = tcf.AppendJSONString(dst, a.Dir)
+		}
+		dst = append(dst, '}')
 	}
 	return append(dst, '}')
 }

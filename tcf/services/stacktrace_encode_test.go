@@ -15,7 +15,10 @@ func TestAppendFramePropsMatchesEncodingJSON(t *testing.T) {
 	for _, p := range []frameProps{
 		{},
 		{ID: "FP0.P1.1", ParentID: "P1.1", ProcessID: "P1", TopFrame: true, Walk: true, IP: 0x401000, FP: 0x7ffc0000},
-		{ID: "FP56.P99.100", ParentID: "P99.100", ProcessID: "P99", Index: 56, Level: 0, IP: 1<<64 - 1, RP: 1, Inlined: true},
+		{ID: "FP56.P99.100", ParentID: "P99.100", ProcessID: "P99", Index: 56, Level: 0, IP: 1<<64 - 1, RP: 1, Inlined: 2,
+			FuncID: "F@P99@7fff0010@0"},
+		{ID: "FP3.P9.9", Inlined: 1, FuncID: "F@P9@10@1", CodeArea: &frameCodeArea{SAddr: 16, SLine: 26, SCol: 37, File: "a \"b\".cc", Dir: "/src"}},
+		{ID: "FP4.P9.9", CodeArea: &frameCodeArea{SAddr: 1 << 63}},
 		{ID: "x\"\\\n\x01é", Index: -1, Level: 1 << 40, FP: 1 << 63},
 	} {
 		want, err := json.Marshal(&p)

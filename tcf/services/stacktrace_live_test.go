@@ -126,3 +126,68 @@ func (la *liveAgent) topOfStack(thread string) (name string, frames int) {
 	// getChildren is bottom first: the top frame is last.
 	return la.funcAt(thread, props[len(props)-1].IP), len(ids)
 }
+
+// TestLiveInlineFrameProps: stopped in twice, inlined into compute, the
+// stack shows twice and compute as two frames of one physical frame, with
+// the C agent's properties for them: Inlined (the level above the real
+// function), FuncID naming each frame's own function, and CodeArea on
+// compute's frame at the line of the inlined call. Symbols.findByAddr asked
+// in a frame of the chain names that frame's function; asked in the thread,
+// the innermost.
+func TestLiveInlineFrameProps(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain()
+	line := sourceLine(t, "agent_prog.c", "AGENT_TWICE_LINE")
+	callLine := sourceLine(t, "agent_prog.c", "AGENT_CALL_LINE")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "line", "File": "agent_prog.c", "Line": line})
+	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
+		t.Fatalf("stop %q", reason)
+	}
+	var e error
+	var ids []string
+	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 2}, &e, &ids)
+	type area struct {
+		SLine int
+		File  string
+	}
+	var frames []struct {
+		IP       uint64
+		Inlined  int
+		FuncID   string
+		CodeArea *area
+	}
+	la.decode("StackTrace", "getContext", []any{ids}, &frames, &e)
+	if len(frames) != 3 {
+		t.Fatalf("%d frames", len(frames))
+	}
+	name := func(id string) string {
+		var props map[string]any
+		la.decode("Symbols", "getContext", []any{id}, &e, &props)
+		s, _ := props["Name"].(string)
+		return s
+	}
+	top, caller, main := frames[0], frames[1], frames[2]
+	if top.Inlined != 1 || name(top.FuncID) != "twice" || top.CodeArea != nil {
+		t.Errorf("frame 0 (twice, inlined): Inlined %d, FuncID %q (%s), CodeArea %v", top.Inlined, top.FuncID, name(top.FuncID), top.CodeArea)
+	}
+	if caller.Inlined != 0 || name(caller.FuncID) != "compute" || caller.CodeArea == nil ||
+		caller.CodeArea.SLine != callLine || caller.CodeArea.File != "agent_prog.c" || caller.IP != top.IP {
+		t.Errorf("frame 1 (compute, holding the inlined call at line %d): %+v, FuncID names %q", callLine, caller, name(caller.FuncID))
+	}
+	if main.FuncID != "" || main.CodeArea != nil || main.Inlined != 0 {
+		t.Errorf("frame 2 (main, no inlining): %+v", main)
+	}
+	var sym string
+	la.decode("Symbols", "findByAddr", []any{ids[1], caller.IP}, &e, &sym)
+	if got := name(sym); got != "compute" {
+		t.Errorf("findByAddr in compute's frame: %q", got)
+	}
+	la.decode("Symbols", "findByAddr", []any{ids[0], top.IP}, &e, &sym)
+	if got := name(sym); got != "twice" {
+		t.Errorf("findByAddr in twice's frame: %q", got)
+	}
+	la.decode("Symbols", "findByAddr", []any{thread, top.IP}, &e, &sym)
+	if got := name(sym); got != "twice" {
+		t.Errorf("findByAddr in the thread: %q, want the innermost function", got)
+	}
+}

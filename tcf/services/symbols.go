@@ -146,6 +146,13 @@ func (a *Agent) findByAddr(ctxID string, addr uint64) ([]byte, error) {
 		return nil, err
 	}
 	proc := string(ctx.Process().ID())
+	if depth := a.inlineDepth(ctxID, addr); depth > 0 {
+		// The pc of a frame of an inline chain, asked in that frame: its
+		// own function.
+		if _, frames, err := a.session.Symbolize(ctx, addr, false); err == nil && depth < len(frames) && frames[depth].Function != "" {
+			return tcf.AppendJSONString(nil, functionID(proc, addr, depth)), nil
+		}
+	}
 	key := replyKey{kind: kindFindByAddr, lo: addr}
 	if enc, ok := a.replies.get(proc, key); ok {
 		return enc, nil
@@ -157,9 +164,38 @@ func (a *Agent) findByAddr(ctxID string, addr uint64) ([]byte, error) {
 		}
 		return nil, err
 	}
-	enc := tcf.AppendJSONString(nil, fmt.Sprintf("F@%s@%x@0", proc, addr))
+	enc := tcf.AppendJSONString(nil, functionID(proc, addr, 0))
 	a.replies.putRaw(proc, key, enc)
 	return enc, nil
+}
+
+// inlineDepth returns the inline depth (0 the innermost) of the frame ctxID
+// names, when it is a stack frame of an inline chain whose pc (or lookup
+// pc) is addr; else 0.
+func (a *Agent) inlineDepth(ctxID string, addr uint64) int {
+	if !strings.HasPrefix(ctxID, "FP") {
+		return 0
+	}
+	n, thread, err := a.ParseFrameID(ctxID)
+	if err != nil {
+		return 0
+	}
+	st, err := a.stop(thread)
+	if err != nil || st == nil || n >= len(st.trace.Frames) {
+		return 0
+	}
+	f := &st.trace.Frames[n]
+	if addr != f.LookupPC && addr != f.PC {
+		return 0
+	}
+	inner, _ := inlineChain(st.trace, n)
+	return n - inner
+}
+
+// functionID is the symbol ID of the function at inline depth depth (0 the
+// innermost) at run-time address addr of process proc.
+func functionID(proc string, addr uint64, depth int) string {
+	return "F@" + proc + "@" + strconv.FormatUint(addr, 16) + "@" + strconv.Itoa(depth)
 }
 
 func (a *Agent) findByName(ctxID, name string) ([]string, error) {
@@ -171,7 +207,7 @@ func (a *Agent) findByName(ctxID, name string) ([]string, error) {
 	ids := a.findLocals(ctxID, name) // a frame's (or thread's) variables first (symbols_types.go)
 	if addrs, err := a.session.FunctionAddresses(proc, name); err == nil {
 		for _, addr := range addrs {
-			ids = append(ids, fmt.Sprintf("F@%s@%x@0", proc.ID(), addr))
+			ids = append(ids, functionID(string(proc.ID()), addr, 0))
 		}
 	}
 	if vars, err := a.session.VariableAddresses(proc, name); err == nil {
