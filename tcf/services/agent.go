@@ -209,9 +209,12 @@ func (a *Agent) emitSuspended(e target.Event, entry bool) {
 		params["SignalDescription"] = target.Signal(syscall.SIGTRAP).Description()
 	}
 	a.emit("RunControl", "contextSuspended", id, e.PC, reason, params)
-	if e.Reason != nil && e.Reason.Kind == target.ReasonSignal && isFault(e.Reason.Signal) {
-		s := e.Reason.Signal
-		a.emit("RunControl", "contextException", id, "Signal "+itoa(int(s))+": "+s.Description())
+	if r := e.Reason; r != nil && (r.Kind == target.ReasonSignal || r.Kind == target.ReasonException) && isFault(r.Signal) {
+		what := r.Signal.Description()
+		if r.Kind == target.ReasonException && r.Message != "" {
+			what = r.Message // with the faulting address
+		}
+		a.emit("RunControl", "contextException", id, "Signal "+itoa(int(r.Signal))+": "+what)
 	}
 }
 

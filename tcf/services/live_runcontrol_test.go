@@ -142,3 +142,39 @@ func checkArity(t *testing.T, e event) {
 		t.Errorf("event %s: undecodable argument", e)
 	}
 }
+
+// TestLiveFaultReported: a program that writes through a null pointer stops
+// as the C agent reports it — reason "Signal 11" with the signal in the
+// state, then contextException naming the fault and its address — with the
+// faulting function on top of its stack; resumed, it dies of the signal
+// (exit code -11).
+func TestLiveFaultReported(t *testing.T) {
+	la := startLive(t)
+	proc, thread := la.stoppedAtMain("crash")
+	m := la.events.mark()
+	pc, reason, params := la.resume(thread, 0)
+	if reason != "Signal 11" || num(params["Signal"]) != 11 || params["SignalName"] != "SIGSEGV" {
+		t.Fatalf("fault reported as %q %v", reason, params)
+	}
+	e, _ := la.events.wait(t, m, "contextException", is("RunControl", "contextException", thread))
+	if msg := e.str(1); !strings.HasPrefix(msg, "Signal 11: ") || !strings.Contains(msg, "0x0") {
+		t.Errorf("contextException %q, want the signal and the faulting address", msg)
+	}
+	if f := la.funcAt(thread, pc); f != "main" {
+		t.Errorf("fault in %q, want main", f)
+	}
+	var e2 error
+	var susp bool
+	var spc uint64
+	var sreason string
+	var sparams map[string]any
+	la.decode("RunControl", "getState", []any{thread}, &e2, &susp, &spc, &sreason, &sparams)
+	if !susp || spc != pc || sreason != "Signal 11" || num(sparams["Signal"]) != 11 {
+		t.Errorf("getState: suspended %v at %#x, reason %q %v", susp, spc, sreason, sparams)
+	}
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	if code := la.exitCode(m, proc); code != -11 {
+		t.Errorf("exit code %d, want -11", code)
+	}
+}

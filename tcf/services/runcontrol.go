@@ -250,7 +250,14 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 		params["BPs"] = bps
 	}
 	switch r.Kind {
-	case target.ReasonError, target.ReasonException:
+	case target.ReasonException:
+		if r.Signal != 0 {
+			// A fault the kernel raised: named as the C agent names any
+			// intercepted signal (its description goes in contextException).
+			return "Signal " + itoa(int(r.Signal)), params
+		}
+		fallthrough
+	case target.ReasonError:
 		if r.Message != "" {
 			params["StepError"] = map[string]any{"Code": 1, "Format": r.Message}
 		}
