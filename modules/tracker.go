@@ -48,9 +48,10 @@ func Track(proc *target.Context, onChange func(Change)) (*Tracker, error) {
 	if err := tr.plant(); err != nil {
 		return nil, err
 	}
-	// exec replaces the address space and forgets breakpoints: plant again.
-	tr.remove = proc.Target().AddListener(func(e target.Event) {
-		if e.Kind == target.EventMemoryMapChanged && e.Context == tr.proc {
+	// exec replaces the address space and forgets breakpoints: plant again,
+	// before the new program's dynamic linker loads its libraries.
+	tr.remove = proc.Target().OnExec(func(p *target.Context) {
+		if p == tr.proc {
 			tr.refreshAfterExec()
 		}
 	})

@@ -4,6 +4,8 @@ package target
 // the context tree, reference counts and event order consistent for every
 // backend alike.
 
+import "slices"
+
 // AddProcess creates the context of a newly debugged process and sends Created.
 // creator is the process that forked it, or nil.
 func (t *Target) AddProcess(pid int, creator *Context, name string) *Context {
@@ -52,6 +54,21 @@ func (t *Target) Changed(c *Context) { t.emit(Event{Kind: EventChanged, Context:
 // MemoryMapChanged tells listeners that proc's mappings changed.
 func (t *Target) MemoryMapChanged(proc *Context) {
 	t.emit(Event{Kind: EventMemoryMapChanged, Context: proc})
+}
+
+// Execed records that proc exec'd a new program: it runs the OnExec hooks,
+// then sends Changed and MemoryMapChanged. The backend calls it with the
+// thread that exec'd held at the exec, and lets it run only afterwards;
+// the hooks may call back into the backend from where Execed was called.
+func (t *Target) Execed(proc *Context) {
+	t.mu.Lock()
+	hooks := slices.Clone(t.execHooks)
+	t.mu.Unlock()
+	for _, f := range hooks {
+		(*f)(proc)
+	}
+	t.Changed(proc)
+	t.MemoryMapChanged(proc)
 }
 
 // Stopped records that a thread stopped at pc and sends Stopped.

@@ -21,6 +21,7 @@ type Target struct {
 	advisor     StepAdvisor
 	closed      bool
 	steps       stepState
+	execHooks   []*func(proc *Context)
 
 	events eventQueue
 }
@@ -66,6 +67,30 @@ func (t *Target) AddListener(l Listener) (remove func()) { return t.events.add(l
 // goroutine once a millisecond, not twice a hit, on a CPU the client and
 // the program need.
 func (t *Target) AddSyncListener(l SyncListener) (remove func()) { return t.events.addSync(l) }
+
+// OnExec installs f to run when a process execs a new program, before any
+// of that program runs: the thread that exec'd waits until every such f has
+// returned, so what f plants in the new address space (breakpoints, the
+// dynamic linker's hook) is in place when the program starts. f runs where
+// the backend noticed the exec (the tracer thread of a live backend); it may
+// call any method of the Target, as eventpoint handlers may. The returned
+// function uninstalls f.
+func (t *Target) OnExec(f func(proc *Context)) (remove func()) {
+	p := &f
+	t.mu.Lock()
+	t.execHooks = append(t.execHooks, p)
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		for i, h := range t.execHooks {
+			if h == p {
+				t.execHooks = append(t.execHooks[:i:i], t.execHooks[i+1:]...)
+				return
+			}
+		}
+	}
+}
 
 // Launch starts a program under the debugger.
 func (t *Target) Launch(opts LaunchOptions) (*Context, *ProcessIO, error) {

@@ -13,6 +13,7 @@
  *   signal    raise SIGUSR1, print "counter N" (1000 if the handler ran), exit 3
  *   fork      fork a child that prints "child" and exits 5; print "parent", exit 0
  *   dlopen L  dlopen library L and call agent_lib_add, exit 0
+ *   exec P    exec program P (no arguments); exit 8 if that fails
  *   crash     write through a null pointer
  */
 #include <dlfcn.h>
@@ -137,6 +138,10 @@ int main(int argc, char **argv) {
 		waitpid(pid, &st, 0);
 		printf("parent %d\n", WEXITSTATUS(st));
 		return 0;
+	}
+	if (strcmp(mode, "exec") == 0 && argc > 2) {
+		execl(argv[2], argv[2], (char *)NULL);
+		return 8;
 	}
 	if (strcmp(mode, "dlopen") == 0 && argc > 2) {
 		void *h = dlopen(argv[2], RTLD_NOW);

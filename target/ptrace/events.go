@@ -224,8 +224,8 @@ func (b *Backend) onExec(th *thread) {
 	if p.ctx != nil {
 		b.t.ForgetBreakpoints(p.ctx)
 		b.t.SetName(p.ctx, threadName(p.pid, p.pid))
-		b.t.Changed(p.ctx)
-		b.t.MemoryMapChanged(p.ctx)
+		// The hooks plant into the new program while it waits here.
+		b.t.Execed(p.ctx)
 	}
 	b.restart(th, unix.PTRACE_CONT, 0)
 }

@@ -98,6 +98,13 @@ func (a *Agent) Start() {
 			a.plantInProcess(proc)
 		}
 	})
+	// And in a new program before it starts (its libraries follow from the
+	// linker's hook).
+	a.target.OnExec(func(proc *target.Context) {
+		if a.bps.byID != nil {
+			a.plantInProcess(proc)
+		}
+	})
 	a.srv.OnShutdown(func(context.Context) {
 		if err := a.target.Close(); err != nil {
 			a.log.Error("closing the target at shutdown", "err", err)
@@ -157,10 +164,6 @@ func (a *Agent) onEvent(e target.Event) {
 	case target.EventMemoryMapChanged:
 		a.replies.drop(id)
 		a.emit("MemoryMap", "changed", id)
-		if a.bps.byID != nil && !c.Exited() {
-			// After exec (libraries were planted from the linker's hook).
-			a.plantInProcess(c)
-		}
 	case target.EventExited:
 		if c.IsProcess() {
 			code := 0

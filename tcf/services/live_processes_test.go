@@ -530,3 +530,31 @@ func TestLiveDlopenMemoryMapChanged(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestLiveExecBreakpointsBeforeStart: breakpoints set before the program
+// execs another one are planted in the new program before any of it runs:
+// on fflush, in a libc the new program loads after the exec, and on compute,
+// which its main calls right after that fflush.
+func TestLiveExecBreakpointsBeforeStart(t *testing.T) {
+	prog := agentProg(t)
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, []string{"exec", prog}, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "fflush", "Location": "fflush"})
+	la.ok("Breakpoints", "add", map[string]any{"ID": "compute", "Location": "compute"})
+	// The first program's fflush, then the second's, then its compute.
+	for i, want := range []string{"fflush", "fflush", "compute"} {
+		pc, reason, params := la.resume(thread, 0)
+		if reason != "Breakpoint" || !slices.Equal(anyStrings(params["BPs"]), []string{want}) {
+			t.Fatalf("stop %d: %q %v in %q, want breakpoint %s", i, reason, params, la.funcAt(thread, pc), want)
+		}
+	}
+	la.ok("Breakpoints", "remove", []string{"fflush", "compute"})
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	if code := la.exitCode(m, proc); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
