@@ -394,7 +394,9 @@ type frameProps struct {
 	// frame's own function (Symbols.findByAddr at the pc names the
 	// innermost); CodeArea, on every frame but the innermost, is where in
 	// its function the frame is — the line of the inlined call it holds
-	// (LineNumbers.mapToSource at the pc gives the innermost line).
+	// (LineNumbers.mapToSource at the pc gives the innermost line). FuncID
+	// and CodeArea also name the function and line of a caller frame
+	// whose pc is exact (see frameContext).
 	Inlined  int            `json:"Inlined,omitempty"`
 	FuncID   string         `json:"FuncID,omitempty"`
 	CodeArea *frameCodeArea `json:"CodeArea,omitempty"`
@@ -439,10 +441,17 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 		IP:        f.PC,
 		FP:        f.CFA,
 	}
-	if inner, outer := inlineChain(tr, n); outer > inner {
+	// A caller whose pc is not a return address (the signal trampoline, and
+	// the frame a signal interrupted) is looked up at its pc, where a client
+	// would look at pc-1: it gets the same two properties.
+	inner, outer := inlineChain(tr, n)
+	exact := n > 0 && f.LookupPC == f.PC
+	if outer > inner || exact {
 		p.Inlined = outer - n
-		p.FuncID = functionID(thread.process, f.LookupPC, n-inner)
-		if n > inner && f.Symbol.Line > 0 {
+		if f.HasSymbol && f.Symbol.Function != "" {
+			p.FuncID = functionID(thread.process, f.LookupPC, n-inner)
+		}
+		if (n > inner || exact) && f.Symbol.Line > 0 {
 			p.CodeArea = &frameCodeArea{SAddr: f.LookupPC, SLine: f.Symbol.Line, SCol: f.Symbol.Column,
 				File: filepath.Base(f.Symbol.File), Dir: filepath.Dir(f.Symbol.File)}
 		}

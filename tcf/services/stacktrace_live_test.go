@@ -191,3 +191,49 @@ func TestLiveInlineFrameProps(t *testing.T) {
 		t.Errorf("findByAddr in the thread: %q, want the innermost function", got)
 	}
 }
+
+// TestLiveSignalFrameProps: in a signal handler, the frames whose pc is not
+// a return address — the kernel's signal trampoline and the frame the
+// signal interrupted — carry FuncID (and CodeArea where there is a line),
+// naming what is at the pc itself, where a client would look at pc-1.
+func TestLiveSignalFrameProps(t *testing.T) {
+	la := startLive(t)
+	_, thread := la.stoppedAtMain("signal")
+	la.ok("Breakpoints", "add", map[string]any{"ID": "h", "Location": "on_usr1"})
+	if _, reason, _ := la.resume(thread, 0); reason == "Signal 10" {
+		la.resume(thread, 0) // the signal's stop, then the handler
+	}
+	var e error
+	var ids []string
+	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 2}, &e, &ids)
+	var frames []struct {
+		IP       uint64
+		FuncID   string
+		CodeArea *struct{ SLine int }
+	}
+	la.decode("StackTrace", "getContext", []any{ids}, &frames, &e)
+	if len(frames) != 3 {
+		t.Fatalf("%d frames", len(frames))
+	}
+	name := func(id string) string {
+		var props map[string]any
+		la.decode("Symbols", "getContext", []any{id}, &e, &props)
+		s, _ := props["Name"].(string)
+		return s
+	}
+	if got := la.funcAt(thread, frames[0].IP); got != "on_usr1" || frames[0].FuncID != "" {
+		t.Errorf("frame 0 in %q, FuncID %q", got, frames[0].FuncID)
+	}
+	if got := name(frames[1].FuncID); got != "__restore_rt" {
+		t.Errorf("frame 1 (the signal trampoline): FuncID names %q", got)
+	}
+	// The interrupted frame: at its exact pc, not pc-1.
+	var sym string
+	la.decode("Symbols", "findByAddr", []any{thread, frames[2].IP}, &e, &sym)
+	if frames[2].FuncID == "" || name(frames[2].FuncID) != name(sym) {
+		t.Errorf("frame 2 (interrupted): FuncID %q names %q, the function at its pc is %q", frames[2].FuncID, name(frames[2].FuncID), name(sym))
+	}
+	if _, line := la.lineAt(thread, frames[2].IP); line > 0 && (frames[2].CodeArea == nil || frames[2].CodeArea.SLine != line) {
+		t.Errorf("frame 2 (interrupted): CodeArea %v, the line at its pc is %d", frames[2].CodeArea, line)
+	}
+}
