@@ -40,6 +40,10 @@ type stepper struct {
 	// signalEntry is set when the resume that began the step delivers a
 	// signal: a handler entered at the first stop is where the step ends.
 	signalEntry bool
+	// glueHops counts the stops of a step into in linker glue (see
+	// GlueAdvisor); inGlue is set while it is in there.
+	glueHops int
+	inGlue   bool
 	// inline is set when the advisor knows inlined calls: origin is the
 	// frame (depth and line) a step over began in.
 	inline InlineAdvisor
@@ -68,6 +72,29 @@ type PrologueAdvisor interface {
 	// frame (optimized code, whose first line is already the body).
 	PrologueEnd(thread *Context, pc uint64) (end uint64, ok bool)
 }
+
+// GlueAdvisor is what a StepAdvisor may also implement so that a step into a
+// call through a PLT stub goes on, through the dynamic linker's lazy
+// resolver if the binding is not made yet, into the function the call
+// reaches, as gdb's does; without it such a call is stepped over.
+type GlueAdvisor interface {
+	// Glue returns the code [start, end) around pc when pc is in code the
+	// linkers made between a call and the function it calls: a module's
+	// PLT (GluePLT) or the dynamic linker (GlueLinker).
+	Glue(thread *Context, pc uint64) (start, end uint64, kind GlueKind)
+}
+
+// GlueKind says what linker glue an address is in.
+type GlueKind uint8
+
+const (
+	GlueNone   GlueKind = iota
+	GluePLT             // a PLT stub (or PLT0)
+	GlueLinker          // the dynamic linker: its lazy-binding resolver after a PLT stub
+)
+
+// maxGlueHops bounds the glue a step into goes through for one call.
+const maxGlueHops = 16
 
 // SignalAdvisor is what a StepAdvisor may also implement so that line steps
 // treat signal handlers as gdb does: a step begun at a signal stop, whose
@@ -389,6 +416,11 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 				return 0, ResumeOptions{}, true
 			}
 		}
+		if s.mode == ResumeStepIntoLine {
+			if next, opts, ok := s.throughGlue(t, st.pc, tmp, asStep); ok {
+				return next, opts, false
+			}
+		}
 		if hasLine && s.mode == ResumeStepIntoLine {
 			if st.pc == here.Start && !s.enteredCallee {
 				if end, ok := s.prologueEnd(st.pc, here); ok {
@@ -463,6 +495,37 @@ func (s *stepper) runToReturn(t *Target, tmp **Breakpoint, asStep func()) (Resum
 	}
 	asStep()
 	return 0, ResumeOptions{}, true
+}
+
+// throughGlue goes on with a step into that entered linker glue (a PLT
+// stub, then perhaps the dynamic linker resolving the binding): it steps
+// through the glue's code until the call reaches its function. Code the
+// resolver calls (an IFUNC's selector) runs to its return. ok is false when
+// pc is not in glue (or the step has been through too much of it).
+func (s *stepper) throughGlue(t *Target, pc uint64, tmp **Breakpoint, asStep func()) (ResumeMode, ResumeOptions, bool) {
+	ga, ok := s.advisor.(GlueAdvisor)
+	if !ok || s.glueHops >= maxGlueHops {
+		return 0, ResumeOptions{}, false
+	}
+	lo, hi, kind := ga.Glue(s.thread, pc)
+	switch {
+	case kind == GluePLT || kind == GlueLinker && s.inGlue:
+		s.glueHops++
+		s.inGlue = true
+		return ResumeStepIntoRange, ResumeOptions{RangeStart: lo, RangeEnd: hi, Count: 1}, true
+	case s.inGlue:
+		if ra, _, err := s.advisor.Caller(s.thread); err == nil {
+			if _, _, k := ga.Glue(s.thread, ra); k == GlueLinker {
+				// Called by the resolver, not the function the call
+				// reaches: back into the resolver.
+				s.glueHops++
+				next, opts, done := s.runToReturn(t, tmp, asStep)
+				return next, opts, !done
+			}
+		}
+	}
+	s.inGlue = false
+	return 0, ResumeOptions{}, false
 }
 
 // prologueEnd returns where a step into the function entered at pc, whose

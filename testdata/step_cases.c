@@ -1,7 +1,8 @@
 /* Test program for line stepping compared with gdb (tcf/services): a call
- * into code without line information, a one-line function, and a signal
- * handler. */
+ * into code without line information, a one-line function, a call into the
+ * C library through the PLT, and a signal handler. */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -55,6 +56,7 @@ __attribute__((noinline)) void signal_self(void) {
 
 int main(void) {
 	int r = start_here(1);
+	r += atoi("0"); /* STEP_LIBC_LINE */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_signal;

@@ -147,7 +147,8 @@ func TestLiveSteppingMatchesGdb(t *testing.T) {
 
 // TestLiveSteppingEdgesMatchGdb compares line steps with gdb's where they
 // leave the lines of the stepping function: over a call into code without
-// line information, into a function written on one line, and through a
+// line information, into a function written on one line, into the C
+// library through a PLT stub not bound yet, and through a
 // signal handler — from the signal's stop into the handler, and from the
 // handler back through the kernel's trampoline to the interrupted code.
 func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
@@ -161,6 +162,8 @@ func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
 			{"step", 4}, {"step", 4}, {"step", 4}, {"step", 4}, {"next", 3}, {"next", 3}, {"next", 3}}},
 		{"over-nolines", stepStart{fn: "start_here"}, []stepCmd{
 			{"next", 3}, {"next", 3}, {"next", 3}, {"stepi", 2}, {"finish", 5}}},
+		{"into-libc", stepStart{fn: "start_here"}, []stepCmd{
+			{"finish", 5}, {"next", 3}, {"step", 4}, {"step", 4}, {"step", 4}, {"finish", 5}, {"finish", 5}, {"next", 3}}},
 		{"signal-next", stepStart{fn: "start_here", signal: true}, []stepCmd{
 			{"next", 3}, {"next", 3}, {"next", 3}, {"next", 3}, {"next", 3}}},
 		{"signal-step", stepStart{fn: "start_here", signal: true}, []stepCmd{
