@@ -43,6 +43,7 @@ type Variable struct {
 type nameIndex struct {
 	funcs map[string][]nodeRef
 	vars  map[string][]nodeRef
+	mains []nodeRef // functions marked DW_AT_main_subprogram
 	errs  []error
 }
 
@@ -91,6 +92,9 @@ func (d *dwarfFile) names() *nameIndex {
 			}
 			for i := range t.vars {
 				add(x.vars, t.vars[i].name, nodeRef{du, cu, int32(i)})
+			}
+			for _, i := range t.mains {
+				x.mains = append(x.mains, nodeRef{du, cu, i})
 			}
 		})
 		d.nameIdx = x
@@ -164,20 +168,7 @@ func (b *Binary) LookupFunction(name string) (_ []FunctionInstance, err error) {
 		x := b.dw.names()
 		errs = x.errs
 		for _, ref := range x.funcs[name] {
-			t := ref.unit.scopes
-			nd := &t.nodes[ref.idx]
-			fi := FunctionInstance{Function: nd.name.Display(), LinkageName: nd.name.linkage, Inlined: nd.depth > 0}
-			for _, r := range t.ranges[nd.r0:nd.r1] {
-				fi.Ranges = append(fi.Ranges, Range(r))
-			}
-			if len(fi.Ranges) > 0 {
-				fi.Entry = fi.Ranges[0].Lo
-			}
-			if fi.Inlined {
-				lt, _ := ref.line.lineTable()
-				fi.CallFile, fi.CallLine = lt.file(nd.callFile), int(nd.callLine)
-			}
-			out = append(out, fi)
+			out = append(out, ref.function())
 		}
 	}
 	if len(out) == 0 {
@@ -188,6 +179,42 @@ func (b *Binary) LookupFunction(name string) (_ []FunctionInstance, err error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Entry < out[j].Entry })
 	return out, firstError(errs)
+}
+
+// function describes the function node ref names.
+func (ref nodeRef) function() FunctionInstance {
+	t := ref.unit.scopes
+	nd := &t.nodes[ref.idx]
+	fi := FunctionInstance{Function: nd.name.Display(), LinkageName: nd.name.linkage, Inlined: nd.depth > 0}
+	for _, r := range t.ranges[nd.r0:nd.r1] {
+		fi.Ranges = append(fi.Ranges, Range(r))
+	}
+	if len(fi.Ranges) > 0 {
+		fi.Entry = fi.Ranges[0].Lo
+	}
+	if fi.Inlined {
+		lt, _ := ref.line.lineTable()
+		fi.CallFile, fi.CallLine = lt.file(nd.callFile), int(nd.callLine)
+	}
+	return fi
+}
+
+// MainSubprograms returns the functions DWARF marks as the program's main
+// (DW_AT_main_subprogram: Rust's and Fortran's main, which the ELF symbol
+// main only calls through the language's runtime). It reads the names of
+// the whole file, as LookupFunction does.
+func (b *Binary) MainSubprograms() (_ []FunctionInstance, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
+	if b.dw == nil {
+		return nil, nil
+	}
+	x := b.dw.names()
+	var out []FunctionInstance
+	for _, ref := range x.mains {
+		out = append(out, ref.function())
+	}
+	return out, firstError(x.errs)
 }
 
 // LookupVariable returns the static addresses of the named global or static

@@ -16,6 +16,9 @@ type scopeTree struct {
 	ranges []dwarfraw.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
 	seg    segmentMap
 	vars   []globalVar // variables with a static address, outside functions
+	// mains are the nodes of functions marked DW_AT_main_subprogram (the
+	// program's main in Rust and Fortran, where the ELF main is a shim).
+	mains []int32
 }
 
 // globalVar is a variable with a fixed address (DW_OP_addr location).
@@ -233,6 +236,9 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 			n.r0 = int32(len(t.ranges))
 			t.ranges = append(t.ranges, rs...)
 			n.r1 = int32(len(t.ranges))
+			if f := e.Field(dwarfraw.AttrMainSubprogram); !inlined && f != nil && f.Class == dwarfraw.ClassFlag && f.Val != 0 {
+				t.mains = append(t.mains, int32(len(t.nodes)))
+			}
 			t.nodes = append(t.nodes, n)
 			next.node = int32(len(t.nodes) - 1)
 			descend = true

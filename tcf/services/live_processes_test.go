@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -552,6 +553,36 @@ func TestLiveExecBreakpointsBeforeStart(t *testing.T) {
 		}
 	}
 	la.ok("Breakpoints", "remove", []string{"fflush", "compute"})
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	if code := la.exitCode(m, proc); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
+
+// TestLiveStopAtMainRust: StopAtMain stops a Rust program in its own main
+// (crate::main, which DWARF marks as the main subprogram), as gdb's start
+// does, not in the runtime's shim the ELF symbol main names.
+func TestLiveStopAtMainRust(t *testing.T) {
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		t.Skip("rustc is not installed: the Rust program of this test cannot be built")
+	}
+	prog := filepath.Join(t.TempDir(), "rust_main")
+	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", prog, testprog.Source("rust_main.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	pc, reason, _, _ := la.suspended(m, thread)
+	if f := la.funcAt(thread, pc); reason != "Suspended" || f != "rust_main::main" {
+		t.Fatalf("StopAtMain: %q in %q, want rust_main::main", reason, f)
+	}
+	if file, _ := la.lineAt(thread, pc); file != "rust_main.rs" {
+		t.Errorf("StopAtMain at %s, want a line of rust_main.rs", file)
+	}
 	m = la.events.mark()
 	la.ok("RunControl", "resume", thread, 0, 1)
 	if code := la.exitCode(m, proc); code != 0 {

@@ -452,6 +452,7 @@ func (a *Agent) stopAtMain(proc *target.Context) error {
 	if err != nil {
 		return err
 	}
+	addr = a.languageMain(m, addr)
 	_, err = a.target.SetBreakpoint(proc, target.BreakpointSpec{
 		Addr: addr + m.Bias, Internal: true,
 		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
@@ -460,6 +461,25 @@ func (a *Agent) stopAtMain(proc *target.Context) error {
 		},
 	})
 	return err
+}
+
+// languageMain returns the link-time entry of the program's own main when
+// the ELF main at main is a language runtime's shim without line
+// information, and DWARF marks another function as the main
+// (DW_AT_main_subprogram: Rust's crate::main, Fortran's program), as gdb's
+// start does; else main.
+func (a *Agent) languageMain(m *modules.Module, main uint64) uint64 {
+	b, _ := a.session.Binary(m)
+	if b == nil {
+		return main
+	}
+	if _, ok, _ := b.LineAt(main); ok {
+		return main
+	}
+	if fns, _ := b.MainSubprograms(); len(fns) == 1 && fns[0].Entry != 0 {
+		return fns[0].Entry
+	}
+	return main
 }
 
 // symbolAddress finds a function's link-time address in an ELF file's symbols.

@@ -42,6 +42,7 @@ const (
 	AttrCallFile        = 0x58
 	AttrCallLine        = 0x59
 	AttrSignature       = 0x69
+	AttrMainSubprogram  = 0x6a
 	AttrLinkageName     = 0x6e
 	AttrStrOffsetsBase  = 0x72
 	AttrAddrBase        = 0x73
