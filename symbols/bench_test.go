@@ -144,3 +144,19 @@ func BenchmarkLookupWarmSmall(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "addr/s")
 	b.ReportMetric(float64(b.N)/cpu(), "addr/cpu-s")
 }
+
+// BenchmarkFirstLookupFunction: open plus one lookup by name, which reads
+// the names of every unit (what a breakpoint on a function costs first).
+func BenchmarkFirstLookupFunction(b *testing.B) {
+	path := benchLibrary(b)
+	for b.Loop() {
+		bin, err := Open(path, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if insts, err := bin.LookupFunction("malloc"); err != nil || len(insts) == 0 {
+			b.Fatalf("malloc: %v %v", insts, err)
+		}
+		bin.Close()
+	}
+}

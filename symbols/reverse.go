@@ -117,14 +117,79 @@ func nameKeys(n *fnName) []string {
 		keys = append(keys, k)
 	}
 	addKey(n.raw)
-	if n.prefix != "" && n.raw != "" {
-		addKey(n.prefix + "::" + n.raw)
+	if n.raw != "" {
+		// The qualified name, and as gdb's linespecs take it: any tail of
+		// it after a "::" ("Square::area" for ns::Square::area), and
+		// without template arguments ("ns::twice" for ns::twice<int>,
+		// "Stack::push" for ns::Stack<int>::push).
+		q := n.raw
+		if n.prefix != "" {
+			q = n.prefix + "::" + n.raw
+		}
+		for _, k := range qualifiedTails(q) {
+			addKey(k)
+		}
+		if bare := stripTemplateArgs(q); bare != q {
+			for _, k := range qualifiedTails(bare) {
+				addKey(k)
+			}
+		}
 	}
 	addKey(n.linkage)
 	d := n.Display()
 	addKey(d)
 	addKey(stripParams(d))
 	return keys
+}
+
+// qualifiedTails returns q and each tail of it that follows a "::" outside
+// brackets: "a::B<c::d>::f" -> "a::B<c::d>::f", "B<c::d>::f", "f".
+func qualifiedTails(q string) []string {
+	tails := []string{q}
+	depth := 0
+	for i := 0; i+1 < len(q); i++ {
+		switch q[i] {
+		case '<', '(', '[':
+			depth++
+		case '>', ')', ']':
+			depth--
+		case ':':
+			if depth == 0 && q[i+1] == ':' && i+2 < len(q) {
+				tails = append(tails, q[i+2:])
+				i++
+			}
+		}
+	}
+	return tails
+}
+
+// stripTemplateArgs removes the template argument lists of a qualified
+// name's components: "ns::Stack<int>::push" -> "ns::Stack::push". Lists
+// that begin a component (gcc's "<lambda(int)>") and the angle brackets of
+// operator names stay.
+func stripTemplateArgs(q string) string {
+	if !strings.Contains(q, "<") || strings.Contains(q, "operator") {
+		return q
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		switch {
+		case c == '<' && depth == 0 && i > 0 && q[i-1] != ':':
+			depth = 1
+		case depth > 0 && c == '<':
+			depth++
+		case depth > 0 && c == '>':
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	if depth != 0 {
+		return q // unbalanced: not a template argument list
+	}
+	return b.String()
 }
 
 // stripParams removes a demangled name's trailing parameter list and

@@ -164,3 +164,42 @@ func TestLineAtAndSequence(t *testing.T) {
 		t.Fatalf("line address %#x outside its function %+v", locs[0].Addr, r)
 	}
 }
+
+// TestLookupFunctionAsGdbSpellsIt: C++ names as gdb's `break` takes them —
+// a tail of the qualified name, and templates without their arguments —
+// find the instances gdb finds.
+func TestLookupFunctionAsGdbSpellsIt(t *testing.T) {
+	path := build(t, "dw_cxx.cc", "-O0")
+	b := open(t, path)
+	specs := []string{"corpus::apply", "apply", "corpus::detail::Stack::push", "detail::Stack::push",
+		"Stack::pop", "corpus::detail::Stack<int>::push", "Counter::twice", "corpus::Counter::bump"}
+	want := gdbBreakpoints(t, path, specs)
+	for i, spec := range specs {
+		insts, err := b.LookupFunction(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		if len(insts) != len(want[i]) || len(insts) == 0 {
+			t.Errorf("%s: %d instances (%+v), gdb %d", spec, len(insts), insts, len(want[i]))
+		}
+	}
+}
+
+func TestStripTemplateArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		"twice<int>":                         "twice",
+		"ns::Stack<std::vector<int> >::push": "ns::Stack::push",
+		"f":                                  "f",
+		"main(int, char**)::<lambda(int)>":   "main(int, char**)::<lambda(int)>",
+		"ns::operator<< <char>":              "ns::operator<< <char>",
+		"broken<int":                         "broken<int",
+		"apply<main(int, char**)::<lambda(int)> >": "apply",
+	} {
+		if got := stripTemplateArgs(in); got != want {
+			t.Errorf("stripTemplateArgs(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := qualifiedTails("a::B<c::d>::f"); !reflect.DeepEqual(got, []string{"a::B<c::d>::f", "B<c::d>::f", "f"}) {
+		t.Errorf("qualifiedTails: %q", got)
+	}
+}
