@@ -7,8 +7,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
+	"github.com/sondedbg/sonde/variables"
+	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // Breakpoints: client-chosen IDs shared by every channel, reference-counted
@@ -589,6 +592,19 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 	if v, err := strconv.ParseUint(text, 0, 64); err == nil {
 		return []uint64{v}, spec, nil
 	}
+	if spec.Kind == target.Watchpoint {
+		// The data a watchpoint watches: an expression of static data
+		// ("counter", "&counter", "table[3].n"), its size the Size
+		// property or else the data's.
+		addr, size, err := a.staticData(proc, text)
+		if err != nil {
+			return nil, spec, err
+		}
+		if _, set := p["Size"]; !set && size > 0 {
+			spec.Size = int(min(size, 8))
+		}
+		return []uint64{addr}, spec, nil
+	}
 	if loc == nil {
 		return nil, spec, fmt.Errorf("no symbol service to resolve %q", text)
 	}
@@ -602,6 +618,59 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 	}
 	return addrs, spec, err
 }
+
+// staticData evaluates an expression of a process's static data (no
+// registers, no memory read: a variable, a member, an element, or the
+// address of one) to the address and size of the data it names.
+func (a *Agent) staticData(proc *target.Context, text string) (addr uint64, size int64, err error) {
+	mods, err := a.session.Modules(proc)
+	if err != nil {
+		return 0, 0, err
+	}
+	env := &expr.Env{Frame: staticFrame{proc}, Arch: a.target.Arch(),
+		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
+			return targetframe.FindGlobal(a.session.Binary, mods, name)
+		}}
+	res, err := expr.Eval(text, env)
+	if err != nil {
+		return 0, 0, fmt.Errorf("watchpoint location %q: %w", text, err)
+	}
+	t := res.Type.Strip()
+	switch {
+	case res.HasAddress:
+		return res.Address, res.Type.ByteSize(), nil
+	case t != nil && t.Kind == variables.KindPointer && res.Value != nil:
+		// The address of the data ("&counter").
+		n, err := res.Int()
+		if err != nil {
+			return 0, 0, err
+		}
+		size := int64(1)
+		if t.Elem != nil {
+			size = t.Elem.ByteSize()
+		}
+		return uint64(n), size, nil
+	}
+	return 0, 0, fmt.Errorf("watchpoint location %q names no data in memory", text)
+}
+
+// staticFrame is the frame a watchpoint's location is evaluated in: the
+// process's memory, no registers (its threads may be running).
+type staticFrame struct{ proc *target.Context }
+
+func (f staticFrame) ReadMemory(buf []byte, addr uint64) (int, error) {
+	return f.proc.ReadMemory(addr, buf)
+}
+func (staticFrame) Register(int) ([]byte, error) {
+	return nil, fmt.Errorf("no registers in a watchpoint's location")
+}
+func (staticFrame) PC() uint64   { return 0 }
+func (staticFrame) Exact() bool  { return true }
+func (staticFrame) Bias() uint64 { return 0 }
+func (staticFrame) CFA() (uint64, error) {
+	return 0, fmt.Errorf("no frame in a watchpoint's location")
+}
+func (staticFrame) Caller() (variables.Frame, *variables.Reader) { return nil, nil }
 
 func propInt(p map[string]any, k string) (int64, bool) {
 	switch v := p[k].(type) {

@@ -371,3 +371,51 @@ func TestLiveBreakpointByAddressAndLine(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 }
+
+// TestLiveWatchpointByExpression: a watchpoint's Location may name the data
+// as a client writes it — a variable, its address, an element — and without
+// a Size property it watches the data's own size.
+func TestLiveWatchpointByExpression(t *testing.T) {
+	la := startLive(t)
+	proc, thread := la.stoppedAtMain()
+	var e error
+	var symID string
+	la.decode("Symbols", "find", []any{thread, 0, "agent_counter"}, &e, &symID)
+	var sym map[string]any
+	la.decode("Symbols", "getContext", []any{symID}, &e, &sym)
+	counter := num(sym["Address"])
+	la.decode("Symbols", "find", []any{thread, 0, "agent_buf"}, &e, &symID)
+	la.decode("Symbols", "getContext", []any{symID}, &e, &sym)
+	buf := num(sym["Address"])
+	for _, c := range []struct {
+		loc        string
+		addr, size uint64
+	}{
+		{"agent_counter", counter, 4},
+		{"&agent_counter", counter, 4},
+		{"agent_buf[6]", buf + 6, 1},
+		{"&agent_buf[8]", buf + 8, 1},
+	} {
+		m := la.events.mark()
+		la.ok("Breakpoints", "add", map[string]any{"ID": c.loc, "Location": c.loc, "AccessMode": 2})
+		inst, _ := la.statusOf(m, c.loc)
+		if len(inst) != 1 || inst[0]["Error"] != nil || num(inst[0]["Address"]) != c.addr || num(inst[0]["Size"]) != c.size {
+			t.Errorf("watchpoint %q: %v, want address %#x size %d", c.loc, inst, c.addr, c.size)
+		}
+		la.ok("Breakpoints", "remove", []string{c.loc})
+	}
+	m := la.events.mark()
+	la.ok("Breakpoints", "add", map[string]any{"ID": "bad", "Location": "no_such_variable", "AccessMode": 2})
+	if inst, _ := la.statusOf(m, "bad"); len(inst) != 1 || inst[0]["Error"] == nil {
+		t.Errorf("watchpoint on an unknown name: %v, want an error", inst)
+	}
+	la.ok("Breakpoints", "add", map[string]any{"ID": "w", "Location": "agent_counter", "AccessMode": 2})
+	pc, reason, params := la.resume(thread, 0)
+	if reason != "Watchpoint" || !slices.Equal(anyStrings(params["BPs"]), []string{"w"}) {
+		t.Errorf("stop %q %v in %q", reason, params, la.funcAt(thread, pc))
+	}
+	la.ok("Breakpoints", "remove", []string{"w", "bad"})
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	la.exitCode(m, proc)
+}
