@@ -352,12 +352,20 @@ func (e *evaluator) sizeof(t *variables.Type, pos int) (*value, error) {
 func (e *evaluator) ident(n *Ident) (*value, error) {
 	env := e.env
 	var decl *variables.Variable
+	var this *variables.Variable
 	for _, s := range env.Scopes {
 		for i := len(s.Vars) - 1; i >= 0; i-- {
 			if v := s.Vars[i]; v.Name == n.Name {
 				return e.variable(v, env.Reader, env.Frame, n.P)
+			} else if v.Name == "this" && this == nil {
+				this = v
 			}
 		}
+	}
+	if this != nil && n.Name != "this" && e.hasMember(this, n.Name) {
+		// In a member function, a member's name means this->name (C++
+		// looks in the class before the enclosing namespaces).
+		return e.member(&Member{P: n.P, X: &Ident{P: n.P, Name: "this"}, Name: n.Name, Arrow: true}, 1)
 	}
 	if env.Reader != nil {
 		if t, val, err := env.Reader.Enumerator(n.Name); err == nil {
@@ -391,6 +399,21 @@ func (e *evaluator) ident(n *Ident) (*value, error) {
 		}
 	}
 	return nil, errorf(ErrNotFound, n.P, "no symbol %q in current context", n.Name)
+}
+
+// hasMember reports whether the class this points to (or one of its bases)
+// has a member named name.
+func (e *evaluator) hasMember(this *variables.Variable, name string) bool {
+	t := this.Type.Strip()
+	if t == nil || !t.IsPointer() || t.Elem == nil {
+		return false
+	}
+	c := t.Elem
+	if e.env.Reader != nil && c.Strip() != nil && c.Strip().Declaration {
+		c = e.env.Reader.Complete(c)
+	}
+	_, _, ok := findMember(c, name, 0, nil, 0)
+	return ok
 }
 
 // biasFrame is a frame seen from another module (its globals' addresses).

@@ -1,7 +1,8 @@
 // ex_cxx: C++ data for the variables/expr tests: namespaces, classes with
 // single and multiple inheritance and virtual functions, references (lvalue
 // and rvalue), templates, enum classes, static members, member pointers.
-// Tests stop in stop_here (called from use) and compare with gdb.
+// Tests stop in stop_here (called from use through Derived::probe) and
+// compare with gdb.
 #include <cstdio>
 
 namespace geo {
@@ -20,6 +21,7 @@ struct Derived : Base {
 	double weight;
 	Point where;
 	int kind() const override { return 2; }
+	int probe(int n) const;
 };
 template <typename T, int N> struct Buffer {
 	T items[N];
@@ -60,10 +62,16 @@ __attribute__((noinline)) int stop_here(int n)
 	return n + 1;
 }
 
+// A member function between use and stop_here: its members by their names.
+__attribute__((noinline)) int geo::Derived::probe(int n) const
+{
+	return stop_here(n + id) - id;
+}
+
 __attribute__((noinline)) int use(geo::Derived &d, const geo::Point &p, geo::Point &&r, geo::Buffer<short, 4> *b)
 {
 	int total = d.id + p.x + r.y + b->used;
-	return stop_here(total) + d.kind();
+	return d.probe(total) + d.kind();
 }
 
 int main()
