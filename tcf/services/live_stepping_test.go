@@ -148,7 +148,8 @@ func TestLiveSteppingMatchesGdb(t *testing.T) {
 // TestLiveSteppingEdgesMatchGdb compares line steps with gdb's where they
 // leave the lines of the stepping function: over a call into code without
 // line information, into a function written on one line, into the C
-// library through a PLT stub not bound yet, and through a
+// library through a PLT stub not bound yet, through C++ constructors,
+// virtual calls, templates and overloads, and through a
 // signal handler — from the signal's stop into the handler, and from the
 // handler back through the kernel's trampoline to the interrupted code.
 func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
@@ -172,6 +173,12 @@ func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { stepsMatchGdb(t, prog, c.start, c.script) })
 	}
+	t.Run("cxx", func(t *testing.T) {
+		prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_cxx.cc"}, Flags: []string{"-O0"}})
+		stepsMatchGdb(t, prog, stepStart{fn: "ns::Square::Square"}, []stepCmd{
+			{"finish", 5}, {"next", 3}, {"step", 4}, {"step", 4}, {"next", 3}, {"step", 4}, {"step", 4}, {"finish", 5},
+			{"next", 3}, {"step", 4}, {"step", 4}, {"step", 4}, {"next", 3}, {"next", 3}, {"step", 4}, {"step", 4}})
+	})
 }
 
 func stepsMatchGdb(t *testing.T, prog string, start stepStart, stepScript []stepCmd) {
