@@ -589,3 +589,29 @@ func TestLiveStopAtMainRust(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestLiveStopAtMainStripped: a program without symbols has no main to stop
+// at; StopAtMain then stops it at its entry (reported as StopAtEntry's
+// stop) instead of letting it run.
+func TestLiveStopAtMainStripped(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"agent_prog.c"}, Flags: []string{"-g0", "-s"}, Name: "agent_prog_stripped"})
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	_, reason, _, _ := la.suspended(m, thread)
+	if reason != "Suspended" {
+		t.Fatalf("first stop %q", reason)
+	}
+	var e error
+	var susp bool
+	la.decode("RunControl", "getState", []any{thread}, &e, &susp, nil, nil, nil)
+	if !susp {
+		t.Fatalf("not suspended after the launch")
+	}
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	if code := la.exitCode(m, proc); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}

@@ -304,7 +304,15 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	lp := a.attachStreams(service, proc, pio)
 	a.adopt(proc)
 	if req.stopAtMain {
-		if err := a.stopAtMain(proc); err != nil {
+		if err := a.stopAtMain(proc); err != nil && !req.stopAtEntry {
+			// No main to stop at (a stripped program): stop at the entry
+			// instead, rather than let the program run away from a client
+			// that asked for control before main.
+			a.log.Warn("cannot stop at main; stopping at the entry instead", "process", proc.ID(), "err", err)
+			delete(a.hideEntry, proc.PID())
+			a.entryStop[proc.PID()] = true
+			req.stopAtEntry = true
+		} else if err != nil {
 			a.log.Warn("cannot stop at main", "process", proc.ID(), "err", err)
 		}
 	}
