@@ -157,7 +157,17 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	default:
 		r, ok := adv.LineRange(thread, pc)
 		if !ok {
-			// No line here: one instruction step, as gdb's stepi fallback would.
+			// No line here: as gdb's "single stepping until exit from
+			// function", run to the return and go on from there (the rest
+			// of the caller's line); one instruction where the return
+			// address is unknown.
+			if ra, cfa, err := adv.Caller(thread); err == nil {
+				if tmp, err = t.backendTempBreakpoint(thread, ra); err == nil {
+					s.retCFA = cfa
+					first = ResumeContinue
+					break
+				}
+			}
 			r = LineRange{Start: pc, End: pc + 1}
 		}
 		s.line = r

@@ -147,7 +147,7 @@ func TestLiveSteppingMatchesGdb(t *testing.T) {
 
 // TestLiveSteppingEdgesMatchGdb compares line steps with gdb's where they
 // leave the lines of the stepping function: over a call into code without
-// line information, into a function written on one line, into the C
+// line information and out of such code, into a function written on one line, into the C
 // library through a PLT stub not bound yet, through C++ constructors,
 // virtual calls, templates and overloads, and through a
 // signal handler — from the signal's stop into the handler, and from the
@@ -163,6 +163,8 @@ func TestLiveSteppingEdgesMatchGdb(t *testing.T) {
 			{"step", 4}, {"step", 4}, {"step", 4}, {"step", 4}, {"next", 3}, {"next", 3}, {"next", 3}}},
 		{"over-nolines", stepStart{fn: "start_here"}, []stepCmd{
 			{"next", 3}, {"next", 3}, {"next", 3}, {"stepi", 2}, {"finish", 5}}},
+		{"from-nolines", stepStart{fn: "nolines"}, []stepCmd{{"next", 3}, {"next", 3}}},
+		{"into-from-nolines", stepStart{fn: "nolines"}, []stepCmd{{"step", 4}, {"step", 4}}},
 		{"into-libc", stepStart{fn: "start_here"}, []stepCmd{
 			{"finish", 5}, {"next", 3}, {"step", 4}, {"step", 4}, {"step", 4}, {"finish", 5}, {"finish", 5}, {"next", 3}}},
 		{"signal-next", stepStart{fn: "start_here", signal: true}, []stepCmd{
