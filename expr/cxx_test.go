@@ -13,8 +13,9 @@ import (
 
 var cxxExprs = map[int][]string{
 	// In geo::Derived::probe: members by their names (this->...), a base's
-	// member, and a parameter that shadows nothing.
-	1: {"id", "weight", "where.y", "where.x + n", "this->id", "(*this).weight * 2", "n"},
+	// member, a parameter, a static member and a variable of the enclosing
+	// namespace, each by its bare name.
+	1: {"id", "weight", "where.y", "where.x + n", "this->id", "(*this).weight * 2", "n", "instances", "counter"},
 	2: {
 		"d.id", "d.weight", "d.where.y", "p.x", "r.y", "b->items[2]", "b->used", "total", "geo::counter",
 		"g_derived.id", "g_derived.where.x + p.y", "g_multi.x", "g_multi.y", "g_multi.id", "g_multi.extra",
