@@ -542,7 +542,7 @@ func (a *Agent) buildEnv(thread *target.Context, tr *unwind.Trace, n int) (*expr
 	ee.env.Scopes = variables.FrameScopes(chain, inline)
 	for _, s := range ee.env.Scopes {
 		for _, v := range s.Vars {
-			if v.Name != "" && !v.Artificial {
+			if v.Name != "" && (!v.Artificial || v.Name == "this") {
 				ee.vars = append(ee.vars, v)
 			}
 		}

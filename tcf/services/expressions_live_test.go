@@ -2,6 +2,7 @@ package services_test
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"testing"
 
@@ -101,4 +102,44 @@ func TestLiveConditionOnParameter(t *testing.T) {
 		t.Fatalf("stop: %q %v, want the true condition's breakpoint only", reason, params)
 	}
 	la.ok("Breakpoints", "remove", []string{"bp-false", "bp-true"})
+}
+
+// TestLiveMemberFunctionVariables: in a C++ member function the frame's
+// variables, as a Variables view lists them, include this (artificial in
+// DWARF, shown by gdb's info args and by IDEs), and expressions see the
+// members by their names.
+func TestLiveMemberFunctionVariables(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_cxx.cc"}, Flags: []string{"-O0"}})
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "sq", "Location": "ns::Square::area", "SkipPrologue": true})
+	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
+		t.Fatalf("stop %q", reason)
+	}
+	var e error
+	var frames []string
+	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 0}, &e, &frames)
+	var kids []string
+	la.decode("Expressions", "getChildren", []any{frames[0]}, &e, &kids)
+	names := map[string]bool{}
+	for _, id := range kids {
+		var props map[string]any
+		la.decode("Expressions", "getContext", []any{id}, &e, &props)
+		name, _ := props["Expression"].(string)
+		names[name] = true
+	}
+	if !names["this"] {
+		t.Errorf("ns::Square::area's variables %v lack this", names)
+	}
+	var props map[string]any
+	la.decode("Expressions", "create", []any{frames[0], nil, "s * s"}, &e, &props)
+	var val []byte
+	var vprops map[string]any
+	if err := la.call("Expressions", "evaluate", props["ID"]).Decode(&val, &e, &vprops); err != nil || e != nil || len(val) != 8 ||
+		math.Float64frombits(binary.LittleEndian.Uint64(val)) != 9 {
+		t.Errorf("s * s in ns::Square::area (s = 3): % x %v %v", val, err, e)
+	}
 }
