@@ -4,8 +4,6 @@ package target
 // the context tree, reference counts and event order consistent for every
 // backend alike.
 
-import "slices"
-
 // AddProcess creates the context of a newly debugged process and sends Created.
 // creator is the process that forked it, or nil.
 func (t *Target) AddProcess(pid int, creator *Context, name string) *Context {
@@ -61,14 +59,17 @@ func (t *Target) MemoryMapChanged(proc *Context) {
 // thread that exec'd held at the exec, and lets it run only afterwards;
 // the hooks may call back into the backend from where Execed was called.
 func (t *Target) Execed(proc *Context) {
-	t.mu.Lock()
-	hooks := slices.Clone(t.execHooks)
-	t.mu.Unlock()
-	for _, f := range hooks {
-		(*f)(proc)
-	}
+	t.execHooks.run(proc)
 	t.Changed(proc)
 	t.MemoryMapChanged(proc)
+}
+
+// Forked runs the OnFork hooks on child, a followed process's fork child
+// whose contexts exist and which the backend holds before its first
+// instruction (and lets run only afterwards); as with Execed, the hooks may
+// call back into the backend from where Forked was called.
+func (t *Target) Forked(child *Context) {
+	t.forkHooks.run(child)
 }
 
 // Stopped records that a thread stopped at pc and sends Stopped.

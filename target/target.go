@@ -2,6 +2,7 @@ package target
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -21,7 +22,8 @@ type Target struct {
 	advisor     StepAdvisor
 	closed      bool
 	steps       stepState
-	execHooks   []*func(proc *Context)
+	execHooks   processHooks
+	forkHooks   processHooks
 
 	events eventQueue
 }
@@ -75,20 +77,45 @@ func (t *Target) AddSyncListener(l SyncListener) (remove func()) { return t.even
 // the backend noticed the exec (the tracer thread of a live backend); it may
 // call any method of the Target, as eventpoint handlers may. The returned
 // function uninstalls f.
-func (t *Target) OnExec(f func(proc *Context)) (remove func()) {
+func (t *Target) OnExec(f func(proc *Context)) (remove func()) { return t.execHooks.add(f) }
+
+// OnFork installs f to run when a followed process forks (LaunchOptions.
+// FollowForks), with the child held before its first instruction, as OnExec
+// hooks are held at the exec; f gets the child's process context.
+func (t *Target) OnFork(f func(child *Context)) (remove func()) { return t.forkHooks.add(f) }
+
+// processHooks are functions run on a process where a backend reports an
+// event that must be acted on before the process goes on (OnExec, OnFork).
+type processHooks struct {
+	mu sync.Mutex
+	fs []*func(*Context)
+}
+
+func (h *processHooks) add(f func(*Context)) (remove func()) {
 	p := &f
-	t.mu.Lock()
-	t.execHooks = append(t.execHooks, p)
-	t.mu.Unlock()
+	h.mu.Lock()
+	h.fs = append(h.fs, p)
+	h.mu.Unlock()
 	return func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		for i, h := range t.execHooks {
-			if h == p {
-				t.execHooks = append(t.execHooks[:i:i], t.execHooks[i+1:]...)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for i, q := range h.fs {
+			if q == p {
+				h.fs = append(h.fs[:i:i], h.fs[i+1:]...)
 				return
 			}
 		}
+	}
+}
+
+// run calls every hook on proc, outside the lock (a hook may add or remove
+// hooks).
+func (h *processHooks) run(proc *Context) {
+	h.mu.Lock()
+	fs := slices.Clone(h.fs)
+	h.mu.Unlock()
+	for _, f := range fs {
+		(*f)(proc)
 	}
 }
 

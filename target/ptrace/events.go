@@ -123,6 +123,9 @@ func (b *Backend) initialStop(th *thread) bool {
 	}
 	if p.ctx != nil && p.memOwner == p && th.tid == p.pid && p.creatorPID != 0 {
 		b.cleanForkChild(p)
+		// A followed fork child: what the hooks plant is in place before
+		// it runs.
+		b.t.Forked(p.ctx)
 	}
 	return true
 }

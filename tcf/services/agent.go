@@ -99,12 +99,13 @@ func (a *Agent) Start() {
 		}
 	})
 	// And in a new program before it starts (its libraries follow from the
-	// linker's hook).
+	// linker's hook), and in a followed fork child before it runs.
 	a.target.OnExec(func(proc *target.Context) {
 		if a.bps.byID != nil {
 			a.plantInProcess(proc)
 		}
 	})
+	a.target.OnFork(a.adopt)
 	a.srv.OnShutdown(func(context.Context) {
 		if err := a.target.Close(); err != nil {
 			a.log.Error("closing the target at shutdown", "err", err)
@@ -135,7 +136,11 @@ func (a *Agent) onEvent(e target.Event) {
 		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
 		if c.IsProcess() {
 			a.emit("Memory", "contextAdded", []any{memoryContext(c)})
-			a.adopt(c)
+			if c.Creator() == nil {
+				// (Fork children are adopted by the OnFork hook, while
+				// they are held: both at once would wait for each other.)
+				a.adopt(c)
+			}
 		}
 	case target.EventChanged:
 		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
@@ -247,7 +252,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // adopt sets a new process up once: its shared-library loads are followed (so
 // breakpoints in libraries are planted when they load) and the client's
 // breakpoints are planted. Launch and attach call it before the process runs;
-// the Created event calls it for processes that appear on their own (forks).
+// the OnFork hook calls it for followed fork children, before they run.
 func (a *Agent) adopt(proc *target.Context) {
 	a.mu.Lock()
 	once := a.adopted[proc]

@@ -615,3 +615,39 @@ func TestLiveStopAtMainStripped(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// TestLiveAttachChildrenBreakpointsBeforeRun: with AttachChildren, a fork
+// child has the client's breakpoints planted before it runs: its first
+// call, puts right after fork, stops.
+func TestLiveAttachChildrenBreakpointsBeforeRun(t *testing.T) {
+	prog := agentProg(t)
+	la := startLive(t)
+	m := la.events.mark()
+	proc, _ := la.startProcess(prog, []string{"fork"}, map[string]any{"StopAtEntry": false, "StopAtMain": true, "AttachChildren": true})
+	thread := mainThread(proc)
+	la.suspended(m, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "puts", "Location": "puts"})
+	// The parent's puts("start"), then the child's puts("child").
+	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
+		t.Fatalf("parent: %q", reason)
+	}
+	m = la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	e, _ := la.events.wait(t, m, "the child's stop", func(e event) bool {
+		return e.Name == "contextSuspended" && e.str(0) != thread
+	})
+	if e.str(2) != "Breakpoint" {
+		t.Fatalf("child stopped with %q", e.str(2))
+	}
+	la.ok("Breakpoints", "remove", []string{"puts"})
+	child := e.str(0)
+	m = la.events.mark()
+	la.ok("RunControl", "resume", child, 0, 1)
+	childProc := child[:strings.Index(child, ".")]
+	if code := la.exitCode(m, childProc); code != 5 {
+		t.Errorf("child exit code %d, want 5", code)
+	}
+	if code := la.exitCode(m, proc); code != 0 {
+		t.Errorf("parent exit code %d", code)
+	}
+}
