@@ -111,17 +111,10 @@ func TestLiveConditionOnParameter(t *testing.T) {
 func TestLiveMemberFunctionVariables(t *testing.T) {
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_cxx.cc"}, Flags: []string{"-O0"}})
 	la := startLive(t)
-	m := la.events.mark()
-	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
-	thread := mainThread(proc)
-	la.suspended(m, thread)
-	la.ok("Breakpoints", "add", map[string]any{"ID": "sq", "Location": "ns::Square::area", "SkipPrologue": true})
-	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
-		t.Fatalf("stop %q", reason)
-	}
+	_, thread := la.launchStopped(prog, nil, nil)
+	la.breakAt(thread, map[string]any{"ID": "sq", "Location": "ns::Square::area", "SkipPrologue": true})
 	var e error
-	var frames []string
-	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 0}, &e, &frames)
+	frames := la.topFrames(thread, 1)
 	var kids []string
 	la.decode("Expressions", "getChildren", []any{frames[0]}, &e, &kids)
 	names := map[string]bool{}

@@ -35,8 +35,19 @@ func pidOf(proc string) int {
 // stoppedAtMain starts agent_prog with args stopped at main.
 func (la *liveAgent) stoppedAtMain(args ...string) (proc, thread string) {
 	la.t.Helper()
+	return la.launchStopped(agentProg(la.t), args, nil)
+}
+
+// launchStopped starts prog with args and StopAtMain (plus opts) and waits
+// for its first stop.
+func (la *liveAgent) launchStopped(prog string, args []string, opts map[string]any) (proc, thread string) {
+	la.t.Helper()
+	all := map[string]any{"StopAtEntry": false, "StopAtMain": true}
+	for k, v := range opts {
+		all[k] = v
+	}
 	m := la.events.mark()
-	proc, _ = la.startProcess(agentProg(la.t), args, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	proc, _ = la.startProcess(prog, args, all)
 	thread = mainThread(proc)
 	la.suspended(m, thread)
 	return proc, thread
@@ -415,7 +426,5 @@ func TestLiveWatchpointByExpression(t *testing.T) {
 		t.Errorf("stop %q %v in %q", reason, params, la.funcAt(thread, pc))
 	}
 	la.ok("Breakpoints", "remove", []string{"w", "bad"})
-	m = la.events.mark()
-	la.ok("RunControl", "resume", thread, 0, 1)
-	la.exitCode(m, proc)
+	la.runToExit(thread, proc)
 }

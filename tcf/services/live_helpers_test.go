@@ -343,10 +343,44 @@ func (la *liveAgent) funcAt(ctx string, pc uint64) string {
 	if err := r.Decode(&e, &sym); err != nil || e != nil {
 		return ""
 	}
+	return la.symbolName(sym)
+}
+
+// symbolName is the Name of a symbol ID ("" when it has none).
+func (la *liveAgent) symbolName(id string) string {
+	la.t.Helper()
+	var e error
 	var props map[string]any
-	la.decode("Symbols", "getContext", []any{sym}, &e, &props)
+	la.decode("Symbols", "getContext", []any{id}, &e, &props)
 	name, _ := props["Name"].(string)
 	return name
+}
+
+// breakAt adds breakpoint bp and resumes thread until it stops there.
+func (la *liveAgent) breakAt(thread string, bp map[string]any) {
+	la.t.Helper()
+	la.ok("Breakpoints", "add", bp)
+	if _, reason, params := la.resume(thread, 0); reason != "Breakpoint" {
+		la.t.Fatalf("running to breakpoint %v: stopped with %q %v", bp["ID"], reason, params)
+	}
+}
+
+// topFrames returns the IDs of a stopped thread's n innermost frames, top
+// first.
+func (la *liveAgent) topFrames(thread string, n int) []string {
+	la.t.Helper()
+	var e error
+	var ids []string
+	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, n - 1}, &e, &ids)
+	return ids
+}
+
+// runToExit resumes thread and returns proc's exit code.
+func (la *liveAgent) runToExit(thread, proc string) int64 {
+	la.t.Helper()
+	m := la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	return la.exitCode(m, proc)
 }
 
 // sourceLine finds the line of testdata/name holding marker.

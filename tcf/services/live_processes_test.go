@@ -539,10 +539,7 @@ func TestLiveDlopenMemoryMapChanged(t *testing.T) {
 func TestLiveExecBreakpointsBeforeStart(t *testing.T) {
 	prog := agentProg(t)
 	la := startLive(t)
-	m := la.events.mark()
-	proc, _ := la.startProcess(prog, []string{"exec", prog}, map[string]any{"StopAtEntry": false, "StopAtMain": true})
-	thread := mainThread(proc)
-	la.suspended(m, thread)
+	proc, thread := la.launchStopped(prog, []string{"exec", prog}, nil)
 	la.ok("Breakpoints", "add", map[string]any{"ID": "fflush", "Location": "fflush"})
 	la.ok("Breakpoints", "add", map[string]any{"ID": "compute", "Location": "compute"})
 	// The first program's fflush, then the second's, then its compute.
@@ -553,9 +550,7 @@ func TestLiveExecBreakpointsBeforeStart(t *testing.T) {
 		}
 	}
 	la.ok("Breakpoints", "remove", []string{"fflush", "compute"})
-	m = la.events.mark()
-	la.ok("RunControl", "resume", thread, 0, 1)
-	if code := la.exitCode(m, proc); code != 0 {
+	if code := la.runToExit(thread, proc); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 }
@@ -583,9 +578,7 @@ func TestLiveStopAtMainRust(t *testing.T) {
 	if file, _ := la.lineAt(thread, pc); file != "rust_main.rs" {
 		t.Errorf("StopAtMain at %s, want a line of rust_main.rs", file)
 	}
-	m = la.events.mark()
-	la.ok("RunControl", "resume", thread, 0, 1)
-	if code := la.exitCode(m, proc); code != 0 {
+	if code := la.runToExit(thread, proc); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 }
@@ -609,9 +602,7 @@ func TestLiveStopAtMainStripped(t *testing.T) {
 	if !susp {
 		t.Fatalf("not suspended after the launch")
 	}
-	m = la.events.mark()
-	la.ok("RunControl", "resume", thread, 0, 1)
-	if code := la.exitCode(m, proc); code != 0 {
+	if code := la.runToExit(thread, proc); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
 }
@@ -622,16 +613,13 @@ func TestLiveStopAtMainStripped(t *testing.T) {
 func TestLiveAttachChildrenBreakpointsBeforeRun(t *testing.T) {
 	prog := agentProg(t)
 	la := startLive(t)
-	m := la.events.mark()
-	proc, _ := la.startProcess(prog, []string{"fork"}, map[string]any{"StopAtEntry": false, "StopAtMain": true, "AttachChildren": true})
-	thread := mainThread(proc)
-	la.suspended(m, thread)
+	proc, thread := la.launchStopped(prog, []string{"fork"}, map[string]any{"AttachChildren": true})
 	la.ok("Breakpoints", "add", map[string]any{"ID": "puts", "Location": "puts"})
 	// The parent's puts("start"), then the child's puts("child").
 	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
 		t.Fatalf("parent: %q", reason)
 	}
-	m = la.events.mark()
+	m := la.events.mark()
 	la.ok("RunControl", "resume", thread, 0, 1)
 	e, _ := la.events.wait(t, m, "the child's stop", func(e event) bool {
 		return e.Name == "contextSuspended" && e.str(0) != thread

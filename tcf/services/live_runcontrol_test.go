@@ -172,9 +172,7 @@ func TestLiveFaultReported(t *testing.T) {
 	if !susp || spc != pc || sreason != "Signal 11" || num(sparams["Signal"]) != 11 {
 		t.Errorf("getState: suspended %v at %#x, reason %q %v", susp, spc, sreason, sparams)
 	}
-	m = la.events.mark()
-	la.ok("RunControl", "resume", thread, 0, 1)
-	if code := la.exitCode(m, proc); code != -11 {
+	if code := la.runToExit(thread, proc); code != -11 {
 		t.Errorf("exit code %d, want -11", code)
 	}
 }

@@ -139,13 +139,9 @@ func TestLiveInlineFrameProps(t *testing.T) {
 	_, thread := la.stoppedAtMain()
 	line := sourceLine(t, "agent_prog.c", "AGENT_TWICE_LINE")
 	callLine := sourceLine(t, "agent_prog.c", "AGENT_CALL_LINE")
-	la.ok("Breakpoints", "add", map[string]any{"ID": "line", "File": "agent_prog.c", "Line": line})
-	if _, reason, _ := la.resume(thread, 0); reason != "Breakpoint" {
-		t.Fatalf("stop %q", reason)
-	}
+	la.breakAt(thread, map[string]any{"ID": "line", "File": "agent_prog.c", "Line": line})
 	var e error
-	var ids []string
-	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 2}, &e, &ids)
+	ids := la.topFrames(thread, 3)
 	type area struct {
 		SLine int
 		File  string
@@ -160,12 +156,7 @@ func TestLiveInlineFrameProps(t *testing.T) {
 	if len(frames) != 3 {
 		t.Fatalf("%d frames", len(frames))
 	}
-	name := func(id string) string {
-		var props map[string]any
-		la.decode("Symbols", "getContext", []any{id}, &e, &props)
-		s, _ := props["Name"].(string)
-		return s
-	}
+	name := la.symbolName
 	top, caller, main := frames[0], frames[1], frames[2]
 	if top.Inlined != 1 || name(top.FuncID) != "twice" || top.CodeArea != nil {
 		t.Errorf("frame 0 (twice, inlined): Inlined %d, FuncID %q (%s), CodeArea %v", top.Inlined, top.FuncID, name(top.FuncID), top.CodeArea)
@@ -204,8 +195,7 @@ func TestLiveSignalFrameProps(t *testing.T) {
 		la.resume(thread, 0) // the signal's stop, then the handler
 	}
 	var e error
-	var ids []string
-	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 2}, &e, &ids)
+	ids := la.topFrames(thread, 3)
 	var frames []struct {
 		IP       uint64
 		FuncID   string
@@ -215,12 +205,7 @@ func TestLiveSignalFrameProps(t *testing.T) {
 	if len(frames) != 3 {
 		t.Fatalf("%d frames", len(frames))
 	}
-	name := func(id string) string {
-		var props map[string]any
-		la.decode("Symbols", "getContext", []any{id}, &e, &props)
-		s, _ := props["Name"].(string)
-		return s
-	}
+	name := la.symbolName
 	if got := la.funcAt(thread, frames[0].IP); got != "on_usr1" || frames[0].FuncID != "" {
 		t.Errorf("frame 0 in %q, FuncID %q", got, frames[0].FuncID)
 	}
