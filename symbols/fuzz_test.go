@@ -86,3 +86,32 @@ func FuzzSplitUnit(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNameKeys: the spellings a function is indexed under are built from
+// DWARF names (outside input): any name gives keys without panicking, every
+// key is non-empty, and the tails and template-free forms never grow.
+func FuzzNameKeys(f *testing.F) {
+	for _, s := range []string{"twice<int>", "ns::Stack<std::vector<int> >::push", "operator<<", "a::<lambda(int)>",
+		"broken<int", "x>y", "::", "a::::b", "f(int)::g<(1>2)>", ""} {
+		f.Add(s, "ns")
+	}
+	f.Fuzz(func(t *testing.T, raw, prefix string) {
+		for _, k := range nameKeys(&fnName{raw: raw, prefix: prefix}) {
+			if k == "" {
+				t.Fatalf("empty key for %q %q", raw, prefix)
+			}
+		}
+		q := raw
+		if prefix != "" {
+			q = prefix + "::" + raw
+		}
+		if s := stripTemplateArgs(q); len(s) > len(q) {
+			t.Fatalf("stripTemplateArgs(%q) = %q grew", q, s)
+		}
+		for _, tail := range qualifiedTails(q) {
+			if len(tail) > len(q) {
+				t.Fatalf("tail %q of %q", tail, q)
+			}
+		}
+	})
+}
