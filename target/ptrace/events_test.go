@@ -9,6 +9,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -142,6 +143,7 @@ func TestForkVforkExecClone(t *testing.T) {
 }
 
 func TestHardwareBreakpointsAndWatchpoints(t *testing.T) {
+	testprog.RequireHardwareDebug(t)
 	tg, r := newTarget(t)
 	path := build(t, "tp_hotloop.c")
 	p := launch(t, tg, path, "late")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -223,6 +224,7 @@ func TestLiveBreakpointsOwnedByChannel(t *testing.T) {
 // TestLiveHardwareBreakpointAndWatchpoint: a Hardware breakpoint plants no
 // int3; a write watchpoint on agent_counter stops after the write.
 func TestLiveHardwareBreakpointAndWatchpoint(t *testing.T) {
+	testprog.RequireHardwareDebug(t)
 	la := startLive(t)
 	proc, thread := la.stoppedAtMain("loop", "3")
 	m := la.events.mark()
@@ -387,6 +389,7 @@ func TestLiveBreakpointByAddressAndLine(t *testing.T) {
 // as a client writes it — a variable, its address, an element — and without
 // a Size property it watches the data's own size.
 func TestLiveWatchpointByExpression(t *testing.T) {
+	testprog.RequireHardwareDebug(t)
 	la := startLive(t)
 	proc, thread := la.stoppedAtMain()
 	var e error
