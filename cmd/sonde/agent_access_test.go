@@ -300,6 +300,8 @@ sys.stdin.read()
 	if err := echo(t, addr, client.Options{}); err != nil {
 		t.Fatalf("fresh client with 300 silent connections open: %v\n%s", err, a.log.String())
 	}
+	t.Logf("300 silent connections of uid %d: %d refused over the per-peer limit; a fresh client was served",
+		nobodyUID, strings.Count(a.log.String(), "too many open channels from uid:65534"))
 
 	// The Hello timeout: a silent connection is closed with a report.
 	b := startAgent(t, 1, "--listen", "TCP:127.0.0.1:0", "--hello-timeout", "300ms")
