@@ -3,6 +3,7 @@ package tcf
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -150,11 +151,12 @@ type Server struct {
 	shutOnce   sync.Once
 	shutDoneCh chan struct{}
 
-	perPeer   map[string]int // open channels by Peer.Key (under mu)
-	admitting atomic.Int32   // connections in Config.Admit
-	inBudget  *Budget        // input buffered by all channels
-	outBudget *Budget        // output queued for all channels
-	memBack   memReturner
+	perPeer    map[string]int // open channels by Peer.Key (under mu)
+	handshakes map[string]int // TLS handshakes in progress by remote address (under mu)
+	admitting  atomic.Int32   // connections in Config.Admit
+	inBudget   *Budget        // input buffered by all channels
+	outBudget  *Budget        // output queued for all channels
+	memBack    memReturner
 }
 
 // InputBudget and OutputBudget are the agent-wide bounds on buffered input
@@ -205,7 +207,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, shutDoneCh: make(chan struct{}),
 		inBudget: NewBudget(cfg.MaxBufferedInput), outBudget: NewBudget(cfg.MaxQueuedOutput),
-		perPeer: map[string]int{}}
+		perPeer: map[string]int{}, handshakes: map[string]int{}}
 	empty := map[string]*Service{}
 	s.services.Store(&empty)
 	registerLocator(s)
@@ -331,15 +333,63 @@ func (s *Server) Serve(l net.Listener) error {
 			conn.Close()
 			continue
 		}
+		host := handshakeHost(conn)
+		if host != "" && !s.startHandshake(host) {
+			s.admitting.Add(-1)
+			s.log.Warn("refusing connection: too many TLS handshakes from its address",
+				"peer", conn.RemoteAddr().String(), "max", MaxHandshakesPerAddr)
+			conn.Close()
+			continue
+		}
 		s.wg.Add(1)
-		go s.admit(conn)
+		go s.admit(conn, host)
+	}
+}
+
+// MaxHandshakesPerAddr bounds the TLS handshakes in progress from one
+// address: a peer that opens connections and never completes them holds
+// admission slots until Config.HelloTimeout, and must not hold them all.
+const MaxHandshakesPerAddr = 16
+
+// handshakeHost is the remote address of a connection whose admission
+// waits for the peer (a TLS handshake), "" for others.
+func handshakeHost(conn net.Conn) string {
+	if _, ok := conn.(*tls.Conn); !ok {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(conn.RemoteAddr().String())
+	if err != nil {
+		return conn.RemoteAddr().String()
+	}
+	return host
+}
+
+// startHandshake counts a handshake from host; false if it has too many.
+func (s *Server) startHandshake(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handshakes[host] >= MaxHandshakesPerAddr {
+		return false
+	}
+	s.handshakes[host]++
+	return true
+}
+
+func (s *Server) endHandshake(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handshakes[host]--; s.handshakes[host] <= 0 {
+		delete(s.handshakes, host)
 	}
 }
 
 // admit runs Config.Admit on a new connection and serves it if admitted.
-func (s *Server) admit(conn net.Conn) {
+func (s *Server) admit(conn net.Conn, host string) {
 	defer s.wg.Done()
 	defer s.admitting.Add(-1)
+	if host != "" {
+		defer s.endHandshake(host)
+	}
 	if d := s.cfg.HelloTimeout; d > 0 {
 		_ = conn.SetDeadline(time.Now().Add(d))
 	}

@@ -90,9 +90,9 @@ func writeCert(t *testing.T, dir, name string, tmpl *x509.Certificate, parent *x
 	return c, key
 }
 
-// TestDialSSL: the client speaks TLS 1.3 to a server that requires a
-// client certificate; without one it is refused.
-func TestDialSSL(t *testing.T) {
+// makeTLSFiles writes ca, server (for 127.0.0.1) and client certificates
+// and keys into a new directory and returns a function naming its files.
+func makeTLSFiles(t *testing.T) func(string) string {
 	dir := t.TempDir()
 	now := time.Now()
 	ca, caKey := writeCert(t, dir, "ca", &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ca"},
@@ -104,7 +104,13 @@ func TestDialSSL(t *testing.T) {
 	writeCert(t, dir, "client", &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "client"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, ca, caKey)
-	f := func(n string) string { return filepath.Join(dir, n) }
+	return func(n string) string { return filepath.Join(dir, n) }
+}
+
+// TestDialSSL: the client speaks TLS 1.3 to a server that requires a
+// client certificate; without one it is refused.
+func TestDialSSL(t *testing.T) {
+	f := makeTLSFiles(t)
 	sconf, err := tcf.ServerTLS(f("server.pem"), f("server.key"), f("ca.pem"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,5 +143,55 @@ func TestDialSSL(t *testing.T) {
 	if c, err := client.Dial(ctx, addr, client.Options{TLS: wrongHost}); err == nil {
 		c.Close()
 		t.Error("server certificate accepted for the wrong host")
+	}
+}
+
+// TestSilentTLSPeersDoNotLockOut: connections that never complete their
+// TLS handshake hold at most tcf.MaxHandshakesPerAddr admission slots per
+// address, so a client from another address is still served.
+func TestSilentTLSPeersDoNotLockOut(t *testing.T) {
+	f := makeTLSFiles(t)
+	sconf, err := tcf.ServerTLS(f("server.pem"), f("server.key"), f("ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := tcf.NewServer(tcf.Config{Admit: (&tcf.AccessPolicy{UID: os.Geteuid()}).Admit,
+		MaxChannels: 20, HelloTimeout: time.Minute})
+	tcf.RegisterDiagnostics(srv)
+	go srv.Serve(tls.NewListener(l, sconf))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	for range 40 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	cconf, err := tcf.ClientTLS(f("client.pem"), f("client.key"), f("ca.pem"), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d := tls.Dialer{NetDialer: &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}, Config: cconf}
+	conn, err := d.DialContext(ctx, "tcp", l.Addr().String())
+	if err != nil {
+		t.Fatalf("TLS client from another address while 40 silent connections are open: %v", err)
+	}
+	c := client.New(conn, client.Options{})
+	defer c.Close()
+	if err := c.WaitHello(ctx); err != nil {
+		t.Fatalf("no Hello for the client from another address: %v", err)
+	}
+	if _, err := c.Call(ctx, "Diagnostics", "echo", "x"); err != nil {
+		t.Fatal(err)
 	}
 }
