@@ -58,6 +58,15 @@ type Channel struct {
 	peerHello    bool
 	peerServices []string
 	zeroCopy     bool
+
+	// peer is who is connected (set before the channel runs).
+	peer Peer
+	// helloTimer closes the channel if the peer's Hello does not come.
+	helloTimer *time.Timer
+	// outCharged is what the queued output holds of the server's output
+	// budget, outPeak the most it held (under mu).
+	outCharged int
+	outPeak    int
 }
 
 func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
@@ -80,7 +89,7 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 		conn:      conn,
 		id:        id,
 		log:       s.log.With("channel", id, "peer", conn.RemoteAddr().String()),
-		rd:        NewReader(rw, s.cfg.MaxMessageSize),
+		rd:        NewReader(rw, min(s.cfg.MaxPreHelloMessage, s.cfg.MaxMessageSize)),
 		wake:      make(chan struct{}, 1),
 		writeDone: make(chan struct{}),
 		done:      make(chan struct{}),
@@ -88,7 +97,52 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 	if sock != nil {
 		sock.BeforeWait = c.flushBeforeWait
 	}
+	c.rd.SetBudget(s.inBudget)
 	return c
+}
+
+// Peer is who is connected on the channel: the local user (for loopback
+// TCP and Unix-domain peers) or the remote address (TLS and other peers).
+func (c *Channel) Peer() Peer { return c.peer }
+
+// startHelloTimer closes the channel if the peer has not said Hello within
+// d: a connection that never speaks must not hold a slot.
+func (c *Channel) startHelloTimer(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.helloTimer = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		hello := c.peerHello
+		c.mu.Unlock()
+		if !hello {
+			c.Close(&closeReason{code: CodeProtocol, msg: fmt.Sprintf("no Locator Hello from the peer within %v", d)})
+		}
+	})
+}
+
+// charge counts n more queued bytes against the server's output budget
+// (c.mu held); force charges even over the limit (a closing channel's
+// end-of-stream report). False means the budget is exhausted.
+func (c *Channel) charge(n int, force bool) bool {
+	b := c.srv.outBudget
+	if force {
+		b.used.Add(int64(n))
+	} else if !b.Take(n) {
+		return false
+	}
+	c.outCharged += n
+	c.outPeak = max(c.outPeak, c.outCharged)
+	return true
+}
+
+// refund gives back n written or dropped bytes (c.mu held).
+func (c *Channel) refund(n int) {
+	n = min(n, c.outCharged)
+	c.outCharged -= n
+	c.srv.outBudget.Give(n)
 }
 
 // flushBeforeWait sends queued replies when the reader is about to wait for
@@ -168,14 +222,17 @@ func (c *Channel) closeWith(reason error, dropQueue bool) {
 		c.behindTimer.Stop() // the closing writer sends what is left
 	}
 	if dropQueue {
+		c.refund(len(c.out))
 		c.out = c.out[:0]
 	}
 	if reason != nil && !isPeerGone(reason) {
 		var b Builder
+		n := len(c.out)
 		b.buf = append(c.out, esc, escEOS)
 		b.Error(Report(reason, c.srv.Now()))
 		b.End()
 		c.out = b.buf
+		c.charge(len(c.out)-n, true)
 	}
 	c.mu.Unlock()
 	c.cancel()
@@ -224,6 +281,13 @@ func (c *Channel) enqueueMsg(msg []byte, wake bool) bool {
 			msg: fmt.Sprintf("peer does not read: outgoing queue over %d bytes", c.srv.cfg.MaxQueueBytes)}, true)
 		return false
 	}
+	if !c.charge(len(msg), false) {
+		queued := len(c.out)
+		c.mu.Unlock()
+		c.closeWith(&closeReason{code: CodeBufferOverflow,
+			msg: fmt.Sprintf("agent-wide output queues full (%d bytes; this channel's: %d)", c.srv.outBudget.Limit(), queued)}, true)
+		return false
+	}
 	c.out = append(c.out, msg...)
 	big := len(c.out) > inlineFlushLimit
 	c.mu.Unlock()
@@ -243,6 +307,13 @@ func (c *Channel) enqueueOwned(msg []byte, wake bool) bool {
 		ok := c.enqueueMsg(msg, wake) // copies msg
 		recycle(msg)
 		return ok
+	}
+	if !c.charge(len(msg), false) {
+		c.mu.Unlock()
+		recycle(msg)
+		c.closeWith(&closeReason{code: CodeBufferOverflow,
+			msg: fmt.Sprintf("agent-wide output queues full (%d bytes)", c.srv.outBudget.Limit())}, true)
+		return false
 	}
 	if c.spare == nil {
 		c.spare = c.out
@@ -281,10 +352,14 @@ func (c *Channel) flushOnce() error {
 	c.out, c.spare = c.spare[:0], nil
 	c.mu.Unlock()
 
-	_, err := c.rw.Write(buf)
+	n, err := c.rw.Write(buf)
 
 	c.mu.Lock()
 	c.writing = false
+	if err != nil {
+		n = len(buf) // the channel closes: nothing of buf is kept
+	}
+	c.refund(n)
 	if err == nil {
 		c.wrote()
 	}
@@ -370,6 +445,7 @@ func (c *Channel) sendNow() {
 
 	c.mu.Lock()
 	c.writing = false
+	c.refund(n)
 	if n < len(buf) {
 		c.out = append(append([]byte(nil), buf[n:]...), c.out...)
 	} else if cap(buf) <= 1<<20 && c.spare == nil {
@@ -401,6 +477,7 @@ func (c *Channel) writeLoop() {
 		if err := c.flushOnce(); err != nil {
 			c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
 			c.mu.Lock()
+			c.refund(len(c.out))
 			c.out = nil
 			c.mu.Unlock()
 			break
@@ -492,11 +569,22 @@ func (c *Channel) finish() {
 	c.Close(nil)
 	<-c.writeDone
 	c.srv.removeChannel(c)
+	inPeak := c.rd.Peak()
+	c.rd.Release()
 	c.mu.Lock()
 	hooks := c.onClose
 	c.onClose = nil
 	c.closed = true
+	if c.helloTimer != nil {
+		c.helloTimer.Stop()
+	}
+	c.refund(c.outCharged)
+	c.out, c.spare = nil, nil
+	outPeak := c.outPeak
 	c.mu.Unlock()
+	if inPeak+outPeak >= bigChannel {
+		c.srv.memBack.schedule()
+	}
 	for _, h := range hooks {
 		c.runHook(h)
 	}
@@ -544,10 +632,18 @@ func (c *Channel) peerHelloEvent(m *Message) {
 	}
 	zc := !c.srv.cfg.NoZeroCopy && slices.Contains(names, "ZeroCopy")
 	c.mu.Lock()
+	first := !c.peerHello
 	c.peerHello = true
 	c.peerServices = names
 	c.zeroCopy = zc
+	if c.helloTimer != nil {
+		c.helloTimer.Stop()
+	}
 	c.mu.Unlock()
+	if first {
+		// Until its Hello a peer may send small messages only.
+		c.rd.SetMaxMessage(c.srv.cfg.MaxMessageSize)
+	}
 	c.log.Debug("peer hello", "services", names)
 }
 
@@ -594,6 +690,10 @@ func (c *Channel) command(m *Message) {
 		// Unknown service or command, or a command before the peer's
 		// Hello: exactly N, which clients read as "not recognized".
 		c.notRecognized(m.Token)
+		return
+	}
+	if err := c.srv.cfg.Refused.Refuses(svc.name, cmd.name, m.Fields); err != nil {
+		c.refusedReply(m, err)
 		return
 	}
 	call := c.freeCall

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -105,6 +104,12 @@ type Reader struct {
 	msg    Message // reused: ReadMessage returns &r.msg
 	max    int
 	err    error // sticky read or framing error
+	// budget, when set, is charged for the body's capacity as it grows
+	// (charged says how much), so that the input all channels buffer is
+	// bounded together (see Budget).
+	budget  *Budget
+	charged int
+	peak    int // the most charged at once
 }
 
 // NewReader returns a Reader on rd; maxMessage <= 0 means DefaultMaxMessageSize.
@@ -115,11 +120,73 @@ func NewReader(rd io.Reader, maxMessage int) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, 64<<10), max: maxMessage}
 }
 
+// SetMaxMessage changes the bound on one message (<= 0: the default). The
+// agent keeps it small until the peer said Hello.
+func (r *Reader) SetMaxMessage(n int) {
+	if n <= 0 {
+		n = DefaultMaxMessageSize
+	}
+	r.max = n
+}
+
+// SetBudget makes the reader charge its message buffer to b: a message
+// that would take the budget over its limit is a framing error
+// (CodeBufferOverflow) and the channel closes.
+func (r *Reader) SetBudget(b *Budget) { r.budget = b }
+
+// Peak is the most the reader charged to its budget at once.
+func (r *Reader) Peak() int { return r.peak }
+
+// Release gives back what the reader charged to its budget and drops its
+// message buffer. The reader must not be used afterwards.
+func (r *Reader) Release() {
+	r.dropBody()
+	r.buf = nil
+}
+
+// dropBody forgets the message buffer and refunds its charge.
+func (r *Reader) dropBody() {
+	r.body = nil
+	if r.budget != nil && r.charged > 0 {
+		r.budget.Give(r.charged)
+	}
+	r.charged = 0
+}
+
+// reserve makes room for a body of need bytes. The body grows by doubling
+// what arrived, never by what a peer announced, so a peer makes the reader
+// allocate at most about twice what it actually sent.
+func (r *Reader) reserve(need int) error {
+	if need <= cap(r.body) {
+		return nil
+	}
+	if need > r.max {
+		return r.framingErr(CodeBufferOverflow, "message longer than %d bytes", r.max)
+	}
+	want := min(max(need, 2*cap(r.body), 512), r.max)
+	if r.budget != nil {
+		extra := want - r.charged
+		if extra > 0 && !r.budget.Take(extra) {
+			return r.framingErr(CodeBufferOverflow,
+				"agent-wide input buffers full (%d bytes): message of %d bytes so far not accepted", r.budget.Limit(), need)
+		}
+		if extra > 0 {
+			r.charged = want
+			r.peak = max(r.peak, want)
+		}
+	}
+	nb := make([]byte, len(r.body), want)
+	copy(nb, r.body)
+	r.body = nb
+	return nil
+}
+
 // Detach hands the memory of the message last returned to the caller: it
 // stays valid after the next ReadMessage (the reader starts new buffers).
 // For large messages this saves copying them.
 func (r *Reader) Detach() {
-	r.body, r.fields = nil, nil
+	r.dropBody()
+	r.fields = nil
 	r.msg = Message{}
 }
 
@@ -176,6 +243,9 @@ func (r *Reader) appendBody(p []byte) error {
 	if len(r.body)+len(p) > r.max {
 		return r.framingErr(CodeBufferOverflow, "message longer than %d bytes", r.max)
 	}
+	if err := r.reserve(len(r.body) + len(p)); err != nil {
+		return err
+	}
 	r.body = append(r.body, p...)
 	return nil
 }
@@ -214,18 +284,24 @@ func (r *Reader) readBody() error {
 	if r.err != nil {
 		return r.err
 	}
-	if cap(r.body) > 4<<20 {
-		r.body = nil // do not keep a huge buffer for one big message
+	if cap(r.body) > keepBody {
+		r.dropBody() // do not keep a huge buffer for one big message
 	}
 	r.body = r.body[:0]
 	eos := false
 	zc := 0 // bytes left in the current ZeroCopy block
 	for {
 		if r.r == r.w {
-			if zc >= directReadMin && cap(r.body)-len(r.body) >= zc {
+			if zc >= directReadMin {
 				// Nothing buffered and a large block to come: read it
-				// straight into the body, one copy less.
-				n, err := r.rd.Read(r.body[len(r.body) : len(r.body)+zc])
+				// straight into the body, one copy less. The body grows
+				// with what arrived (reserve doubles it), not to the
+				// announced length: an announcement costs nothing to send.
+				if err := r.reserve(len(r.body) + min(zc, max(len(r.body), directReadMin))); err != nil {
+					return err
+				}
+				room := min(zc, cap(r.body)-len(r.body))
+				n, err := r.rd.Read(r.body[len(r.body) : len(r.body)+room])
 				if n > 0 {
 					r.body = r.body[:len(r.body)+n]
 					r.off += int64(n)
@@ -297,17 +373,16 @@ func (r *Reader) readBody() error {
 			if err != nil {
 				return err
 			}
-			zc = n
-			if n <= r.max-len(r.body) {
-				// Room for the whole block at once, instead of growing
-				// the body by doubling while it arrives.
-				r.body = slices.Grow(r.body, n)
-			}
+			zc = n // the body grows as the block's bytes arrive
 		default:
 			return r.framingErr(CodeProtocol, "invalid escape sequence 03 %02x", code)
 		}
 	}
 }
+
+// keepBody is the largest message buffer a reader keeps for the next
+// message.
+const keepBody = 4 << 20
 
 // directReadMin is the size of a ZeroCopy block (rest) from which the reader
 // reads it into the message body directly rather than through its buffer.

@@ -3,6 +3,7 @@ package tcf
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -34,7 +35,41 @@ type Config struct {
 	// it ran dry before it sleeps (see RawSocket.Spin); 0 means
 	// DefaultReadSpin, a negative value never.
 	ReadSpin time.Duration
+
+	// Admit decides whether Serve serves a connection it accepted, and who
+	// the peer is (see AccessPolicy); it runs on a goroutine of its own
+	// under a deadline of HelloTimeout, and a refused connection is closed
+	// with the reason in the log, before anything is read from it. Nil
+	// serves every connection (ServeConn never calls it).
+	Admit func(net.Conn) (Peer, error)
+	// HelloTimeout closes a channel whose peer has not sent its Locator
+	// Hello this long after the connection was accepted; 0 means
+	// DefaultHelloTimeout, a negative value never.
+	HelloTimeout time.Duration
+	// MaxChannelsPerPeer bounds the channels one peer (Peer.Key) holds;
+	// 0 means half of MaxChannels.
+	MaxChannelsPerPeer int
+	// MaxPreHelloMessage bounds a message before the peer's Hello; 0 means
+	// DefaultMaxPreHelloMessage.
+	MaxPreHelloMessage int
+	// MaxBufferedInput and MaxQueuedOutput bound the input all channels
+	// buffer and the output queued for all of them; 0 means
+	// DefaultMaxBufferedInput and DefaultMaxQueuedOutput, negative none.
+	MaxBufferedInput int64
+	MaxQueuedOutput  int64
+	// Refused lists commands the server answers with an error instead of
+	// running them (see ReadOnlyCommands).
+	Refused *CommandFilter
 }
+
+// DefaultHelloTimeout: TCF clients send their Hello as soon as they are
+// connected; one that says nothing for this long is not a TCF client, or
+// is one holding a slot for nothing.
+const DefaultHelloTimeout = 5 * time.Second
+
+// DefaultMaxPreHelloMessage: a Hello lists service names; nothing a peer
+// legitimately sends before it is larger.
+const DefaultMaxPreHelloMessage = 64 << 10
 
 // DefaultReadSpin: a client in a request/reply exchange (a debugger
 // stepping, a script, a benchmark) sends its next command within tens of
@@ -115,7 +150,19 @@ type Server struct {
 	wg         sync.WaitGroup // channel goroutines and accept loops
 	shutOnce   sync.Once
 	shutDoneCh chan struct{}
+
+	perPeer    map[string]int // open channels by Peer.Key (under mu)
+	handshakes map[string]int // TLS handshakes in progress by remote address (under mu)
+	admitting  atomic.Int32   // connections in Config.Admit
+	inBudget   *Budget        // input buffered by all channels
+	outBudget  *Budget        // output queued for all channels
+	memBack    memReturner
 }
+
+// InputBudget and OutputBudget are the agent-wide bounds on buffered input
+// and queued output, with what is charged to them now.
+func (s *Server) InputBudget() *Budget  { return s.inBudget }
+func (s *Server) OutputBudget() *Budget { return s.outBudget }
 
 // NewServer returns a server with the Locator service registered.
 func NewServer(cfg Config) *Server {
@@ -143,7 +190,24 @@ func NewServer(cfg Config) *Server {
 	if cfg.ReadSpin == 0 {
 		cfg.ReadSpin = DefaultReadSpin
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, shutDoneCh: make(chan struct{})}
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = DefaultHelloTimeout
+	}
+	if cfg.MaxChannelsPerPeer <= 0 {
+		cfg.MaxChannelsPerPeer = max(cfg.MaxChannels/2, 1)
+	}
+	if cfg.MaxPreHelloMessage <= 0 {
+		cfg.MaxPreHelloMessage = DefaultMaxPreHelloMessage
+	}
+	if cfg.MaxBufferedInput == 0 {
+		cfg.MaxBufferedInput = DefaultMaxBufferedInput
+	}
+	if cfg.MaxQueuedOutput == 0 {
+		cfg.MaxQueuedOutput = DefaultMaxQueuedOutput
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, shutDoneCh: make(chan struct{}),
+		inBudget: NewBudget(cfg.MaxBufferedInput), outBudget: NewBudget(cfg.MaxQueuedOutput),
+		perPeer: map[string]int{}, handshakes: map[string]int{}}
 	empty := map[string]*Service{}
 	s.services.Store(&empty)
 	registerLocator(s)
@@ -255,16 +319,96 @@ func (s *Server) Serve(l net.Listener) error {
 			return err
 		}
 		delay = 0
-		s.ServeConn(conn)
+		if s.cfg.Admit == nil {
+			s.ServeConn(conn)
+			continue
+		}
+		// Admission may take a while (a TLS handshake): never on the
+		// accept loop, and never for more connections at once than the
+		// server could serve.
+		if int(s.admitting.Add(1)) > s.cfg.MaxChannels {
+			s.admitting.Add(-1)
+			s.log.Warn("refusing connection: too many connections being admitted",
+				"peer", conn.RemoteAddr().String(), "max", s.cfg.MaxChannels)
+			conn.Close()
+			continue
+		}
+		host := handshakeHost(conn)
+		if host != "" && !s.startHandshake(host) {
+			s.admitting.Add(-1)
+			s.log.Warn("refusing connection: too many TLS handshakes from its address",
+				"peer", conn.RemoteAddr().String(), "max", MaxHandshakesPerAddr)
+			conn.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go s.admit(conn, host)
 	}
 }
 
-// refuse tells a peer over the channel limit why it is dropped.
-func (s *Server) refuse(conn net.Conn) {
-	s.log.Warn("refusing channel: too many open", "peer", conn.RemoteAddr().String(), "max", s.cfg.MaxChannels)
+// MaxHandshakesPerAddr bounds the TLS handshakes in progress from one
+// address: a peer that opens connections and never completes them holds
+// admission slots until Config.HelloTimeout, and must not hold them all.
+const MaxHandshakesPerAddr = 16
+
+// handshakeHost is the remote address of a connection whose admission
+// waits for the peer (a TLS handshake), "" for others.
+func handshakeHost(conn net.Conn) string {
+	if _, ok := conn.(*tls.Conn); !ok {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(conn.RemoteAddr().String())
+	if err != nil {
+		return conn.RemoteAddr().String()
+	}
+	return host
+}
+
+// startHandshake counts a handshake from host; false if it has too many.
+func (s *Server) startHandshake(host string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handshakes[host] >= MaxHandshakesPerAddr {
+		return false
+	}
+	s.handshakes[host]++
+	return true
+}
+
+func (s *Server) endHandshake(host string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.handshakes[host]--; s.handshakes[host] <= 0 {
+		delete(s.handshakes, host)
+	}
+}
+
+// admit runs Config.Admit on a new connection and serves it if admitted.
+func (s *Server) admit(conn net.Conn, host string) {
+	defer s.wg.Done()
+	defer s.admitting.Add(-1)
+	if host != "" {
+		defer s.endHandshake(host)
+	}
+	if d := s.cfg.HelloTimeout; d > 0 {
+		_ = conn.SetDeadline(time.Now().Add(d))
+	}
+	peer, err := s.cfg.Admit(conn)
+	if err != nil {
+		s.log.Warn("refusing connection", "peer", conn.RemoteAddr().String(), "reason", err)
+		conn.Close()
+		return
+	}
+	_ = conn.SetDeadline(time.Time{})
+	s.serveConn(conn, peer)
+}
+
+// refuse tells a peer over a channel limit why it is dropped.
+func (s *Server) refuse(conn net.Conn, peer Peer, why string) {
+	s.log.Warn("refusing channel: "+why, "peer", peer.String(conn))
 	var b Builder
 	b.buf = append(b.buf, esc, escEOS)
-	b.Error(Report(Errorf(CodeOther, "too many open channels (%d)", s.cfg.MaxChannels), s.Now())).End()
+	b.Error(Report(Errorf(CodeOther, "%s", why), s.Now())).End()
 	_ = conn.SetWriteDeadline(time.Now().Add(closeFlushTimeout))
 	go func() { // never block the accept loop on a peer
 		defer s.wg.Done()
@@ -274,9 +418,19 @@ func (s *Server) refuse(conn net.Conn) {
 }
 
 // ServeConn runs a channel over an established connection (any byte
-// stream). It returns the channel, or nil after Shutdown or when
-// Config.MaxChannels channels are open.
+// stream), without Config.Admit. It returns the channel, or nil after
+// Shutdown or when Config.MaxChannels channels are open.
 func (s *Server) ServeConn(conn net.Conn) *Channel {
+	return s.serveConn(conn, Peer{UID: -1})
+}
+
+// ServeConnAs is ServeConn for a peer already identified: its channels
+// count against Config.MaxChannelsPerPeer.
+func (s *Server) ServeConnAs(conn net.Conn, peer Peer) *Channel {
+	return s.serveConn(conn, peer)
+}
+
+func (s *Server) serveConn(conn net.Conn, peer Peer) *Channel {
 	s.mu.Lock()
 	if s.shutdown {
 		s.mu.Unlock()
@@ -286,11 +440,24 @@ func (s *Server) ServeConn(conn net.Conn) *Channel {
 	if len(s.channels) >= s.cfg.MaxChannels {
 		s.wg.Add(1)
 		s.mu.Unlock()
-		s.refuse(conn)
+		s.refuse(conn, peer, fmt.Sprintf("too many open channels (%d)", s.cfg.MaxChannels))
 		return nil
+	}
+	if peer.Key != "" && s.perPeer[peer.Key] >= s.cfg.MaxChannelsPerPeer {
+		s.wg.Add(1)
+		s.mu.Unlock()
+		s.refuse(conn, peer, fmt.Sprintf("too many open channels from %s (%d)", peer.Key, s.cfg.MaxChannelsPerPeer))
+		return nil
+	}
+	if peer.Key != "" {
+		s.perPeer[peer.Key]++
 	}
 	s.nextID++
 	ch := newChannel(s, conn, s.nextID)
+	ch.peer = peer
+	if peer.Key != "" {
+		ch.log = ch.log.With("peer_id", peer.Key)
+	}
 	// Hello is queued before the channel joins the broadcast list, so no
 	// event can precede it.
 	ch.sendHello()
@@ -302,6 +469,7 @@ func (s *Server) ServeConn(conn net.Conn) *Channel {
 	for _, h := range hooks {
 		h(ch)
 	}
+	ch.startHelloTimer(s.cfg.HelloTimeout)
 	go ch.writeLoop()
 	go ch.readLoop()
 	return ch
@@ -311,6 +479,11 @@ func (s *Server) removeChannel(ch *Channel) {
 	s.mu.Lock()
 	if i := slices.Index(s.channels, ch); i >= 0 {
 		s.channels = slices.Delete(s.channels, i, i+1)
+		if k := ch.peer.Key; k != "" {
+			if s.perPeer[k]--; s.perPeer[k] <= 0 {
+				delete(s.perPeer, k)
+			}
+		}
 	}
 	s.mu.Unlock()
 }

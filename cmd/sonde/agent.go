@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,13 +41,31 @@ func addAgentService(f func(*tcf.Server)) { agentServices = append(agentServices
 const shutdownTimeout = 10 * time.Second
 
 func runAgent(args []string) int {
-	fs := newFlagSet("agent", "sonde agent [--listen TCP:127.0.0.1:1534] [--log-level L] [--read-spin D]",
+	fs := newFlagSet("agent", "sonde agent [--listen TCP:127.0.0.1:1534] [--allow-uid UID] [--read-only] [--log-level L] [--read-spin D]",
 		"Runs a TCF agent: TCF clients (Eclipse, the TCF Python client, vendor tools) connect to it\n"+
-			"to debug programs on this machine. It listens on loopback only unless told otherwise;\n"+
-			"TCF has no authentication, so anyone who can connect can run programs as this user.\n"+
+			"to debug programs on this machine. It listens on loopback only unless told otherwise.\n"+
+			"Who may connect: a loopback TCP or Unix-domain client only when it runs as the agent's\n"+
+			"user or a user named with --allow-uid; a remote client only over SSL (TLS 1.3) with a\n"+
+			"client certificate trusted by --tls-client-ca. Plain TCP on other addresses needs --insecure.\n"+
 			"The address actually bound is printed on stdout (useful with port 0).\n"+
 			"SIGINT or SIGTERM shuts it down gracefully, detaching from every target.")
-	listen := fs.String("listen", "TCP:127.0.0.1:1534", "`address` to listen on: [TCP:]host:port")
+	var listens listenFlags
+	fs.Var(&listens, "listen", "`address` to listen on (repeatable): [TCP:]host:port, SSL:host:port or UNIX:/path\n"+
+		"(default TCP:127.0.0.1:1534)")
+	var allow uidFlags
+	fs.Var(&allow, "allow-uid", "also serve local clients running as `UID` (repeatable)")
+	insecure := fs.Bool("insecure", false, "allow plain TCP on non-loopback addresses, without authentication")
+	var tf tlsFiles
+	fs.StringVar(&tf.cert, "tls-cert", "", "PEM certificate `file` of the SSL transport (e.g. /etc/tcf/ssl/local.cert)")
+	fs.StringVar(&tf.key, "tls-key", "", "PEM private key `file` of the SSL transport (e.g. /etc/tcf/ssl/local.priv)")
+	fs.StringVar(&tf.clientCA, "tls-client-ca", "", "PEM `file or directory` of trusted client certificates or CAs\n"+
+		"(a directory: every *.cert, *.crt and *.pem in it, as the C agent's /etc/tcf/ssl)")
+	readOnly := fs.Bool("read-only", false, "refuse everything that writes: Processes.start, Terminals, memory and\n"+
+		"register writes, FileSystem writes, Streams.write")
+	helloTimeout := fs.Duration("hello-timeout", tcf.DefaultHelloTimeout,
+		"close a connection that has not sent its Locator Hello within `duration`")
+	perPeer := fs.Int("max-channels-per-peer", tcf.DefaultMaxChannels/2,
+		"open channels one peer (a local user, or a remote address) may hold at `most`")
 	level := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	spin := fs.Duration("read-spin", tcf.DefaultReadSpin,
 		"how long a channel keeps polling for the client's next command before it sleeps (`duration`; 0: never):\n"+
@@ -60,15 +80,33 @@ func runAgent(args []string) int {
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usageError(fs, fmt.Sprintf("bad --log-level %q: want debug, info, warn or error", *level))
 	}
-	hostPort, err := parseListenAddr(*listen)
-	if err != nil {
+	if len(listens) == 0 {
+		listens = listenFlags{{"TCP", "127.0.0.1:1534"}}
+	}
+	if err := checkListen(listens, tf, *insecure); err != nil {
 		return usageError(fs, err.Error())
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
-	if !isLoopback(hostPort) {
-		log.Warn("listening on a non-loopback address: TCF has no authentication; " +
-			"anyone who can reach this port can control programs as this user")
+	if *perPeer <= 0 {
+		return usageError(fs, "--max-channels-per-peer must be positive")
 	}
+	if *helloTimeout <= 0 {
+		return usageError(fs, "--hello-timeout must be positive")
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	if *insecure {
+		log.Warn("--insecure: plain TCP peers on non-loopback addresses are served without authentication; " +
+			"anyone who can reach the port can control programs as this user")
+	}
+	var tlsConf *tls.Config
+	if tf.cert != "" || tf.key != "" || tf.clientCA != "" {
+		c, err := tcf.ServerTLS(tf.cert, tf.key, tf.clientCA)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "sonde agent: %v\n", err)
+			return 1
+		}
+		tlsConf = c
+	}
+	limitAgentMemory()
 
 	if *spin < 0 {
 		return usageError(fs, "--read-spin must not be negative")
@@ -77,23 +115,39 @@ func runAgent(args []string) int {
 	if readSpin == 0 {
 		readSpin = -1 // tcf.Config: 0 is the default, negative is never
 	}
-	srv := tcf.NewServer(tcf.Config{Logger: log, ReadSpin: readSpin})
+	cfg := tcf.Config{Logger: log, ReadSpin: readSpin, HelloTimeout: *helloTimeout,
+		MaxChannelsPerPeer: *perPeer,
+		Admit:              agentAccess(allow, *insecure).Admit}
+	if *readOnly {
+		cfg.Refused = tcf.ReadOnlyCommands()
+	}
+	srv := tcf.NewServer(cfg)
 	for _, f := range agentServices {
 		f(srv)
 	}
-	l, err := net.Listen(listenNetwork(hostPort), hostPort)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "sonde agent: %v\n", err)
-		return 1
+	var lns []net.Listener
+	for _, spec := range listens {
+		l, err := listenOn(spec, tlsConf)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			fmt.Fprintf(os.Stderr, "sonde agent: %v\n", err)
+			return 1
+		}
+		lns = append(lns, l)
+		addr := boundAddr(spec, l)
+		fmt.Printf("sonde agent listening on %s\n", addr)
+		log.Info("agent started", "listen", addr, "agent_id", srv.AgentID(), "services", srv.ServiceNames(),
+			"allow_uids", append([]int{os.Geteuid()}, allow...), "read_only", *readOnly)
 	}
-	addr := "TCP:" + l.Addr().String()
-	fmt.Printf("sonde agent listening on %s\n", addr)
-	log.Info("agent started", "listen", addr, "agent_id", srv.AgentID(), "services", srv.ServiceNames())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(l) }()
+	serveErr := make(chan error, len(lns))
+	for _, l := range lns {
+		go func() { serveErr <- srv.Serve(l) }()
+	}
 
 	code := 0
 	select {
@@ -112,18 +166,36 @@ func runAgent(args []string) int {
 		log.Error("shutdown incomplete", "err", err)
 		return 1
 	}
+	for _, spec := range listens {
+		if spec.transport == "UNIX" {
+			os.Remove(spec.addr)
+		}
+	}
 	log.Info("agent stopped")
 	return code
 }
 
+// agentMemoryLimit is the heap size past which the agent's garbage
+// collector works harder (unless GOMEMLIMIT says otherwise): with the
+// server's budgets on buffered input and queued output it keeps the agent
+// under 300 MB whatever its peers send.
+const agentMemoryLimit = 192 << 20
+
+func limitAgentMemory() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(agentMemoryLimit)
+	}
+}
+
 // parseListenAddr accepts "TCP:host:port" (the C agent's -s syntax) or
-// "host:port" (IPv6 hosts in brackets) and returns "host:port".
+// "host:port" (IPv6 hosts in brackets) and returns "host:port"; see
+// parseListen for the other transports.
 func parseListenAddr(s string) (string, error) {
 	rest := s
 	if strings.Count(s, ":") >= 2 && !strings.HasPrefix(s, "[") {
 		transport, r, _ := strings.Cut(s, ":")
 		if !strings.EqualFold(transport, "TCP") {
-			return "", fmt.Errorf("bad --listen %q: only the TCP transport is supported", s)
+			return "", fmt.Errorf("bad --listen %q: want TCP:host:port, SSL:host:port or UNIX:/path", s)
 		}
 		rest = r
 	}

@@ -11,12 +11,14 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +45,9 @@ type Options struct {
 	// other threads of the machine run (sched_yield), and this process's
 	// goroutines once they are ready.
 	ReadSpin time.Duration
+	// TLS configures the SSL transport ("SSL:host:port" addresses); see
+	// tcf.ClientTLS. Required for SSL.
+	TLS *tls.Config
 }
 
 // ErrClosed is returned for commands pending or sent after the client closed.
@@ -98,11 +103,12 @@ type eventHandler struct {
 	f             func(Event)
 }
 
-// Dial connects to addr ("host:port"), sends Hello and waits for the
-// agent's Hello (bounded by ctx).
+// Dial connects to addr, sends Hello and waits for the agent's Hello
+// (bounded by ctx). addr names a transport as the C TCF agent does:
+// "host:port" or "TCP:host:port", "UNIX:/path/to/socket", or
+// "SSL:host:port" (TLS, configured by opts.TLS).
 func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := dialTransport(ctx, addr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +118,25 @@ func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// dialTransport connects to addr on its transport.
+func dialTransport(ctx context.Context, addr string, opts Options) (net.Conn, error) {
+	var d net.Dialer
+	transport, rest, ok := strings.Cut(addr, ":")
+	switch {
+	case ok && strings.EqualFold(transport, "UNIX"):
+		return d.DialContext(ctx, "unix", rest)
+	case ok && strings.EqualFold(transport, "SSL"):
+		if opts.TLS == nil {
+			return nil, fmt.Errorf("tcf client: %s: the SSL transport needs Options.TLS", addr)
+		}
+		td := tls.Dialer{NetDialer: &d, Config: opts.TLS}
+		return td.DialContext(ctx, "tcp", rest)
+	case ok && strings.EqualFold(transport, "TCP") && strings.Count(rest, ":") >= 1:
+		return d.DialContext(ctx, "tcp", rest)
+	}
+	return d.DialContext(ctx, "tcp", addr)
 }
 
 // New runs a client over an established connection and sends its Hello
