@@ -357,8 +357,7 @@ func (b *Backend) onInt3(th *thread) {
 	// dies while the thread sits here, the kernel releases it at the int3
 	// (it dies of SIGTRAP, as documented) instead of one byte into the
 	// instruction under it.
-	th.setReg(offRIP, addr)
-	th.flushRegs()
+	th.rewindPC(addr)
 	if s := th.step; s != nil && s.inCall && addr == s.ret {
 		if th.sp() >= s.callSP {
 			b.unplantInternal(owner, s.ret)

@@ -447,8 +447,7 @@ func (b *Backend) settle(th *thread, ws unix.WaitStatus) {
 					if planted {
 						// Written now, as onInt3 does: a thread the
 						// kernel releases re-executes the int3.
-						th.setReg(offRIP, pc-1)
-						th.flushRegs()
+						th.rewindPC(pc - 1)
 						return
 					}
 				} else {
