@@ -63,14 +63,28 @@ func startLive(t testing.TB) *liveAgent {
 	}
 	go srv.Serve(l)
 	la := &liveAgent{t: t, addr: l.Addr().String(), srv: srv, agent: a, tgt: tgt}
+	// Every process the target had, remembered as it appears: the last
+	// client's close (a cleanup that runs first) detaches them all.
+	var pidMu sync.Mutex
+	var pids []int
+	tgt.AddListener(func(e target.Event) {
+		if e.Kind == target.EventCreated && e.Context.IsProcess() {
+			pidMu.Lock()
+			pids = append(pids, e.Context.PID())
+			pidMu.Unlock()
+		}
+	})
 	t.Cleanup(func() {
-		var pids []int
 		for _, p := range tgt.Processes() {
+			pidMu.Lock()
 			pids = append(pids, p.PID())
+			pidMu.Unlock()
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
+		pidMu.Lock()
+		defer pidMu.Unlock()
 		for _, pid := range pids {
 			if p, err := os.FindProcess(pid); err == nil {
 				p.Kill()
