@@ -242,7 +242,12 @@ func TestLiveOwnershipLastChannel(t *testing.T) {
 	la.ok("Breakpoints", "add", map[string]any{"ID": "bp", "Location": "hit"})
 	la.statusOf(m, "bp")
 	lpid := pidOf(launched)
-	t.Cleanup(func() { syscallKill(lpid) })
+	st := startTime(lpid)
+	t.Cleanup(func() {
+		if startTime(lpid) == st { // (not a reused pid)
+			syscallKill(lpid)
+		}
+	})
 	la.c.Close()
 	for _, pid := range []int{lpid, cmd.Process.Pid} {
 		eventually(t, "P"+strconv.Itoa(pid)+" released with the last client gone", released(t, pid))
