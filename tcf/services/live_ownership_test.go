@@ -297,3 +297,31 @@ func TestAgentKeepAttached(t *testing.T) {
 	}
 	// Without the flag the same drop detaches (TestLiveOwnershipAttachDrop).
 }
+
+// TestLiveOwnershipStepDrop: a second client suspends a running thread,
+// steps it one instruction and drops while it sits at the step's end: the
+// thread runs again, the process stays attached for the first client.
+func TestLiveOwnershipStepDrop(t *testing.T) {
+	la := startLive(t)
+	cmd := startLooping(t, agentProg(t))
+	pid := cmd.Process.Pid
+	proc := "P" + strconv.Itoa(pid)
+	main := mainThread(proc)
+	la.ok("Processes", "attach", proc)
+	la.ok("RunControl", "resume", proc, 0, 1)
+	eventually(t, "resumed", threadStopped(pid, pid, false))
+	c2 := la.second()
+	c2.ok("RunControl", "suspend", main)
+	if _, reason, _ := c2.resume(main, 2); reason != "Step" {
+		t.Fatalf("step ended with %q", reason)
+	}
+	eventually(t, "stopped at the step's end", threadStopped(pid, pid, true))
+	c2.c.Close()
+	eventually(t, "resumed after the stepping client dropped", threadStopped(pid, pid, false))
+	if la.isSuspended(main) {
+		t.Errorf("the agent says %s is still suspended", main)
+	}
+	if tp := tracerPid(t, pid); tp == 0 {
+		t.Errorf("detached, though the first client holds it")
+	}
+}

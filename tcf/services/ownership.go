@@ -21,10 +21,13 @@ import (
 //     job-control stop from before the attach kept — unless the agent runs
 //     with --keep-attached.
 //   - the stops it requested: the attach stop of each thread of a process
-//     it attached, and the stop of each thread its RunControl.suspend
-//     stopped. When the channel closes, a thread still in that very stop
-//     (not resumed and stopped again since) is resumed, unless another open
-//     channel requested the same stop.
+//     it attached, the stop of each thread its RunControl.suspend stopped,
+//     and the end of a step it resumed a thread in (until another channel
+//     resumes the thread). When the channel closes, a thread still in that
+//     very stop (not resumed and stopped again since) is resumed, unless
+//     another open channel requested the same stop. (A step still under way
+//     when its channel closes ends stopped, and stays so until another
+//     client resumes it or the last one leaves.)
 //   - the breakpoints it planted (breakpoints.go): a breakpoint goes with the
 //     last channel that holds its ID, and threads stopped only at
 //     breakpoints that went are resumed.
@@ -58,6 +61,9 @@ type ownership struct {
 	// stop (a new one for every stop, so a thread resumed and stopped again
 	// is no longer in a requested stop) and who requested it.
 	stops map[*target.Context]requestedStop
+	// steps are the threads whose latest resume was a step, and the
+	// channel that asked for it.
+	steps map[*target.Context]*tcf.Channel
 }
 
 type requestedStop struct {
@@ -150,12 +156,39 @@ func (a *Agent) requested(ch *tcf.Channel, ctx *target.Context) {
 	}
 }
 
+// resumed records a channel's resume of ctx: a step's end is its stop; any
+// other resume ends an earlier channel's claim on a step's end.
+func (a *Agent) resumed(ch *tcf.Channel, ctx *target.Context, mode target.ResumeMode) {
+	if ch == nil || ctx == nil {
+		return
+	}
+	o := &a.own
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.holdLocked(ch, ctx.Process())
+	if ctx.IsProcess() {
+		for _, th := range ctx.Children() {
+			delete(o.steps, th)
+		}
+		return
+	}
+	if mode == target.ResumeContinue {
+		delete(o.steps, ctx)
+		return
+	}
+	if o.steps == nil {
+		o.steps = map[*target.Context]*tcf.Channel{}
+	}
+	o.steps[ctx] = ch
+}
+
 // forgetContext drops what is recorded about a context that exited.
 func (a *Agent) forgetContext(c *target.Context) {
 	o := &a.own
 	o.mu.Lock()
 	delete(o.holders, c)
 	delete(o.stops, c)
+	delete(o.steps, c)
 	o.mu.Unlock()
 }
 
@@ -196,9 +229,18 @@ func (a *Agent) channelGone(ch *tcf.Channel) {
 			resume = append(resume, th)
 		}
 	}
+	for th, by := range o.steps {
+		if by != ch {
+			continue
+		}
+		delete(o.steps, th)
+		if state, reason, _ := th.State(); state == target.StateStopped && reason != nil && reason.Kind == target.ReasonStep {
+			resume = append(resume, th)
+		}
+	}
 	if last && !keep {
 		detach = a.target.Processes()
-		o.holders, o.stops = nil, nil
+		o.holders, o.stops, o.steps = nil, nil, nil
 	}
 	o.mu.Unlock()
 

@@ -82,7 +82,7 @@ func (a *Agent) RegisterRunControl() {
 			c.ReplyError(err)
 			return
 		}
-		a.hold(c.Channel(), ctx)
+		a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
 		opts := target.ResumeOptions{Count: count}
 		if v, ok := params.Uint64("RangeStart"); ok {
 			opts.RangeStart = v
