@@ -70,12 +70,15 @@ func runAgent(args []string) int {
 	spin := fs.Duration("read-spin", tcf.DefaultReadSpin,
 		"how long a channel keeps polling for the client's next command before it sleeps (`duration`; 0: never):\n"+
 			"shorter request/reply round trips for at most that much CPU per burst of commands")
+	keepAttached := fs.Bool("keep-attached", false,
+		"keep processes attached when the clients that held them disconnect (default: detach them, as the last client leaves)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() != 0 {
 		return usageError(fs, "agent takes no arguments")
 	}
+	agentKeepAttached = *keepAttached
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*level)); err != nil {
 		return usageError(fs, fmt.Sprintf("bad --log-level %q: want debug, info, warn or error", *level))

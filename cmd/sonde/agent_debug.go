@@ -21,6 +21,12 @@ func init() {
 			return
 		}
 		sess := session.New(t, session.Options{Warn: func(msg string) { srv.Logger().Info(msg) }})
-		services.New(srv, sess).RegisterAll()
+		a := services.New(srv, sess)
+		a.SetKeepAttached(agentKeepAttached)
+		a.RegisterAll()
 	})
 }
+
+// agentKeepAttached is the agent's --keep-attached: processes stay attached
+// when the clients holding them disconnect.
+var agentKeepAttached bool

@@ -353,7 +353,11 @@ func (b *Backend) onInt3(th *thread) {
 		b.onUserTrap(th)
 		return
 	}
-	th.setReg(offRIP, addr)
+	// The rewound pc goes to the kernel now, not at the resume: if sonde
+	// dies while the thread sits here, the kernel releases it at the int3
+	// (it dies of SIGTRAP, as documented) instead of one byte into the
+	// instruction under it.
+	th.rewindPC(addr)
 	if s := th.step; s != nil && s.inCall && addr == s.ret {
 		if th.sp() >= s.callSP {
 			b.unplantInternal(owner, s.ret)

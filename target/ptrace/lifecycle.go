@@ -445,7 +445,9 @@ func (b *Backend) settle(th *thread, ws unix.WaitStatus) {
 					planted := owner.sw[pc-1] != nil || owner.removed[pc-1]
 					owner.memMu.RUnlock()
 					if planted {
-						th.setReg(offRIP, pc-1)
+						// Written now, as onInt3 does: a thread the
+						// kernel releases re-executes the int3.
+						th.rewindPC(pc - 1)
 						return
 					}
 				} else {

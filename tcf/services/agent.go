@@ -3,6 +3,11 @@
 // (and, for the symbol-level services, on the symbols and unwind layers), and
 // target events into protocol events.
 //
+// What a channel owns — the processes it attached or launched, the stops it
+// requested, the breakpoints it planted — is released when it closes, and
+// when the last channel closes no process stays stopped or traced because of
+// sonde unless the agent runs with --keep-attached (ownership.go).
+//
 // An Agent owns the live target that every channel shares. Events are emitted
 // from its target listeners (fastevents.go: a synchronous one for the hot
 // path of stops and starts, an ordinary one for the rest), so every channel
@@ -40,6 +45,7 @@ type Agent struct {
 	terminals terminalTable
 	bps       breakpointTable
 	fast      fastEvents
+	own       ownership
 	stacks    stackCache
 	files     fsTable
 	// pathMap holds the PathMap rules clients set.
@@ -89,6 +95,7 @@ func (a *Agent) Start() {
 	for _, name := range a.srv.ServiceNames() {
 		a.offered[name] = true
 	}
+	a.trackChannels()
 	a.removeListener = a.target.AddListener(a.onEvent)
 	a.target.AddSyncListener(a.onEventNow)
 	// Breakpoints in a library are planted when it loads, before its code
@@ -170,6 +177,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.replies.drop(id)
 		a.emit("MemoryMap", "changed", id)
 	case target.EventExited:
+		a.forgetContext(c)
 		if c.IsProcess() {
 			code := 0
 			if e.Exit != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,15 +64,36 @@ func startLive(t testing.TB) *liveAgent {
 	}
 	go srv.Serve(l)
 	la := &liveAgent{t: t, addr: l.Addr().String(), srv: srv, agent: a, tgt: tgt}
+	// Every process the target had, remembered as it appears (with its
+	// start time: pids are reused quickly): the last client's close (a
+	// cleanup that runs first) detaches them all.
+	var pidMu sync.Mutex
+	pids := map[int]string{}
+	remember := func(pid int) {
+		if st := startTime(pid); st != "" {
+			pidMu.Lock()
+			pids[pid] = st
+			pidMu.Unlock()
+		}
+	}
+	tgt.AddListener(func(e target.Event) {
+		if e.Kind == target.EventCreated && e.Context.IsProcess() {
+			remember(e.Context.PID())
+		}
+	})
 	t.Cleanup(func() {
-		var pids []int
 		for _, p := range tgt.Processes() {
-			pids = append(pids, p.PID())
+			remember(p.PID())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
-		for _, pid := range pids {
+		pidMu.Lock()
+		defer pidMu.Unlock()
+		for pid, st := range pids {
+			if startTime(pid) != st {
+				continue // gone, maybe reused
+			}
 			if p, err := os.FindProcess(pid); err == nil {
 				p.Kill()
 			}
@@ -79,6 +101,21 @@ func startLive(t testing.TB) *liveAgent {
 	})
 	la.c, la.events = la.dial()
 	return la
+}
+
+// startTime is the start time of process pid (field 22 of its stat), "" if
+// there is no such process.
+func startTime(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
 }
 
 // dial connects one more client that records its events.

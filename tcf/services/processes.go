@@ -65,6 +65,7 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 			var proc *target.Context
 			if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
 				a.adopt(proc)
+				a.requested(c.Channel(), proc) // the attach stop
 			}
 		}
 		c.ReplyError(err)
@@ -190,6 +191,11 @@ func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) 
 			return
 		}
 		a.start(name, req, func(props map[string]any, err error) {
+			if id, _ := props["ID"].(string); err == nil && req.attach {
+				if proc, lerr := a.lookup(id); lerr == nil {
+					a.hold(c.Channel(), proc)
+				}
+			}
 			c.Reply().Error(err).Data(props).Send()
 		})
 	})

@@ -82,6 +82,7 @@ func (a *Agent) RegisterRunControl() {
 			c.ReplyError(err)
 			return
 		}
+		a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
 		opts := target.ResumeOptions{Count: count}
 		if v, ok := params.Uint64("RangeStart"); ok {
 			opts.RangeStart = v
@@ -103,7 +104,10 @@ func (a *Agent) RegisterRunControl() {
 	svc.Command("suspend", func(c *tcf.Call) {
 		ctx, err := a.contextArg(c)
 		if err == nil {
-			err = ctx.Suspend()
+			a.hold(c.Channel(), ctx)
+			if err = ctx.Suspend(); err == nil {
+				a.requested(c.Channel(), ctx)
+			}
 		}
 		c.ReplyError(err)
 	})
