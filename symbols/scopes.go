@@ -1,10 +1,8 @@
 package symbols
 
 import (
-	"strings"
 	"sync"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
@@ -61,8 +59,8 @@ func (n *fnName) Display() string {
 			// gdb shows a linkage name that is not mangled (a C function
 			// renamed by an asm label, like glibc's __GI_ aliases) as is.
 			n.display = n.linkage
-			if d, err := demangle.ToString(n.linkage); err == nil {
-				n.display = withoutReturnType(n.linkage, d)
+			if d, ok := displayName(n.linkage); ok {
+				n.display = d
 			}
 			return
 		}
@@ -76,19 +74,6 @@ func (n *fnName) Display() string {
 		}
 	})
 	return n.display
-}
-
-// withoutReturnType drops the return type the demangler prints for template
-// functions ("void ns::f<int>(int)" -> "ns::f<int>(int)"), as gdb does.
-func withoutReturnType(mangled, full string) string {
-	bare, err := demangle.ToString(mangled, demangle.NoParams)
-	if err != nil || bare == "" {
-		return full
-	}
-	if i := strings.Index(full, bare); i > 0 && full[i-1] == ' ' {
-		return full[i:]
-	}
-	return full
 }
 
 // declInfo is what a DIE contributes to a function's name; strings stay

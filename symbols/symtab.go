@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 )
 
@@ -73,8 +72,8 @@ func (b *Binary) completeLinkageName(f *Frame) {
 		if i := strings.IndexByte(name, '.'); i > 0 {
 			name = name[:i]
 		}
-		if full, err := demangle.ToString(name); err == nil {
-			f.Function, f.LinkageName = withoutReturnType(name, full), name
+		if d, ok := displayName(name); ok {
+			f.Function, f.LinkageName = d, name
 		}
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/symbols/debuginfod"
 )
@@ -303,7 +302,7 @@ func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 			if f.LinkageName != "" {
 				name = f.LinkageName
 				if o.demangle {
-					if d, err := demangle.ToString(f.LinkageName); err == nil {
+					if d, ok := symbols.DemangleLinkageName(f.LinkageName); ok {
 						name = d
 					} else {
 						name = f.Function

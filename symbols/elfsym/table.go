@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/sondedbg/sonde/symbols/internal/demangler"
 )
 
 // Table is an immutable index of a module's symbols, safe for concurrent use.
@@ -292,11 +293,10 @@ func (t *Table) indexDemangled() {
 	}
 }
 
-func demangleNoParams(name string) (out string) {
-	defer func() {
-		if recover() != nil {
-			out = name
-		}
-	}()
-	return demangle.Filter(name, demangle.NoParams, demangle.MaxLength(16))
+func demangleNoParams(name string) string {
+	d, err := demangler.ToString(name, demangle.NoParams)
+	if err != nil {
+		return name
+	}
+	return d
 }
