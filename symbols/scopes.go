@@ -158,8 +158,19 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		return nil, err
 	}
 	t := &scopeTree{}
-	decls := map[uint64]declInfo{}
-	var nodeDecls, varDecls []declInfo // parallel to t.nodes and t.vars
+	// Presize from the unit's size: growing these slices and the map one
+	// doubling at a time costs more than decoding the DIEs in a large C++
+	// unit (one function or inlined call per ~64 bytes of DIEs there; C
+	// units have fewer, so this guess stays below their needs).
+	guess := 0
+	if cu.hdr.End > cu.hdr.DataOffset {
+		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/256, 1<<20))
+	}
+	decls := make(map[uint64]declInfo, guess/2)
+	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
+	var varDecls []declInfo                 // parallel to t.vars
+	t.nodes = make([]scopeNode, 0, guess)
+	t.ranges = make([]dwarfraw.Range, 0, guess)
 	type level struct {
 		node   int32
 		prefix string

@@ -191,7 +191,9 @@ type resolver interface {
 // symbolsOptions: gdb's search for debug files, plus debuginfod when
 // DEBUGINFOD_URLS is set.
 func symbolsOptions() *symbols.Options {
-	o := &symbols.Options{}
+	// addr2line names functions DWARF gives no linkage name after their
+	// ELF symbol.
+	o := &symbols.Options{SymbolTableNames: true}
 	if c, err := debuginfod.FromEnv(); err == nil && c != nil {
 		o.Search.Debuginfod = c
 	}
