@@ -63,6 +63,11 @@ type Options struct {
 	PersistentCache *pcache.Cache
 	// NoPersistentCache inflates compressed sections in memory on every run.
 	NoPersistentCache bool
+	// SymbolTableNames names a function DWARF gives no linkage name (a GCC
+	// lambda, some template instances, static functions) after the ELF
+	// symbol at its entry, demangled, as binutils addr2line does. By
+	// default such a function keeps DWARF's spelling, as gdb shows it.
+	SymbolTableNames bool
 }
 
 // persistentCache returns the cache compressed sections persist in, or nil.
@@ -90,6 +95,7 @@ type Binary struct {
 	symsOnce  sync.Once
 	syms      *elfsym.Table
 	symsReady atomic.Bool // syms is loaded
+	elfNames  bool        // Options.SymbolTableNames
 
 	warnMu   sync.Mutex
 	warnings []error
@@ -125,7 +131,7 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	b := &Binary{path: path, ef: ef}
+	b := &Binary{path: path, ef: ef, elfNames: opts.SymbolTableNames}
 	pc := opts.persistentCache()
 	ef.enablePersist(pc)
 	dw, err := newDWARFFile(ef, false)
@@ -337,13 +343,16 @@ func (b *Binary) appendDecoded(dst []Frame, addr uint64) (_ []Frame, err error, 
 }
 
 // finishFrames completes the frames DWARF gave (dst[n:]) from the ELF
-// symbols: a linkage name for C++ functions DWARF names without one, or
-// the whole name where no DWARF function covers addr. With load false it
-// reports false instead of reading the symbol table for the first time.
+// symbols: the whole name where no DWARF function covers addr, keeping any
+// line information DWARF had; with Options.SymbolTableNames, a linkage
+// name for C++ functions DWARF names without one. (By default those keep
+// DWARF's spelling, as gdb shows them, so that a function's inlined and
+// out-of-line copies are spelled alike.) With load false it reports false
+// instead of reading the symbol table for the first time.
 func (b *Binary) finishFrames(dst []Frame, n int, addr uint64, load bool) ([]Frame, bool) {
 	if len(dst) > n && dst[n].Function != "" {
 		outer := &dst[len(dst)-1]
-		if needsSymbolName(outer) {
+		if b.elfNames && needsSymbolName(outer) {
 			if !load && !b.symsReady.Load() {
 				return dst, false
 			}

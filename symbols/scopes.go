@@ -1,10 +1,8 @@
 package symbols
 
 import (
-	"strings"
 	"sync"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
@@ -61,8 +59,8 @@ func (n *fnName) Display() string {
 			// gdb shows a linkage name that is not mangled (a C function
 			// renamed by an asm label, like glibc's __GI_ aliases) as is.
 			n.display = n.linkage
-			if d, err := demangle.ToString(n.linkage); err == nil {
-				n.display = withoutReturnType(n.linkage, d)
+			if d, ok := displayName(n.linkage); ok {
+				n.display = d
 			}
 			return
 		}
@@ -76,19 +74,6 @@ func (n *fnName) Display() string {
 		}
 	})
 	return n.display
-}
-
-// withoutReturnType drops the return type the demangler prints for template
-// functions ("void ns::f<int>(int)" -> "ns::f<int>(int)"), as gdb does.
-func withoutReturnType(mangled, full string) string {
-	bare, err := demangle.ToString(mangled, demangle.NoParams)
-	if err != nil || bare == "" {
-		return full
-	}
-	if i := strings.Index(full, bare); i > 0 && full[i-1] == ' ' {
-		return full[i:]
-	}
-	return full
 }
 
 // declInfo is what a DIE contributes to a function's name; strings stay
@@ -173,8 +158,19 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		return nil, err
 	}
 	t := &scopeTree{}
-	decls := map[uint64]declInfo{}
-	var nodeDecls, varDecls []declInfo // parallel to t.nodes and t.vars
+	// Presize from the unit's size: growing these slices and the map one
+	// doubling at a time costs more than decoding the DIEs in a large C++
+	// unit (one function or inlined call per ~64 bytes of DIEs there; C
+	// units have fewer, so this guess stays below their needs).
+	guess := 0
+	if cu.hdr.End > cu.hdr.DataOffset {
+		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/256, 1<<20))
+	}
+	decls := make(map[uint64]declInfo, guess/2)
+	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
+	var varDecls []declInfo                 // parallel to t.vars
+	t.nodes = make([]scopeNode, 0, guess)
+	t.ranges = make([]dwarfraw.Range, 0, guess)
 	type level struct {
 		node   int32
 		prefix string

@@ -5,7 +5,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 )
 
@@ -59,12 +58,9 @@ func (b *Binary) symbolFrame(f *Frame, addr uint64) bool {
 // completeLinkageName gives an out-of-line function frame that DWARF names
 // without a linkage name (GCC omits it for lambdas and some templates) the
 // mangled name of the ELF symbol starting at the same address, so that C++
-// names are fully qualified. Clone suffixes (".cold", ".isra.0") are not
-// part of the source name and are dropped.
+// names are fully qualified, as addr2line prints them. Clone suffixes
+// (".cold", ".isra.0") are not part of the source name and are dropped.
 func (b *Binary) completeLinkageName(f *Frame) {
-	if !needsSymbolName(f) {
-		return
-	}
 	for _, s := range b.symbols().Aliases(f.Start) {
 		if !strings.HasPrefix(s.Name, "_Z") && !strings.HasPrefix(s.Name, "_R") {
 			continue
@@ -73,8 +69,8 @@ func (b *Binary) completeLinkageName(f *Frame) {
 		if i := strings.IndexByte(name, '.'); i > 0 {
 			name = name[:i]
 		}
-		if full, err := demangle.ToString(name); err == nil {
-			f.Function, f.LinkageName = withoutReturnType(name, full), name
+		if d, ok := displayName(name); ok {
+			f.Function, f.LinkageName = d, name
 		}
 		return
 	}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/symbols/debuginfod"
 )
@@ -192,7 +191,9 @@ type resolver interface {
 // symbolsOptions: gdb's search for debug files, plus debuginfod when
 // DEBUGINFOD_URLS is set.
 func symbolsOptions() *symbols.Options {
-	o := &symbols.Options{}
+	// addr2line names functions DWARF gives no linkage name after their
+	// ELF symbol.
+	o := &symbols.Options{SymbolTableNames: true}
 	if c, err := debuginfod.FromEnv(); err == nil && c != nil {
 		o.Search.Debuginfod = c
 	}
@@ -303,7 +304,7 @@ func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 			if f.LinkageName != "" {
 				name = f.LinkageName
 				if o.demangle {
-					if d, err := demangle.ToString(f.LinkageName); err == nil {
+					if d, ok := symbols.DemangleLinkageName(f.LinkageName); ok {
 						name = d
 					} else {
 						name = f.Function

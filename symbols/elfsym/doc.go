@@ -15,10 +15,13 @@
 // # Never a wrong name
 //
 // Lookup returns a symbol only when the address lies inside it:
-// Addr <= addr < Addr+Size. A zero-size symbol (an assembly label, a linker
-// marker) matches only its exact address. An address in a gap between
-// symbols has no name; naming it after the nearest preceding exported symbol
-// is the classic symbolizer bug this package exists to avoid.
+// Addr <= addr < Addr+Size. A zero-size symbol (an assembly label,
+// crtstuff's register_tm_clones) has no end of its own: it names the
+// addresses after it up to the next symbol, within its section, as in gdb,
+// addr2line and llvm-symbolizer — unless it lies inside a sized symbol. An
+// address in a gap after a sized symbol has no name; naming it after the
+// nearest preceding exported symbol is the classic symbolizer bug this
+// package exists to avoid.
 //
 // # Which name, when several symbols share an address
 //

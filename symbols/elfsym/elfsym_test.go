@@ -400,7 +400,7 @@ func TestAliasesAndLabels(t *testing.T) {
 	if strings.Join(names, ",") != "sym_aliased_impl,sym_weak_alias,__sym_underscored" {
 		t.Errorf("Aliases = %v", names)
 	}
-	// A zero-size label matches its own address only.
+	// A zero-size label names the addresses up to the next symbol.
 	lbl := tab.ByName("sym_asm_label")
 	if len(lbl) != 1 || lbl[0].Size != 0 {
 		t.Fatalf("sym_asm_label: %+v", lbl)
@@ -408,8 +408,8 @@ func TestAliasesAndLabels(t *testing.T) {
 	if s, _, ok := tab.Lookup(lbl[0].Addr); !ok || s.Name != "sym_asm_label" {
 		t.Errorf("Lookup(label) = %s %v", s.Name, ok)
 	}
-	if s, off, ok := tab.Lookup(lbl[0].Addr + 1); ok {
-		t.Errorf("Lookup(label+1) = %s+%d, want nothing (zero-size symbols match exactly)", s.Name, off)
+	if s, off, ok := tab.Lookup(lbl[0].Addr + 1); !ok || s.Name != "sym_asm_label" || off != 1 {
+		t.Errorf("Lookup(label+1) = %s+%d %v, want sym_asm_label+1 (as gdb)", s.Name, off, ok)
 	}
 	// The local static function and data are found with their sizes.
 	for _, n := range []string{"sym_static_func", "sym_static_counter", "sym_global_counter"} {

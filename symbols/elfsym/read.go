@@ -50,6 +50,7 @@ func New(name string, files ...*elf.File) (*Table, error) {
 		}
 	}
 	t := build(name, all)
+	t.sections = sectionRanges(files)
 	return t, errors.Join(errs...)
 }
 

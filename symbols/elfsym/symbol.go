@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ianlancetaylor/demangle"
+	"github.com/sondedbg/sonde/symbols/internal/demangler"
 )
 
 // Kind is what a symbol names.
@@ -132,13 +132,12 @@ func Demangle(name string) string {
 
 // demangleSafe bounds the output (64 KiB) and turns a demangler panic on a
 // hostile name into "leave the name as is".
-func demangleSafe(name string) (out string) {
-	defer func() {
-		if recover() != nil {
-			out = name
-		}
-	}()
-	return demangle.Filter(name, demangle.MaxLength(16))
+func demangleSafe(name string) string {
+	d, err := demangler.ToString(name)
+	if err != nil {
+		return name
+	}
+	return d
 }
 
 func kindOf(t elf.SymType) (Kind, bool) {

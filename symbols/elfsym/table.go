@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ianlancetaylor/demangle"
+	"github.com/sondedbg/sonde/symbols/internal/demangler"
 )
 
 // Table is an immutable index of a module's symbols, safe for concurrent use.
@@ -24,6 +25,11 @@ type Table struct {
 	start, end []uint64
 	first      []int32
 	parent     []int32
+
+	// sections are the address ranges of the files' allocated sections,
+	// sorted and merged: a zero-size symbol names the addresses after it
+	// up to the end of its section (see Lookup).
+	sections []addrRange
 
 	// Name indexes, built on first use: a profiler or unwinder that only
 	// looks addresses up never pays for them.
@@ -211,7 +217,72 @@ func (t *Table) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
 			return s, addr - s.Addr, true
 		}
 	}
+	// No symbol covers addr. When the nearest symbol before it is a
+	// zero-size one in the same section (crtstuff's register_tm_clones,
+	// an assembly label), it names addr, as in gdb's minimal-symbol lookup
+	// and binutils: a size-less symbol extends to the next symbol. A sized
+	// symbol that ended before addr stops this (the gap after a function
+	// has no name), and so does one enclosing the zero-size symbol (a
+	// label inside a function does not name what follows the function).
+	if i := lo - 1; i >= 0 && t.start[i] == t.end[i] && t.parent[i] < 0 && t.sameSection(t.start[i], addr) {
+		s := t.syms[t.first[i]]
+		return s, addr - s.Addr, true
+	}
 	return Symbol{}, 0, false
+}
+
+// addrRange is [lo, hi).
+type addrRange struct{ lo, hi uint64 }
+
+// sameSection reports whether a <= b lie in one allocated section.
+func (t *Table) sameSection(a, b uint64) bool {
+	i, found := slices.BinarySearchFunc(t.sections, a, func(r addrRange, a uint64) int {
+		switch {
+		case r.hi <= a:
+			return -1
+		case r.lo > a:
+			return 1
+		}
+		return 0
+	})
+	return found && b < t.sections[i].hi
+}
+
+// sectionRanges returns the address ranges of the allocated, non-TLS
+// sections of files (TLS sections hold templates whose addresses overlap
+// other sections), sorted, overlaps and repeats merged.
+func sectionRanges(files []*elf.File) []addrRange {
+	var rs []addrRange
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		for _, sec := range f.Sections {
+			if sec.Flags&elf.SHF_ALLOC == 0 || sec.Flags&elf.SHF_TLS != 0 || sec.Size == 0 || sec.Addr == 0 {
+				continue
+			}
+			hi := sec.Addr + sec.Size
+			if hi < sec.Addr {
+				continue // wraps: a corrupt header
+			}
+			rs = append(rs, addrRange{sec.Addr, hi})
+		}
+	}
+	slices.SortFunc(rs, func(a, b addrRange) int { return cmpU64(a.lo, b.lo) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.lo < out[n-1].hi {
+			// Overlapping sections (the same section from the binary and
+			// its debug file, or a corrupt header): keep the first whole
+			// and start the next where it ends.
+			if r.hi > out[n-1].hi {
+				out = append(out, addrRange{out[n-1].hi, r.hi})
+			}
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Aliases returns every symbol that starts at addr, preferred first.
@@ -292,11 +363,10 @@ func (t *Table) indexDemangled() {
 	}
 }
 
-func demangleNoParams(name string) (out string) {
-	defer func() {
-		if recover() != nil {
-			out = name
-		}
-	}()
-	return demangle.Filter(name, demangle.NoParams, demangle.MaxLength(16))
+func demangleNoParams(name string) string {
+	d, err := demangler.ToString(name, demangle.NoParams)
+	if err != nil {
+		return name
+	}
+	return d
 }
