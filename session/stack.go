@@ -37,6 +37,11 @@ type threadCallbacks struct {
 
 	frames []symbols.Frame // AppendSymbolInfo's buffer
 
+	// Executable regions of the memory map, read when the walk first asks
+	// about an address in no module (jit.go).
+	exec       []target.MemoryRegion
+	execLoaded bool
+
 	reads, short int // target reads in this walk, and those that came up short (for tests)
 
 	// The symbol file of the module last symbolized in this walk: frames
@@ -184,7 +189,7 @@ func (c *threadCallbacks) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Sym
 // and the symbol table's frames go through a buffer kept for the thread.
 func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
 	if um == nil {
-		return dst, nil
+		return c.appendJIT(dst, pc), nil
 	}
 	m, _ := um.Client.(*modules.Module)
 	if m == nil {
@@ -240,6 +245,7 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
 	cb.win, cb.page, cb.sp0, cb.reads, cb.short = nil, nil, regs.SP(), 0, 0
 	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
+	cb.execLoaded = false
 	if tu.u == nil {
 		tu.u = unwind.New(cb, cb, &unwind.Options{ReuseFrames: true})
 	}

@@ -254,6 +254,7 @@ var (
 	ErrRegisterUnknown  = errors.New("register needed by the unwind rule is unknown")
 	ErrNoUnwindInfo     = errors.New("no unwind information and no valid frame-pointer chain")
 	ErrMemory           = errors.New("stack memory unreadable")
+	ErrNonCanonical     = errors.New("caller's pc is not a canonical address")
 )
 
 // StepError explains a stop other than StopOutermost/StopDepthLimit.
