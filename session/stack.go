@@ -269,6 +269,9 @@ func sameList(a, b modules.List) bool {
 type StackOptions struct {
 	NoInline  bool // one frame per physical frame
 	NoSymbols bool // pcs only
+	// NoTailCalls leaves out the frames of functions that tail-called the
+	// frame below them, which gdb rebuilds from call-site DWARF (tailcall.go).
+	NoTailCalls bool
 	// Registers, when set, are the thread's registers at this stop, already
 	// read by the caller (saves reading them again from the target).
 	Registers *target.Registers
@@ -279,6 +282,11 @@ func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.T
 	var t unwind.Trace
 	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
 		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
+		if !opts.NoSymbols && !opts.NoTailCalls {
+			if mods, err := s.Modules(thread); err == nil {
+				s.addTailCalls(mods, procExt.Get(thread.Process()), &t)
+			}
+		}
 		return nil
 	})
 	return t, err

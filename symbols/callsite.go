@@ -1,11 +1,13 @@
 package symbols
 
 import (
+	"debug/elf"
 	"fmt"
 	"runtime/debug"
 	"slices"
 	"sort"
 
+	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
@@ -468,4 +470,23 @@ func (s CallSite) String() string {
 		tail = " tail"
 	}
 	return fmt.Sprintf("call site %#x in %#x%s -> %s", s.ReturnPC, s.Func, tail, t)
+}
+
+// FunctionAddress returns the link-time address of the defined ELF function
+// symbol called name — how a call site's TargetName is resolved, as gdb
+// resolves it through minimal symbols: global (or weak) ones before local
+// ones. global says which it found.
+func (b *Binary) FunctionAddress(name string) (addr uint64, global, ok bool) {
+	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
+		if s.Addr == 0 {
+			continue
+		}
+		if s.Bind != elf.STB_LOCAL {
+			return s.Addr, true, true
+		}
+		if !ok {
+			addr, ok = s.Addr, true
+		}
+	}
+	return addr, false, ok
 }
