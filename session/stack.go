@@ -37,6 +37,11 @@ type threadCallbacks struct {
 
 	frames []symbols.Frame // AppendSymbolInfo's buffer
 
+	// Executable regions of the memory map, read when the walk first asks
+	// about an address in no module (jit.go).
+	exec       []target.MemoryRegion
+	execLoaded bool
+
 	reads, short int // target reads in this walk, and those that came up short (for tests)
 
 	// The symbol file of the module last symbolized in this walk: frames
@@ -184,7 +189,7 @@ func (c *threadCallbacks) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Sym
 // and the symbol table's frames go through a buffer kept for the thread.
 func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
 	if um == nil {
-		return dst, nil
+		return c.appendJIT(dst, pc), nil
 	}
 	m, _ := um.Client.(*modules.Module)
 	if m == nil {
@@ -240,6 +245,7 @@ func (s *Session) withUnwinder(thread *target.Context, regs *target.Registers, f
 	cb.s, cb.thread, cb.regs, cb.mods, cb.st = s, thread, regs, mods, procExt.Get(thread.Process())
 	cb.win, cb.page, cb.sp0, cb.reads, cb.short = nil, nil, regs.SP(), 0, 0
 	cb.binMod, cb.bin, cb.binErr = nil, nil, nil
+	cb.execLoaded = false
 	if tu.u == nil {
 		tu.u = unwind.New(cb, cb, &unwind.Options{ReuseFrames: true})
 	}
@@ -263,6 +269,9 @@ func sameList(a, b modules.List) bool {
 type StackOptions struct {
 	NoInline  bool // one frame per physical frame
 	NoSymbols bool // pcs only
+	// NoTailCalls leaves out the frames of functions that tail-called the
+	// frame below them, which gdb rebuilds from call-site DWARF (tailcall.go).
+	NoTailCalls bool
 	// Registers, when set, are the thread's registers at this stop, already
 	// read by the caller (saves reading them again from the target).
 	Registers *target.Registers
@@ -273,6 +282,11 @@ func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.T
 	var t unwind.Trace
 	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
 		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
+		if !opts.NoSymbols && !opts.NoTailCalls {
+			if mods, err := s.Modules(thread); err == nil {
+				s.addTailCalls(mods, procExt.Get(thread.Process()), &t)
+			}
+		}
 		return nil
 	})
 	return t, err

@@ -46,6 +46,9 @@ type compUnit struct {
 	linesErr  error
 
 	fast atomic.Pointer[unitLookup] // set once scopes and lines are decoded
+
+	callsOnce sync.Once // call sites (callsite.go)
+	calls     *unitCallSites
 }
 
 func (cu *compUnit) secName() string {

@@ -12,8 +12,11 @@ type StackFrame struct {
 	SP, CFA  uint64
 	Kind     FrameKind
 	Physical int // index of the physical frame
-	Module   *Module
-	Symbol   Symbol
+	// Method is how the physical frame's caller was found (MethodNone at
+	// the last frame).
+	Method Method
+	Module *Module
+	Symbol Symbol
 	// HasSymbol is false when the client knew nothing about LookupPC.
 	HasSymbol bool
 }
@@ -64,7 +67,7 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 			// symbolized at the same place: its symbols too.
 			for _, sf := range done {
 				sf.Index, sf.Physical = len(t.Frames), physical
-				sf.SP, sf.CFA = f.SP, f.CFA
+				sf.SP, sf.CFA, sf.Method = f.SP, f.CFA, f.Method
 				t.Frames = append(t.Frames, sf)
 			}
 			physical++
@@ -86,7 +89,7 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 			syms = syms[len(syms)-1:]
 		}
 		base := StackFrame{PC: f.PC, LookupPC: f.LookupPC(), SP: f.SP, CFA: f.CFA, Kind: f.Kind,
-			Physical: physical, Module: f.Module}
+			Physical: physical, Method: f.Method, Module: f.Module}
 		if len(syms) == 0 {
 			base.Index = len(t.Frames)
 			t.Frames = append(t.Frames, base)

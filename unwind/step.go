@@ -38,8 +38,9 @@ func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
 	}
 	if f.Exact {
 		if m == nil {
-			// uwx: an IP in no module is a leaf with default unwind properties.
-			return u.leaf(f, n, 0, MethodLeaf)
+			// JIT code or a call through a bad pointer: validated leaf
+			// and frame-pointer rules (anon.go).
+			return u.anonymous(f, n)
 		}
 		if r, ok, err := u.prologue(f, n); ok {
 			return r, err
@@ -284,7 +285,8 @@ const maxFrameSize = 64 << 20
 
 // framePointer follows the rbp chain for one frame, but only when the result
 // is credible: rbp lies on the stack above sp and is aligned, the saved
-// return address is in a known module, and the instruction before it is a
+// return address is in a known module or in executable memory the client
+// vouches for (JIT code, see anon.go), and the instruction before it is a
 // call. A guess that fails any test ends the walk instead of inventing a frame.
 func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err error) {
 	bp, ok := f.Regs.Get(regRBP)
@@ -305,7 +307,7 @@ func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err er
 		}
 		return 0, false, nil
 	}
-	if u.module(ra-1) == nil || !u.followsCall(ra) {
+	if !u.validReturn(ra) {
 		return 0, false, nil
 	}
 	for r := 0; r < NumRegs; r++ {

@@ -149,6 +149,11 @@ const (
 	// KindInline is a function inlined into the physical frame below it; it
 	// carries that frame's pc.
 	KindInline
+	// KindTailCall is a function that tail-called the frame below it, so
+	// left no frame on the stack: rebuilt from call-site DWARF as gdb does
+	// (gdb's TAILCALL_FRAME). Its pc is the address after the tail call.
+	// The engine does not make these; its clients (package session) do.
+	KindTailCall
 )
 
 func (k FrameKind) String() string {
@@ -157,6 +162,8 @@ func (k FrameKind) String() string {
 		return "signal"
 	case KindInline:
 		return "inline"
+	case KindTailCall:
+		return "tailcall"
 	}
 	return "normal"
 }
@@ -254,6 +261,7 @@ var (
 	ErrRegisterUnknown  = errors.New("register needed by the unwind rule is unknown")
 	ErrNoUnwindInfo     = errors.New("no unwind information and no valid frame-pointer chain")
 	ErrMemory           = errors.New("stack memory unreadable")
+	ErrNonCanonical     = errors.New("caller's pc is not a canonical address")
 )
 
 // StepError explains a stop other than StopOutermost/StopDepthLimit.

@@ -3,6 +3,7 @@ package unwind
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
 )
@@ -207,6 +208,10 @@ func (u *Unwinder) prepareStep() {
 	// from a signal context is a real frame (a call through a null pointer).
 	if n.PC == 0 && !n.Exact {
 		u.stopWith(StopOutermost, nil)
+		return
+	}
+	if !canonical(n.PC) {
+		u.stopWith(StopCorrupt, fmt.Errorf("%w: %#x", ErrNonCanonical, n.PC))
 		return
 	}
 	if f.Kind != KindSignal {

@@ -42,7 +42,7 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 			return
 		}
 		f := trace.Frames[i]
-		if i > 0 && trace.Frames[i-1].Physical == f.Physical {
+		if i > 0 && trace.Frames[i-1].Physical == f.Physical && trace.Frames[i-1].Kind != unwind.KindTailCall && f.Kind != unwind.KindTailCall {
 			continue // has inlined callees
 		}
 		frames[i].showAddress = true

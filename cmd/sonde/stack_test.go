@@ -73,12 +73,7 @@ func gdbStacks(t *testing.T, args ...string) map[int][]gdbStackFrame {
 			typ, _ := strconv.Atoi(f[1])
 			pc, _ := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
 			line, _ := strconv.Atoi(f[5])
-			if typ == 3 {
-				// Tail-call frames gdb synthesizes from DW_TAG_call_site
-				// are optional (issue 5): sonde shows the physical frames.
-				continue
-			}
-			kind := map[int]string{0: "normal", 2: "inline", 4: "signal"}[typ]
+			kind := map[int]string{0: "normal", 2: "inline", 3: "tailcall", 4: "signal"}[typ]
 			if kind == "" {
 				kind = fmt.Sprintf("gdb-type-%d", typ)
 			}
@@ -618,7 +613,7 @@ func TestStackTextSymbolTableNames(t *testing.T) {
 
 // compareText runs sonde with sondeArgs and gdb's `thread apply all bt`
 // with gdbArgs (a live pid or an executable and core) and compares the
-// output line by line, without gdb's argument lists and tail-call frames.
+// output line by line, without gdb's argument lists.
 func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	t.Helper()
 	got, errOut, code := runCLI(t, sondeArgs...)
@@ -629,31 +624,17 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, out)
 	}
-	// Tail-call frames are optional (issue 5): drop gdb's and renumber the
-	// frames after them.
-	tailcalls := gdbTailCalls(t, gdbArgs)
 	var want []string
 	inThreads := false
-	dropped := 0
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "Thread ") {
-			inThreads, dropped = true, 0
+			inThreads = true
 		}
 		if !inThreads || strings.HasPrefix(l, "[Inferior") {
 			continue
 		}
 		if m := gdbArgsRE.FindStringSubmatch(l); m != nil {
-			if f := strings.Fields(m[1]); len(f) == 3 && tailcalls[f[1]] {
-				dropped++
-				continue
-			}
 			l = m[1] + m[2] + " ()" + m[3]
-			if dropped > 0 {
-				var n int
-				fmt.Sscanf(l, "#%d", &n)
-				num := fmt.Sprintf("#%d", n)
-				l = fmt.Sprintf("%-4s", fmt.Sprintf("#%d", n-dropped)) + strings.TrimLeft(l[len(num):], " ")
-			}
 		}
 		want = append(want, l)
 	}
@@ -662,34 +643,6 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	if gotText != wantText {
 		t.Errorf("sonde %v:\n%s\ngdb (arguments dropped):\n%s", sondeArgs, gotText, wantText)
 	}
-}
-
-// gdbTailCalls returns the pcs (as gdb prints them, 0x%016x) of the tail-call
-// frames gdb synthesizes, for a live process ("-p", PID) or a core (EXE, CORE).
-func gdbTailCalls(t *testing.T, gdbArgs []string) map[string]bool {
-	t.Helper()
-	script := filepath.Join(t.TempDir(), "tail.py")
-	os.WriteFile(script, []byte(`
-import gdb
-for th in gdb.selected_inferior().threads():
-    th.switch()
-    f = gdb.newest_frame()
-    while f is not None:
-        if f.type() == gdb.TAILCALL_FRAME:
-            print("TAIL|0x%016x" % f.pc())
-        f = f.older()
-`), 0o644)
-	out, err := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", script}, gdbArgs...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
-	res := map[string]bool{}
-	for _, l := range strings.Split(string(out), "\n") {
-		if pc, ok := strings.CutPrefix(l, "TAIL|"); ok {
-			res[pc] = true
-		}
-	}
-	return res
 }
 
 // TestStackRelativeSourcePaths builds testdata/stk_rel the way most

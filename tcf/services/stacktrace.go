@@ -400,6 +400,10 @@ type frameProps struct {
 	Inlined  int            `json:"Inlined,omitempty"`
 	FuncID   string         `json:"FuncID,omitempty"`
 	CodeArea *frameCodeArea `json:"CodeArea,omitempty"`
+	// TailCall marks a frame of a function that tail-called the frame
+	// below it (rebuilt from call-site DWARF, as gdb does): it has no
+	// registers of its own.
+	TailCall bool `json:"TailCall,omitempty"`
 }
 
 // frameCodeArea is a frame's CodeArea property.
@@ -440,6 +444,7 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 		Walk:      f.Kind != unwind.KindNormal || f.Module != nil,
 		IP:        f.PC,
 		FP:        f.CFA,
+		TailCall:  f.Kind == unwind.KindTailCall,
 	}
 	// A caller whose pc is not a return address (the signal trampoline, and
 	// the frame a signal interrupted) is looked up at its pc, where a client
@@ -458,7 +463,7 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 	}
 	// The return address of this frame is the pc of the next physical frame.
 	for k := n + 1; k < len(tr.Frames); k++ {
-		if tr.Frames[k].Physical != f.Physical {
+		if !samePhysical(tr, k, n) {
 			p.RP = tr.Frames[k].PC
 			break
 		}
@@ -471,13 +476,20 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 // function they were inlined into.
 func inlineChain(tr *unwind.Trace, n int) (inner, outer int) {
 	inner, outer = n, n
-	for inner > 0 && tr.Frames[inner-1].Physical == tr.Frames[n].Physical {
+	for inner > 0 && samePhysical(tr, inner-1, n) {
 		inner--
 	}
-	for outer+1 < len(tr.Frames) && tr.Frames[outer+1].Physical == tr.Frames[n].Physical {
+	for outer+1 < len(tr.Frames) && samePhysical(tr, outer+1, n) {
 		outer++
 	}
 	return inner, outer
+}
+
+// samePhysical reports whether frames i and j are one physical frame's
+// inline chain (a tail-call frame is a frame of its own).
+func samePhysical(tr *unwind.Trace, i, j int) bool {
+	a, b := &tr.Frames[i], &tr.Frames[j]
+	return a.Physical == b.Physical && a.Kind != unwind.KindTailCall && b.Kind != unwind.KindTailCall || i == j
 }
 
 // appendFrameProps encodes p as encoding/json encodes the struct (field
@@ -535,6 +547,9 @@ func appendFrameProps(dst []byte, p *frameProps) []byte {
 			dst = tcf.AppendJSONString(dst, a.Dir)
 		}
 		dst = append(dst, '}')
+	}
+	if p.TailCall {
+		dst = append(dst, `,"TailCall":true`...)
 	}
 	return append(dst, '}')
 }

@@ -19,6 +19,7 @@ func TestAppendFramePropsMatchesEncodingJSON(t *testing.T) {
 			FuncID: "F@P99@7fff0010@0"},
 		{ID: "FP3.P9.9", Inlined: 1, FuncID: "F@P9@10@1", CodeArea: &frameCodeArea{SAddr: 16, SLine: 26, SCol: 37, File: "a \"b\".cc", Dir: "/src"}},
 		{ID: "FP4.P9.9", CodeArea: &frameCodeArea{SAddr: 1 << 63}},
+		{ID: "FP5.P9.9", IP: 0x401005, TailCall: true, CodeArea: &frameCodeArea{SAddr: 0x401004, SLine: 3}},
 		{ID: "x\"\\\n\x01é", Index: -1, Level: 1 << 40, FP: 1 << 63},
 	} {
 		want, err := json.Marshal(&p)
