@@ -131,6 +131,12 @@ static void *nine(void *arg) {
 	return NULL;
 }
 
+static volatile long usr1_count;
+static void on_usr1(int sig) {
+	(void)sig;
+	usr1_count++;
+}
+
 static void on_segv(int sig, siginfo_t *si, void *uc_) {
 	(void)sig;
 	(void)si;
@@ -149,6 +155,7 @@ int main(int argc, char **argv) {
 	const char *mode = argc > 1 ? argv[1] : "loop";
 	long n = argc > 2 ? atol(argv[2]) : 1000;
 	if (strcmp(mode, "loop") == 0 || strcmp(mode, "spin") == 0) {
+		signal(SIGUSR1, on_usr1);
 		long acc = 0;
 		for (long i = 0; strcmp(mode, "spin") == 0 || i < n; i++)
 			acc += one_round(i);

@@ -48,6 +48,8 @@ type scratchArea struct {
 type displacedStats struct {
 	stepped, emulatedBranches, fallbacks, held int
 	scratchRegs                                int // steps that borrowed a register for rip
+	translatedStops                            int // other stops in a slot, translated
+	areaBase                                   uint64
 	lastFallback                               string
 }
 
@@ -60,9 +62,12 @@ func (b *Backend) slotFor(th *thread, near uint64) (uint64, error) {
 	if owner.scratch == nil {
 		base, err := b.mapScratch(th, near)
 		if err != nil {
-			owner.scratchErr = err
+			if !errors.Is(err, errInjectInterrupted) {
+				owner.scratchErr = err // the next hit would fail the same way
+			}
 			return 0, err
 		}
+		b.dstats.areaBase = base
 		owner.scratch = &scratchArea{base: base, slots: map[int]uint64{}, next: base, written: map[uint64][]byte{}}
 	}
 	a := owner.scratch
@@ -154,6 +159,10 @@ func scratchHints(pid int, near uint64) []uint64 {
 	return append(hints, 0)
 }
 
+// errInjectInterrupted: something else stopped the thread first (a signal):
+// the injection may be tried again at another stop.
+var errInjectInterrupted = errors.New("injected system call interrupted")
+
 // injectSyscall runs one system call in th, which is in a ptrace-stop, and
 // puts its registers and the entry point's bytes back. It returns the call's
 // raw result (a negated errno on failure).
@@ -221,7 +230,7 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		// program's, handled in order; its registers go back first.
 		err = restore()
 		b.deferred = append([]waitEvent{{th.tid, ws}}, b.deferred...)
-		return 0, fmt.Errorf("injected system call %d interrupted (status %#x, %v)", nr, int(ws), err)
+		return 0, fmt.Errorf("system call %d, status %#x (%v): %w", nr, int(ws), err, errInjectInterrupted)
 	}
 	if err := th.loadRegs(); err != nil {
 		return 0, err
@@ -326,6 +335,11 @@ func (b *Backend) displacedStep(th *thread) (done, ok bool, err error) {
 	var code [translate.MaxInsnLen]byte
 	n, _ := b.readMemory(th.proc, pc, code[:])
 	slot, serr := b.slotFor(th, pc)
+	if errors.Is(serr, errInjectInterrupted) {
+		// The thread stopped for something else while the area was being
+		// mapped: that status is handled first (the int3 is hit again later).
+		return true, false, nil
+	}
 	if serr != nil {
 		return fallback(serr.Error())
 	}
@@ -370,6 +384,9 @@ func (b *Backend) displacedStep(th *thread) (done, ok bool, err error) {
 	th.setReg(offRIP, slot)
 	b.dstats.stepped++
 	ws, werr := b.stepCopy(th, r)
+	// The step was sonde's own: a stop met on the way (handled later) must
+	// not think the thread was single-stepping when it restarts it.
+	th.lastReq = unix.PTRACE_CONT
 	if werr != nil {
 		return true, false, werr
 	}
@@ -383,6 +400,9 @@ func (b *Backend) displacedStep(th *thread) (done, ok bool, err error) {
 	}
 	if !b.noTranslateBack {
 		b.translateBack(th, r, entry, appScratch)
+	}
+	if int(ws)>>16 == eventStop && ws.StopSignal() == unix.SIGTRAP && !th.wantStop {
+		return true, true, nil // an interrupt trap after the copy completed
 	}
 	if ws.StopSignal() == unix.SIGTRAP && int(ws)>>16 == 0 {
 		if si, err := getSiginfo(th.tid); err == nil && si.Code != siKernel && !si.fromUser() {
@@ -398,6 +418,7 @@ func (b *Backend) displacedStep(th *thread) (done, ok bool, err error) {
 	}
 	// Something else happened in the copy (a fault, a signal, an event): the
 	// program sees it at the application's pc, handled in order.
+	b.dstats.translatedStops++
 	if !b.noTranslateBack {
 		b.fixSiginfo(th, ws, slot, r)
 	}

@@ -2,6 +2,7 @@ package ptrace
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -284,4 +285,59 @@ func TestDisplacedStepFault(t *testing.T) {
 			t.Errorf("SIGSEGV reported at %#x, want faulty_load %#x", fault.PC, run.syms["faulty_load"])
 		}
 	}
+}
+
+// TestDisplacedStepAsyncSignals: signals sent at random moments while every
+// case is being stepped displaced (scratch registers in use) are reported at
+// application pcs, never in the scratch area, and the program's result is the
+// uninstrumented one (a register clobbered by a step would change it).
+func TestDisplacedStepAsyncSignals(t *testing.T) {
+	path := build(t, "tp_dstep.c")
+	want := uninstrumented(t, path, "loop", "5000")
+	var sent atomic.Int64
+	send := func(p *target.Context) {
+		pid := p.PID()
+		go func() {
+			// Not before the program's handler is in place (SigCgt has SIGUSR1).
+			for k := 0; k < 20000; k++ {
+				st, err := os.ReadFile(filepath.Join("/proc", pidString(pid), "status"))
+				if err != nil {
+					return
+				}
+				if i := bytes.Index(st, []byte("SigCgt:\t")); i >= 0 {
+					var mask uint64
+					fmt.Sscanf(string(st[i+8:]), "%x", &mask)
+					if mask&(1<<(unix.SIGUSR1-1)) != 0 {
+						break
+					}
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			for k := 0; k < 300; k++ {
+				if unix.Tgkill(pid, pid, unix.SIGUSR1) != nil {
+					return
+				}
+				sent.Add(1)
+				time.Sleep(time.Duration(500+k%7*300) * time.Microsecond)
+			}
+		}()
+	}
+	run := runDstep(t, path, []string{"loop", "5000"}, dstepCases, func(b *Backend) { b.scratchFar = true }, send)
+	if run.exit.Code != 0 || run.stdout != want {
+		t.Fatalf("output %q exit %v, want %q", run.stdout, run.exit, want)
+	}
+	stops := 0
+	for _, e := range run.events {
+		if e.Kind != target.EventStopped || e.Reason == nil || e.Reason.Signal != target.Signal(unix.SIGUSR1) {
+			continue
+		}
+		stops++
+		if a := run.stats.areaBase; e.PC >= a && e.PC < a+scratchSize {
+			t.Errorf("stop reported in the scratch area: %s", describe(e))
+		}
+	}
+	if stops == 0 {
+		t.Fatalf("no SIGUSR1 stop (%d sent)", sent.Load())
+	}
+	t.Logf("%d signals sent, %d stops, %d of them caught inside a slot and translated; stats %+v", sent.Load(), stops, run.stats.translatedStops, run.stats)
 }
