@@ -341,3 +341,67 @@ func TestDisplacedStepAsyncSignals(t *testing.T) {
 	}
 	t.Logf("%d signals sent, %d stops, %d of them caught inside a slot and translated; stats %+v", sent.Load(), stops, run.stats.translatedStops, run.stats)
 }
+
+// TestDisplacedStepDetach: detaching while breakpoints are being passed
+// displaced leaves no scratch area mapped, the text of every case equal to the
+// file's bytes, and the program running.
+func TestDisplacedStepDetach(t *testing.T) {
+	path := build(t, "tp_dstep.c")
+	tg, r := newTarget(t)
+	b := tg.Backend().(*Backend)
+	p := launch(t, tg, path, "spin")
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	var hits atomic.Int64
+	for _, s := range dstepCases {
+		if _, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(t, p, path, s), Internal: true,
+			OnHit: func(*target.Context, *target.Breakpoint) *target.SuspendReason { hits.Add(1); return nil }}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := mainThread(t, p).Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 2000 && hits.Load() < 3000; k++ {
+		time.Sleep(time.Millisecond)
+	}
+	var base uint64
+	b.do("stats", func() error { base = b.dstats.areaBase; return nil })
+	if base == 0 || hits.Load() == 0 {
+		t.Fatalf("no scratch area after %d hits", hits.Load())
+	}
+	pid := p.PID()
+	addrs := map[string]uint64{}
+	for _, s := range dstepCases {
+		addrs[s] = symbol(t, p, path, s)
+	}
+	if err := p.Detach(); err != nil {
+		t.Fatal(err)
+	}
+	maps, err := readMaps(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range maps {
+		if base >= m.Addr && base < m.Addr+m.Size {
+			t.Errorf("scratch area still mapped after detach: %s", m)
+		}
+	}
+	mem, err := os.Open(filepath.Join("/proc", pidString(pid), "mem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for s, a := range addrs {
+		got := make([]byte, 16)
+		mem.ReadAt(got, int64(a))
+		if want := fileBytes(t, path, s, 16); !bytes.Equal(got, want) {
+			t.Errorf("%s after detach: % x, want the file's % x", s, got, want)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if st := procState(t, pid); st.State != 'R' && st.State != 'S' {
+		t.Errorf("state %c after detach", st.State)
+	}
+	t.Logf("%d hits before detach; area at %#x removed", hits.Load(), base)
+}
