@@ -13,6 +13,7 @@ import (
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/translate"
 )
 
 // Backend is the live Linux implementation of target.Backend. Get one with New;
@@ -36,6 +37,14 @@ type Backend struct {
 	deferred []waitEvent               // consumed statuses waiting to be handled
 	closing  bool
 	spinner  spinPolicy // whether to spin after work
+
+	// noDisplaced turns displaced stepping off (tests' negative controls).
+	noDisplaced bool
+	// scratchFar maps the displaced-stepping area wherever the kernel likes
+	// (out of reach: scratch registers); noTranslateBack leaves a stop in a
+	// slot untranslated. Both for tests only.
+	scratchFar, noTranslateBack bool
+	dstats                      displacedStats
 }
 
 // request is an operation for the tracer thread. A request made by do has a
@@ -103,7 +112,13 @@ type process struct {
 	hw      [4]*target.Breakpoint
 	images  []*memimage.Image // images handed out by MemoryImage, kept current
 	execs   int               // execs seen: the generation of the address space
-	hwGen   int               // bumped on every change of hw; threads catch up before running
+	// The displaced-stepping area and the translation table of generated
+	// code in this address space (a memory owner's; tracer thread only, but
+	// tt is safe for any goroutine).
+	scratch    *scratchArea
+	scratchErr error
+	tt         translate.Table
+	hwGen      int // bumped on every change of hw; threads catch up before running
 }
 
 // thread is the backend's state of one traced thread.
@@ -227,6 +242,7 @@ func (b *Backend) addThread(p *process, tid int) *thread {
 }
 
 func (b *Backend) dropThread(th *thread) {
+	th.proc.releaseSlot(th.tid)
 	delete(th.proc.threads, th.tid)
 	if b.threads[th.tid] == th {
 		delete(b.threads, th.tid)

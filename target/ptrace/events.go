@@ -212,6 +212,7 @@ func (b *Backend) onExec(th *thread) {
 	p.hw = [4]*target.Breakpoint{}
 	p.hwGen++
 	p.memOwner = p
+	p.scratch, p.scratchErr = nil, nil
 	if p.mem != nil {
 		p.mem.Close()
 	}
@@ -260,6 +261,7 @@ func (b *Backend) onSignal(th *thread, sig int) {
 			b.onTrap(th, si)
 			return
 		}
+
 	}
 	p := th.proc
 	if sig == int(unix.SIGCONT) && p.swallowCont > 0 {
@@ -450,6 +452,7 @@ func (b *Backend) report(th *thread, reason *target.SuspendReason) {
 	}
 	b.announceStart(th)
 	th.reported = true
+	b.translateStop(th)
 	if th.loadRegs() == nil {
 		b.t.SetStopRegisters(th.ctx, &target.Registers{Arch: arch.AMD64, General: append([]byte(nil), th.regs[:]...)})
 	}

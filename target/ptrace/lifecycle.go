@@ -373,6 +373,15 @@ func (b *Backend) detachProcess(p *process) error {
 	// 2. Patches out: int3 bytes (unless the memory is a vfork parent's), debug
 	// registers, registers sonde changed.
 	if p.memOwner == p {
+		// No thread is left in generated code; then the scratch area goes.
+		var stopped *thread
+		for _, th := range p.sortedThreads() {
+			b.translateStop(th)
+			if !th.running && stopped == nil {
+				stopped = th
+			}
+		}
+		b.unmapScratch(p, stopped)
 		p.memMu.Lock()
 		for addr, e := range p.sw {
 			if p.mem != nil {

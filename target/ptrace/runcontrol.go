@@ -193,9 +193,18 @@ func (b *Backend) stepOverBreakpoint(th *thread, sig int) (bool, error) {
 	if sig == 0 && b.emulate(th) {
 		return true, nil
 	}
+	if sig == 0 && !b.noDisplaced {
+		if done, ok, err := b.displacedStep(th); done {
+			return ok, err
+		}
+	}
+	// The fallback: what cannot be relocated (system calls, instructions
+	// x86asm cannot decode, a signal to deliver on the way, no scratch area)
+	// is stepped in place with the int3 lifted and every other thread held.
 	owner := th.proc.memOwner
 	pc := th.pc()
 	held := b.stopOthers(th)
+	b.dstats.held += len(held)
 	defer b.resumeOthers(held)
 	owner.memMu.Lock()
 	e := owner.sw[pc]
