@@ -12,6 +12,7 @@ import (
 
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/unwind"
 )
 
@@ -34,8 +35,9 @@ func untilMain(frames []unwind.StackFrame) []unwind.StackFrame {
 // that has inlined calls below it in the same physical frame does not (its
 // location is a call site); the innermost frame of a physical frame does,
 // unless its pc is exact (frame 0, or interrupted by a signal) and is the
-// first address of its line-table row (with lines shown: without them there
-// is no row, as for gdb without debug information).
+// first address of a line-table row that is a statement (with lines shown:
+// without them there is no row, as for gdb without debug information). gdb's
+// frame_show_address: pc != sal.pc || !sal.is_stmt.
 func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame, noLines bool) {
 	for i := range frames {
 		if i >= len(trace.Frames) {
@@ -53,20 +55,32 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 		if !ok {
 			continue
 		}
-		if b, _ := sess.Binary(m); b != nil {
-			if li, ok, _ := b.LineAt(f.PC - m.Bias); ok && li.Start == f.PC-m.Bias {
-				frames[i].showAddress = false
-			}
+		if b, _ := sess.Binary(m); b != nil && atStatement(b, f.PC-m.Bias) {
+			frames[i].showAddress = false
 		}
 	}
 }
 
+// atStatement reports whether addr (a link-time address of b) starts a
+// line-table row marked is_stmt, as gdb records rows: a row at addr that is
+// not a statement (GCC emits them at -O1 and above, inside a line) makes gdb
+// print the frame's address.
+func atStatement(b *symbols.Binary, addr uint64) bool {
+	rows, _ := b.LineSequence(addr)
+	for _, r := range rows {
+		if r.Addr == addr && r.IsStmt && !r.EndSequence {
+			return true
+		}
+	}
+	return false
+}
+
 // printStack prints the report the way gdb's `thread apply all bt` does.
 func printStack(w io.Writer, r stackReport) {
-	// gdb numbers threads in the order it found them and prints the last first.
-	for i := len(r.Threads) - 1; i >= 0; i-- {
-		th := r.Threads[i]
-		if i < len(r.Threads)-1 {
+	// gdb numbers threads in the order it found them and prints the last
+	// first; r.Threads are in that order (gdbThreadOrder).
+	for i, th := range r.Threads {
+		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		id := fmt.Sprintf("LWP %d", th.TID)
@@ -74,9 +88,9 @@ func printStack(w io.Writer, r stackReport) {
 			id = fmt.Sprintf("Thread %#x (LWP %d)", th.pthread, th.TID)
 		}
 		if th.Name != "" && th.live {
-			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", i+1, id, th.Name)
+			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", th.num, id, th.Name)
 		} else {
-			fmt.Fprintf(w, "Thread %d (%s):\n", i+1, id)
+			fmt.Fprintf(w, "Thread %d (%s):\n", th.num, id)
 		}
 		for _, f := range th.Frames {
 			fmt.Fprintln(w, frameLine(f))

@@ -49,6 +49,7 @@ type MappedFile struct {
 	first      uint64 // where file offset 0 is mapped, if firstKnown
 	firstKnown bool
 	resolved   bool // resolve ran
+	reported   bool // LocateFile put its error in Problems
 }
 
 // FileChangedError says a candidate file is not the file the process mapped.
@@ -59,7 +60,10 @@ type FileChangedError struct {
 }
 
 func (e *FileChangedError) Error() string {
-	return fmt.Sprintf("core: %s is not the %s the process mapped: %s", e.Path, e.Mapped, e.Reason)
+	if e.Path == e.Mapped {
+		return fmt.Sprintf("core: %s is not the file the process mapped at that path (rebuilt or replaced since?): %s; not using it", e.Path, e.Reason)
+	}
+	return fmt.Sprintf("core: %s is not the %s the process mapped: %s; not using it", e.Path, e.Mapped, e.Reason)
 }
 
 // FileMissingError says no candidate for a mapped file exists.
