@@ -145,8 +145,11 @@ func coreProblems(t *target.Target) []string {
 		line := "sonde: warning: " + strings.TrimPrefix(p.String(), "core: ")
 		switch {
 		case p.Kind == core.ProblemFileMissing || p.Kind == core.ProblemFileChanged:
-			line = "sonde: warning: " + strings.TrimPrefix(p.Err.Error(), "core: ")
-			out = append(out, line+" (give the right file with --exe, or the crashed machine's files with --sysroot)")
+			// One line per refused candidate (errors.Join's lines).
+			for _, l := range strings.Split(p.Err.Error(), "\n") {
+				out = append(out, "sonde: warning: "+strings.TrimPrefix(l, "core: "))
+			}
+			out[len(out)-1] += " (give the right file with --exe, or the crashed machine's files with --sysroot)"
 		case p.Kind != core.ProblemNotDumped:
 			out = append(out, line)
 		case badFile[p.Path]:

@@ -630,10 +630,15 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	inThreads := false
 	dropped := 0
 	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Program terminated with signal ") {
+			// A core's signal, before the threads (sonde adds the
+			// faulting address, dropped below).
+			want = append(want, l, "")
+		}
 		if strings.HasPrefix(l, "Thread ") {
 			inThreads, dropped = true, 0
 		}
-		if !inThreads || strings.HasPrefix(l, "[Inferior") {
+		if !inThreads || strings.HasPrefix(l, "[Inferior") || strings.HasPrefix(l, "warning: ") {
 			continue
 		}
 		if m := gdbArgsRE.FindStringSubmatch(l); m != nil {
@@ -651,6 +656,7 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 		}
 		want = append(want, l)
 	}
+	got = regexp.MustCompile(`(?m)^Fault address: .*\n`).ReplaceAllString(got, "")
 	gotText := strings.TrimRight(got, "\n")
 	wantText := strings.TrimRight(strings.Join(want, "\n"), "\n")
 	if gotText != wantText {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -127,8 +128,12 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreTime int64) {
 			return
 		}
 	}
-	if len(mf.Rejected) > 0 {
-		mf.Err = mf.Rejected[len(mf.Rejected)-1]
+	if len(mf.Rejected) == 1 {
+		mf.Err = mf.Rejected[0]
+	} else if len(mf.Rejected) > 1 {
+		// Say why each candidate was refused: a wrong --exe and a rebuilt
+		// file at the recorded path are two different mistakes.
+		mf.Err = errors.Join(mf.Rejected...)
 	} else {
 		mf.Err = &FileMissingError{Path: mf.Path, Tried: tried}
 	}
