@@ -2,8 +2,8 @@ package core
 
 import (
 	"bytes"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
