@@ -138,22 +138,30 @@ func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 			continue
 		}
 		f := trace.Frames[i]
-		var u *unitInfo
+		var b *symbols.Binary
+		var link uint64
 		if f.Module != nil {
 			if m, ok := f.Module.Client.(*modules.Module); ok {
-				if b, _ := sess.Binary(m); b != nil {
-					u = unitsOf(b).unit(f.LookupPC - m.Bias)
-				}
+				b, _ = sess.Binary(m)
+				link = f.LookupPC - m.Bias
 			}
 		}
-		file := *frames[i].File
-		if u != nil {
-			file = gdbSourceFile(file, u)
-		} else {
-			file = gdbFile(file)
-		}
+		file := gdbFileAt(b, link, *frames[i].File)
 		frames[i].File = &file
 	}
+}
+
+// gdbFileAt is the one spelling of a source file sonde uses where gdb's is
+// expected (stack, symbolize --pid): file as symbols names it for the
+// link-time address addr of b (nil when unknown), rewritten as gdb prints it
+// from addr's compilation unit.
+func gdbFileAt(b *symbols.Binary, addr uint64, file string) string {
+	if b != nil {
+		if u := unitsOf(b).unit(addr); u != nil {
+			return gdbSourceFile(file, u)
+		}
+	}
+	return gdbFile(file)
 }
 
 // gdbFile turns a source path as symbols gives it (the compilation directory,
