@@ -329,6 +329,11 @@ func TestStackKernelCoreMatchesGdb(t *testing.T) {
 	core := kernelCore(t, path, true, "threads", "4")
 	got := sondeStacks(t, "--core", core, "--exe", path)
 	compareWithGdb(t, got, gdbStacks(t, path, core))
+	// A sent signal: no faulting address; gdb's thread order and words.
+	if s := got.Signal; s == nil || s.Name != "SIGABRT" || s.Address != nil || s.Code == nil || *s.Code != 0 {
+		t.Errorf("signal %+v, want SIGABRT sent (si_code SI_USER), no address", s)
+	}
+	compareText(t, []string{"stack", "--core", core, "--exe", path}, []string{path, core})
 }
 
 // TestStackKernelCoresOfUnwinderCases runs the unwinder's test program
