@@ -66,13 +66,8 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 // not a statement (GCC emits them at -O1 and above, inside a line) makes gdb
 // print the frame's address.
 func atStatement(b *symbols.Binary, addr uint64) bool {
-	rows, _ := b.LineSequence(addr)
-	for _, r := range rows {
-		if r.Addr == addr && r.IsStmt && !r.EndSequence {
-			return true
-		}
-	}
-	return false
+	li, ok, _ := b.LineAt(addr)
+	return ok && li.Start == addr && li.IsStmt
 }
 
 // printStack prints the report the way gdb's `thread apply all bt` does.
