@@ -121,28 +121,27 @@ func siCodeDescription(sig int, code int32) string {
 	return names[code]
 }
 
-// coreProblems returns what the core behind t could not provide, one line
-// each, for stderr: damaged notes and segments, missing files and files
-// refused as not the ones the process mapped (naming both), then the ranges
-// of memory nothing can supply (a few, then how many more; none for a file
-// already reported, which says why). None for a live target.
+// coreProblems returns what the core behind t could not provide, for
+// stderr: damaged notes and segments, missing files and files refused as not
+// the ones the process mapped (naming both, one line each), then one line for
+// the ranges of memory nothing can supply (how many, and the first; ranges
+// of a file already reported are left out: its line says why). None for a
+// live target.
 func coreProblems(t *target.Target) []string {
 	c := core.Of(t)
 	if c == nil {
 		return nil
 	}
-	const maxRanges = 3
-	var out, ranges []string
-	badFile := map[string]bool{}
 	problems := c.Problems()
+	badFile := map[string]bool{}
 	for _, p := range problems {
 		if p.Kind == core.ProblemFileMissing || p.Kind == core.ProblemFileChanged {
 			badFile[p.Path] = true
 		}
 	}
-	more := 0
+	var out []string
+	var gaps []core.Problem
 	for _, p := range problems {
-		line := "sonde: warning: " + strings.TrimPrefix(p.String(), "core: ")
 		switch {
 		case p.Kind == core.ProblemFileMissing || p.Kind == core.ProblemFileChanged:
 			// One line per refused candidate (errors.Join's lines).
@@ -151,17 +150,17 @@ func coreProblems(t *target.Target) []string {
 			}
 			out[len(out)-1] += " (give the right file with --exe, or the crashed machine's files with --sysroot)"
 		case p.Kind != core.ProblemNotDumped:
-			out = append(out, line)
-		case badFile[p.Path]:
-		case len(ranges) < maxRanges:
-			ranges = append(ranges, line)
-		default:
-			more++
+			out = append(out, "sonde: warning: "+p.String())
+		case !badFile[p.Path]:
+			gaps = append(gaps, p)
 		}
 	}
-	out = append(out, ranges...)
-	if more > 0 {
-		out = append(out, fmt.Sprintf("sonde: warning: %d more ranges of memory that neither the core nor a file holds", more))
+	switch len(gaps) {
+	case 0:
+	case 1:
+		out = append(out, "sonde: warning: "+gaps[0].String())
+	default:
+		out = append(out, fmt.Sprintf("sonde: warning: %d ranges of the process's memory are in neither the core nor a file (reads there fail); the first: %s", len(gaps), gaps[0]))
 	}
 	return out
 }

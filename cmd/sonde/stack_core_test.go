@@ -137,6 +137,17 @@ func TestStackCoreMovedExecutable(t *testing.T) {
 	compareWithGdb(t, sondeStacks(t, "--core", corePath, "--exe", stripped, "--debug-dir", debugDir),
 		gdbStacks(t, "-iex", "set debug-file-directory "+debugDir+":/usr/lib/debug", stripped, corePath))
 
+	// The core layer's problems on stderr: a core cut short.
+	data, err := os.ReadFile(corePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "core.cut")
+	os.WriteFile(cut, data[:len(data)-3*4096], 0o600)
+	if _, errOut, code := runCLI(t, "stack", "--core", cut, "--exe", moved); code != 0 || !strings.Contains(errOut, "sonde: warning: truncated") {
+		t.Errorf("a truncated core: exit %d, stderr:\n%s", code, errOut)
+	}
+
 	_, errOut, code = runCLI(t, "stack", "--core", corePath)
 	if code != 0 || !strings.Contains(errOut, "mapped file "+exe+" not found") || !strings.Contains(errOut, "--exe") {
 		t.Errorf("without --exe: exit %d, stderr:\n%s", code, errOut)
