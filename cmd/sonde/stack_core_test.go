@@ -269,3 +269,37 @@ func TestStackCoreSysroot(t *testing.T) {
 		t.Errorf("libc missing from the sysroot: stderr\n%s", errOut)
 	}
 }
+
+// TestStackGcoreMovedExecutable: a core written by gdb's gcore (all of the
+// text in the core, so memory needs no file) of a program since moved: the
+// symbols and CFI still come from the file --exe names, as in gdb; and a gcore
+// says nothing of a signal (gdb stopped the process), as gdb.
+func TestStackGcoreMovedExecutable(t *testing.T) {
+	if _, err := exec.LookPath("gcore"); err != nil {
+		t.Skip("gcore (gdb) is not installed")
+	}
+	built := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
+	exe := filepath.Join(t.TempDir(), "stk_threads")
+	copyFile(t, built, exe)
+	cmd := startStackProgram(t, exe, "threads", "3")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	corePath := filepath.Join(t.TempDir(), "core")
+	if out, err := exec.Command("gcore", "-o", corePath, pid).CombinedOutput(); err != nil {
+		t.Fatalf("gcore: %v\n%s", err, out)
+	}
+	corePath += "." + pid
+	cmd.Process.Kill()
+	cmd.Wait()
+	moved := filepath.Join(t.TempDir(), "prog")
+	copyFile(t, exe, moved)
+	os.Remove(exe)
+	got := sondeStacks(t, "--core", corePath, "--exe", moved)
+	if got.Signal != nil {
+		t.Errorf("a gcore with a signal: %+v", got.Signal)
+	}
+	if !hasFunction(got, "main") {
+		t.Errorf("no main frame: %+v", got.Threads)
+	}
+	compareWithGdb(t, got, gdbStacks(t, moved, corePath))
+	compareText(t, []string{"stack", "--core", corePath, "--exe", moved}, []string{moved, corePath})
+}
