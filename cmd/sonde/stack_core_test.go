@@ -302,4 +302,8 @@ func TestStackGcoreMovedExecutable(t *testing.T) {
 	}
 	compareWithGdb(t, got, gdbStacks(t, moved, corePath))
 	compareText(t, []string{"stack", "--core", corePath, "--exe", moved}, []string{moved, corePath})
+	// Without --exe: memory needs no file, the symbols do; said on stderr.
+	if _, errOut, code := runCLI(t, "stack", "--core", corePath); code != 0 || !strings.Contains(errOut, "mapped file "+exe+" not found") {
+		t.Errorf("without --exe: exit %d, stderr:\n%s", code, errOut)
+	}
 }
