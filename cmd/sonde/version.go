@@ -61,15 +61,16 @@ func newFlagSet(name, usageLine, description string) *flag.FlagSet {
 // message and usage go to stderr).
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	var buf bytes.Buffer
+	errOut := fs.Output() // stderr, or a verb's own writer
 	fs.SetOutput(&buf)
 	err := fs.Parse(args)
-	fs.SetOutput(os.Stderr)
+	fs.SetOutput(errOut)
 	switch {
 	case err == flag.ErrHelp:
 		os.Stdout.Write(buf.Bytes())
 		return 0, false
 	case err != nil:
-		os.Stderr.Write(buf.Bytes())
+		errOut.Write(buf.Bytes())
 		return 2, false
 	}
 	return 0, true
