@@ -37,8 +37,10 @@ type auxvSource interface {
 type Module struct {
 	// Name is how the process maps it: a path, or "[vdso]".
 	Name string
-	// Path is the file to read it from; "" when it exists only in memory.
-	Path string
+	// Path is the file to read it from; "" when it exists only in memory,
+	// or when no file can stand in for it (PathErr says why).
+	Path    string
+	PathErr error
 	// Bias is added to link-time addresses to get run-time ones.
 	Bias uint64
 	// Start and End bound its mappings.
@@ -211,7 +213,15 @@ func describe(p Process, g []target.MemoryRegion) (*Module, error) {
 	} else {
 		m.Path = m.Name
 		f, err = headersFromMemory(p, first)
-		if err != nil && !m.Deleted {
+		if err == nil {
+			// An ELF object: its symbols and unwind tables come from the
+			// file the target says stands in for it (a core's moved or
+			// sysroot copy), never from a different file at its path.
+			m.Path, m.PathErr = locate(p, m.Name)
+		} else if path, lerr := locate(p, m.Name); lerr != nil {
+			err = fmt.Errorf("%w (and no file: %w)", err, lerr)
+		} else if path != m.Name || !m.Deleted {
+			m.Path = path
 			f, err = elf.Open(m.Path)
 			if f != nil {
 				defer f.Close()
@@ -232,6 +242,21 @@ func describe(p Process, g []target.MemoryRegion) (*Module, error) {
 		}
 	}
 	return m, nil
+}
+
+// fileLocator is the optional part of Process that says which file stands
+// in for a mapped one (target.Context: a core's verified copy).
+type fileLocator interface {
+	LocateFile(mapped string) (string, error)
+}
+
+// locate returns the file to read the module mapped from name: what p says
+// stands in for it, or name itself.
+func locate(p Process, name string) (string, error) {
+	if l, ok := p.(fileLocator); ok {
+		return l.LocateFile(name)
+	}
+	return name, nil
 }
 
 // headersFromMemory parses the ELF header and program headers from the first

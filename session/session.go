@@ -181,6 +181,8 @@ func (s *Session) file(m *modules.Module) (*file, error) {
 	if m.VDSO {
 		// The vDSO is the same image in every process of this kernel.
 		key = fileKey{path: "[vdso]", size: int64(len(m.Image))}
+	} else if m.Path == "" {
+		return nil, fmt.Errorf("session: %s: no file to read symbols from: %w", m.Name, m.PathErr)
 	} else {
 		now := time.Now()
 		s.mu.Lock()

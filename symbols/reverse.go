@@ -426,6 +426,9 @@ type LineInfo struct {
 	File         string
 	Line, Column int
 	Start, End   uint64
+	// IsStmt: the row is a statement (gdb prints a frame's address when
+	// its pc is not at the start of one).
+	IsStmt bool
 }
 
 // LineAt returns the line row for addr (gdb's choice among rows sharing an
@@ -449,7 +452,8 @@ func (b *Binary) LineAt(addr uint64) (info LineInfo, ok bool, err error) {
 		return info, false, err
 	}
 	r := lt.rows[i]
-	info = LineInfo{File: lt.file(r.File), Line: int(r.Line), Column: int(r.Column), Start: r.Addr, End: r.Addr}
+	info = LineInfo{File: lt.file(r.File), Line: int(r.Line), Column: int(r.Column), Start: r.Addr, End: r.Addr,
+		IsStmt: r.Flags&dwarfraw.RowStmt != 0}
 	for j := i + 1; j < len(lt.rows); j++ {
 		if lt.rows[j].Addr > r.Addr {
 			info.End = lt.rows[j].Addr

@@ -76,3 +76,14 @@ type AuxvReader interface {
 type ExecutablePath interface {
 	Executable(proc *Context) (string, error)
 }
+
+// FileLocator is implemented by backends whose mapped files may not be at the
+// paths the memory map names: a core file opened on another machine, with a
+// sysroot, a moved executable, or a rebuilt file at the recorded path.
+// LocateFile returns the file that holds the bytes the process mapped from
+// mapped (a path as MemoryMap names it), checked by build-id where the
+// backend knows it, or an error saying why there is none; symbol and unwind
+// information must then not be read from mapped.
+type FileLocator interface {
+	LocateFile(proc *Context, mapped string) (string, error)
+}

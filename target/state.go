@@ -84,6 +84,18 @@ type SuspendReason struct {
 	Signal      Signal        // the signal behind the stop, 0 if none
 	Event       string        // ReasonEvent: "fork", "vfork", "clone", "exec"
 	Message     string        // ReasonError, ReasonException: what went wrong
+	// SigInfo is the siginfo of Signal when the backend has it (a core's
+	// NT_SIGINFO), nil otherwise.
+	SigInfo *SigInfo
+}
+
+// SigInfo is what a siginfo_t says of a signal beyond its number.
+type SigInfo struct {
+	Code int32 // si_code: > 0 the kernel raised it for a fault; <= 0 sent (SI_USER 0, SI_TKILL -6, ...)
+	// Addr is si_addr, the address a fault touched; meaningful when
+	// HasAddr (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP raised by the kernel).
+	Addr    uint64
+	HasAddr bool
 }
 
 // Signal is a Linux signal number.

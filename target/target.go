@@ -512,6 +512,16 @@ func (c *Context) Auxv() ([]byte, error) {
 	return nil, Errorf(CodeUnsupported, "auxv", c.id, nil)
 }
 
+// LocateFile returns the file that stands in for the mapped file named mapped
+// (a MemoryMap path) in c's process: mapped itself for a live process, the
+// file found and verified for it by a core backend (see FileLocator).
+func (c *Context) LocateFile(mapped string) (string, error) {
+	if l, ok := c.target.backend.(FileLocator); ok {
+		return l.LocateFile(c.Process(), mapped)
+	}
+	return mapped, nil
+}
+
 // Executable returns the path of c's process's main executable, when known.
 func (c *Context) Executable() (string, error) {
 	if r, ok := c.target.backend.(ExecutablePath); ok {

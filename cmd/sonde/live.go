@@ -21,7 +21,7 @@ func attachLive(pid int) (*openedTarget, error) {
 	proc, err := t.Attach(pid, target.AttachOptions{Stop: true})
 	if err != nil {
 		t.Close()
-		return nil, err
+		return nil, attachError(pid, err)
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)

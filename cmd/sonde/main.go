@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 )
@@ -20,22 +21,23 @@ var verbs []verb
 
 func register(v verb) { verbs = append(verbs, v) }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: sonde <verb> [flags] [args]\n\nverbs:")
+// usage prints the verbs to w: stdout when asked for, stderr after a mistake.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: sonde <verb> [flags] [args]\n\nverbs:")
 	for _, v := range verbs {
-		fmt.Fprintf(os.Stderr, "  %-10s %s\n", v.name, v.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
-	fmt.Fprintln(os.Stderr, "\nRun 'sonde <verb> --help' for a verb's flags.")
+	fmt.Fprintln(w, "\nRun 'sonde <verb> --help' for a verb's flags.")
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
 		os.Exit(2)
 	}
 	name := os.Args[1]
 	if name == "-h" || name == "--help" || name == "help" {
-		usage()
+		usage(os.Stdout)
 		os.Exit(0)
 	}
 	for _, v := range verbs {
@@ -47,7 +49,7 @@ func main() {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "sonde: unknown verb %q\n", name)
-	usage()
+	usage(os.Stderr)
 	os.Exit(2)
 }
 

@@ -17,13 +17,14 @@ func init() {
 }
 
 func runRegs(args []string) int {
-	fs := newFlagSet("regs", "sonde regs [--json] PID\n       sonde regs --core CORE [--exe EXE] [--sysroot DIR] [--json]",
+	fs := newFlagSet("regs", "sonde regs [--json] [-t TID] PID\n       sonde regs --core CORE [--exe EXE] [--sysroot DIR] [--json] [-t TID]",
 		"Prints the general registers of every thread as gdb's `info registers` does (name, raw\n"+
 			"hex value, natural value), and the AVX-512 mask registers when the CPU has them.\n"+
 			"A live process is stopped only while its registers are read, then continues as it\n"+
 			"was (a process that was job-control stopped stays stopped).")
 	asJSON := fs.Bool("json", false, "print JSON")
 	tf := addTargetFlags(fs)
+	onlyTID := fs.Int("t", 0, "show only the thread `TID` (a thread id, as in LWP TID)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -33,6 +34,9 @@ func runRegs(args []string) int {
 	}
 	snap, err := snapshotRegisters(opened.process)
 	opened.close() // the process continues before anything is formatted
+	if err == nil && *onlyTID != 0 {
+		err = snap.only(*onlyTID)
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde regs: %v\n", err)
 		return 1
@@ -62,6 +66,19 @@ type threadRegs struct {
 	name string
 	regs *target.Registers
 	err  error
+}
+
+// only keeps the thread tid, or says which threads there are.
+func (s *regsSnapshot) only(tid int) error {
+	var tids []int
+	for _, th := range s.threads {
+		if th.tid == tid {
+			s.threads = []threadRegs{th}
+			return nil
+		}
+		tids = append(tids, th.tid)
+	}
+	return fmt.Errorf("process %d has no thread %d (its threads: %v)", s.pid, tid, tids)
 }
 
 func snapshotRegisters(proc *target.Context) (*regsSnapshot, error) {

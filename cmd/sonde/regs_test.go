@@ -57,6 +57,17 @@ func TestRegsMatchesGdb(t *testing.T) {
 	if main == "" {
 		t.Fatalf("no block for the main thread:\n%s", out)
 	}
+	// -t TID: that thread's block alone.
+	one, errOut, code := runCLI(t, "regs", "-t", strconv.Itoa(pid), strconv.Itoa(pid))
+	waitForState(t, pid, 'S')
+	if code != 0 || !strings.HasPrefix(one, "Thread "+strconv.Itoa(pid)+" ") || strings.Count(one, "\n\n") != 0 ||
+		strings.Join(strings.Fields(one), " ") != strings.Join(strings.Fields(main), " ") {
+		t.Errorf("regs -t %d: exit %d %s\n%s", pid, code, errOut, one)
+	}
+	if _, errOut, code := runCLI(t, "regs", "-t", "1", strconv.Itoa(pid)); code != 1 || !strings.Contains(errOut, "has no thread 1") {
+		t.Errorf("regs -t 1: exit %d %s", code, errOut)
+	}
+	waitForState(t, pid, 'S')
 	ours, theirs := registerLines(main), registerLines(string(gdbOut))
 	for _, name := range generalRegisters {
 		a, b := ours[name], theirs[name]

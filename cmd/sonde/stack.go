@@ -30,7 +30,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runStack(args []string) int {
-	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
 		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
 			"A live process is stopped only while its stacks are read, then continues as it was\n"+
 			"(a process that was job-control stopped stays stopped).")
@@ -43,6 +43,7 @@ func runStack(args []string) int {
 	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
 	var debugDirs multiFlag
 	fs.Var(&debugDirs, "debug-dir", "also look for separate debug files in `DIR` (repeatable)")
+	onlyTID := fs.Int("t", 0, "show only the thread `TID` (a thread id, as in LWP TID)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -61,12 +62,19 @@ func runStack(args []string) int {
 	defer release()
 	timing.mark("open")
 	// The user's directories first, then the system's.
-	dirs := append(append([]string{}, debugDirs...), "/usr/lib/debug")
+	dirs := debugDirsFor(debugDirs, *sysroot)
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
 		names: loadedNames(sess, opened.process)}
-	threads := opened.process.Children()
+	threads, err := gdbThreadOrder(opened.process, *onlyTID)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "sonde stack: %v\n", err)
+		return 1
+	}
+	if *corePath != "" {
+		report.Signal = coreSignal(opened.process)
+	}
 	report.Threads = make([]threadStack, len(threads))
 	// Threads are independent: unwind and symbolize them on every CPU (the
 	// session serializes only what must be, per thread and per file).
@@ -77,12 +85,16 @@ func runStack(args []string) int {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < len(threads); i = int(next.Add(1)) - 1 {
-				report.Threads[i] = stackOf(sess, threads[i], opts)
+				report.Threads[i] = stackOf(sess, threads[i].Context, opts)
+				report.Threads[i].num = threads[i].num
 			}
 		}()
 	}
 	wg.Wait()
 	timing.mark("stacks")
+	for _, p := range coreProblems(opened.target) {
+		fmt.Fprintln(os.Stderr, p)
+	}
 	// Let a live process go before formatting the output.
 	release()
 	timing.mark("release")
@@ -97,13 +109,18 @@ func runStack(args []string) int {
 		}
 		return 0
 	}
+	if report.Signal != nil {
+		printSignal(os.Stdout, report.Signal)
+	}
 	printStack(os.Stdout, report)
 	return 0
 }
 
 // The JSON shape of `sonde stack --json` (field names are a contract).
 type stackReport struct {
-	PID     int           `json:"pid"`
+	PID int `json:"pid"`
+	// Signal is how a core's process ended (stack_core.go).
+	Signal  *signalReport `json:"signal,omitempty"`
 	Threads []threadStack `json:"threads"`
 }
 
@@ -118,6 +135,7 @@ type threadStack struct {
 	// thread names then).
 	pthread uint64
 	live    bool
+	num     int // gdb's thread number (stack_threads.go)
 }
 
 type stackFrame struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/unwind"
 )
 
@@ -34,8 +35,9 @@ func untilMain(frames []unwind.StackFrame) []unwind.StackFrame {
 // that has inlined calls below it in the same physical frame does not (its
 // location is a call site); the innermost frame of a physical frame does,
 // unless its pc is exact (frame 0, or interrupted by a signal) and is the
-// first address of its line-table row (with lines shown: without them there
-// is no row, as for gdb without debug information).
+// first address of a line-table row that is a statement (with lines shown:
+// without them there is no row, as for gdb without debug information). gdb's
+// frame_show_address: pc != sal.pc || !sal.is_stmt.
 func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFrame, noLines bool) {
 	for i := range frames {
 		if i >= len(trace.Frames) {
@@ -53,20 +55,27 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 		if !ok {
 			continue
 		}
-		if b, _ := sess.Binary(m); b != nil {
-			if li, ok, _ := b.LineAt(f.PC - m.Bias); ok && li.Start == f.PC-m.Bias {
-				frames[i].showAddress = false
-			}
+		if b, _ := sess.Binary(m); b != nil && atStatement(b, f.PC-m.Bias) {
+			frames[i].showAddress = false
 		}
 	}
 }
 
+// atStatement reports whether addr (a link-time address of b) starts a
+// line-table row marked is_stmt, as gdb records rows: a row at addr that is
+// not a statement (GCC emits them at -O1 and above, inside a line) makes gdb
+// print the frame's address.
+func atStatement(b *symbols.Binary, addr uint64) bool {
+	li, ok, _ := b.LineAt(addr)
+	return ok && li.Start == addr && li.IsStmt
+}
+
 // printStack prints the report the way gdb's `thread apply all bt` does.
 func printStack(w io.Writer, r stackReport) {
-	// gdb numbers threads in the order it found them and prints the last first.
-	for i := len(r.Threads) - 1; i >= 0; i-- {
-		th := r.Threads[i]
-		if i < len(r.Threads)-1 {
+	// gdb numbers threads in the order it found them and prints the last
+	// first; r.Threads are in that order (gdbThreadOrder).
+	for i, th := range r.Threads {
+		if i > 0 {
 			fmt.Fprintln(w)
 		}
 		id := fmt.Sprintf("LWP %d", th.TID)
@@ -74,9 +83,9 @@ func printStack(w io.Writer, r stackReport) {
 			id = fmt.Sprintf("Thread %#x (LWP %d)", th.pthread, th.TID)
 		}
 		if th.Name != "" && th.live {
-			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", i+1, id, th.Name)
+			fmt.Fprintf(w, "Thread %d (%s \"%s\"):\n", th.num, id, th.Name)
 		} else {
-			fmt.Fprintf(w, "Thread %d (%s):\n", i+1, id)
+			fmt.Fprintf(w, "Thread %d (%s):\n", th.num, id)
 		}
 		for _, f := range th.Frames {
 			fmt.Fprintln(w, frameLine(f))
@@ -124,22 +133,30 @@ func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 			continue
 		}
 		f := trace.Frames[i]
-		var u *unitInfo
+		var b *symbols.Binary
+		var link uint64
 		if f.Module != nil {
 			if m, ok := f.Module.Client.(*modules.Module); ok {
-				if b, _ := sess.Binary(m); b != nil {
-					u = unitsOf(b).unit(f.LookupPC - m.Bias)
-				}
+				b, _ = sess.Binary(m)
+				link = f.LookupPC - m.Bias
 			}
 		}
-		file := *frames[i].File
-		if u != nil {
-			file = gdbSourceFile(file, u)
-		} else {
-			file = gdbFile(file)
-		}
+		file := gdbFileAt(b, link, *frames[i].File)
 		frames[i].File = &file
 	}
+}
+
+// gdbFileAt is the one spelling of a source file sonde uses where gdb's is
+// expected (stack, symbolize --pid): file as symbols names it for the
+// link-time address addr of b (nil when unknown), rewritten as gdb prints it
+// from addr's compilation unit.
+func gdbFileAt(b *symbols.Binary, addr uint64, file string) string {
+	if b != nil {
+		if u := unitsOf(b).unit(addr); u != nil {
+			return gdbSourceFile(file, u)
+		}
+	}
+	return gdbFile(file)
 }
 
 // gdbFile turns a source path as symbols gives it (the compilation directory,

@@ -330,6 +330,11 @@ func TestStackKernelCoreMatchesGdb(t *testing.T) {
 	core := kernelCore(t, path, true, "threads", "4")
 	got := sondeStacks(t, "--core", core, "--exe", path)
 	compareWithGdb(t, got, gdbStacks(t, path, core))
+	// A sent signal: no faulting address; gdb's thread order and words.
+	if s := got.Signal; s == nil || s.Name != "SIGABRT" || s.Address != nil || s.Code == nil || *s.Code != 0 {
+		t.Errorf("signal %+v, want SIGABRT sent (si_code SI_USER), no address", s)
+	}
+	compareText(t, []string{"stack", "--core", core, "--exe", path}, []string{path, core})
 }
 
 // TestStackKernelCoresOfUnwinderCases runs the unwinder's test program
@@ -627,10 +632,15 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	var want []string
 	inThreads := false
 	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "Program terminated with signal ") {
+			// A core's signal, before the threads (sonde adds the
+			// faulting address, dropped below).
+			want = append(want, l, "")
+		}
 		if strings.HasPrefix(l, "Thread ") {
 			inThreads = true
 		}
-		if !inThreads || strings.HasPrefix(l, "[Inferior") {
+		if !inThreads || strings.HasPrefix(l, "[Inferior") || strings.HasPrefix(l, "warning: ") {
 			continue
 		}
 		if m := gdbArgsRE.FindStringSubmatch(l); m != nil {
@@ -638,6 +648,7 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 		}
 		want = append(want, l)
 	}
+	got = regexp.MustCompile(`(?m)^Fault address: .*\n`).ReplaceAllString(got, "")
 	gotText := strings.TrimRight(got, "\n")
 	wantText := strings.TrimRight(strings.Join(want, "\n"), "\n")
 	if gotText != wantText {

@@ -89,7 +89,7 @@ func symbolize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		bin, err := symbols.Open(o.exe, symbolsOptions())
 		if err != nil {
-			fmt.Fprintf(stderr, "sonde symbolize: %v\n", err)
+			fmt.Fprintf(stderr, "sonde symbolize: %v\n", notELFError(o.exe, err))
 			return 1
 		}
 		res = &fileResolver{b: bin}
@@ -377,7 +377,8 @@ func (p *printer) printJSON(addr uint64, module string, frames []symbols.Frame, 
 		}
 		j.Frames = append(j.Frames, jf)
 	}
-	b, _ := json.Marshal(j)
-	p.w.Write(b)
-	p.w.WriteByte('\n')
+	// C++ names keep their < and > (Encode adds the newline).
+	enc := json.NewEncoder(p.w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(j)
 }

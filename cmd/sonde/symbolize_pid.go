@@ -150,11 +150,15 @@ func (r *processResolver) frames(dst []symbols.Frame, addr uint64) ([]symbols.Fr
 		return dst, m.path, nil
 	}
 	frames, err := mod.bin.AppendFrames(dst, link)
-	// Frame.Start is a link-time address: report it at run time.
+	// Frame.Start is a link-time address: report it at run time. Files are
+	// spelled as `sonde stack` (and gdb) spell them.
 	bias := addr - link
 	for i := len(dst); i < len(frames); i++ {
 		if frames[i].Start != 0 {
 			frames[i].Start += bias
+		}
+		if frames[i].File != "" {
+			frames[i].File = gdbFileAt(mod.bin, link, frames[i].File)
 		}
 	}
 	return frames, m.path, err

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/symbols"
 )
 
 // programAddresses lists every byte address of the program's own functions.
@@ -245,10 +246,35 @@ func TestSymbolizePID(t *testing.T) {
 	if code := symbolize([]string{"-e", libc, "-fiC", fmt.Sprintf("%#x", link)}, nil, &byFile, &stderr); code != 0 {
 		t.Fatal(stderr.String())
 	}
-	if byPID.String() != byFile.String() || strings.HasPrefix(byPID.String(), "??") {
-		t.Fatalf("--pid %#x:\n%s\n-e %s %#x:\n%s", runtime, byPID.String(), libc, link, byFile.String())
+	// --pid spells files as `sonde stack` and gdb do; -e as addr2line.
+	bin, err := symbols.Open(libc, symbolsOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bin.Close()
+	var want []string
+	for _, l := range strings.Split(byFile.String(), "\n") {
+		if file, line, ok := strings.Cut(l, ":"); ok && !strings.Contains(l, " ") {
+			l = gdbFileAt(bin, link, file) + ":" + line
+		}
+		want = append(want, l)
+	}
+	if byPID.String() != strings.Join(want, "\n") || strings.HasPrefix(byPID.String(), "??") {
+		t.Fatalf("--pid %#x:\n%s\n-e %s %#x (files as gdb spells them):\n%s", runtime, byPID.String(), libc, link, strings.Join(want, "\n"))
 	}
 	t.Logf("%s", byPID.String())
+
+	// The same file as in `sonde stack`: frame 0 of the sleeping thread.
+	waitForState(t, cmd.Process.Pid, 'S')
+	st := sondeStacks(t, strconv.Itoa(cmd.Process.Pid))
+	f0 := st.Threads[0].Frames[0]
+	if f0.File == nil || f0.Line == nil {
+		t.Skipf("no line for frame 0 (libc without debug information?): %+v", f0)
+	}
+	out, errOut, code := runCLI(t, "symbolize", "--pid", strconv.Itoa(cmd.Process.Pid), f0.PC)
+	if wantLoc := fmt.Sprintf("%s:%d", *f0.File, *f0.Line); code != 0 || !strings.HasPrefix(out, wantLoc+"\n") && !strings.HasPrefix(out, wantLoc+" (discriminator") {
+		t.Errorf("symbolize --pid %s: %q (exit %d, %s); sonde stack has %s", f0.PC, out, code, errOut, wantLoc)
+	}
 }
 
 // TestSymbolizeWithoutDebugInfo: a stripped binary is named from its

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -36,17 +37,19 @@ func runVersion(args []string) int {
 	return 0
 }
 
-// newFlagSet makes a verb's flag set whose --help prints the usage line and a
-// description to stderr.
+// newFlagSet makes a verb's flag set whose --help prints the usage line, a
+// description and the flags: to stdout when asked for (`sonde stack --help |
+// less`), to stderr after a usage error.
 func newFlagSet(name, usageLine, description string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: %s\n\n%s\n", usageLine, description)
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n\n%s\n", usageLine, description)
 		var n int
 		fs.VisitAll(func(*flag.Flag) { n++ })
 		if n > 0 {
-			fmt.Fprintln(os.Stderr, "\nflags:")
+			fmt.Fprintln(w, "\nflags:")
 			fs.PrintDefaults()
 		}
 	}
@@ -54,18 +57,26 @@ func newFlagSet(name, usageLine, description string) *flag.FlagSet {
 }
 
 // parseFlags parses args; when it returns ok=false the verb must return code
-// (0 after --help, 2 after a usage error).
+// (0 after --help, whose text goes to stdout; 2 after a usage error, whose
+// message and usage go to stderr).
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0, false
-		}
+	var buf bytes.Buffer
+	errOut := fs.Output() // stderr, or a verb's own writer
+	fs.SetOutput(&buf)
+	err := fs.Parse(args)
+	fs.SetOutput(errOut)
+	switch {
+	case err == flag.ErrHelp:
+		os.Stdout.Write(buf.Bytes())
+		return 0, false
+	case err != nil:
+		errOut.Write(buf.Bytes())
 		return 2, false
 	}
 	return 0, true
 }
 
-// usageError prints msg and the verb's usage and returns exit code 2.
+// usageError prints msg and the verb's usage to stderr and returns exit code 2.
 func usageError(fs *flag.FlagSet, msg string) int {
 	fmt.Fprintf(os.Stderr, "sonde %s: %s\n", fs.Name(), msg)
 	fs.Usage()

@@ -97,6 +97,9 @@ type Core struct {
 	fileRanges []fileRange
 	problems   []Problem
 	closed     atomic.Bool
+	// fileMu serializes looking for mapped files and adding their problems
+	// after ensureFiles (LocateFile, MappedFiles, Problems).
+	fileMu sync.Mutex
 
 	notesTruncated bool // a PT_NOTE segment runs past the end of the file
 
@@ -356,15 +359,16 @@ func (th *Thread) reason(useCurSig bool) *target.SuspendReason {
 	switch {
 	case si != nil && si.Signal != 0:
 		sig := target.Signal(si.Signal)
+		info := &target.SigInfo{Code: si.Code, Addr: si.Addr, HasAddr: si.IsFault()}
 		if si.IsFault() {
-			return &target.SuspendReason{Kind: target.ReasonException, Signal: sig,
+			return &target.SuspendReason{Kind: target.ReasonException, Signal: sig, SigInfo: info,
 				Message: fmt.Sprintf("%s (%s) at address 0x%x, si_code %d", sig.Name(), sig.Description(), si.Addr, si.Code)}
 		}
 		if sig == sigSTOP {
 			// gdb's gcore of a process it attached to: the debugger stopped it.
-			return &target.SuspendReason{Kind: target.ReasonUser, Signal: sig}
+			return &target.SuspendReason{Kind: target.ReasonUser, Signal: sig, SigInfo: info}
 		}
-		r := &target.SuspendReason{Kind: target.ReasonSignal, Signal: sig}
+		r := &target.SuspendReason{Kind: target.ReasonSignal, Signal: sig, SigInfo: info}
 		if si.SenderPID != 0 || si.Code <= 0 {
 			r.Message = fmt.Sprintf("%s sent by pid %d (si_code %d)", sig.Name(), si.SenderPID, si.Code)
 		}
@@ -411,6 +415,8 @@ func (c *Core) FileMappings() []FileMapping { return append([]FileMapping(nil), 
 // for it, looking for the files no memory read needed too.
 func (c *Core) MappedFiles() []*MappedFile {
 	c.ensureFiles()
+	c.fileMu.Lock()
+	defer c.fileMu.Unlock()
 	c.allFilesOnce.Do(func() {
 		for _, mf := range c.files {
 			c.resolveFile(mf)
@@ -442,7 +448,9 @@ func (c *Core) ASID() memimage.ASID { return asid }
 // range of addresses whose bytes are unavailable.
 func (c *Core) Problems() []Problem {
 	c.ensureFiles()
+	c.fileMu.Lock()
 	out := append([]Problem(nil), c.problems...)
+	c.fileMu.Unlock()
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -49,6 +50,7 @@ type MappedFile struct {
 	first      uint64 // where file offset 0 is mapped, if firstKnown
 	firstKnown bool
 	resolved   bool // resolve ran
+	reported   bool // LocateFile put its error in Problems
 }
 
 // FileChangedError says a candidate file is not the file the process mapped.
@@ -59,7 +61,10 @@ type FileChangedError struct {
 }
 
 func (e *FileChangedError) Error() string {
-	return fmt.Sprintf("core: %s is not the %s the process mapped: %s", e.Path, e.Mapped, e.Reason)
+	if e.Path == e.Mapped {
+		return fmt.Sprintf("core: %s is not the file the process mapped at that path (rebuilt or replaced since?): %s; not using it", e.Path, e.Reason)
+	}
+	return fmt.Sprintf("core: %s is not the %s the process mapped: %s; not using it", e.Path, e.Mapped, e.Reason)
 }
 
 // FileMissingError says no candidate for a mapped file exists.
@@ -123,8 +128,12 @@ func (o *Options) resolve(mf *MappedFile, isExecutable bool, coreTime int64) {
 			return
 		}
 	}
-	if len(mf.Rejected) > 0 {
-		mf.Err = mf.Rejected[len(mf.Rejected)-1]
+	if len(mf.Rejected) == 1 {
+		mf.Err = mf.Rejected[0]
+	} else if len(mf.Rejected) > 1 {
+		// Say why each candidate was refused: a wrong --exe and a rebuilt
+		// file at the recorded path are two different mistakes.
+		mf.Err = errors.Join(mf.Rejected...)
 	} else {
 		mf.Err = &FileMissingError{Path: mf.Path, Tried: tried}
 	}

@@ -15,9 +15,11 @@ import (
 // Bytes are read through the target, which hides the agent's software
 // breakpoints, so a planted int3 is never shown. x86 code has no alignment, so
 // a listing that started at the requested address could begin in the middle
-// of an instruction: like the C agent, the listing starts at the entry of the
-// function that contains the address (as the symbols name it) and decodes
-// forward from there, so every line is a real instruction boundary.
+// of an instruction: decoding starts at the entry of the function that
+// contains the address (as the symbols name it) and goes forward from there,
+// so every line is a real instruction boundary; the listing starts at the
+// instruction that contains the requested address, as the TCF specification
+// and Eclipse's disassembly view expect (the C agent lists from the entry).
 //
 // Text is Intel syntax by default (the C agent's choice); the parameter
 // "Syntax" ("GNU", "AT&T" or "Intel") selects, and getCapabilities lists one
@@ -32,16 +34,12 @@ import (
 // ISA names as the C agent reports them.
 const isaX8664 = "X86_64"
 
-// Bounds of one disassemble request: the client's size; how far before the
-// requested address the enclosing function's entry may be for decoding to
-// start there (beyond it, decoding starts at the address); and how far for
-// the listing to start there too (beyond it, the listing starts at the
-// instruction that contains the address, so a request near the end of a
-// large function does not return the whole function).
+// Bounds of one disassemble request: the client's size, and how far before
+// the requested address the enclosing function's entry may be for decoding to
+// start there (beyond it, decoding starts at the address).
 const (
 	maxDisassemblySize = 1 << 20
 	maxFunctionLeadIn  = 1 << 20
-	maxListedLeadIn    = 4 << 10
 )
 
 // disassemblySyntaxID is sonde's parameter (and capability) naming the syntax.
@@ -51,10 +49,6 @@ const disassemblySyntaxID = "Syntax"
 type DisassemblyOptions struct {
 	Syntax      disasm.Syntax
 	OpcodeValue bool
-	// FromAddress starts the listing at the instruction containing the
-	// address instead of the enclosing function's entry (decoding still
-	// starts at the entry, to find the instruction boundaries).
-	FromAddress bool
 }
 
 // DisassemblyField is one field of a line's Instruction.
@@ -161,8 +155,7 @@ func disassemblyParams(p tcf.Props) (DisassemblyOptions, error) {
 }
 
 // Disassemble lists the instructions that cover [addr, addr+size) in ctx's
-// process (size 0 lists one instruction), starting at the enclosing
-// function's entry unless opts.FromAddress.
+// process (size 0 lists one instruction), from the one that contains addr.
 func (a *Agent) Disassemble(ctx *target.Context, addr uint64, size int64, opts DisassemblyOptions) ([]DisassemblyLine, error) {
 	proc := ctx.Process()
 	if size < 0 || size > maxDisassemblySize {
@@ -198,11 +191,7 @@ func (a *Agent) Disassemble(ctx *target.Context, addr uint64, size int64, opts D
 		return nil, rerr
 	}
 	short := n < len(code)
-	from := addr
-	if addr-start <= maxListedLeadIn && !opts.FromAddress {
-		from = start
-	}
-	return disassembleCode(code[:n], start, from, end, short, opts, names.name, string(proc.ID())), nil
+	return disassembleCode(code[:n], start, addr, end, short, opts, names.name, string(proc.ID())), nil
 }
 
 // disassembleCode lists the instructions of code (which lives at start) from

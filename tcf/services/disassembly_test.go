@@ -130,8 +130,9 @@ func TestLiveDisassembly(t *testing.T) {
 		if syntax == "Intel" {
 			want = refIntel
 		}
-		// Ask from the breakpoint on: the listing starts at the entry.
-		lines := disassemble(t, la, mainThread(proc), bpAddr, int(entry+uint64(size)-bpAddr),
+		// The whole function, breakpoint included (listings that start
+		// inside it are checked below).
+		lines := disassemble(t, la, mainThread(proc), entry, size,
 			map[string]any{"Syntax": syntax, "OpcodeValue": true})
 		if len(lines) != len(want) {
 			t.Fatalf("%s: %d lines, objdump has %d", syntax, len(lines), len(want))
@@ -175,10 +176,18 @@ func TestLiveDisassembly(t *testing.T) {
 	}
 
 	// Default: Intel syntax, no opcode bytes; an address in the middle of an
-	// instruction lists from the function's entry, on boundaries.
-	lines := disassemble(t, la, proc, entry+ref[1].addr-ref[0].addr+1, 1, nil)
-	if len(lines) < 2 || lines[0].Address != entry || lines[0].OpcodeValue != nil || lines[0].Text() != refIntel[0].text {
+	// instruction lists from that instruction (decoded from the entry, so on
+	// boundaries), and a size of 1 lists that instruction alone.
+	second := entry + ref[1].addr - ref[0].addr
+	lines := disassemble(t, la, proc, second+1, 1, nil)
+	if len(lines) != 1 || lines[0].Address != second || lines[0].OpcodeValue != nil || lines[0].Text() != refIntel[1].text {
 		t.Errorf("mid-instruction listing: %+v", lines)
+	}
+	// Three instructions from the third one on.
+	third := entry + ref[2].addr - ref[0].addr
+	lines = disassemble(t, la, proc, third, int(ref[5].addr-ref[2].addr), nil)
+	if len(lines) != 3 || lines[0].Address != third || lines[2].Text() != refIntel[4].text {
+		t.Errorf("listing from the third instruction: %+v", lines)
 	}
 
 	var e error
