@@ -124,6 +124,8 @@ const (
 
 var syscallInsn = []byte{0x0f, 0x05}
 
+const eflagsTF = 1 << 8 // trap flag: single-step
+
 // Syscall makes one stopped thread of the process run system call nr with
 // args (up to six) and returns its raw result (a negative errno on failure,
 // as the kernel returns it). The thread's registers and the two bytes where
@@ -172,10 +174,14 @@ func (h *Halted) Syscall(nr int, args ...uint64) (uint64, error) {
 		}
 	}
 	// Trap flag off (a thread stopped mid-step); the kernel keeps RF as it likes.
-	put(offEFLAGS, binary.LittleEndian.Uint64(regs[offEFLAGS:])&^0x100)
+	put(offEFLAGS, binary.LittleEndian.Uint64(regs[offEFLAGS:])&^eflagsTF)
 	if err := setRegSet(th.tid, ntPRStatus, regs[:]); err != nil {
 		return 0, fmt.Errorf("inject syscall: set registers of thread %d: %w", th.tid, err)
 	}
+	// The trap flag off in what is put back: stepping the syscall instruction
+	// can leave the kernel taking TF for the program's own, and a thread
+	// detached with it dies of SIGTRAP.
+	binary.LittleEndian.PutUint64(saved[offEFLAGS:], binary.LittleEndian.Uint64(saved[offEFLAGS:])&^eflagsTF)
 	defer setRegSet(th.tid, ntPRStatus, saved[:])
 	ret, err := h.stepOnce(th)
 	if err != nil {
@@ -216,6 +222,10 @@ func (h *Halted) stepOnce(th *thread) ([generalSize]byte, error) {
 	th.invalidateRegs()
 	if n, err := getRegSet(th.tid, ntPRStatus, regs[:]); err != nil || n != generalSize {
 		return regs, fmt.Errorf("registers of thread %d after a step: %v", th.tid, err)
+	}
+	if fl := binary.LittleEndian.Uint64(regs[offEFLAGS:]); fl&eflagsTF != 0 {
+		binary.LittleEndian.PutUint64(regs[offEFLAGS:], fl&^eflagsTF)
+		setRegSet(th.tid, ntPRStatus, regs[:])
 	}
 	return regs, nil
 }

@@ -1,0 +1,64 @@
+/* pr_count: targets for fast-probe tests (translate/probes, sonde trace).
+ *
+ *   pr_count N   calls each probed function N times and prints one line of
+ *                results, the same with and without probes.
+ *
+ * hot        a short leaf at -O2: the jump covers its whole body (lea; ret).
+ * ripload    starts with a rip-relative load (relocated into the trampoline).
+ * tiny       is a lone ret: too short for a 5-byte jump (falls back).
+ * bt_start   a loop whose head is 2 bytes after the entry: a branch target
+ *            inside the patched range (falls back).
+ * bt_label   an asm label (no type, no size) inside bt_start's body.
+ * withcall   starts with a call rel32 (the copy pushes the application's
+ *            return address). */
+#include <stdio.h>
+#include <stdlib.h>
+
+volatile long gvar = 7;
+
+__attribute__((noinline)) long hot(long x) { return x * 3 + 1; }
+
+__attribute__((noinline)) long ripload(long x) { return gvar + x; }
+
+__attribute__((noinline)) void tiny(void) { __asm__ volatile(""); }
+
+long bt_start(long n);
+__asm__(".text\n"
+        ".globl bt_start\n"
+        ".type bt_start, @function\n"
+        "bt_start:\n"
+        "  xor %eax, %eax\n"
+        "1:\n"
+        "  add %rdi, %rax\n"
+        ".globl bt_label\n"
+        "bt_label:\n"
+        "  dec %rdi\n"
+        "  jnz 1b\n"
+        "  ret\n"
+        ".size bt_start, .-bt_start\n");
+
+__attribute__((noinline)) long leaf2(long x) { return x ^ 0x55; }
+
+long withcall(long x);
+__asm__(".text\n"
+        ".globl withcall\n"
+        ".type withcall, @function\n"
+        "withcall:\n"
+        "  call leaf2\n"
+        "  add $1, %rax\n"
+        "  ret\n"
+        ".size withcall, .-withcall\n");
+
+int main(int argc, char **argv) {
+	long n = argc > 1 ? atol(argv[1]) : 1000;
+	long sum = 0, r = 0, b = 0, w = 0;
+	for (long i = 0; i < n; i++) {
+		sum += hot(i);
+		r += ripload(i);
+		tiny();
+		b += bt_start(3);
+		w += withcall(i);
+	}
+	printf("sum=%ld rip=%ld bt=%ld call=%ld\n", sum, r, b, w);
+	return 0;
+}

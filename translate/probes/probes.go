@@ -1,0 +1,443 @@
+package probes
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/ptrace"
+)
+
+// Kind says how a probe is implemented.
+type Kind string
+
+const (
+	KindProbe      Kind = "probe"      // a jump to a trampoline: no trap
+	KindBreakpoint Kind = "breakpoint" // an int3 whose hits sonde counts
+)
+
+// Probe is one counting probe.
+type Probe struct {
+	Location string // as the user gave it
+	Addr     uint64
+	Kind     Kind
+	// Fallback says why a breakpoint was used instead of a jump ("" for a
+	// jump probe).
+	Fallback string
+
+	set       *Set
+	counter   uint64 // KindProbe: the counter's address in the cache
+	final     atomic.Uint64
+	haveFinal atomic.Bool
+	bp        *target.Breakpoint
+	bpHits    atomic.Uint64
+	site      Site
+	orig      []byte // the application's bytes under the patch
+	patch     []byte
+	table     *Table
+	installed bool // guarded by Set.mu
+}
+
+// Set is the probes of one live process.
+type Set struct {
+	tg      *target.Target
+	proc    *target.Context
+	backend *ptrace.Backend
+
+	mu       sync.Mutex
+	caches   []*cache
+	probes   []*Probe
+	gone     bool // the process exited or was detached: counters are final
+	unhook   func()
+	unlisten func()
+	// live is the installed jump probes, for reading counters where s.mu
+	// cannot be taken (at a thread's exit, on the tracer thread, which may be
+	// inside an operation holding s.mu).
+	live atomic.Pointer[[]*Probe]
+}
+
+// ErrNotLive is returned for targets other than a live ptrace process.
+var ErrNotLive = errors.New("fast probes need a live process (ptrace backend)")
+
+// New makes an empty probe set for proc. Detaching from proc (or closing the
+// target) removes every probe and frees the code caches first; when proc
+// exits, the counters are read at its last thread's exit, while its memory
+// still exists.
+func New(tg *target.Target, proc *target.Context) (*Set, error) {
+	b, ok := tg.Backend().(*ptrace.Backend)
+	if !ok {
+		return nil, ErrNotLive
+	}
+	s := &Set{tg: tg, proc: proc, backend: b}
+	s.unhook = b.OnDetach(func(h *ptrace.Halted) {
+		if h.PID() != proc.PID() {
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.readFinal()
+		s.removeAll(h)
+		s.gone = true
+	})
+	s.unlisten = tg.AddSyncListener(func(e target.Event) bool {
+		if e.Kind == target.EventChanged && !e.Context.IsProcess() && e.Context.Process() == proc {
+			if st, _, _ := e.Context.State(); st == target.StateExiting {
+				s.readFinal()
+			}
+		}
+		return false
+	})
+	return s, nil
+}
+
+// Probes returns the probes in the order they were added.
+func (s *Set) Probes() []*Probe {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Probe(nil), s.probes...)
+}
+
+// Hits returns the probe's hit count: read from the target's counter while
+// the process lives, the last value read once it is gone.
+func (p *Probe) Hits() uint64 {
+	if p.Kind == KindBreakpoint {
+		return p.bpHits.Load()
+	}
+	if v, err := p.read(); err == nil {
+		return v
+	}
+	return p.final.Load()
+}
+
+func (p *Probe) read() (uint64, error) {
+	s := p.set
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	if gone || !p.installed {
+		return 0, errors.New("not installed")
+	}
+	var b [8]byte
+	if _, err := s.proc.ReadMemory(p.counter, b[:]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(b[:]), nil
+}
+
+// readFinal keeps the counters' current values for after the process is
+// gone.
+func (s *Set) readFinal() {
+	live := s.live.Load()
+	if live == nil {
+		return
+	}
+	for _, p := range *live {
+		var b [8]byte
+		if _, err := s.proc.ReadMemory(p.counter, b[:]); err == nil {
+			p.final.Store(binary.LittleEndian.Uint64(b[:]))
+			p.haveFinal.Store(true)
+		}
+	}
+}
+
+// Table returns the probe's translation table (nil for a breakpoint).
+func (p *Probe) Table() *Table { return p.table }
+
+// Translate maps a PC inside a trampoline of the set to the application:
+// the table entry, or false when pc is not in sonde's generated code.
+func (s *Set) Translate(pc uint64) (Entry, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.probes {
+		if t := p.table; t != nil && p.installed && pc >= t.Lo && pc < t.Hi {
+			return t.Lookup(pc)
+		}
+	}
+	return Entry{}, false
+}
+
+// AddCount adds a counting probe at addr (named loc), inside fn. It patches
+// a jump when the site is safe and falls back to a breakpoint otherwise
+// (Probe.Fallback says why). An error means neither could be planted.
+func (s *Set) AddCount(loc string, addr uint64, fn *Function) (*Probe, error) {
+	p := &Probe{Location: loc, Addr: addr, set: s, Kind: KindProbe}
+	why := ""
+	if fn == nil {
+		why = "no function symbol with a size contains the address, so the site cannot be checked"
+	} else {
+		err := s.install(p, s.shadow(*fn))
+		var ue *UnsafeError
+		switch {
+		case err == nil:
+		case errors.As(err, &ue):
+			why = ue.Reason
+		default:
+			why = err.Error()
+		}
+	}
+	if why != "" {
+		if err := s.addBreakpoint(p, why); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	s.probes = append(s.probes, p)
+	s.mu.Unlock()
+	return p, nil
+}
+
+// shadow returns fn with the application's bytes under probes already
+// planted in it.
+func (s *Set) shadow(fn Function) Function {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	code := append([]byte(nil), fn.Code...)
+	for _, p := range s.probes {
+		if !p.installed {
+			continue
+		}
+		for i, c := range p.orig {
+			a := p.site.Addr + uint64(i)
+			if a >= fn.Lo && a < fn.Hi() {
+				code[a-fn.Lo] = c
+			}
+		}
+	}
+	fn.Code = code
+	return fn
+}
+
+func (s *Set) addBreakpoint(p *Probe, why string) error {
+	bp, err := s.tg.SetBreakpoint(s.proc, target.BreakpointSpec{Addr: p.Addr, Kind: target.BreakpointSoftware, Internal: true,
+		OnHit: func(*target.Context, *target.Breakpoint) *target.SuspendReason {
+			p.bpHits.Add(1)
+			return nil
+		}})
+	if err != nil {
+		return fmt.Errorf("probe %s at %#x: %s; and no breakpoint either: %w", p.Location, p.Addr, why, err)
+	}
+	p.Kind, p.Fallback, p.bp = KindBreakpoint, why, bp
+	return nil
+}
+
+// install analyses the site and, when it is safe, patches it.
+func (s *Set) install(p *Probe, fn Function) error {
+	site, err := Analyze(fn, p.Addr)
+	if err != nil {
+		return err
+	}
+	for _, q := range s.Probes() {
+		if q.installed && q.site.Addr < site.Addr+uint64(site.Len) && site.Addr < q.site.Addr+uint64(q.site.Len) {
+			if q.site.Addr == site.Addr {
+				return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("a probe (%s) is already patched here", q.Location)}
+			}
+			return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("the patched range overlaps the probe %s at %#x", q.Location, q.Addr)}
+		}
+	}
+	regions, err := s.proc.MemoryMap()
+	if err != nil {
+		return err
+	}
+	modName, modLo, modHi := moduleOf(regions, p.Addr)
+	return s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.gone {
+			return errors.New("the process is gone")
+		}
+		// The bytes in memory must be the ones analysed.
+		cur := make([]byte, site.Len)
+		if n, err := h.ReadRaw(site.Addr, cur); n != len(cur) {
+			return fmt.Errorf("read site %#x: %w", site.Addr, err)
+		}
+		if want := fn.Code[site.Addr-fn.Lo : site.Addr-fn.Lo+uint64(site.Len)]; !bytes.Equal(cur, want) {
+			return &UnsafeError{Addr: p.Addr, Reason: "the code in memory differs from what was analysed (a breakpoint or a patch is there)"}
+		}
+		c, err := s.cacheFor(h, regions, modName, modLo, modHi, fn)
+		if err != nil {
+			return err
+		}
+		counter, err := c.allocCounter(1)
+		if err != nil {
+			return err
+		}
+		tramp, err := c.allocCode(maxTrampoline)
+		if err != nil {
+			return err
+		}
+		code, table, err := buildCount(site, tramp, counter)
+		if err != nil {
+			return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+		}
+		patch, err := sitePatch(site, tramp)
+		if err != nil {
+			return err
+		}
+		if err := h.WriteData(counter, make([]byte, 8)); err != nil {
+			return err
+		}
+		if err := h.WriteData(tramp, code); err != nil {
+			return err
+		}
+		// No thread may be inside the range when it changes (one at its first
+		// byte is fine: it will run the jump).
+		for tid, pc := range h.ThreadPCs() {
+			if pc > site.Addr && pc < site.Addr+uint64(site.Len) {
+				if err := h.StepOut(tid, site.Addr+1, site.Addr+uint64(site.Len), 16); err != nil {
+					return err
+				}
+			}
+		}
+		if err := h.WriteText(site.Addr, patch); err != nil {
+			return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+		}
+		p.site, p.orig, p.patch, p.table, p.counter, p.installed = site, cur, patch, table, counter, true
+		s.publish(p)
+		return nil
+	})
+}
+
+// maxTrampoline bounds one counting trampoline: payload (22 bytes), up to
+// JumpLen+14 bytes of relocated instructions (each may grow when
+// relocated), the jump back.
+const maxTrampoline = 128
+
+// moduleOf returns the file mapped at addr and the extent of its mappings.
+func moduleOf(regions []target.MemoryRegion, addr uint64) (name string, lo, hi uint64) {
+	for _, r := range regions {
+		if addr >= r.Addr && addr < r.Addr+r.Size {
+			name = r.FileName
+			lo, hi = r.Addr, r.Addr+r.Size
+		}
+	}
+	if name == "" {
+		return name, lo, hi
+	}
+	for _, r := range regions {
+		if r.FileName == name {
+			lo, hi = min(lo, r.Addr), max(hi, r.Addr+r.Size)
+		}
+	}
+	return name, lo, hi
+}
+
+// cacheFor returns a cache within reach of the function (and its module),
+// mapping one if none is. Called with s.mu held.
+func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module string, modLo, modHi uint64, fn Function) (*cache, error) {
+	if modLo == 0 {
+		modLo, modHi = fn.Lo, fn.Hi()
+	}
+	for _, c := range s.caches {
+		if c.serves(fn.Lo, fn.Hi()) && c.serves(modLo, modHi) && c.codeNext+maxTrampoline <= c.hi() && c.dataNext+8 <= c.lo+dataSize {
+			return c, nil
+		}
+	}
+	// Caches already mapped are regions too.
+	for _, c := range s.caches {
+		regions = append(regions, target.MemoryRegion{Addr: c.lo, Size: cacheSize})
+	}
+	c, err := mapCache(h, regions, module, modLo, modHi)
+	if err != nil {
+		return nil, err
+	}
+	s.caches = append(s.caches, c)
+	return c, nil
+}
+
+// RemoveAll removes every probe (in reverse order) and frees every code
+// cache; the text of every module is as it was before.
+func (s *Set) RemoveAll() error {
+	var errs []error
+	s.mu.Lock()
+	gone := s.gone
+	s.mu.Unlock()
+	if !gone {
+		err := s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.readFinal()
+			return s.removeAll(h)
+		})
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range s.Probes() {
+		if p.bp != nil {
+			if err := s.tg.RemoveBreakpoint(p.bp); err != nil && !gone {
+				errs = append(errs, err)
+			}
+			p.bp = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close removes every probe and stops following the process.
+func (s *Set) Close() error {
+	err := s.RemoveAll()
+	s.unhook()
+	s.unlisten()
+	return err
+}
+
+// maxStepOut bounds the instructions a thread is stepped to leave a
+// trampoline (payload, relocated instructions, jump back).
+const maxStepOut = 64
+
+// removeAll puts the application's bytes back under every probe, newest
+// first, then frees the caches once no thread is inside one. Called with
+// s.mu held and every thread stopped.
+func (s *Set) removeAll(h *ptrace.Halted) error {
+	var errs []error
+	for i := len(s.probes) - 1; i >= 0; i-- {
+		p := s.probes[i]
+		if !p.installed {
+			continue
+		}
+		if err := h.WriteText(p.site.Addr, p.orig); err != nil {
+			errs = append(errs, fmt.Errorf("probe %s: restore %#x: %w", p.Location, p.site.Addr, err))
+			continue
+		}
+		p.installed = false
+	}
+	s.publish(nil)
+	for _, c := range s.caches {
+		for tid, pc := range h.ThreadPCs() {
+			if c.contains(pc) {
+				if err := h.StepOut(tid, c.lo, c.hi(), maxStepOut); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...) // a cache a thread may still use stays
+	}
+	for _, c := range s.caches {
+		if err := c.unmap(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.caches = nil
+	return errors.Join(errs...)
+}
+
+// publish updates the list of installed jump probes after p was installed
+// (or one was removed). Called with s.mu held.
+func (s *Set) publish(p *Probe) {
+	var live []*Probe
+	for _, q := range s.probes {
+		if q.installed {
+			live = append(live, q)
+		}
+	}
+	if p != nil {
+		live = append(live, p) // not in s.probes yet
+	}
+	s.live.Store(&live)
+}
