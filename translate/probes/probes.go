@@ -58,6 +58,8 @@ type Set struct {
 	// cannot be taken (at a thread's exit, on the tracer thread, which may be
 	// inside an operation holding s.mu).
 	live atomic.Pointer[[]*Probe]
+	// exited is set when the process is gone: nothing is left to remove.
+	exited atomic.Bool
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -84,6 +86,9 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		s.gone = true
 	})
 	s.unlisten = tg.AddSyncListener(func(e target.Event) bool {
+		if e.Kind == target.EventExited && e.Context == proc && e.Exit != nil && !e.Exit.Detached {
+			s.exited.Store(true)
+		}
 		if e.Kind == target.EventChanged && !e.Context.IsProcess() && e.Context.Process() == proc {
 			if st, _, _ := e.Context.State(); st == target.StateExiting {
 				s.readFinal()
@@ -116,9 +121,9 @@ func (p *Probe) Hits() uint64 {
 func (p *Probe) read() (uint64, error) {
 	s := p.set
 	s.mu.Lock()
-	gone := s.gone
+	gone := s.gone || s.exited.Load() || !p.installed
 	s.mu.Unlock()
-	if gone || !p.installed {
+	if gone {
 		return 0, errors.New("not installed")
 	}
 	var b [8]byte
@@ -209,6 +214,19 @@ func (s *Set) shadow(fn Function) Function {
 	}
 	fn.Code = code
 	return fn
+}
+
+// AddBreakpoint adds a counting breakpoint at addr (named loc): each hit
+// traps to sonde, which counts it and lets the thread go on.
+func (s *Set) AddBreakpoint(loc string, addr uint64) (*Probe, error) {
+	p := &Probe{Location: loc, Addr: addr, set: s}
+	if err := s.addBreakpoint(p, ""); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.probes = append(s.probes, p)
+	s.mu.Unlock()
+	return p, nil
 }
 
 func (s *Set) addBreakpoint(p *Probe, why string) error {
@@ -353,7 +371,7 @@ func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module s
 func (s *Set) RemoveAll() error {
 	var errs []error
 	s.mu.Lock()
-	gone := s.gone
+	gone := s.gone || s.exited.Load()
 	s.mu.Unlock()
 	if !gone {
 		err := s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
