@@ -10,7 +10,8 @@
  *            inside the patched range (falls back).
  * bt_label   an asm label (no type, no size) inside bt_start's body.
  * withcall   starts with a call rel32 (the copy pushes the application's
- *            return address). */
+ *            return address).
+ * jcc_fn     test; je rel8 out of the patched range (re-encoded as rel32). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -49,16 +50,31 @@ __asm__(".text\n"
         "  ret\n"
         ".size withcall, .-withcall\n");
 
+long jcc_fn(long x);
+__asm__(".text\n"
+        ".globl jcc_fn\n"
+        ".type jcc_fn, @function\n"
+        "jcc_fn:\n"
+        "  test %rdi, %rdi\n"
+        "  je 1f\n"
+        "  lea 1(%rdi), %rax\n"
+        "  ret\n"
+        "1:\n"
+        "  mov $42, %eax\n"
+        "  ret\n"
+        ".size jcc_fn, .-jcc_fn\n");
+
 int main(int argc, char **argv) {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
-	long sum = 0, r = 0, b = 0, w = 0;
+	long sum = 0, r = 0, b = 0, w = 0, j = 0;
 	for (long i = 0; i < n; i++) {
 		sum += hot(i);
 		r += ripload(i);
 		tiny();
 		b += bt_start(3);
 		w += withcall(i);
+		j += jcc_fn(i & 1);
 	}
-	printf("sum=%ld rip=%ld bt=%ld call=%ld\n", sum, r, b, w);
+	printf("sum=%ld rip=%ld bt=%ld call=%ld jcc=%ld\n", sum, r, b, w, j);
 	return 0;
 }

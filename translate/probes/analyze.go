@@ -97,6 +97,9 @@ func Analyze(fn Function, addr uint64) (Site, error) {
 		}
 		site.Insns = append(site.Insns, in)
 		site.Len += in.Len
+		if site.Len < JumpLen && in.Flow() == disasm.FlowCall {
+			return Site{}, unsafe(addr, "the call at %#x would return to %#x, inside the patched range", in.Address, in.Next())
+		}
 		if site.Len < JumpLen && endsFlow(&in) {
 			return Site{}, unsafe(addr, "the code ends (%s at %#x) %d bytes after the site: the %d-byte jump does not fit", in.Flow(), in.Address, site.Len, JumpLen)
 		}

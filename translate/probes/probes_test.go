@@ -298,3 +298,33 @@ func TestDetachRestores(t *testing.T) {
 		t.Errorf("output %q, untraced %q", out, want)
 	}
 }
+
+// TestRelocatedSites: probes whose patched range holds a rip-relative load,
+// a call rel32 or a jcc rel8 count every call and leave the program's results
+// as they are untraced.
+func TestRelocatedSites(t *testing.T) {
+	for _, pie := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pie=%v", pie), func(t *testing.T) {
+			path := buildProg(t, pie)
+			const n = 1_000_000
+			r := start(t, path, fmt.Sprint(n))
+			var ps []*Probe
+			for _, name := range []string{"hot", "ripload", "withcall", "jcc_fn", "leaf2"} {
+				p := r.probe(name)
+				if p.Kind != KindProbe {
+					t.Errorf("%s: %s (%s), want a jump probe", name, p.Kind, p.Fallback)
+				}
+				ps = append(ps, p)
+			}
+			out := r.finish()
+			for _, p := range ps {
+				if got, want := p.Hits(), uint64(n); got != want {
+					t.Errorf("%s: hits = %d, want %d", p.Location, got, want)
+				}
+			}
+			if want := untraced(t, path, fmt.Sprint(n)); out != want {
+				t.Errorf("output %q, untraced %q", out, want)
+			}
+		})
+	}
+}

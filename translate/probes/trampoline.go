@@ -117,16 +117,10 @@ func (e *emitter) relocateSite(site Site) error {
 			return err
 		}
 		start := e.pc()
-		e.add(r.code, Entry{AppPC: r.appPC, AppRegs: true, FlagsAt: -1})
-		for _, s := range r.spAdj {
-			// Split the entry where the copy's stack differs (an emulated call).
-			e.table.Entries = e.table.Entries[:len(e.table.Entries)-1]
-			e.table.Entries = append(e.table.Entries,
-				Entry{Lo: start, Hi: start + uint64(s.off), AppPC: r.appPC, AppRegs: true, FlagsAt: -1},
-				Entry{Lo: start + uint64(s.off), Hi: start + uint64(s.end), AppPC: r.appPC, AppRegs: true, SPAdjust: s.adj, FlagsAt: -1})
-			if uint64(s.end) < uint64(len(r.code)) {
-				e.table.Entries = append(e.table.Entries, Entry{Lo: start + uint64(s.end), Hi: start + uint64(len(r.code)), AppPC: r.appPC, AppRegs: true, FlagsAt: -1})
-			}
+		e.code = append(e.code, r.code...)
+		for _, en := range r.entries {
+			en.Lo, en.Hi = start+en.Lo, start+en.Hi
+			e.table.Entries = append(e.table.Entries, en)
 		}
 		leaves = r.leaves
 	}
