@@ -1,7 +1,8 @@
 /* pr_count: targets for fast-probe tests (translate/probes, sonde trace).
  *
- *   pr_count N   calls each probed function N times and prints one line of
- *                results, the same with and without probes.
+ *   pr_count N        calls each probed function N times and prints one line
+ *                     of results, the same with and without probes.
+ *   pr_count N _exit  then ends with _exit(3) from a SIGUSR1 handler.
  *
  * hot        a short leaf at -O2: the jump covers its whole body (lea; ret).
  * ripload    starts with a rip-relative load (relocated into the trampoline).
@@ -13,7 +14,10 @@
  *            return address).
  * jcc_fn     test; je rel8 out of the patched range (re-encoded as rel32). */
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 volatile long gvar = 7;
 
@@ -64,6 +68,11 @@ __asm__(".text\n"
         "  ret\n"
         ".size jcc_fn, .-jcc_fn\n");
 
+static void bye(int sig) {
+	(void)sig;
+	_exit(3);
+}
+
 int main(int argc, char **argv) {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
 	long sum = 0, r = 0, b = 0, w = 0, j = 0;
@@ -76,5 +85,10 @@ int main(int argc, char **argv) {
 		j += jcc_fn(i & 1);
 	}
 	printf("sum=%ld rip=%ld bt=%ld call=%ld jcc=%ld\n", sum, r, b, w, j);
+	if (argc > 2 && strcmp(argv[2], "_exit") == 0) {
+		fflush(stdout);
+		signal(SIGUSR1, bye);
+		raise(SIGUSR1);
+	}
 	return 0;
 }

@@ -147,6 +147,13 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
+	// The program runs on through whatever stops it (a signal is delivered
+	// to it as untraced): the trace only counts.
+	tg.AddListener(func(e target.Event) {
+		if e.Kind == target.EventStopped && !e.Context.IsProcess() && e.Context.Process() == proc {
+			e.Context.ResumeAsync(target.ResumeContinue, target.ResumeOptions{}, func(error) {})
+		}
+	})
 	if err := proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
 		set.Close()
 		return fail(err)
