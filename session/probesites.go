@@ -65,3 +65,31 @@ func (s *Session) FunctionBounds(c *target.Context, pc uint64) (name string, lo,
 	}
 	return sym.Name, sym.Addr + m.Bias, sym.End() + m.Bias, nil
 }
+
+// PaddingAfter returns how many bytes after a function ending at the
+// run-time address hi (up to max) belong to no symbol: alignment padding,
+// which fast probes may overwrite behind a function's last ret.
+func (s *Session) PaddingAfter(c *target.Context, hi uint64, max int) int {
+	mods, err := s.Modules(c)
+	if err != nil {
+		return 0
+	}
+	m := mods.ForAddress(hi - 1)
+	if m == nil || !m.Contains(hi) {
+		return 0
+	}
+	b, _ := s.Binary(m)
+	if b == nil {
+		return 0
+	}
+	t, _ := b.Symbols()
+	if t == nil {
+		return 0
+	}
+	for n := 0; n < max; n++ {
+		if _, _, ok := t.Lookup(hi + uint64(n) - m.Bias); ok || len(t.Aliases(hi+uint64(n)-m.Bias)) > 0 {
+			return n
+		}
+	}
+	return max
+}

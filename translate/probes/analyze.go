@@ -15,6 +15,41 @@ type Function struct {
 	Name string
 	Lo   uint64 // first byte
 	Code []byte // [Lo, Lo+len(Code))
+	// Padding is what follows the function up to the next symbol (at most
+	// 15 bytes are looked at): alignment nops or int3s, never executed, where
+	// a probe on the function's last ret may spill over.
+	Padding []byte
+}
+
+// bytesAt returns the n bytes of the function (and its padding) at addr, or
+// nil.
+func (f Function) bytesAt(addr uint64, n int) []byte {
+	all := append(append([]byte(nil), f.Code...), f.Padding...)
+	if addr < f.Lo || addr-f.Lo+uint64(n) > uint64(len(all)) {
+		return nil
+	}
+	return all[addr-f.Lo : addr-f.Lo+uint64(n)]
+}
+
+// padLen returns how many bytes of fn.Padding are padding instructions
+// (nop, int3), up to the next 16-byte boundary.
+func padLen(fn Function) int {
+	n := 0
+	for n < len(fn.Padding) && n < 15 {
+		in, err := disasm.Decode(fn.Padding[n:], fn.Hi()+uint64(n))
+		if err != nil || in.Len <= 0 || n+in.Len > len(fn.Padding) {
+			break
+		}
+		raw, ok := in.Raw()
+		if !ok || (raw.Op.String() != "NOP" && raw.Op.String() != "INT") {
+			break
+		}
+		if raw.Op.String() == "INT" && in.Bytes[0] != 0xcc {
+			break
+		}
+		n += in.Len
+	}
+	return n
 }
 
 // Hi returns the first address after the function.
@@ -86,37 +121,105 @@ func Analyze(fn Function, addr uint64) (Site, error) {
 	if first < 0 {
 		return Site{}, unsafe(addr, "%#x is not an instruction boundary of %s", addr, fn.Name)
 	}
-	site := Site{Addr: addr}
-	for i := first; site.Len < JumpLen; i++ {
-		if i >= len(insns) {
-			return Site{}, unsafe(addr, "the function ends %d bytes after the site: the %d-byte jump does not fit", site.Len, JumpLen)
+	j := first
+	for n := 0; n < JumpLen; j++ {
+		if j >= len(insns) {
+			return Site{}, unsafe(addr, "the function ends %d bytes after the site: the %d-byte jump does not fit", n, JumpLen)
 		}
-		in := insns[i]
+		n += insns[j].Len
+	}
+	return checkRange(insns, first, j, 0)
+}
+
+// checkRange checks the whole instructions insns[i:j] of a decoded function
+// as a patched range: at least JumpLen bytes, every one movable, only the
+// last may leave or call (a call's return address must not be inside), and
+// no branch of the function lands inside it (its first byte may be a target:
+// the jump is there).
+//
+// pad bytes of padding after insns[j-1] (the function's last ret) are
+// covered too: never executed, only overwritten.
+func checkRange(insns []disasm.Instruction, i, j, pad int) (Site, error) {
+	addr := insns[i].Address
+	site := Site{Addr: addr}
+	for k := i; k < j; k++ {
+		in := insns[k]
 		if why := unmovable(&in); why != "" {
 			return Site{}, unsafe(addr, "%s at %#x in the patched range", why, in.Address)
 		}
 		site.Insns = append(site.Insns, in)
 		site.Len += in.Len
-		if site.Len < JumpLen && in.Flow() == disasm.FlowCall {
+		if k < j-1 && in.Flow() == disasm.FlowCall {
 			return Site{}, unsafe(addr, "the call at %#x would return to %#x, inside the patched range", in.Address, in.Next())
 		}
-		if site.Len < JumpLen && endsFlow(&in) {
+		if k < j-1 && endsFlow(&in) {
 			return Site{}, unsafe(addr, "the code ends (%s at %#x) %d bytes after the site: the %d-byte jump does not fit", in.Flow(), in.Address, site.Len, JumpLen)
 		}
 	}
+	if pad > 0 && !endsFlow(&insns[j-1]) {
+		return Site{}, unsafe(addr, "internal error: padding after an instruction that falls through")
+	}
+	site.Len += pad
+	if site.Len < JumpLen {
+		return Site{}, unsafe(addr, "the range is %d bytes: the %d-byte jump does not fit", site.Len, JumpLen)
+	}
 	end := addr + uint64(site.Len)
-	for i := range insns {
-		in := &insns[i]
+	for k := range insns {
+		in := &insns[k]
 		if t, ok := in.BranchTarget(); ok && t > addr && t < end {
 			return Site{}, unsafe(addr, "the branch at %#x jumps to %#x, inside the patched range [%#x, %#x)", in.Address, t, addr, end)
 		}
 		if f := in.Flow(); f == disasm.FlowJump {
-			if _, direct := in.BranchTarget(); !direct && !tailJump(insns, i) {
+			if _, direct := in.BranchTarget(); !direct && !tailJump(insns, k) {
 				return Site{}, unsafe(addr, "the indirect jump at %#x (a jump table?) may land inside the patched range", in.Address)
 			}
 		}
 	}
 	return site, nil
+}
+
+// exitSite finds a patched range that ends with the exit insns[x]: the
+// shortest one that is safe, starting at most a few instructions back.
+func exitSite(insns []disasm.Instruction, x int, pad int) (Site, error) {
+	end := insns[x].Next()
+	i := x
+	for i >= 0 && end-insns[i].Address < JumpLen {
+		i--
+	}
+	var first error
+	if x == len(insns)-1 && pad > 0 {
+		// The last ret: a range from an instruction close before it, spilling
+		// over into the padding behind it.
+		for k := x; k >= 0 && k > x-4; k-- {
+			n := int(end - insns[k].Address)
+			if n+pad < JumpLen {
+				continue
+			}
+			site, err := checkRange(insns, k, x+1, JumpLen-min(n, JumpLen))
+			if err == nil {
+				return site, nil
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	if i < 0 {
+		if first != nil {
+			return Site{}, first
+		}
+		return Site{}, unsafe(insns[x].Address, "the function is shorter than the %d-byte jump before its exit", JumpLen)
+	}
+	for k := i; k >= 0 && k > i-6; k-- {
+		site, err := checkRange(insns, k, x+1, 0)
+		if err == nil {
+			return site, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return Site{}, first
 }
 
 // unmovable says why an instruction cannot run from a trampoline, or "".

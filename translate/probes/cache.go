@@ -29,8 +29,8 @@ const (
 	// cacheSize is one code cache: the first dataSize bytes hold counters
 	// (on pages of their own: stores next to executing code would make the
 	// CPU flush its pipeline as for self-modifying code), the rest code.
-	cacheSize = 256 << 10
-	dataSize  = 16 << 10
+	cacheSize = 1 << 20
+	dataSize  = 512 << 10
 	// reach is how far a rel32 goes, less a margin for the cache's own size.
 	reach = 1<<31 - cacheSize - pageSize
 )
@@ -60,13 +60,13 @@ func within(a, lo, hi uint64) bool {
 	return hi-a <= reach
 }
 
-// allocCounter returns the address of a new zeroed 64-bit counter.
-func (c *cache) allocCounter(n int) (uint64, error) {
-	if c.dataNext+uint64(8*n) > c.lo+dataSize {
-		return 0, fmt.Errorf("code cache at %#x: no room for more counters", c.lo)
+// allocData returns the address of n bytes of data, 16-byte aligned.
+func (c *cache) allocData(n int) (uint64, error) {
+	a := (c.dataNext + 15) &^ 15
+	if a+uint64(n) > c.lo+dataSize {
+		return 0, fmt.Errorf("code cache at %#x: no room for %d more bytes of data", c.lo, n)
 	}
-	a := c.dataNext
-	c.dataNext += uint64(8 * n)
+	c.dataNext = a + uint64(n)
 	return a, nil
 }
 

@@ -35,11 +35,24 @@ type Probe struct {
 	haveFinal atomic.Bool
 	bp        *target.Breakpoint
 	bpHits    atomic.Uint64
-	site      Site
-	orig      []byte // the application's bytes under the patch
-	patch     []byte
-	table     *Table
+	patches   []patch
 	installed bool // guarded by Set.mu
+	// Latency probes: where the histogram is, and its last value read.
+	lat       *latencyLayout
+	histMu    sync.Mutex
+	finalHist [HistBuckets]uint64
+}
+
+// patch is one patched range of a probe and its trampoline.
+type patch struct {
+	site  Site
+	orig  []byte // the application's bytes under the patch
+	bytes []byte
+	table *Table
+}
+
+func (pt *patch) overlaps(lo, hi uint64) bool {
+	return pt.site.Addr < hi && lo < pt.site.Addr+uint64(pt.site.Len)
 }
 
 // Set is the probes of one live process.
@@ -146,11 +159,57 @@ func (s *Set) readFinal() {
 			p.final.Store(binary.LittleEndian.Uint64(b[:]))
 			p.haveFinal.Store(true)
 		}
+		if h, err := p.readHist(); err == nil {
+			p.histMu.Lock()
+			p.finalHist = h
+			p.histMu.Unlock()
+		}
 	}
 }
 
-// Table returns the probe's translation table (nil for a breakpoint).
-func (p *Probe) Table() *Table { return p.table }
+// Tables returns the probe's translation tables, one per patched range (none
+// for a breakpoint).
+func (p *Probe) Tables() []*Table {
+	var out []*Table
+	for _, pt := range p.patches {
+		out = append(out, pt.table)
+	}
+	return out
+}
+
+// HasLatency reports whether the probe times calls (Histogram).
+func (p *Probe) HasLatency() bool { return p.lat != nil }
+
+// Histogram returns the latency histogram: bucket k counts calls that took
+// [2^k, 2^(k+1)) TSC ticks (see TSCHz). Read from the target while it
+// lives, the last value read afterwards.
+func (p *Probe) Histogram() [HistBuckets]uint64 {
+	if h, err := p.readHist(); err == nil {
+		return h
+	}
+	p.histMu.Lock()
+	defer p.histMu.Unlock()
+	return p.finalHist
+}
+
+func (p *Probe) readHist() ([HistBuckets]uint64, error) {
+	var h [HistBuckets]uint64
+	if p.lat == nil {
+		return h, errors.New("not a latency probe")
+	}
+	s := p.set
+	if s.exited.Load() {
+		return h, errors.New("gone")
+	}
+	buf := make([]byte, 8*HistBuckets)
+	if _, err := s.proc.ReadMemory(p.lat.hist, buf); err != nil {
+		return h, err
+	}
+	for i := range h {
+		h[i] = binary.LittleEndian.Uint64(buf[8*i:])
+	}
+	return h, nil
+}
 
 // Translate maps a PC inside a trampoline of the set to the application:
 // the table entry, or false when pc is not in sonde's generated code.
@@ -158,8 +217,10 @@ func (s *Set) Translate(pc uint64) (Entry, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range s.probes {
-		if t := p.table; t != nil && p.installed && pc >= t.Lo && pc < t.Hi {
-			return t.Lookup(pc)
+		for _, pt := range p.patches {
+			if t := pt.table; p.installed && pc >= t.Lo && pc < t.Hi {
+				return t.Lookup(pc)
+			}
 		}
 	}
 	return Entry{}, false
@@ -205,10 +266,12 @@ func (s *Set) shadow(fn Function) Function {
 		if !p.installed {
 			continue
 		}
-		for i, c := range p.orig {
-			a := p.site.Addr + uint64(i)
-			if a >= fn.Lo && a < fn.Hi() {
-				code[a-fn.Lo] = c
+		for _, pt := range p.patches {
+			for i, c := range pt.orig {
+				a := pt.site.Addr + uint64(i)
+				if a >= fn.Lo && a < fn.Hi() {
+					code[a-fn.Lo] = c
+				}
 			}
 		}
 	}
@@ -248,12 +311,26 @@ func (s *Set) install(p *Probe, fn Function) error {
 	if err != nil {
 		return err
 	}
+	return s.patchIn(p, fn, []Site{site}, 8, func(data uint64) map[uint64]hook {
+		p.counter = data
+		return map[uint64]hook{site.Addr: func(e *emitter, app uint64) error { return e.countPayload(app, data) }}
+	})
+}
+
+// patchIn installs p's patched ranges with every thread stopped: dataSize
+// bytes of zeroed data in the cache, whose address hooks gets to make the
+// payloads; one trampoline per site.
+func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks func(data uint64) map[uint64]hook) error {
 	for _, q := range s.Probes() {
-		if q.installed && q.site.Addr < site.Addr+uint64(site.Len) && site.Addr < q.site.Addr+uint64(q.site.Len) {
-			if q.site.Addr == site.Addr {
-				return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("a probe (%s) is already patched here", q.Location)}
+		if !q.installed {
+			continue
+		}
+		for _, pt := range q.patches {
+			for _, site := range sites {
+				if pt.overlaps(site.Addr, site.Addr+uint64(site.Len)) {
+					return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("the patched range [%#x, %#x) overlaps the probe %s at %#x", site.Addr, site.Addr+uint64(site.Len), q.Location, q.Addr)}
+				}
 			}
-			return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("the patched range overlaps the probe %s at %#x", q.Location, q.Addr)}
 		}
 	}
 	regions, err := s.proc.MemoryMap()
@@ -264,56 +341,78 @@ func (s *Set) install(p *Probe, fn Function) error {
 	return s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.gone {
+		if s.gone || s.exited.Load() {
 			return errors.New("the process is gone")
 		}
-		// The bytes in memory must be the ones analysed.
-		cur := make([]byte, site.Len)
-		if n, err := h.ReadRaw(site.Addr, cur); n != len(cur) {
-			return fmt.Errorf("read site %#x: %w", site.Addr, err)
+		var pts []patch
+		for _, site := range sites {
+			// The bytes in memory must be the ones analysed.
+			cur := make([]byte, site.Len)
+			if n, err := h.ReadRaw(site.Addr, cur); n != len(cur) {
+				return fmt.Errorf("read site %#x: %w", site.Addr, err)
+			}
+			if want := fn.bytesAt(site.Addr, site.Len); !bytes.Equal(cur, want) {
+				return &UnsafeError{Addr: p.Addr, Reason: fmt.Sprintf("the code at %#x in memory differs from what was analysed (a breakpoint or a patch is there)", site.Addr)}
+			}
+			pts = append(pts, patch{site: site, orig: cur})
 		}
-		if want := fn.Code[site.Addr-fn.Lo : site.Addr-fn.Lo+uint64(site.Len)]; !bytes.Equal(cur, want) {
-			return &UnsafeError{Addr: p.Addr, Reason: "the code in memory differs from what was analysed (a breakpoint or a patch is there)"}
-		}
-		c, err := s.cacheFor(h, regions, modName, modLo, modHi, fn)
+		c, err := s.cacheFor(h, regions, modName, modLo, modHi, fn, dataLen, len(sites)*maxTrampoline*2)
 		if err != nil {
 			return err
 		}
-		counter, err := c.allocCounter(1)
+		data, err := c.allocData(dataLen)
 		if err != nil {
 			return err
 		}
-		tramp, err := c.allocCode(maxTrampoline)
-		if err != nil {
+		if err := h.WriteData(data, make([]byte, dataLen)); err != nil {
 			return err
 		}
-		code, table, err := buildCount(site, tramp, counter)
-		if err != nil {
-			return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+		hk := hooks(data)
+		for i := range pts {
+			size := maxTrampoline
+			for range hk {
+				size += maxTrampoline
+			}
+			tramp, err := c.allocCode(size)
+			if err != nil {
+				return err
+			}
+			code, table, err := buildRange(pts[i].site, tramp, hk)
+			if err != nil {
+				return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+			}
+			if len(code) > size {
+				return fmt.Errorf("internal error: trampoline of %d bytes, %d reserved", len(code), size)
+			}
+			if pts[i].bytes, err = sitePatch(pts[i].site, tramp); err != nil {
+				return err
+			}
+			if err := h.WriteData(tramp, code); err != nil {
+				return err
+			}
+			pts[i].table = table
 		}
-		patch, err := sitePatch(site, tramp)
-		if err != nil {
-			return err
-		}
-		if err := h.WriteData(counter, make([]byte, 8)); err != nil {
-			return err
-		}
-		if err := h.WriteData(tramp, code); err != nil {
-			return err
-		}
-		// No thread may be inside the range when it changes (one at its first
+		// No thread may be inside a range when it changes (one at its first
 		// byte is fine: it will run the jump).
-		for tid, pc := range h.ThreadPCs() {
-			if pc > site.Addr && pc < site.Addr+uint64(site.Len) {
-				if err := h.StepOut(tid, site.Addr+1, site.Addr+uint64(site.Len), 16); err != nil {
-					return err
+		for _, pt := range pts {
+			lo, hi := pt.site.Addr, pt.site.Addr+uint64(pt.site.Len)
+			for tid, pc := range h.ThreadPCs() {
+				if pc > lo && pc < hi {
+					if err := h.StepOut(tid, lo+1, hi, 16); err != nil {
+						return err
+					}
 				}
 			}
 		}
-		if err := h.WriteText(site.Addr, patch); err != nil {
-			return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+		for i, pt := range pts {
+			if err := h.WriteText(pt.site.Addr, pt.bytes); err != nil {
+				for _, done := range pts[:i] {
+					h.WriteText(done.site.Addr, done.orig)
+				}
+				return &UnsafeError{Addr: p.Addr, Reason: err.Error()}
+			}
 		}
-		p.site, p.orig, p.patch, p.table, p.counter, p.installed = site, cur, patch, table, counter, true
+		p.patches, p.installed = pts, true
 		s.publish(p)
 		return nil
 	})
@@ -345,12 +444,12 @@ func moduleOf(regions []target.MemoryRegion, addr uint64) (name string, lo, hi u
 
 // cacheFor returns a cache within reach of the function (and its module),
 // mapping one if none is. Called with s.mu held.
-func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module string, modLo, modHi uint64, fn Function) (*cache, error) {
+func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module string, modLo, modHi uint64, fn Function, dataLen, codeLen int) (*cache, error) {
 	if modLo == 0 {
 		modLo, modHi = fn.Lo, fn.Hi()
 	}
 	for _, c := range s.caches {
-		if c.serves(fn.Lo, fn.Hi()) && c.serves(modLo, modHi) && c.codeNext+maxTrampoline <= c.hi() && c.dataNext+8 <= c.lo+dataSize {
+		if c.serves(fn.Lo, fn.Hi()) && c.serves(modLo, modHi) && c.codeNext+uint64(codeLen)+16 <= c.hi() && c.dataNext+uint64(dataLen) <= c.lo+dataSize {
 			return c, nil
 		}
 	}
@@ -417,11 +516,17 @@ func (s *Set) removeAll(h *ptrace.Halted) error {
 		if !p.installed {
 			continue
 		}
-		if err := h.WriteText(p.site.Addr, p.orig); err != nil {
-			errs = append(errs, fmt.Errorf("probe %s: restore %#x: %w", p.Location, p.site.Addr, err))
-			continue
+		failed := false
+		for k := len(p.patches) - 1; k >= 0; k-- {
+			pt := p.patches[k]
+			if err := h.WriteText(pt.site.Addr, pt.orig); err != nil {
+				errs = append(errs, fmt.Errorf("probe %s: restore %#x: %w", p.Location, pt.site.Addr, err))
+				failed = true
+			}
 		}
-		p.installed = false
+		if !failed {
+			p.installed = false
+		}
 	}
 	s.publish(nil)
 	for _, c := range s.caches {

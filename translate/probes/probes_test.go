@@ -99,11 +99,13 @@ func (r *run) function(name string) (uint64, *Function) {
 		if s.Size == 0 {
 			return bias + s.Value, nil
 		}
-		code := make([]byte, s.Size)
+		code := make([]byte, s.Size+15)
 		if _, err := r.proc.ReadMemory(bias+s.Value, code); err != nil {
 			r.t.Fatal(err)
 		}
-		return bias + s.Value, &Function{Name: name, Lo: bias + s.Value, Code: code}
+		// The test programs' C functions are followed by alignment padding
+		// or by the next function (whose first instruction is no nop).
+		return bias + s.Value, &Function{Name: name, Lo: bias + s.Value, Code: code[:s.Size], Padding: code[s.Size:]}
 	}
 	r.t.Fatalf("no symbol %s in %s", name, r.path)
 	return 0, nil
@@ -326,5 +328,54 @@ func TestRelocatedSites(t *testing.T) {
 				t.Errorf("output %q, untraced %q", out, want)
 			}
 		})
+	}
+}
+
+// TestLatency: latency probes on a loop, a recursive function and a function
+// a C++ exception is thrown through: every call counted, every call that
+// returned timed exactly once (those left by the exception are not), the
+// exception still reaches main's handler and the results are untraced ones.
+func TestLatency(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"pr_latency.cc"}, Flags: []string{"-O2"}})
+	const n = 30000
+	r := start(t, path, fmt.Sprint(n))
+	want := map[string][2]uint64{ // calls, timed
+		"work":    {n, n},
+		"fib":     {0, 0}, // as many as gcc left (it turns one recursion into a loop): all timed
+		"through": {n, n - n/3},
+		"thrower": {n, n - n/3},
+	}
+	var ps []*Probe
+	for _, name := range []string{"work", "fib", "through", "thrower"} {
+		addr, fn := r.function(name)
+		p, err := r.set.AddLatency(name, addr, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind != KindProbe || !p.HasLatency() {
+			t.Errorf("%s: %s, latency %v (%s)", name, p.Kind, p.HasLatency(), p.Fallback)
+		}
+		ps = append(ps, p)
+	}
+	out := r.finish()
+	if u := untraced(t, path, fmt.Sprint(n)); out != u {
+		t.Errorf("output %q, untraced %q", out, u)
+	}
+	for _, p := range ps {
+		var timed uint64
+		h := p.Histogram()
+		for _, c := range h {
+			timed += c
+		}
+		w := want[p.Location]
+		if w[0] == 0 {
+			w = [2]uint64{p.Hits(), p.Hits()}
+			if p.Hits() < 1000 {
+				t.Errorf("%s: %d calls", p.Location, p.Hits())
+			}
+		}
+		if p.Hits() != w[0] || (p.HasLatency() && timed != w[1]) {
+			t.Errorf("%s: %d calls, %d timed; want %d, %d (histogram %v)", p.Location, p.Hits(), timed, w[0], w[1], h)
+		}
 	}
 }

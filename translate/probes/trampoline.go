@@ -20,6 +20,9 @@ type Entry struct {
 	// Payload marks code of sonde's own (save, payload, restore): a stop there
 	// is reported at AppPC, which has not run yet.
 	Payload bool
+	// Spills, where AppRegs is false, says where the application's registers
+	// are: register name ("rax", "rflags") to offset from RSP.
+	Spills map[string]int64
 }
 
 // Table is the translation table of one trampoline: from cache addresses to
@@ -107,14 +110,25 @@ func (e *emitter) countPayload(app, counter uint64) error {
 	return nil
 }
 
-// relocateSite appends the instructions the jump covered, relocated, and the
-// jump back after them (unless the last one never falls through).
-func (e *emitter) relocateSite(site Site) error {
+// hook is a payload to run before an application instruction.
+type hook func(e *emitter, app uint64) error
+
+// buildRange generates the trampoline for a patched range at address at:
+// each instruction, relocated, preceded by its hook's payload if it has one;
+// then the jump back to the end of the range (unless the last instruction
+// never falls through).
+func buildRange(site Site, at uint64, hooks map[uint64]hook) ([]byte, *Table, error) {
+	e := &emitter{base: at}
 	leaves := false
 	for _, in := range site.Insns {
+		if h := hooks[in.Address]; h != nil {
+			if err := h(e, in.Address); err != nil {
+				return nil, nil, err
+			}
+		}
 		r, err := relocateInsn(in, e.pc())
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		start := e.pc()
 		e.code = append(e.code, r.code...)
@@ -124,29 +138,23 @@ func (e *emitter) relocateSite(site Site) error {
 		}
 		leaves = r.leaves
 	}
-	if leaves {
-		return nil
+	if !leaves {
+		back := site.Addr + uint64(site.Len)
+		j, err := jmpRel32(e.pc(), back)
+		if err != nil {
+			return nil, nil, err
+		}
+		e.add(j, Entry{AppPC: back, AppRegs: true, FlagsAt: -1})
 	}
-	back := site.Addr + uint64(site.Len)
-	j, err := jmpRel32(e.pc(), back)
-	if err != nil {
-		return err
-	}
-	e.add(j, Entry{AppPC: back, AppRegs: true, FlagsAt: -1})
-	return nil
+	return e.finish(site), &e.table, nil
 }
 
 // buildCount generates a counting trampoline for site at address at, with its
 // counter at counter.
 func buildCount(site Site, at, counter uint64) ([]byte, *Table, error) {
-	e := &emitter{base: at}
-	if err := e.countPayload(site.Addr, counter); err != nil {
-		return nil, nil, err
-	}
-	if err := e.relocateSite(site); err != nil {
-		return nil, nil, err
-	}
-	return e.finish(site), &e.table, nil
+	return buildRange(site, at, map[uint64]hook{site.Addr: func(e *emitter, app uint64) error {
+		return e.countPayload(app, counter)
+	}})
 }
 
 func (e *emitter) finish(site Site) []byte {
