@@ -23,13 +23,17 @@ func init() {
 	register(verb{"trace", "count calls with fast probes (jump-patched, no trap) or breakpoints", runTrace})
 }
 
-const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
+const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--latency] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
 
 const traceHelp = `Counts how often code runs. A --probe replaces the instruction at LOC with a
 jump into a trampoline sonde maps next to the module: hits cost nanoseconds and
 never stop the program. Where that is not safe (the site is too short, a branch
 lands inside the patched bytes, ...) the probe is a breakpoint instead and the
 report says why. A --break is always a breakpoint (a trap to sonde per hit).
+With --latency each --probe LOC (a function's entry) also times its calls:
+exit probes go on every ret and tail jump found by decoding the function (no
+return address is replaced, so C++ exceptions and longjmp pass through), and a
+log2 histogram of the durations is printed per location.
 
 LOC is a function (gdb's spellings: name, ns::name, name(int), linkage name),
 FILE:LINE, *ADDR, or any ELF symbol (asm labels included).
@@ -42,7 +46,7 @@ caches freed and sonde detaches and exits 0.`
 
 type traceOptions struct {
 	probes, breaks multiFlag
-	count          bool
+	count, latency bool
 	duration       time.Duration
 	asJSON         bool
 	pid            int
@@ -58,7 +62,7 @@ func runTrace(args []string) int {
 	fs.DurationVar(&o.duration, "duration", 0, "end the trace after `D` (e.g. 5s)")
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.IntVar(&o.pid, "p", 0, "trace the running process `PID`")
-	latency := fs.Bool("latency", false, "(not implemented yet) log2 histograms of call durations")
+	fs.BoolVar(&o.latency, "latency", false, "time the calls of each --probe function: log2 histograms of their durations")
 	withArgs := fs.Bool("args", false, "(not implemented yet) print each hit with its arguments")
 	cond := fs.String("if", "", "(not implemented yet) count only hits where `EXPR` holds")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -66,8 +70,8 @@ func runTrace(args []string) int {
 	}
 	o.argv = fs.Args()
 	switch {
-	case *latency || *withArgs || *cond != "":
-		return usageError(fs, "--latency, --args and --if are not implemented yet")
+	case *withArgs || *cond != "":
+		return usageError(fs, "--args and --if are not implemented yet")
 	case len(o.probes)+len(o.breaks) == 0:
 		return usageError(fs, "give at least one --probe or --break LOC")
 	case o.pid != 0 && len(o.argv) > 0:
@@ -84,11 +88,47 @@ func runTrace(args []string) int {
 
 // traceRow is one line of the report (one address of one location).
 type traceRow struct {
-	Location string `json:"location"`
-	Address  string `json:"address"`
-	Kind     string `json:"kind"`
-	Hits     uint64 `json:"hits"`
-	Fallback string `json:"fallback"`
+	Location string         `json:"location"`
+	Address  string         `json:"address"`
+	Kind     string         `json:"kind"`
+	Hits     uint64         `json:"hits"`
+	Fallback string         `json:"fallback"`
+	Latency  *latencyReport `json:"latency,omitempty"`
+}
+
+// latencyReport is a probe's histogram of call durations: the calls that
+// returned while traced (Timed) by log2 buckets of TSC ticks, converted to
+// nanoseconds.
+type latencyReport struct {
+	Timed   uint64          `json:"timed"`
+	Buckets []latencyBucket `json:"buckets"`
+}
+
+type latencyBucket struct {
+	LoNS  float64 `json:"lo_ns"`
+	HiNS  float64 `json:"hi_ns"`
+	Count uint64  `json:"count"`
+}
+
+func latencyOf(p *probes.Probe) *latencyReport {
+	if !p.HasLatency() {
+		return nil
+	}
+	hz := probes.TSCHz()
+	rep := &latencyReport{Buckets: []latencyBucket{}}
+	h := p.Histogram()
+	for k, c := range h {
+		if c == 0 {
+			continue
+		}
+		lo := float64(uint64(1)<<k) / hz * 1e9
+		if k == 0 {
+			lo = 0
+		}
+		rep.Timed += c
+		rep.Buckets = append(rep.Buckets, latencyBucket{LoNS: lo, HiNS: float64(uint64(1)<<(k+1)) / hz * 1e9, Count: c})
+	}
+	return rep
 }
 
 func (o *traceOptions) run(stdout, stderr io.Writer) int {
@@ -175,7 +215,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 	closeTarget() // detach (a process that exited is gone already)
 	rows := make([]traceRow, 0)
 	for _, p := range set.Probes() {
-		rows = append(rows, traceRow{Location: p.Location, Address: fmt.Sprintf("%#x", p.Addr), Kind: string(p.Kind), Hits: p.Hits(), Fallback: p.Fallback})
+		rows = append(rows, traceRow{Location: p.Location, Address: fmt.Sprintf("%#x", p.Addr), Kind: string(p.Kind), Hits: p.Hits(), Fallback: p.Fallback, Latency: latencyOf(p)})
 	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -204,10 +244,43 @@ func printTraceTable(w io.Writer, rows []traceRow) {
 	}
 	tw.Flush()
 	for _, r := range rows {
-		if r.Fallback != "" {
+		switch {
+		case r.Fallback != "" && r.Kind == "breakpoint":
 			fmt.Fprintf(w, "%s at %s is a breakpoint: %s\n", r.Location, r.Address, r.Fallback)
+		case r.Fallback != "":
+			fmt.Fprintf(w, "%s at %s: %s\n", r.Location, r.Address, r.Fallback)
 		}
 	}
+	for _, r := range rows {
+		if r.Latency != nil {
+			printHistogram(w, r)
+		}
+	}
+}
+
+// printHistogram prints a latency histogram as funclatency does.
+func printHistogram(w io.Writer, r traceRow) {
+	fmt.Fprintf(w, "\n%s (%s): %d calls, %d timed\n", r.Location, r.Address, r.Hits, r.Latency.Timed)
+	var top uint64
+	for _, b := range r.Latency.Buckets {
+		top = max(top, b.Count)
+	}
+	for _, b := range r.Latency.Buckets {
+		bar := int(40 * b.Count / max(top, 1))
+		fmt.Fprintf(w, "  %12s .. %-12s %10d |%-40s|\n", formatNS(b.LoNS), formatNS(b.HiNS), b.Count, strings.Repeat("@", bar))
+	}
+}
+
+func formatNS(ns float64) string {
+	switch {
+	case ns == 0:
+		return "0"
+	case ns < 10:
+		return fmt.Sprintf("%.1fns", ns)
+	case ns < 1000:
+		return fmt.Sprintf("%.0fns", ns)
+	}
+	return time.Duration(ns).Round(time.Nanosecond).String()
 }
 
 // plant resolves every location and puts its probes and breakpoints in. At a
@@ -261,7 +334,11 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 				if err != nil {
 					fn = nil // AddCount falls back and says why
 				}
-				_, err = set.AddCount(w.loc, a, fn)
+				if o.latency {
+					_, err = set.AddLatency(w.loc, a, fn)
+				} else {
+					_, err = set.AddCount(w.loc, a, fn)
+				}
 			} else {
 				_, err = set.AddBreakpoint(w.loc, a)
 			}
@@ -313,11 +390,12 @@ func functionAt(sess *session.Session, proc *target.Context, a uint64) (*probes.
 	if hi-lo > maxProbedFunction {
 		return nil, fmt.Errorf("function %s is %d bytes long", name, hi-lo)
 	}
-	code := make([]byte, hi-lo)
+	pad := sess.PaddingAfter(proc, hi, 15)
+	code := make([]byte, hi-lo+uint64(pad))
 	if _, err := proc.ReadMemory(lo, code); err != nil {
 		return nil, err
 	}
-	return &probes.Function{Name: name, Lo: lo, Code: code}, nil
+	return &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}, nil
 }
 
 // runToMain runs a program stopped at its entry to the first instruction of

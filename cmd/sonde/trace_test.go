@@ -276,3 +276,32 @@ func TestTraceSIGINT(t *testing.T) {
 	}
 	checkDetached(t, prog.Process.Pid, path)
 }
+
+// TestTraceLatency: --latency times every call that returns (the calls an
+// exception leaves are not timed, and the exception reaches its handler);
+// the program's results are the untraced ones.
+func TestTraceLatency(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"pr_latency.cc"}, Flags: []string{"-O2"}})
+	const n = 3000
+	out, err := exec.Command(sonde, "trace", "--latency", "--json", "--probe", "work", "--probe", "through", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	for loc, timed := range map[string]uint64{"work": n, "through": n - n/3} {
+		r := rowOf(t, rep, loc)
+		if r.Kind != "probe" || r.Hits != n || r.Latency == nil || r.Latency.Timed != timed || len(r.Latency.Buckets) == 0 {
+			t.Errorf("%s: %+v (latency %+v); want %d calls, %d timed", loc, r, r.Latency, n, timed)
+			continue
+		}
+		for _, b := range r.Latency.Buckets {
+			if b.HiNS <= b.LoNS || b.Count == 0 {
+				t.Errorf("%s: bucket %+v", loc, b)
+			}
+		}
+	}
+}
