@@ -370,6 +370,8 @@ func (b *Backend) detachProcess(p *process) error {
 	if b.procByPIDLocked(p.pid) != p {
 		return nil // it exited meanwhile
 	}
+	b.runDetachHooks(p) // patches of layers above (probes) go first
+	b.runDetachHooks(p) // patches of layers above (probes) go first
 	// 2. Patches out: int3 bytes (unless the memory is a vfork parent's), debug
 	// registers, registers sonde changed.
 	if p.memOwner == p {

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+type traceReport struct {
+	Probes []traceRow `json:"probes"`
+}
+
+func buildPrCount(t *testing.T, pie bool) string {
+	t.Helper()
+	if pie {
+		return testprog.Build(t, testprog.Spec{Sources: []string{"pr_count.c"}, Flags: []string{"-O2"}, Name: "pr_count_pie"})
+	}
+	return testprog.Build(t, testprog.Spec{Sources: []string{"pr_count.c"}, Flags: []string{"-O2", "-no-pie", "-fno-pie"}, Name: "pr_count_nopie"})
+}
+
+// splitTraceOutput separates the program's own output (first) from sonde's
+// JSON report (last) on the shared stdout.
+func splitTraceOutput(t *testing.T, out []byte) (prog string, rep traceReport) {
+	t.Helper()
+	i := bytes.Index(out, []byte("{\n"))
+	if i < 0 {
+		t.Fatalf("no JSON report in %q", out)
+	}
+	if err := json.Unmarshal(out[i:], &rep); err != nil {
+		t.Fatalf("report %q: %v", out[i:], err)
+	}
+	return string(out[:i]), rep
+}
+
+func rowOf(t *testing.T, rep traceReport, loc string) traceRow {
+	t.Helper()
+	for _, r := range rep.Probes {
+		if r.Location == loc {
+			return r
+		}
+	}
+	t.Fatalf("no row for %s in %+v", loc, rep)
+	return traceRow{}
+}
+
+func untracedOutput(t *testing.T, path string, args ...string) string {
+	t.Helper()
+	out, _ := exec.Command(path, args...).Output()
+	return string(out)
+}
+
+// TestTraceCountLaunch: `sonde trace --count --json -- PROG` counts 10 million
+// calls exactly with a jump probe, PIE and non-PIE; the program keeps sonde's
+// stdout and prints what it prints untraced.
+func TestTraceCountLaunch(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	for _, pie := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pie=%v", pie), func(t *testing.T) {
+			path := buildPrCount(t, pie)
+			const n = 10_000_000
+			cmd := exec.Command(sonde, "trace", "--count", "--json", "--probe", "hot", "--probe", "ripload", "--", path, fmt.Sprint(n))
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
+			}
+			prog, rep := splitTraceOutput(t, out)
+			if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+				t.Errorf("program output %q, untraced %q", prog, want)
+			}
+			for _, loc := range []string{"hot", "ripload"} {
+				r := rowOf(t, rep, loc)
+				if r.Kind != "probe" || r.Hits != n || r.Fallback != "" || !strings.HasPrefix(r.Address, "0x") {
+					t.Errorf("%s: %+v, want a probe with %d hits", loc, r, n)
+				}
+			}
+		})
+	}
+}
+
+// TestTraceFallbackAndBreak: sites that cannot be patched are breakpoints that
+// say why; --break is a breakpoint; file:line and asm labels resolve; all
+// count exactly.
+func TestTraceFallbackAndBreak(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 300
+	out, err := exec.Command(sonde, "trace", "--json", "--probe", "tiny", "--probe", "bt_start", "--probe", "bt_label",
+		"--break", "leaf2", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := splitTraceOutput(t, out)
+	for _, c := range []struct {
+		loc, kind, why string
+		hits           uint64
+	}{
+		{"tiny", "breakpoint", "does not fit", n},
+		{"bt_start", "breakpoint", "inside the patched range", n},
+		{"bt_label", "probe", "", 3 * n}, // dec; jnz (re-encoded) inside bt_start
+		{"leaf2", "breakpoint", "", n},
+	} {
+		r := rowOf(t, rep, c.loc)
+		if r.Kind != c.kind || r.Hits != c.hits || !strings.Contains(r.Fallback, c.why) || (c.why == "") != (r.Fallback == "") {
+			t.Errorf("%s: %+v; want kind %s, %d hits, fallback with %q", c.loc, r, c.kind, c.hits, c.why)
+		}
+	}
+}
+
+// TestTraceExitFromSignalHandler: the counts are printed when the program
+// ends with _exit from a signal handler.
+func TestTraceExitFromSignalHandler(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 100_000
+	cmd := exec.Command(sonde, "trace", "--json", "--probe", "hot", "--", path, fmt.Sprint(n), "_exit")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.Bytes())
+	}
+	_, rep := splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != n {
+		t.Errorf("hot: %+v, want %d hits", r, n)
+	}
+	if !strings.Contains(stderr.String(), "exited with code 3") {
+		t.Errorf("stderr %q does not tell the exit code", stderr.String())
+	}
+}
+
+// moduleText returns the executable mappings of path in pid as they are in
+// memory and in the file.
+func moduleText(t *testing.T, pid int, path string) (mem, file []byte) {
+	t.Helper()
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, line := range strings.Split(string(maps), "\n") {
+		fs := strings.Fields(line)
+		if len(fs) < 6 || fs[5] != path || !strings.Contains(fs[1], "x") {
+			continue
+		}
+		var lo, hi, off uint64
+		fmt.Sscanf(fs[0], "%x-%x", &lo, &hi)
+		fmt.Sscanf(fs[2], "%x", &off)
+		a, b := make([]byte, hi-lo), make([]byte, hi-lo)
+		if _, err := m.ReadAt(a, int64(lo)); err != nil {
+			t.Fatal(err)
+		}
+		k, _ := f.ReadAt(b, int64(off))
+		mem, file = append(mem, a[:k]...), append(file, b[:k]...)
+	}
+	if len(mem) == 0 {
+		t.Fatalf("%s is not mapped in %d", path, pid)
+	}
+	return mem, file
+}
+
+// startForever starts pr_count untraced with a loop that outlasts the test.
+func startForever(t *testing.T, path string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(path, "1000000000000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// checkDetached checks that the process runs on untraced with its text
+// byte-identical to the file and no code cache left (no anonymous rwx
+// mapping).
+func checkDetached(t *testing.T, pid int, path string) {
+	t.Helper()
+	mem, file := moduleText(t, pid, path)
+	if !bytes.Equal(mem, file) {
+		t.Error("text differs from the file after the trace")
+	}
+	maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if bytes.Contains(maps, []byte(" rwxp 00000000 00:00 0 ")) {
+		t.Errorf("a code cache is left:\n%s", maps)
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if !bytes.Contains(status, []byte("TracerPid:\t0\n")) || bytes.Contains(status, []byte("State:\tZ")) {
+		t.Errorf("process after the trace:\n%s", status)
+	}
+}
+
+// TestTraceAttachDuration: -p PID --duration traces a running process for a
+// while, then removes every probe, frees the cache, detaches and exits 0.
+func TestTraceAttachDuration(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	for _, pie := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pie=%v", pie), func(t *testing.T) {
+			path := buildPrCount(t, pie)
+			prog := startForever(t, path)
+			time.Sleep(50 * time.Millisecond)
+			out, err := exec.Command(sonde, "trace", "-p", fmt.Sprint(prog.Process.Pid), "--probe", "hot", "--probe", "ripload",
+				"--probe", "withcall", "--duration", "300ms", "--json").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep traceReport
+			if err := json.Unmarshal(out, &rep); err != nil {
+				t.Fatalf("%q: %v", out, err)
+			}
+			for _, loc := range []string{"hot", "ripload", "withcall"} {
+				if r := rowOf(t, rep, loc); r.Kind != "probe" || r.Hits == 0 {
+					t.Errorf("%s: %+v", loc, r)
+				}
+			}
+			checkDetached(t, prog.Process.Pid, path)
+		})
+	}
+}
+
+// TestTraceSIGINT: SIGINT to sonde ends a -p trace like --duration does.
+func TestTraceSIGINT(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	prog := startForever(t, path)
+	cmd := exec.Command(sonde, "trace", "-p", fmt.Sprint(prog.Process.Pid), "--probe", "hot")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the probe is in: its cache shows in the memory map.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", prog.Process.Pid))
+		if bytes.Contains(maps, []byte(" rwxp 00000000 00:00 0 ")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no code cache after 20 s; stderr %s", stderr.Bytes())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	var lines []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sonde trace after SIGINT: %v\n%s", err, stderr.Bytes())
+	}
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "LOCATION") || !strings.Contains(lines[1], "hot") || strings.HasSuffix(lines[1], " 0") {
+		t.Errorf("report %q", lines)
+	}
+	checkDetached(t, prog.Process.Pid, path)
+}
+
+// TestTraceLatency: --latency times every call that returns (the calls an
+// exception leaves are not timed, and the exception reaches its handler);
+// the program's results are the untraced ones.
+func TestTraceLatency(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"pr_latency.cc"}, Flags: []string{"-O2"}})
+	const n = 3000
+	out, err := exec.Command(sonde, "trace", "--latency", "--json", "--probe", "work", "--probe", "through", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	for loc, timed := range map[string]uint64{"work": n, "through": n - n/3} {
+		r := rowOf(t, rep, loc)
+		if r.Kind != "probe" || r.Hits != n || r.Latency == nil || r.Latency.Timed != timed || len(r.Latency.Buckets) == 0 {
+			t.Errorf("%s: %+v (latency %+v); want %d calls, %d timed", loc, r, r.Latency, n, timed)
+			continue
+		}
+		for _, b := range r.Latency.Buckets {
+			if b.HiNS <= b.LoNS || b.Count == 0 {
+				t.Errorf("%s: bucket %+v", loc, b)
+			}
+		}
+	}
+}

@@ -1,0 +1,300 @@
+package ptrace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+// This file lets a layer above patch a live process's code (fast probes, in
+// translate/probes): with every thread held, it injects system calls, writes
+// text under no breakpoint, and steps threads out of an address range. Each of
+// these is one hop to the tracer thread for the whole operation (Halt).
+
+// Halted is a process whose every thread sonde holds stopped, handed to the
+// function given to Halt or to a detach hook. It is valid only during that
+// call, on the tracer thread.
+type Halted struct {
+	b *Backend
+	p *process
+}
+
+// Halt runs fn on the tracer thread with every thread of proc stopped; the
+// threads sonde stopped for it run on afterwards (threads a client sees
+// stopped stay stopped).
+func (b *Backend) Halt(proc *target.Context, fn func(h *Halted) error) error {
+	return b.do("halt", func() error {
+		p, err := b.procOf(proc, "halt")
+		if err != nil {
+			return err
+		}
+		held := b.stopOthers(&thread{proc: p}) // a thread of no one: stops them all
+		defer b.resumeOthers(held)
+		return fn(&Halted{b: b, p: p})
+	})
+}
+
+// detachHooks are run (on the tracer thread, every thread stopped) before
+// the backend detaches from a process, so that patches it does not know
+// about (probes' jumps, code caches) go first.
+type detachHooks struct {
+	mu    sync.Mutex
+	next  int
+	hooks map[int]func(h *Halted)
+}
+
+var hooksByBackend sync.Map // *Backend -> *detachHooks
+
+// OnDetach registers f to run before the backend detaches from a process
+// (Detach, Close), with every thread of it stopped. remove unregisters it.
+func (b *Backend) OnDetach(f func(h *Halted)) (remove func()) {
+	v, _ := hooksByBackend.LoadOrStore(b, &detachHooks{hooks: map[int]func(*Halted){}})
+	d := v.(*detachHooks)
+	d.mu.Lock()
+	id := d.next
+	d.next++
+	d.hooks[id] = f
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		delete(d.hooks, id)
+		d.mu.Unlock()
+	}
+}
+
+// runDetachHooks runs the OnDetach hooks for p, whose threads are stopped.
+func (b *Backend) runDetachHooks(p *process) {
+	v, ok := hooksByBackend.Load(b)
+	if !ok {
+		return
+	}
+	d := v.(*detachHooks)
+	d.mu.Lock()
+	fs := make([]func(*Halted), 0, len(d.hooks))
+	for _, f := range d.hooks {
+		fs = append(fs, f)
+	}
+	d.mu.Unlock()
+	for _, f := range fs {
+		b.runSafely(func() { f(&Halted{b: b, p: p}) })
+	}
+}
+
+// PID returns the process ID.
+func (h *Halted) PID() int { return h.p.pid }
+
+// Context returns the process's context (nil for a hidden vfork child).
+func (h *Halted) Context() *target.Context { return h.p.ctx }
+
+// ThreadPCs returns the program counter of every stopped thread, by thread ID.
+func (h *Halted) ThreadPCs() map[int]uint64 {
+	out := map[int]uint64{}
+	for _, th := range h.p.sortedThreads() {
+		if th.running {
+			continue
+		}
+		if pc := th.pc(); pc != 0 {
+			out[th.tid] = pc
+		}
+	}
+	return out
+}
+
+// ErrNoStoppedThread is returned when no thread of the process is in a
+// ptrace-stop to run an injected system call.
+var ErrNoStoppedThread = errors.New("no thread of the process is stopped")
+
+// Offsets in user_regs_struct for system call injection.
+const (
+	offRAX     = 80
+	offRDI     = 112
+	offRSI     = 104
+	offRDX     = 96
+	offR10     = 56
+	offR8      = 72
+	offR9      = 64
+	offOrigRAX = 120
+)
+
+var syscallInsn = []byte{0x0f, 0x05}
+
+const eflagsTF = 1 << 8 // trap flag: single-step
+
+// Syscall makes one stopped thread of the process run system call nr with
+// args (up to six) and returns its raw result (a negative errno on failure,
+// as the kernel returns it). The thread's registers and the two bytes where
+// the syscall instruction is written (at its own PC) are restored, so the
+// program never sees it. orig_rax is -1 while it runs so that a system call
+// the thread was interrupted in is not restarted in the middle; with the
+// registers restored afterwards the kernel restarts it as it would have.
+func (h *Halted) Syscall(nr int, args ...uint64) (uint64, error) {
+	if len(args) > 6 {
+		return 0, fmt.Errorf("inject syscall %d: %d arguments, at most 6", nr, len(args))
+	}
+	var th *thread
+	for _, t := range h.p.sortedThreads() {
+		if !t.running && !t.inVfork {
+			th = t
+			break
+		}
+	}
+	if th == nil {
+		return 0, ErrNoStoppedThread
+	}
+	if err := th.flushRegs(); err != nil {
+		return 0, err
+	}
+	th.invalidateRegs()
+	var saved [generalSize]byte
+	if n, err := getRegSet(th.tid, ntPRStatus, saved[:]); err != nil || n != generalSize {
+		return 0, fmt.Errorf("inject syscall: registers of thread %d: %v", th.tid, err)
+	}
+	pc := binary.LittleEndian.Uint64(saved[offRIP:])
+	var orig [2]byte
+	if n, err := readRaw(h.p, pc, orig[:]); n != 2 {
+		return 0, fmt.Errorf("inject syscall: code at %#x: %w", pc, err)
+	}
+	if err := h.writeRaw(pc, syscallInsn); err != nil {
+		return 0, err
+	}
+	defer h.writeRaw(pc, orig[:])
+	regs := saved
+	put := func(off int, v uint64) { binary.LittleEndian.PutUint64(regs[off:], v) }
+	put(offRAX, uint64(nr))
+	put(offOrigRAX, math.MaxUint64)
+	for i, off := range []int{offRDI, offRSI, offRDX, offR10, offR8, offR9} {
+		if i < len(args) {
+			put(off, args[i])
+		}
+	}
+	// Trap flag off (a thread stopped mid-step); the kernel keeps RF as it likes.
+	put(offEFLAGS, binary.LittleEndian.Uint64(regs[offEFLAGS:])&^eflagsTF)
+	if err := setRegSet(th.tid, ntPRStatus, regs[:]); err != nil {
+		return 0, fmt.Errorf("inject syscall: set registers of thread %d: %w", th.tid, err)
+	}
+	// The trap flag off in what is put back: stepping the syscall instruction
+	// can leave the kernel taking TF for the program's own, and a thread
+	// detached with it dies of SIGTRAP.
+	binary.LittleEndian.PutUint64(saved[offEFLAGS:], binary.LittleEndian.Uint64(saved[offEFLAGS:])&^eflagsTF)
+	defer setRegSet(th.tid, ntPRStatus, saved[:])
+	ret, err := h.stepOnce(th)
+	if err != nil {
+		return 0, fmt.Errorf("inject syscall %d: %w", nr, err)
+	}
+	if got := binary.LittleEndian.Uint64(ret[offRIP:]); got != pc+2 {
+		return 0, fmt.Errorf("inject syscall %d: thread %d stopped at %#x, not after the syscall at %#x", nr, th.tid, got, pc)
+	}
+	return binary.LittleEndian.Uint64(ret[offRAX:]), nil
+}
+
+// errThreadGone says the thread did not come back from a step as expected
+// (it exited, or stopped for something else, which is handled in order).
+var errThreadGone = errors.New("the thread did not stop after one instruction")
+
+// stepOnce single-steps a stopped thread by one instruction (sonde's own
+// step: the model never sees it start) and returns its registers after it.
+func (h *Halted) stepOnce(th *thread) ([generalSize]byte, error) {
+	var regs [generalSize]byte
+	for try := 0; try < 8; try++ {
+		if err := singleStep(th.tid, 0); err != nil {
+			return regs, err
+		}
+		ws, err := h.b.waitFor(th.tid)
+		if err != nil {
+			return regs, err
+		}
+		if ws.Stopped() && int(ws)>>16 == eventStop {
+			continue // a PTRACE_INTERRUPT left over: the step did not run yet
+		}
+		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP || int(ws)>>16 != 0 {
+			h.b.deferred = append([]waitEvent{{th.tid, ws}}, h.b.deferred...)
+			th.running = true // its status is handled in order
+			return regs, errThreadGone
+		}
+		break
+	}
+	th.invalidateRegs()
+	if n, err := getRegSet(th.tid, ntPRStatus, regs[:]); err != nil || n != generalSize {
+		return regs, fmt.Errorf("registers of thread %d after a step: %v", th.tid, err)
+	}
+	if fl := binary.LittleEndian.Uint64(regs[offEFLAGS:]); fl&eflagsTF != 0 {
+		binary.LittleEndian.PutUint64(regs[offEFLAGS:], fl&^eflagsTF)
+		setRegSet(th.tid, ntPRStatus, regs[:])
+	}
+	return regs, nil
+}
+
+// StepOut single-steps thread tid until its PC leaves [lo, hi), at most max
+// instructions, so that code there can be changed under no one. A thread
+// already outside is left alone.
+func (h *Halted) StepOut(tid int, lo, hi uint64, max int) error {
+	th := h.b.threads[tid]
+	if th == nil || th.proc != h.p || th.running {
+		return fmt.Errorf("step out: thread %d is not a stopped thread of process %d", tid, h.p.pid)
+	}
+	for i := 0; ; i++ {
+		pc := th.pc()
+		if pc < lo || pc >= hi {
+			return nil
+		}
+		if i >= max {
+			return fmt.Errorf("step out: thread %d still at %#x in [%#x, %#x) after %d steps", tid, pc, lo, hi, max)
+		}
+		if err := th.flushRegs(); err != nil {
+			return err
+		}
+		if _, err := h.stepOnce(th); err != nil {
+			return fmt.Errorf("step out: thread %d: %w", tid, err)
+		}
+	}
+}
+
+// ReadRaw reads memory as it is (breakpoints' int3 bytes included).
+func (h *Halted) ReadRaw(addr uint64, buf []byte) (int, error) {
+	return readRaw(h.p.memOwner, addr, buf)
+}
+
+// WriteText writes code at addr, refusing where a software breakpoint sits
+// (its saved byte would go stale). Memory images handed out are told.
+func (h *Halted) WriteText(addr uint64, data []byte) error {
+	owner := h.p.memOwner
+	owner.memMu.RLock()
+	for a := range owner.sw {
+		if a >= addr && a-addr < uint64(len(data)) {
+			owner.memMu.RUnlock()
+			return fmt.Errorf("write text at %#x: a breakpoint is planted at %#x", addr, a)
+		}
+	}
+	owner.memMu.RUnlock()
+	return h.writeRaw(addr, data)
+}
+
+func (h *Halted) writeRaw(addr uint64, data []byte) error {
+	owner := h.p.memOwner
+	owner.memMu.Lock()
+	defer owner.memMu.Unlock()
+	if owner.mem == nil {
+		return memoryError(addr, 0, unix.ESRCH)
+	}
+	if addr > math.MaxInt64 || addr+uint64(len(data)) > math.MaxInt64 {
+		return memoryError(addr, 0, unix.EIO)
+	}
+	owner.imagesWritten(addr, uint64(len(data)))
+	if n, err := owner.mem.WriteAt(data, int64(addr)); err != nil || n < len(data) {
+		if err == nil {
+			err = unix.EIO
+		}
+		return memoryError(addr, n, err)
+	}
+	return nil
+}
+
+// WriteData writes memory (no breakpoint bookkeeping: for data sonde owns,
+// such as a code cache).
+func (h *Halted) WriteData(addr uint64, data []byte) error { return h.writeRaw(addr, data) }

@@ -1,0 +1,42 @@
+// Package probes puts fast probes into a live process: a probed instruction
+// is replaced by a 5-byte jmp rel32 into a trampoline in a code cache that
+// sonde maps within ±2 GiB of the module (injected mmap, PIE included). The
+// trampoline saves what its payload clobbers, runs the payload (a lock-free
+// 64-bit counter that sonde reads from the cache), restores, runs the
+// instructions the jump covered (relocated) and jumps back. A hit costs
+// nanoseconds instead of a trap to the debugger.
+//
+// # Site analysis
+//
+// A site is patched only when it is safe: the function containing it is
+// decoded whole (bounds from the ELF symbol table), the patched range covers
+// whole instructions that can run elsewhere, and no direct branch in the
+// function targets the inside of the range. Otherwise the probe is a
+// breakpoint (an int3 whose hits are counted in sonde) and Probe.Fallback
+// says why. Indirect branches (jump tables, computed gotos) cannot be
+// followed statically: a jump table into the middle of a patched range is a
+// residual risk, as in every jump-patching tool; functions containing an
+// indirect jump that is not a tail call are therefore not patched.
+//
+// # Installation and removal
+//
+// Both run with every thread of the process stopped (ptrace.Backend.Halt).
+// Threads whose PC is inside a range about to be patched are single-stepped
+// out of it first; on removal, threads inside a trampoline are stepped out
+// of it before the original bytes go back, and the cache is unmapped only
+// when no thread is inside it. Removal runs in reverse order of
+// installation. Detaching (Detach, Close, hence SIGINT/SIGTERM in the CLI)
+// removes every probe and frees every cache page through the backend's
+// detach hook, so the text of every module is byte-identical to its file
+// afterwards.
+//
+// # Translation
+//
+// Every trampoline registers a translation table (Table): for each range of
+// cache addresses, the application PC it stands for, whether the registers
+// there equal the application's, and where the trampoline keeps what it
+// spilled. Stops reported inside the cache can be mapped back to the
+// application with Set.Translate. (Package translate, which owns every byte
+// sonde changes, is meant to consult these tables on every stop; until it
+// exists the tables live here.)
+package probes
