@@ -8,3 +8,8 @@ require (
 	golang.org/x/arch v0.32.0
 	golang.org/x/sys v0.49.0
 )
+
+require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+)

@@ -21,6 +21,10 @@ type Options struct {
 	NoSymbols bool
 	// Symbols tells how to find debug information (nil: gdb's places).
 	Symbols *symbols.Options
+	// Objects, when set, shares opened files with other Processes (and owns
+	// them: Process.Close leaves them open, Objects.Close closes them). An
+	// in-memory image (Mapping.Data) is keyed by its Name.
+	Objects *Objects
 }
 
 // Process is one address space: its modules and the image that serves memory
@@ -95,7 +99,7 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 			}
 			name = m.Name
 		}
-		bias, err := loadBias(m)
+		bias, err := p.loadBias(m)
 		if err != nil {
 			continue // not an ELF object (a font, a locale archive)
 		}
@@ -127,20 +131,25 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 
 // loadBias finds the runtime-minus-link-time difference of a mapping from the
 // PT_LOAD segment that covers its file offset.
-func loadBias(m Mapping) (uint64, error) {
-	var f *elf.File
-	var err error
-	if m.Data != nil {
-		f, err = elf.NewFile(bytes.NewReader(m.Data))
+func (p *Process) loadBias(m Mapping) (uint64, error) {
+	var progs []elf.ProgHeader
+	if p.opts.Objects != nil {
+		var err error
+		if progs, err = p.opts.Objects.get(objectKey(m)).programs(m.Path, m.Data); err != nil {
+			return 0, err
+		}
 	} else {
-		f, err = elf.Open(m.Path)
+		f, err := openELF(m.Path, m.Data)
+		if err != nil {
+			return 0, err
+		}
+		for _, ph := range f.Progs {
+			progs = append(progs, ph.ProgHeader)
+		}
+		f.Close()
 	}
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	const page = 4096
-	for _, ph := range f.Progs {
+	for _, ph := range progs {
 		if ph.Type != elf.PT_LOAD {
 			continue
 		}
@@ -167,8 +176,20 @@ func (p *Process) Modules() []*unwind.Module {
 	return out
 }
 
-// Close releases the modules' symbol files.
+// objectKey names a mapping's file in Objects.
+func objectKey(m Mapping) string {
+	if m.Data != nil {
+		return "\x00" + m.Name
+	}
+	return m.Path
+}
+
+// Close releases the modules' symbol files (those of Options.Objects stay
+// with it).
 func (p *Process) Close() error {
+	if p.opts.Objects != nil {
+		return nil
+	}
 	for _, m := range p.mods {
 		if m.bin != nil {
 			m.bin.Close()
@@ -192,6 +213,16 @@ func (p *Process) LookupModule(pc uint64) (*unwind.Module, error) {
 // finds .debug_frame in a separate debug file) or, without symbols, from the
 // mapped file itself.
 func (p *Process) load(m *module) {
+	if p.opts.Objects != nil {
+		key := m.path
+		if m.data != nil {
+			key = "\x00" + m.um.Name
+		}
+		var src unwind.Sources
+		m.bin, src, m.err = p.opts.Objects.get(key).tables(m.um.Name, m.path, m.data, p.opts.NoSymbols, p.opts.Symbols)
+		m.um.SetSources(src)
+		return
+	}
 	if !p.opts.NoSymbols {
 		if m.data != nil {
 			m.bin, m.err = symbols.OpenBytes(m.um.Name, m.data, p.opts.Symbols)

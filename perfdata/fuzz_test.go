@@ -1,0 +1,58 @@
+package perfdata
+
+import (
+	"bytes"
+	"io"
+	"testing"
+)
+
+// readAll reads every record, bounded so a fuzz input cannot run long.
+func readAll(r *Reader) {
+	defer r.Close()
+	for i := 0; i < 100000; i++ {
+		rec, err := r.Next()
+		if err != nil {
+			return
+		}
+		if rec.Type == RecordSample {
+			rec.Sample.Reg(RegIP)
+		}
+	}
+}
+
+// FuzzOpen feeds arbitrary bytes to the file-mode reader (which takes the
+// pipe path when the header says so).
+func FuzzOpen(f *testing.F) {
+	f.Add(sampleFile())
+	f.Add([]byte("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Open(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		readAll(r)
+	})
+}
+
+// FuzzPipe feeds arbitrary bytes after a pipe header.
+func FuzzPipe(f *testing.F) {
+	good := sampleFile()
+	// The synthetic file's data section, as pipe records after their attrs.
+	var pipe bytes.Buffer
+	pipe.WriteString("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00")
+	attr := make([]byte, 8+112+8)
+	le.PutUint32(attr, RecordHeaderAttr)
+	le.PutUint16(attr[6:], uint16(len(attr)))
+	copy(attr[8:], good[le.Uint64(good[24:]):][:112])
+	le.PutUint64(attr[8+112:], 11)
+	pipe.Write(attr)
+	pipe.Write(good[le.Uint64(good[40:]):][:le.Uint64(good[48:])])
+	f.Add(pipe.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewPipeReader(io.MultiReader(bytes.NewReader(data)))
+		if err != nil {
+			return
+		}
+		readAll(r)
+	})
+}

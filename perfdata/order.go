@@ -1,0 +1,161 @@
+package perfdata
+
+import (
+	"io"
+	"slices"
+)
+
+// Sorter hands out a Reader's records in time order, as perf's own tools
+// process them. perf writes each CPU's ring buffer in turn, so a mapping
+// made on one CPU may be written after a sample another CPU took later; a
+// FINISHED_ROUND record says every buffer was drained once. perf's rule,
+// followed here: at the end of round n+1, every record up to the latest time
+// of round n has arrived and may go out in order.
+type Sorter struct {
+	r        *Reader
+	pending  []pendingRecord // records not yet handed out, sorted up to ready
+	ready    int             // pending[:ready] may be handed out
+	next     int             // pending[next] is the next to hand out
+	seq      int
+	lastTime uint64 // time of the latest record read (for records without one)
+	roundMax uint64 // latest time in the round being read
+	prevMax  uint64 // latest time in the previous round
+	bytes    int    // bytes held in pending
+	limit    int
+	eof      bool
+}
+
+type pendingRecord struct {
+	time uint64
+	seq  int
+	typ  uint32
+	misc uint16
+	off  int64
+	body []byte
+}
+
+// NewSorter orders r's records, holding at most limit bytes of records
+// (when a recording's rounds need more, the oldest go out early, as perf
+// does when its queue is full). limit <= 0 means 256 MiB.
+func NewSorter(r *Reader, limit int) *Sorter {
+	if limit <= 0 {
+		limit = 256 << 20
+	}
+	return &Sorter{r: r, limit: limit}
+}
+
+// Next returns the next record in time order, or io.EOF. Like Reader.Next,
+// the record is valid until the next call.
+func (s *Sorter) Next() (*Record, error) {
+	for s.next >= s.ready {
+		if s.eof {
+			return nil, io.EOF
+		}
+		if err := s.fill(); err != nil {
+			return nil, err
+		}
+	}
+	p := &s.pending[s.next]
+	s.next++
+	s.bytes -= len(p.body)
+	if isHeaderRecord(p.typ) {
+		// Decoded once when read: decoding again would add its attr or
+		// feature to the header twice.
+		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body}
+		return &s.r.rec, nil
+	}
+	if err := s.r.decode(p.typ, p.misc, p.body, p.off); err != nil {
+		return nil, err
+	}
+	return &s.r.rec, nil
+}
+
+// fill reads up to the next round's end and decides what may go out.
+func (s *Sorter) fill() error {
+	// Drop what went out.
+	s.pending = append(s.pending[:0], s.pending[s.next:]...)
+	s.next, s.ready = 0, 0
+	for {
+		rec, err := s.r.Next()
+		if err == io.EOF {
+			s.eof = true
+			s.sort()
+			s.ready = len(s.pending)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.Type == RecordFinishedRound {
+			s.sort()
+			s.ready = s.upTo(s.prevMax)
+			s.prevMax, s.roundMax = s.roundMax, 0
+			if s.ready > 0 {
+				return nil
+			}
+			continue
+		}
+		t := recordTime(rec)
+		if t == 0 {
+			t = s.lastTime
+		}
+		s.lastTime = t
+		s.roundMax = max(s.roundMax, t)
+		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: append([]byte(nil), rec.Body...)})
+		s.seq++
+		s.bytes += len(rec.Body)
+		if s.bytes > s.limit {
+			s.sort()
+			s.ready = len(s.pending) / 2
+			return nil
+		}
+	}
+}
+
+func (s *Sorter) sort() {
+	slices.SortStableFunc(s.pending, func(a, b pendingRecord) int {
+		if a.time != b.time {
+			if a.time < b.time {
+				return -1
+			}
+			return 1
+		}
+		return a.seq - b.seq
+	})
+}
+
+// upTo counts the sorted pending records at or before t.
+func (s *Sorter) upTo(t uint64) int {
+	i, _ := slices.BinarySearchFunc(s.pending, t+1, func(p pendingRecord, t uint64) int {
+		if p.time < t {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// recordTime is a record's timestamp, 0 when it has none.
+func recordTime(rec *Record) uint64 {
+	if rec.Type == RecordSample {
+		if rec.Sample.Attr != nil && rec.Sample.Attr.SampleType&SampleTime != 0 {
+			return rec.Sample.Time
+		}
+		return 0
+	}
+	if rec.Type == RecordFork || rec.Type == RecordExit {
+		return rec.Task.Time
+	}
+	if rec.ID.Valid {
+		return rec.ID.Time
+	}
+	return 0
+}
+
+func isHeaderRecord(typ uint32) bool {
+	switch typ {
+	case RecordHeaderAttr, RecordHeaderFeature, RecordHeaderBuildID, RecordHeaderEventType, RecordHeaderTracingData:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package profiling
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// scriptSample is one sample as `perf script` prints it.
+type scriptSample struct {
+	key   string // "tid time"
+	names []string
+	mods  []string
+}
+
+// perfScript runs `perf script` on a recording and parses its samples.
+func perfScript(t *testing.T, path string, args ...string) []scriptSample {
+	argv := append([]string{"script", "-F", "tid,time,ip,sym,dso", "-i", path}, args...)
+	out, err := exec.Command("perf", argv...).Output()
+	if err != nil {
+		t.Fatalf("perf %s: %v", strings.Join(argv, " "), err)
+	}
+	var samples []scriptSample
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+		case !strings.HasPrefix(line, "\t"):
+			f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), ":"))
+			samples = append(samples, scriptSample{key: strings.Join(f, " ")})
+		default:
+			f := strings.Fields(line) // addr sym... (dso)
+			if len(samples) == 0 || len(f) < 3 {
+				continue
+			}
+			s := &samples[len(samples)-1]
+			// perf spells a versioned dynamic symbol with its version
+			// (__libc_start_main@@GLIBC_2.34); sonde does not.
+			name, _, _ := strings.Cut(strings.Join(f[1:len(f)-1], " "), "@@")
+			s.names = append(s.names, name)
+			s.mods = append(s.mods, strings.Trim(f[len(f)-1], "()"))
+		}
+	}
+	return samples
+}
+
+// sondeSamples reads a recording through OpenRecording.
+func sondeSamples(t *testing.T, path string, opts Options) (map[string]scriptSample, *Recording) {
+	rec, err := OpenRecording(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rec.Close() })
+	got := map[string]scriptSample{}
+	err = rec.Each(func(s *Sample) error {
+		k := fmt.Sprintf("%d %d.%06d", s.TID, s.Time/1e9, s.Time%1e9/1e3)
+		var ss scriptSample
+		for i := range s.Frames {
+			ss.names = append(ss.names, FrameName(&s.Frames[i]))
+			ss.mods = append(ss.mods, s.Frames[i].Module)
+		}
+		got[k] = ss
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, rec
+}
+
+// TestUserFramesMatchPerfScript compares every sample's frames, without
+// inline frames, with perf script --no-inline on a dwarf recording of a
+// program that forks (two processes sharing mappings).
+func TestUserFramesMatchPerfScript(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "400", "fork")
+	want := perfScript(t, out, "--no-inline")
+	got, rec := sondeSamples(t, out, Options{NoInline: true})
+	if int(rec.Samples) != len(want) {
+		t.Errorf("%d samples, perf script prints %d", rec.Samples, len(want))
+	}
+	same := 0
+	var diffs []string
+	for _, w := range want {
+		g, ok := got[w.key]
+		if !ok {
+			diffs = append(diffs, "missing sample "+w.key)
+			continue
+		}
+		if strings.Join(g.names, ";") == strings.Join(w.names, ";") {
+			same++
+			continue
+		}
+		if os.Getenv("DIFFALL") == "" && strings.Contains(strings.Join(g.names, ";"), "[ld-linux") {
+			continue
+		}
+		diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", w.key, strings.Join(g.names, ";"), strings.Join(w.names, ";")))
+	}
+	ratio := float64(same) / float64(max(len(want), 1))
+	t.Logf("%d of %d samples (%.2f%%) have perf script's frames", same, len(want), 100*ratio)
+	for i, d := range diffs {
+		if i == 10 {
+			t.Logf("... %d more", len(diffs)-10)
+			break
+		}
+		t.Log(d)
+	}
+	if ratio < 0.99 {
+		t.Errorf("only %.2f%% of samples agree with perf script --no-inline (want 99%%)", 100*ratio)
+	}
+}

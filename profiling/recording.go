@@ -1,0 +1,220 @@
+package profiling
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sondedbg/sonde/perfdata"
+	"github.com/sondedbg/sonde/symbols/debugfile"
+)
+
+// Recording is a perf.data file (or pipe) being turned into stacks.
+type Recording struct {
+	file   *os.File
+	reader *perfdata.Reader
+	sorter *perfdata.Sorter
+	b      *Builder
+	// Warnings are things the user should know about the stacks' quality
+	// (a file that changed since the recording, a kernel whose symbols
+	// could not be had), each once.
+	Warnings []string
+	// Samples counts every sample read; Unwound those whose user stack was
+	// walked from a stack copy.
+	Samples uint64
+}
+
+// OpenRecording opens a perf.data file ("-": standard input, in pipe mode).
+func OpenRecording(path string, opts Options) (*Recording, error) {
+	rec := &Recording{}
+	var err error
+	if path == "-" {
+		rec.reader, err = perfdata.NewPipeReader(os.Stdin)
+	} else {
+		rec.file, err = os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		st, serr := rec.file.Stat()
+		if serr != nil {
+			rec.file.Close()
+			return nil, serr
+		}
+		rec.reader, err = perfdata.Open(rec.file, st.Size())
+	}
+	if err != nil {
+		if rec.file != nil {
+			rec.file.Close()
+		}
+		return nil, err
+	}
+	rec.sorter = perfdata.NewSorter(rec.reader, 0)
+	rec.b = NewBuilder(opts)
+	rec.prepare()
+	return rec, nil
+}
+
+// prepare matches the recording's build-ids with the files on this machine
+// and finds the kernel's and the vDSO's symbols.
+func (rec *Recording) prepare() {
+	b := rec.b
+	b.files = map[string]string{}
+	for _, id := range rec.reader.BuildIDs {
+		switch id.Filename {
+		case "[kernel.kallsyms]":
+			if b.opts.Kernel == nil {
+				b.opts.Kernel = RunningKernel(id.BuildID)
+				if b.opts.Kernel == nil {
+					b.opts.Kernel = cachedKallsyms(id.BuildID)
+				}
+				if b.opts.Kernel == nil {
+					rec.warn("kernel frames are unnamed: the recording's kernel is not the running one (or /proc/kallsyms hides addresses) and perf's build-id cache has no kallsyms for it")
+				}
+			}
+		case "[vdso]":
+			if data := localVDSO(); data != nil && sameBuildID(data, id.BuildID) {
+				b.vdso = data
+			} else if data, err := os.ReadFile(buildIDCachePath("[vdso]", id.BuildID, "vdso")); err == nil {
+				b.vdso = data
+			}
+		default:
+			if !strings.HasPrefix(id.Filename, "/") {
+				continue
+			}
+			if fileBuildIDIs(id.Filename, id.BuildID) {
+				continue
+			}
+			cached := buildIDCachePath(id.Filename, id.BuildID, "elf")
+			if fileBuildIDIs(cached, id.BuildID) {
+				b.files[id.Filename] = cached
+				continue
+			}
+			b.files[id.Filename] = ""
+			rec.warn(fmt.Sprintf("%s changed since the recording (build-id %x not found there nor in perf's build-id cache): its frames are unnamed", id.Filename, id.BuildID))
+		}
+	}
+}
+
+func (rec *Recording) warn(msg string) { rec.Warnings = append(rec.Warnings, msg) }
+
+// Header is what the recording says of itself.
+func (rec *Recording) Header() *perfdata.Header { return &rec.reader.Header }
+
+// Lost is how many samples the kernel dropped.
+func (rec *Recording) Lost() uint64 { return rec.b.Lost }
+
+// Each calls fn with every sample's stack, in time order; the Sample is
+// valid during the call.
+func (rec *Recording) Each(fn func(*Sample) error) error {
+	for {
+		r, err := rec.sorter.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s := rec.b.Add(r)
+		if s == nil {
+			continue
+		}
+		rec.Samples++
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+}
+
+// Close releases the recording and every file its stacks needed.
+func (rec *Recording) Close() error {
+	rec.reader.Close()
+	rec.b.Close()
+	if rec.file != nil {
+		return rec.file.Close()
+	}
+	return nil
+}
+
+// buildIDCachePath is where perf's build-id cache keeps a file:
+// $HOME/.debug/<path>/<build-id>/<kind>.
+func buildIDCachePath(path string, id []byte, kind string) string {
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/root"
+	}
+	return filepath.Join(home, ".debug", path, hexID(id), kind)
+}
+
+func cachedKallsyms(id []byte) *KernelSymbols {
+	f, err := os.Open(buildIDCachePath("[kernel.kallsyms]", id, "kallsyms"))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	k, err := ReadKallsyms(f)
+	if err != nil || len(k.addrs) == 0 {
+		return nil
+	}
+	return k
+}
+
+// fileBuildIDIs reports whether the ELF file at path has build-id id.
+func fileBuildIDIs(path string, id []byte) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	got, err := debugfile.BuildID(f)
+	return err == nil && bytes.Equal(got, id)
+}
+
+func sameBuildID(data []byte, id []byte) bool {
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return false
+	}
+	got, err := debugfile.BuildID(f)
+	return err == nil && bytes.Equal(got, id)
+}
+
+// localVDSO copies this process's vDSO (every process of the running kernel
+// has the same one).
+func localVDSO() []byte {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasSuffix(line, "[vdso]") {
+			continue
+		}
+		rng, _, _ := strings.Cut(line, " ")
+		lo, hi, _ := strings.Cut(rng, "-")
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 != nil || err2 != nil || end <= start || end-start > 1<<20 {
+			return nil
+		}
+		mem, err := os.Open("/proc/self/mem")
+		if err != nil {
+			return nil
+		}
+		defer mem.Close()
+		buf := make([]byte, end-start)
+		if _, err := mem.ReadAt(buf, int64(start)); err != nil {
+			return nil
+		}
+		return buf
+	}
+	return nil
+}
