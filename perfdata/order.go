@@ -23,15 +23,56 @@ type Sorter struct {
 	bytes    int    // bytes held in pending
 	limit    int
 	eof      bool
+	// Bodies of pending records live in arena chunks; a chunk is reused
+	// once every record in it went out (and the last one handed out is
+	// no longer in use), so a recording costs a few chunks, not an
+	// allocation per record, and memory stays bounded by what is pending.
+	cur     *arena
+	free    []*arena
+	lastOut *arena
+}
+
+type arena struct {
+	buf  []byte
+	live int
+}
+
+const arenaChunk = 4 << 20
+
+// keep copies a record's body into the current arena chunk.
+func (s *Sorter) keep(b []byte) ([]byte, *arena) {
+	if s.cur == nil || cap(s.cur.buf)-len(s.cur.buf) < len(b) {
+		old := s.cur
+		if k := len(s.free); k > 0 && len(b) <= arenaChunk {
+			s.cur, s.free = s.free[k-1], s.free[:k-1]
+			s.cur.buf = s.cur.buf[:0]
+		} else {
+			s.cur = &arena{buf: make([]byte, 0, max(arenaChunk, len(b)))}
+		}
+		s.release(old)
+	}
+	a := s.cur
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	a.live++
+	return a.buf[start:len(a.buf):len(a.buf)], a
+}
+
+// release puts a chunk no pending record uses back on the free list.
+func (s *Sorter) release(a *arena) {
+	if a != nil && a.live == 0 && a != s.cur && a != s.lastOut && cap(a.buf) == arenaChunk && len(s.free) < 8 {
+		s.free = append(s.free, a)
+	}
 }
 
 type pendingRecord struct {
-	time uint64
-	seq  int
-	typ  uint32
-	misc uint16
-	off  int64
-	body []byte
+	time  uint64
+	seq   int
+	typ   uint32
+	misc  uint16
+	off   int64
+	body  []byte
+	arena *arena
 }
 
 // NewSorter orders r's records, holding at most limit bytes of records
@@ -58,6 +99,10 @@ func (s *Sorter) Next() (*Record, error) {
 	p := &s.pending[s.next]
 	s.next++
 	s.bytes -= len(p.body)
+	prev := s.lastOut
+	s.lastOut = p.arena
+	p.arena.live--
+	s.release(prev)
 	if isHeaderRecord(p.typ) {
 		// Decoded once when read: decoding again would add its attr or
 		// feature to the header twice.
@@ -101,7 +146,8 @@ func (s *Sorter) fill() error {
 		}
 		s.lastTime = t
 		s.roundMax = max(s.roundMax, t)
-		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: append([]byte(nil), rec.Body...)})
+		body, a := s.keep(rec.Body)
+		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: body, arena: a})
 		s.seq++
 		s.bytes += len(rec.Body)
 		if s.bytes > s.limit {

@@ -1,7 +1,6 @@
 package profiling
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"io"
@@ -14,41 +13,65 @@ import (
 // KernelSymbols names kernel addresses from a kallsyms listing.
 type KernelSymbols struct {
 	addrs []uint64
-	names []string
+	names []string // slices of one string holding the listing
 }
 
-// maxKallsyms bounds the listing read (a kernel has a few hundred thousand symbols).
-const maxKallsyms = 4 << 20
+// maxKallsyms bounds the listing read (a kernel's is a few MiB).
+const maxKallsyms = 64 << 20
 
 // ReadKallsyms parses a /proc/kallsyms-style listing ("ADDR TYPE NAME
-// [MODULE]"), keeping text symbols. Malformed lines are skipped.
+// [MODULE]"), keeping text symbols. Malformed lines are skipped. The
+// listing is read whole and parsed in place: it has ~200k lines, and a
+// profile's start-up should not pay a line scanner's allocations for them.
 func ReadKallsyms(r io.Reader) (*KernelSymbols, error) {
-	k := &KernelSymbols{}
-	type sym struct {
-		addr uint64
-		name string
+	data, err := io.ReadAll(io.LimitReader(r, maxKallsyms))
+	if err != nil {
+		return nil, err
 	}
-	var syms []sym
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 4096)
-	for sc.Scan() && len(syms) < maxKallsyms {
-		f := strings.Fields(sc.Text())
-		if len(f) < 3 || len(f[1]) != 1 || !strings.ContainsAny(f[1], "tTwW") {
+	text := string(data)
+	k := &KernelSymbols{}
+	sorted := true
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		sp := strings.IndexByte(line, ' ')
+		if sp <= 0 || len(line) < sp+4 || line[sp+2] != ' ' {
 			continue
 		}
-		a, err := strconv.ParseUint(f[0], 16, 64)
+		switch line[sp+1] {
+		case 't', 'T', 'w', 'W':
+		default:
+			continue
+		}
+		a, err := strconv.ParseUint(line[:sp], 16, 64)
 		if err != nil || a == 0 {
 			continue
 		}
-		syms = append(syms, sym{a, f[2]})
+		name := line[sp+3:]
+		if i := strings.IndexAny(name, " \t"); i >= 0 {
+			name = name[:i]
+		}
+		if n := len(k.addrs); n > 0 && a < k.addrs[n-1] {
+			sorted = false
+		}
+		k.addrs = append(k.addrs, a)
+		k.names = append(k.names, name)
 	}
-	if err := sc.Err(); err != nil && err != bufio.ErrTooLong {
-		return nil, err
-	}
-	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
-	for _, s := range syms {
-		k.addrs = append(k.addrs, s.addr)
-		k.names = append(k.names, s.name)
+	if !sorted {
+		idx := make([]int, len(k.addrs))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return k.addrs[idx[i]] < k.addrs[idx[j]] })
+		addrs, names := make([]uint64, len(idx)), make([]string, len(idx))
+		for i, j := range idx {
+			addrs[i], names[i] = k.addrs[j], k.names[j]
+		}
+		k.addrs, k.names = addrs, names
 	}
 	return k, nil
 }
