@@ -55,6 +55,9 @@ func ReadKallsyms(r io.Reader) (*KernelSymbols, error) {
 		if i := strings.IndexAny(name, " \t"); i >= 0 {
 			name = name[:i]
 		}
+		if name == "" {
+			continue
+		}
 		if n := len(k.addrs); n > 0 && a < k.addrs[n-1] {
 			sorted = false
 		}

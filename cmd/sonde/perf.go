@@ -129,5 +129,5 @@ func (s reportSink) finish(w io.Writer, _ *profiling.Recording) error {
 
 type scriptSink struct{ w io.Writer }
 
-func (s *scriptSink) add(x *profiling.Sample) error { return profiling.WriteScript(s.w, x) }
+func (s *scriptSink) add(x *profiling.Sample) error                { return profiling.WriteScript(s.w, x) }
 func (s *scriptSink) finish(io.Writer, *profiling.Recording) error { return nil }
