@@ -473,3 +473,29 @@ func parseBuildIDs(b []byte, off int64) ([]BuildID, error) {
 }
 
 var errTruncated = errors.New("record truncated")
+
+// NewRecordReader decodes records that arrive one by one rather than in a
+// file: a perf_event ring buffer read by the caller, whose events share
+// attr's layout. Header stays empty but for Attrs.
+func NewRecordReader(attr *Attr) *Reader {
+	r := &Reader{end: -1}
+	r.Attrs = []*Attr{attr}
+	r.idPos, r.idFromE = -1, -1
+	return r
+}
+
+// Decode decodes one whole record (header included) as Next would return
+// it; the Record is valid until the next Decode or Next.
+func (r *Reader) Decode(b []byte, off int64) (*Record, error) {
+	if len(b) < 8 {
+		return nil, formatErr(off, "record of %d bytes (less than its header)", len(b))
+	}
+	size := int(le.Uint16(b[6:]))
+	if size < 8 || size > len(b) {
+		return nil, formatErr(off, "record size %d in %d bytes", size, len(b))
+	}
+	if err := r.decode(le.Uint32(b), le.Uint16(b[4:]), b[8:size], off); err != nil {
+		return nil, err
+	}
+	return &r.rec, nil
+}

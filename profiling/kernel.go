@@ -102,6 +102,12 @@ func RunningKernel(recordedBuildID []byte) *KernelSymbols {
 	if err != nil || !bytes.Contains(notes, recordedBuildID) {
 		return nil
 	}
+	return LocalKernel()
+}
+
+// LocalKernel returns the running kernel's symbols, nil when /proc/kallsyms
+// hides their addresses (not root, kernel.kptr_restrict).
+func LocalKernel() *KernelSymbols {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
 		return nil

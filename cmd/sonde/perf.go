@@ -40,20 +40,12 @@ func runPerf(args []string) int {
 	if fs.NArg() > 0 {
 		return usageError(fs, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
 	}
-	var sink perfSink
-	switch mode {
-	case "folded":
-		sink = foldedSink{profiling.NewFolded()}
-	case "pprof":
-		sink = pprofSink{profiling.NewPprof()}
-	case "report":
-		sink = reportSink{profiling.NewReport()}
-	case "script":
-		sink = &scriptSink{}
-	default:
-		return usageError(fs, fmt.Sprintf("unknown output %q (folded, pprof, script or report)", mode))
+	sink, err := newPerfSink(mode)
+	if err != nil {
+		return usageError(fs, err.Error())
 	}
-	rec, err := profiling.OpenRecording(*input, profiling.Options{NoInline: *noInline})
+	var rec *profiling.Recording
+	rec, err = profiling.OpenRecording(*input, profiling.Options{NoInline: *noInline})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde perf: %v\n", err)
 		if os.IsNotExist(err) {
@@ -77,7 +69,7 @@ func runPerf(args []string) int {
 	}
 	bw := bufio.NewWriterSize(out, 1<<16)
 	if s, ok := sink.(*scriptSink); ok {
-		s.w = bw
+		s.w = bw // script streams: to the output file when there is one
 	}
 	if err := rec.Each(sink.add); err != nil {
 		fmt.Fprintf(os.Stderr, "sonde perf: %v\n", err)
@@ -129,5 +121,10 @@ func (s reportSink) finish(w io.Writer, _ *profiling.Recording) error {
 
 type scriptSink struct{ w io.Writer }
 
-func (s *scriptSink) add(x *profiling.Sample) error                { return profiling.WriteScript(s.w, x) }
-func (s *scriptSink) finish(io.Writer, *profiling.Recording) error { return nil }
+func (s *scriptSink) add(x *profiling.Sample) error { return profiling.WriteScript(s.w, x) }
+func (s *scriptSink) finish(io.Writer, *profiling.Recording) error {
+	if f, ok := s.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}

@@ -4,7 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -60,5 +62,37 @@ func TestPerfCLI(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "perf", "report", "-i", prog); code != 1 || !strings.Contains(errOut, "not a perf.data file") {
 		t.Errorf("an ELF file as the recording: exit %d, %q", code, errOut)
+	}
+}
+
+// TestProfileLaunchAndAttach samples perf_spin by itself (no perf binary
+// involved): launched, from its exec to its exit, and attached with -p for a
+// duration, after which the program runs on.
+func TestProfileLaunchAndAttach(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2"}})
+	out, errOut, code := runCLI(t, "profile", "folded", "-F", "2000", "--", prog, "400")
+	if code != 0 {
+		if strings.Contains(errOut, "perf_event_open") {
+			t.Skipf("SKIP (machine): %s", strings.TrimSpace(errOut))
+		}
+		t.Fatalf("profile: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "perf_spin;_start;") || !strings.Contains(out, ";main;middle;leaf;mix ") || !strings.Contains(errOut, "samples") {
+		t.Errorf("launched profile:\n%s\nstderr: %s", out, errOut)
+	}
+	cmd := exec.Command(prog, "5000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	out, errOut, code = runCLI(t, "profile", "report", "-p", strconv.Itoa(cmd.Process.Pid), "--duration", "400ms")
+	if code != 0 || !strings.Contains(out, " leaf\n") {
+		t.Fatalf("profile -p: exit %d\n%s\nstderr: %s", code, out, errOut)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the sampled process is gone after sonde profile -p: %v", err)
+	}
+	if _, _, code := runCLI(t, "profile", "folded"); code != 2 {
+		t.Errorf("profile without a target: exit %d, want 2", code)
 	}
 }

@@ -1,0 +1,347 @@
+package profiling
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/perfdata"
+)
+
+// Sampler samples a process by itself through perf_event_open: a CPU-clock
+// event per CPU for each thread (inherited by the threads and children they
+// create), user registers and a copy of the user stack in every sample, read
+// from one ring buffer per CPU as it fills. Its records are the ones `perf
+// record` would write, so a Builder turns them into stacks the same way.
+type Sampler struct {
+	attr    unix.PerfEventAttr
+	pattr   *perfdata.Attr
+	dec     *perfdata.Reader
+	fds     []int
+	rings   []*ring
+	batch   []pending
+	arena   []byte
+	synth   []byte
+	started bool
+}
+
+// ring is one CPU's mmapped ring buffer.
+type ring struct {
+	fd   int
+	mem  []byte // header page, then the data pages
+	data []byte
+}
+
+type pending struct {
+	time uint64
+	seq  int
+	rec  []byte
+}
+
+// SamplerOptions configure a Sampler.
+type SamplerOptions struct {
+	Frequency     int    // samples per second per thread (default 999: not in step with timer ticks)
+	FramePointers bool   // callchains from frame pointers instead of stack copies
+	StackBytes    uint32 // bytes of user stack per sample (default 16 KiB)
+	// EnableOnExec starts sampling when the process (stopped before its
+	// exec) execs: how a launched program is profiled from its first
+	// instruction.
+	EnableOnExec bool
+}
+
+const ringPages = 256 // 1 MiB of data per CPU: ~60 ms of 16 KiB samples at 1 kHz on every thread of a CPU
+
+// NewSampler opens the events for the threads tids (of one process) on every
+// online CPU. With EnableOnExec, tids is the one thread that will exec.
+func NewSampler(tids []int, opts SamplerOptions) (*Sampler, error) {
+	if opts.Frequency <= 0 {
+		opts.Frequency = 999
+	}
+	if opts.StackBytes == 0 {
+		opts.StackBytes = 16 << 10
+	}
+	s := &Sampler{}
+	a := &s.attr
+	a.Type = unix.PERF_TYPE_SOFTWARE
+	a.Config = unix.PERF_COUNT_SW_CPU_CLOCK
+	a.Size = uint32(unsafe.Sizeof(*a))
+	a.Sample = uint64(opts.Frequency)
+	a.Sample_type = perfdata.SampleIP | perfdata.SampleTID | perfdata.SampleTime | perfdata.SampleCPU | perfdata.SamplePeriod | perfdata.SampleCallchain
+	a.Bits = unix.PerfBitDisabled | unix.PerfBitInherit | unix.PerfBitMmap | unix.PerfBitComm | unix.PerfBitFreq |
+		unix.PerfBitTask | unix.PerfBitSampleIDAll | unix.PerfBitMmap2 | unix.PerfBitCommExec | unix.PerfBitExcludeHv
+	if opts.EnableOnExec {
+		a.Bits |= unix.PerfBitEnableOnExec
+	}
+	if !opts.FramePointers {
+		a.Sample_type |= perfdata.SampleRegsUser | perfdata.SampleStackUser
+		a.Sample_regs_user = 0xff0fff // every general register, flags, cs, ss (perf's --call-graph dwarf)
+		a.Sample_stack_user = opts.StackBytes
+		a.Bits |= unix.PerfBitExcludeCallchainUser
+	}
+	a.Wakeup = 1
+	s.pattr = &perfdata.Attr{Type: a.Type, Config: a.Config, SampleType: a.Sample_type, Flags: a.Bits,
+		SampleRegsUser: a.Sample_regs_user, SampleStackUser: a.Sample_stack_user}
+	s.dec = perfdata.NewRecordReader(s.pattr)
+	cpus, err := onlineCPUs()
+	if err != nil {
+		return nil, err
+	}
+	for _, cpu := range cpus {
+		leader := -1
+		for _, tid := range tids {
+			fd, err := unix.PerfEventOpen(a, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
+			if err != nil {
+				s.Close()
+				if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+					return nil, fmt.Errorf("perf_event_open: %w (kernel.perf_event_paranoid is %s: run as root, or lower it to 1 or less, or give sonde CAP_PERFMON)", err, paranoid())
+				}
+				if errors.Is(err, unix.ESRCH) {
+					continue // the thread ended meanwhile
+				}
+				return nil, fmt.Errorf("perf_event_open (thread %d, CPU %d): %w", tid, cpu, err)
+			}
+			s.fds = append(s.fds, fd)
+			if leader < 0 {
+				leader = fd
+				r, err := mapRing(fd)
+				if err != nil {
+					s.Close()
+					return nil, err
+				}
+				s.rings = append(s.rings, r)
+				continue
+			}
+			if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_SET_OUTPUT, leader); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("perf_event_open: sharing CPU %d's buffer: %w", cpu, err)
+			}
+		}
+	}
+	if len(s.rings) == 0 {
+		s.Close()
+		return nil, fmt.Errorf("perf_event_open: no thread to sample (the process ended?)")
+	}
+	return s, nil
+}
+
+func paranoid() string {
+	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func onlineCPUs() ([]int, error) {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return nil, err
+	}
+	var cpus []int
+	for _, part := range strings.Split(strings.TrimSpace(string(b)), ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		z := a
+		var err2 error
+		if found {
+			z, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || z < a || z-a > 4096 {
+			return nil, fmt.Errorf("/sys/devices/system/cpu/online: %q", b)
+		}
+		for c := a; c <= z; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+func mapRing(fd int) (*ring, error) {
+	page := os.Getpagesize()
+	mem, err := unix.Mmap(fd, 0, (1+ringPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap of a perf ring buffer: %w (a locked-memory limit? see kernel.perf_event_mlock_kb)", err)
+	}
+	return &ring{fd: fd, mem: mem, data: mem[page:]}, nil
+}
+
+// Enable starts sampling (not needed with EnableOnExec).
+func (s *Sampler) Enable() error {
+	for _, fd := range s.fds {
+		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Disable stops sampling; what is buffered can still be read.
+func (s *Sampler) Disable() {
+	for _, fd := range s.fds {
+		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0)
+	}
+}
+
+// Wait blocks until a ring buffer has data or timeoutMs passes.
+func (s *Sampler) Wait(timeoutMs int) {
+	fds := make([]unix.PollFd, len(s.rings))
+	for i, r := range s.rings {
+		fds[i] = unix.PollFd{Fd: int32(r.fd), Events: unix.POLLIN}
+	}
+	unix.Poll(fds, timeoutMs)
+}
+
+// Synthesize feeds the Builder what a process that already runs has mapped
+// (from /proc/PID/maps) and its name, as perf synthesizes MMAP2 and COMM
+// records when it attaches.
+func (s *Sampler) Synthesize(b *Builder, pid int) error {
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return err
+	}
+	b.Add(&perfdata.Record{Type: perfdata.RecordComm, Comm: perfdata.Comm{PID: uint32(pid), TID: uint32(pid), Name: strings.TrimSpace(string(comm))}})
+	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 8192), 8192)
+	for sc.Scan() {
+		m, ok := parseMapsLine(sc.Text())
+		if !ok {
+			continue
+		}
+		m.PID, m.TID = uint32(pid), uint32(pid)
+		b.Add(&perfdata.Record{Type: perfdata.RecordMmap2, Mmap: m})
+	}
+	return sc.Err()
+}
+
+// parseMapsLine reads one /proc/PID/maps line into an MMAP2 record's fields.
+func parseMapsLine(line string) (perfdata.Mmap, bool) {
+	f := strings.Fields(line)
+	if len(f) < 5 {
+		return perfdata.Mmap{}, false
+	}
+	lo, hi, ok := strings.Cut(f[0], "-")
+	start, err1 := strconv.ParseUint(lo, 16, 64)
+	end, err2 := strconv.ParseUint(hi, 16, 64)
+	off, err3 := strconv.ParseUint(f[2], 16, 64)
+	if !ok || err1 != nil || err2 != nil || err3 != nil || end <= start || len(f[1]) < 4 {
+		return perfdata.Mmap{}, false
+	}
+	name := ""
+	if len(f) >= 6 {
+		name = strings.Join(f[5:], " ")
+	}
+	m := perfdata.Mmap{Addr: start, Len: end - start, PgOff: off, Filename: name, Exec: f[1][2] == 'x'}
+	if m.Exec {
+		m.Prot |= unix.PROT_EXEC
+	}
+	return m, true
+}
+
+// Drain reads everything the ring buffers hold, in time order, into the
+// Builder, calling fn with each sample's stack.
+func (s *Sampler) Drain(b *Builder, fn func(*Sample) error) error {
+	s.batch, s.arena = s.batch[:0], s.arena[:0]
+	seq := 0
+	for _, r := range s.rings {
+		for _, rec := range r.take(&s.arena) {
+			s.batch = append(s.batch, pending{seq: seq, rec: rec})
+			seq++
+		}
+	}
+	// Record times, for the order perf's tools process records in.
+	for i := range s.batch {
+		rec, err := s.dec.Decode(s.batch[i].rec, 0)
+		if err != nil {
+			continue
+		}
+		s.batch[i].time = recordTimeOf(rec)
+	}
+	slices.SortStableFunc(s.batch, func(a, b pending) int {
+		switch {
+		case a.time < b.time:
+			return -1
+		case a.time > b.time:
+			return 1
+		}
+		return a.seq - b.seq
+	})
+	for _, p := range s.batch {
+		rec, err := s.dec.Decode(p.rec, 0)
+		if err != nil {
+			continue // a record the kernel wrote that this reader does not understand
+		}
+		if smp := b.Add(rec); smp != nil {
+			if err := fn(smp); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func recordTimeOf(rec *perfdata.Record) uint64 {
+	switch rec.Type {
+	case perfdata.RecordSample:
+		return rec.Sample.Time
+	case perfdata.RecordFork, perfdata.RecordExit:
+		return rec.Task.Time
+	}
+	return rec.ID.Time
+}
+
+// take copies out the records between the tail and the head of the ring
+// (records may wrap around its end) and frees that space.
+func (r *ring) take(arena *[]byte) [][]byte {
+	head := atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.mem[1024])))
+	tailp := (*uint64)(unsafe.Pointer(&r.mem[1032]))
+	tail := atomic.LoadUint64(tailp)
+	size := uint64(len(r.data))
+	var out [][]byte
+	for tail+8 <= head {
+		var hdr [8]byte
+		for i := range hdr {
+			hdr[i] = r.data[(tail+uint64(i))%size]
+		}
+		n := uint64(hdr[6]) | uint64(hdr[7])<<8
+		if n < 8 || tail+n > head {
+			break
+		}
+		start := len(*arena)
+		for i := uint64(0); i < n; {
+			at := (tail + i) % size
+			chunk := min(n-i, size-at)
+			*arena = append(*arena, r.data[at:at+chunk]...)
+			i += chunk
+		}
+		out = append(out, (*arena)[start:len(*arena):len(*arena)])
+		tail += n
+	}
+	atomic.StoreUint64(tailp, tail)
+	return out
+}
+
+// Close stops sampling and releases the events and their buffers.
+func (s *Sampler) Close() {
+	for _, r := range s.rings {
+		unix.Munmap(r.mem)
+	}
+	for _, fd := range s.fds {
+		unix.Close(fd)
+	}
+	s.rings, s.fds = nil, nil
+	runtime.KeepAlive(s)
+}
