@@ -34,10 +34,42 @@ func (b *Backend) Halt(proc *target.Context, fn func(h *Halted) error) error {
 		if err != nil {
 			return err
 		}
-		held := b.stopOthers(&thread{proc: p}) // a thread of no one: stops them all
+		held := b.haltAll(p)
 		defer b.resumeOthers(held)
 		return fn(&Halted{b: b, p: p})
 	})
+}
+
+// haltAll stops every thread of p (and of processes sharing its memory) and
+// returns those sonde stopped. Statuses met on the way (a clone event, a
+// signal) are handled in order, which may restart their thread: then it is
+// stopped again, until none runs.
+func (b *Backend) haltAll(p *process) []*thread {
+	var held []*thread
+	for round := 0; round < 100; round++ {
+		held = append(held, b.stopOthers(&thread{proc: p})...) // a thread of no one: stops them all
+		evs := b.deferred
+		b.deferred = nil
+		var rest []waitEvent
+		for _, ev := range evs {
+			if th := b.threads[ev.tid]; th != nil && th.proc.memOwner == p.memOwner {
+				b.handleSafely(ev)
+			} else {
+				rest = append(rest, ev)
+			}
+		}
+		b.deferred = append(rest, b.deferred...)
+		running := false
+		for _, sp := range b.sharers(p.memOwner) {
+			for _, th := range sp.sortedThreads() {
+				running = running || (th.running && !th.inVfork)
+			}
+		}
+		if !running {
+			break
+		}
+	}
+	return held
 }
 
 // detachHooks are run (on the tracer thread, every thread stopped) before

@@ -379,3 +379,49 @@ func TestLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallRemoveWhileRunning: with four threads calling tick() in a tight
+// loop, the probe goes in and out twenty times (threads caught inside the
+// patched range or a trampoline are stepped out); the threads keep running,
+// and with the probe in from the start the count is exact.
+func TestInstallRemoveWhileRunning(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tp_hotloop.c"}, Flags: []string{"-O2"}})
+	const n, threads = 30_000_000, 4
+	r := start(t, path, fmt.Sprint(n), fmt.Sprint(threads))
+	exact := r.probe("tick")
+	if exact.Kind != KindProbe {
+		t.Fatalf("tick: %s (%s)", exact.Kind, exact.Fallback)
+	}
+	if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		set, err := New(r.tg, r.proc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, fn := r.function("other_entry")
+		p, err := set.AddCount("other_entry", addr, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind != KindProbe {
+			t.Fatalf("other_entry: %s (%s)", p.Kind, p.Fallback)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := set.Close(); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+	select {
+	case st := <-r.exited:
+		if st.Code != 0 || st.Signal != 0 {
+			t.Fatalf("program exit: %s", st)
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatal("program did not exit within 120 s")
+	}
+	if got := exact.Hits(); got != n*threads {
+		t.Errorf("tick: %d hits, want %d", got, n*threads)
+	}
+}
