@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,7 @@ func init() {
 	register(verb{"trace", "count calls with fast probes (jump-patched, no trap) or breakpoints", runTrace})
 }
 
-const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--latency] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
+const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--args] [--latency] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
 
 const traceHelp = `Counts how often code runs. A --probe replaces the instruction at LOC with a
 jump into a trampoline sonde maps next to the module: hits cost nanoseconds and
@@ -33,7 +34,9 @@ report says why. A --break is always a breakpoint (a trap to sonde per hit).
 With --latency each --probe LOC (a function's entry) also times its calls:
 exit probes go on every ret and tail jump found by decoding the function (no
 return address is replaced, so C++ exceptions and longjmp pass through), and a
-log2 histogram of the durations is printed per location.
+log2 histogram of the durations is printed per location. With --args every hit
+is printed with the first six integer arguments; those are read at a
+breakpoint (a trap per hit) until probes have a ring buffer.
 
 LOC is a function (gdb's spellings: name, ns::name, name(int), linkage name),
 FILE:LINE, *ADDR, or any ELF symbol (asm labels included).
@@ -47,6 +50,7 @@ caches freed and sonde detaches and exits 0.`
 type traceOptions struct {
 	probes, breaks multiFlag
 	count, latency bool
+	args           bool
 	duration       time.Duration
 	asJSON         bool
 	pid            int
@@ -63,15 +67,17 @@ func runTrace(args []string) int {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.IntVar(&o.pid, "p", 0, "trace the running process `PID`")
 	fs.BoolVar(&o.latency, "latency", false, "time the calls of each --probe function: log2 histograms of their durations")
-	withArgs := fs.Bool("args", false, "(not implemented yet) print each hit with its arguments")
+	fs.BoolVar(&o.args, "args", false, "print each hit with the first six integer arguments (rdi, rsi, rdx, rcx, r8, r9); hits then trap to sonde")
 	cond := fs.String("if", "", "(not implemented yet) count only hits where `EXPR` holds")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	o.argv = fs.Args()
 	switch {
-	case *withArgs || *cond != "":
-		return usageError(fs, "--args and --if are not implemented yet")
+	case *cond != "":
+		return usageError(fs, "--if is not implemented yet")
+	case o.args && o.latency:
+		return usageError(fs, "--args and --latency do not go together yet")
 	case len(o.probes)+len(o.breaks) == 0:
 		return usageError(fs, "give at least one --probe or --break LOC")
 	case o.pid != 0 && len(o.argv) > 0:
@@ -180,7 +186,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if err := o.plant(sess, tg, proc, set, stderr); err != nil {
+	if err := o.plant(sess, tg, proc, set, stdout); err != nil {
 		set.Close()
 		if o.pid == 0 {
 			proc.Terminate()
@@ -287,7 +293,7 @@ func formatNS(ns float64) string {
 // launched program's entry only the executable and the dynamic linker are
 // mapped: locations found nowhere yet are tried again at main, once the
 // libraries are loaded.
-func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *target.Context, set *probes.Set, stderr io.Writer) error {
+func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *target.Context, set *probes.Set, stdout io.Writer) error {
 	type want struct {
 		loc   string
 		probe bool
@@ -328,7 +334,13 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 	for i, w := range all {
 		for _, a := range resolved[i] {
 			var err error
-			if w.probe {
+			if o.args {
+				why := ""
+				if w.probe {
+					why = "--args reads the arguments at a breakpoint (probes have no ring buffer yet)"
+				}
+				_, err = set.AddTrap(w.loc, a, why, hitPrinter(stdout, w.loc, a, o.asJSON))
+			} else if w.probe {
 				var fn *probes.Function
 				fn, err = functionAt(sess, proc, a)
 				if err != nil {
@@ -436,4 +448,30 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 	}
 	// Every thread stopped, so that probes go in with none running.
 	return proc.Suspend()
+}
+
+// argRegs are the System V AMD64 integer argument registers, in order.
+var argRegs = []string{"rdi", "rsi", "rdx", "rcx", "r8", "r9"}
+
+// hitPrinter returns what prints one hit of loc with its arguments (one line
+// of text, or one JSON object a line).
+func hitPrinter(w io.Writer, loc string, addr uint64, asJSON bool) func(*target.Context) {
+	var mu sync.Mutex
+	return func(th *target.Context) {
+		args := make([]string, 0, len(argRegs))
+		if regs, err := th.Registers(); err == nil {
+			for _, name := range argRegs {
+				v, _ := regs.Uint64(regs.Arch.ByName(name))
+				args = append(args, fmt.Sprintf("%#x", v))
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"hit": loc, "address": fmt.Sprintf("%#x", addr), "tid": th.TID(), "args": args})
+			fmt.Fprintf(w, "%s\n", b)
+			return
+		}
+		fmt.Fprintf(w, "%s [%d] (%s)\n", loc, th.TID(), strings.Join(args, ", "))
+	}
 }

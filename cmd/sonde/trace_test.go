@@ -305,3 +305,53 @@ func TestTraceLatency(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceArgs: --args prints every hit with its first argument register
+// (hot(i) for i = 0..n-1), as text and as JSON lines.
+func TestTraceArgs(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, false)
+	const n = 5
+	out, err := exec.Command(sonde, "trace", "--args", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "hot [") {
+			hits = append(hits, l)
+		}
+	}
+	if len(hits) != n {
+		t.Fatalf("%d hit lines, want %d:\n%s", len(hits), n, out)
+	}
+	for i, l := range hits {
+		if !strings.Contains(l, fmt.Sprintf("] (%#x, ", i)) {
+			t.Errorf("hit %d: %q, want rdi = %#x", i, l, i)
+		}
+	}
+	out, err = exec.Command(sonde, "trace", "--args", "--json", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		var h struct {
+			Hit  string   `json:"hit"`
+			Args []string `json:"args"`
+		}
+		if json.Unmarshal([]byte(l), &h) == nil && h.Hit == "hot" {
+			if len(h.Args) != 6 || h.Args[0] != fmt.Sprintf("%#x", k) {
+				t.Errorf("JSON hit %d: %q", k, l)
+			}
+			k++
+		}
+	}
+	if k != n {
+		t.Errorf("%d JSON hit lines, want %d:\n%s", k, n, out)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "breakpoint" || r.Fallback == "" {
+		t.Errorf("hot: %+v", r)
+	}
+}

@@ -35,6 +35,7 @@ type Probe struct {
 	haveFinal atomic.Bool
 	bp        *target.Breakpoint
 	bpHits    atomic.Uint64
+	onHit     func(thread *target.Context)
 	patches   []patch
 	installed bool // guarded by Set.mu
 	// Latency probes: where the histogram is, and its last value read.
@@ -292,10 +293,27 @@ func (s *Set) AddBreakpoint(loc string, addr uint64) (*Probe, error) {
 	return p, nil
 }
 
+// AddTrap adds a counting breakpoint at addr (named loc) that also calls
+// onHit with the thread stopped there (it may read registers and memory),
+// for what a payload cannot do yet; why says so in Probe.Fallback.
+func (s *Set) AddTrap(loc string, addr uint64, why string, onHit func(thread *target.Context)) (*Probe, error) {
+	p := &Probe{Location: loc, Addr: addr, set: s, onHit: onHit}
+	if err := s.addBreakpoint(p, why); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.probes = append(s.probes, p)
+	s.mu.Unlock()
+	return p, nil
+}
+
 func (s *Set) addBreakpoint(p *Probe, why string) error {
 	bp, err := s.tg.SetBreakpoint(s.proc, target.BreakpointSpec{Addr: p.Addr, Kind: target.BreakpointSoftware, Internal: true,
-		OnHit: func(*target.Context, *target.Breakpoint) *target.SuspendReason {
+		OnHit: func(th *target.Context, _ *target.Breakpoint) *target.SuspendReason {
 			p.bpHits.Add(1)
+			if p.onHit != nil {
+				p.onHit(th)
+			}
 			return nil
 		}})
 	if err != nil {
