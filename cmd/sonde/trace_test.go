@@ -217,8 +217,10 @@ func TestTraceAttachDuration(t *testing.T) {
 			path := buildPrCount(t, pie)
 			prog := startForever(t, path)
 			time.Sleep(50 * time.Millisecond)
+			// A breakpoint where a probe is too: either may go first, the
+			// bytes come back right.
 			out, err := exec.Command(sonde, "trace", "-p", fmt.Sprint(prog.Process.Pid), "--probe", "hot", "--probe", "ripload",
-				"--probe", "withcall", "--duration", "300ms", "--json").Output()
+				"--probe", "withcall", "--break", "ripload", "--duration", "300ms", "--json").Output()
 			if err != nil {
 				t.Fatal(err)
 			}

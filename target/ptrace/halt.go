@@ -292,19 +292,28 @@ func (h *Halted) ReadRaw(addr uint64, buf []byte) (int, error) {
 	return readRaw(h.p.memOwner, addr, buf)
 }
 
-// WriteText writes code at addr, refusing where a software breakpoint sits
-// (its saved byte would go stale). Memory images handed out are told.
+// Read reads memory as the program sees it (breakpoints hidden).
+func (h *Halted) Read(addr uint64, buf []byte) (int, error) {
+	return h.b.readMemory(h.p, addr, buf)
+}
+
+// WriteText writes code at addr as the program is to see it: under a
+// software breakpoint the breakpoint's saved byte changes and the int3 stays
+// (so that removing either, in any order, leaves the right bytes). Memory
+// images handed out are told.
 func (h *Halted) WriteText(addr uint64, data []byte) error {
 	owner := h.p.memOwner
-	owner.memMu.RLock()
-	for a := range owner.sw {
-		if a >= addr && a-addr < uint64(len(data)) {
-			owner.memMu.RUnlock()
-			return fmt.Errorf("write text at %#x: a breakpoint is planted at %#x", addr, a)
+	buf := append([]byte(nil), data...)
+	owner.memMu.Lock()
+	for a, e := range owner.sw {
+		if a >= addr && a-addr < uint64(len(buf)) {
+			e.orig = buf[a-addr]
+			buf[a-addr] = breakpointInsn[0]
+			owner.imagesSetOriginal(a, e.orig)
 		}
 	}
-	owner.memMu.RUnlock()
-	return h.writeRaw(addr, data)
+	owner.memMu.Unlock()
+	return h.writeRaw(addr, buf)
 }
 
 func (h *Halted) writeRaw(addr uint64, data []byte) error {

@@ -18,6 +18,7 @@ type Process interface {
 	PID() int
 	Syscall(nr int, args ...uint64) (uint64, error)
 	ReadRaw(addr uint64, buf []byte) (int, error)
+	Read(addr uint64, buf []byte) (int, error)
 	WriteText(addr uint64, data []byte) error
 	WriteData(addr uint64, data []byte) error
 	ThreadPCs() map[int]uint64

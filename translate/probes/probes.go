@@ -366,7 +366,7 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 		for _, site := range sites {
 			// The bytes in memory must be the ones analysed.
 			cur := make([]byte, site.Len)
-			if n, err := h.ReadRaw(site.Addr, cur); n != len(cur) {
+			if n, err := h.Read(site.Addr, cur); n != len(cur) {
 				return fmt.Errorf("read site %#x: %w", site.Addr, err)
 			}
 			if want := fn.bytesAt(site.Addr, site.Len); !bytes.Equal(cur, want) {
