@@ -357,3 +357,37 @@ func TestTraceArgs(t *testing.T) {
 		t.Errorf("hot: %+v", r)
 	}
 }
+
+// TestTraceIf: --if compiled into the probe counts only where it holds (an
+// argument, a global); with --args only those hits are printed.
+func TestTraceIf(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 10000
+	out, err := exec.Command(sonde, "trace", "--json", "--if", "arg0 < 10", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != 10 {
+		t.Errorf("hot if arg0 < 10: %+v, want a probe with 10 hits", r)
+	}
+	out, err = exec.Command(sonde, "trace", "--json", "--if", "gvar != 7", "--probe", "ripload", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep = splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "ripload"); r.Kind != "probe" || r.Hits != 0 {
+		t.Errorf("ripload if gvar != 7: %+v, want a probe with 0 hits", r)
+	}
+	out, err = exec.Command(sonde, "trace", "--args", "--if", "arg0 >= 9997", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(out), "hot ["); got != 3 || !strings.Contains(string(out), "] (0x270f, ") {
+		t.Errorf("--args --if printed %d hits:\n%s", got, out)
+	}
+	if code := exec.Command(sonde, "trace", "--if", "arg0 ~ 3", "--probe", "hot", "--", path).Run(); code == nil {
+		t.Error("a bad --if was accepted")
+	}
+}

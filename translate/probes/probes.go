@@ -36,8 +36,14 @@ type Probe struct {
 	bp        *target.Breakpoint
 	bpHits    atomic.Uint64
 	onHit     func(thread *target.Context)
-	patches   []patch
-	installed bool // guarded by Set.mu
+	// Conditional probes: the trap is a breakpoint on the payload's nop
+	// (trapInCache), or, for a breakpoint fallback, cond is evaluated in sonde
+	// and condHits counts the hits where it held.
+	trapInCache bool
+	cond        *Cond
+	condHits    atomic.Uint64
+	patches     []patch
+	installed   bool // guarded by Set.mu
 	// Latency probes: where the histogram is, and its last value read.
 	lat       *latencyLayout
 	histMu    sync.Mutex
@@ -123,7 +129,10 @@ func (s *Set) Probes() []*Probe {
 // Hits returns the probe's hit count: read from the target's counter while
 // the process lives, the last value read once it is gone.
 func (p *Probe) Hits() uint64 {
-	if p.Kind == KindBreakpoint {
+	switch {
+	case p.cond != nil:
+		return p.condHits.Load()
+	case p.Kind == KindBreakpoint || p.trapInCache:
 		return p.bpHits.Load()
 	}
 	if v, err := p.read(); err == nil {
@@ -490,6 +499,15 @@ func (s *Set) RemoveAll() error {
 	s.mu.Lock()
 	gone := s.gone || s.exited.Load()
 	s.mu.Unlock()
+	// Breakpoints inside trampolines go before the code they sit in.
+	for _, p := range s.Probes() {
+		if p.trapInCache && p.bp != nil {
+			if err := s.tg.RemoveBreakpoint(p.bp); err != nil && !gone {
+				errs = append(errs, err)
+			}
+			p.bp = nil
+		}
+	}
 	if !gone {
 		err := s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
 			s.mu.Lock()
@@ -582,3 +600,5 @@ func (s *Set) publish(p *Probe) {
 	}
 	s.live.Store(&live)
 }
+
+type ptraceHalted = *ptrace.Halted

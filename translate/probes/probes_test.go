@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -423,5 +424,71 @@ func TestInstallRemoveWhileRunning(t *testing.T) {
 	}
 	if got := exact.Hits(); got != n*threads {
 		t.Errorf("tick: %d hits, want %d", got, n*threads)
+	}
+}
+
+// TestConditional: conditions compiled into the payload count (or trap)
+// only where they hold, on registers and on a global; a breakpoint fallback
+// evaluates the same condition in sonde.
+func TestConditional(t *testing.T) {
+	for _, pie := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pie=%v", pie), func(t *testing.T) {
+			path := buildProg(t, pie)
+			const n = 20_000
+			r := start(t, path, fmt.Sprint(n))
+			gvar, _ := r.function("gvar")
+			hotAddr, hotFn := r.function("hot")
+			ripAddr, ripFn := r.function("ripload")
+			jccAddr, jccFn := r.function("jcc_fn")
+			btAddr, btFn := r.function("bt_start")
+			type tc struct {
+				p    *Probe
+				want uint64
+				kind Kind
+			}
+			var cases []tc
+			add := func(p *Probe, err error, want uint64, kind Kind) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cases = append(cases, tc{p, want, kind})
+			}
+			p, err := r.set.AddCountIf("hot rdi<100", hotAddr, hotFn, Cond{Left: Operand{Reg: "rdi"}, Op: "<", Right: 100})
+			add(p, err, 100, KindProbe)
+			p, err = r.set.AddCountIf("ripload gvar==7", ripAddr, ripFn, Cond{Left: Operand{Addr: gvar}, Op: "==", Right: 7})
+			add(p, err, n, KindProbe)
+			p, err = r.set.AddCountIf("jcc_fn rdi!=0", jccAddr, jccFn, Cond{Left: Operand{Reg: "rdi"}, Op: "!=", Right: 0})
+			add(p, err, n/2, KindProbe)
+			p, err = r.set.AddCountIf("bt_start rdi>3", btAddr, btFn, Cond{Left: Operand{Reg: "rdi"}, Op: ">", Right: 3})
+			add(p, err, 0, KindBreakpoint)
+			var seen []uint64
+			var mu sync.Mutex
+			leafAddr, leafFn := r.function("leaf2")
+			p, err = r.set.AddTrapIf("leaf2 rdi>=n-3", leafAddr, leafFn, Cond{Left: Operand{Reg: "rdi"}, Op: ">=", Right: n - 3}, func(th *target.Context) {
+				regs, err := th.Registers()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				v, _ := regs.Uint64(regs.Arch.ByName("rdi"))
+				mu.Lock()
+				seen = append(seen, v)
+				mu.Unlock()
+			})
+			add(p, err, 3, KindProbe)
+			out := r.finish()
+			for _, c := range cases {
+				if c.p.Kind != c.kind || c.p.Hits() != c.want {
+					t.Errorf("%s: %s with %d hits (%s); want %s with %d", c.p.Location, c.p.Kind, c.p.Hits(), c.p.Fallback, c.kind, c.want)
+				}
+			}
+			if fmt.Sprint(seen) != fmt.Sprint([]uint64{n - 3, n - 2, n - 1}) {
+				t.Errorf("trap saw rdi %v", seen)
+			}
+			if u := untraced(t, path, fmt.Sprint(n)); out != u {
+				t.Errorf("output %q, untraced %q", out, u)
+			}
+		})
 	}
 }
