@@ -3,8 +3,28 @@
 // sonde maps within ±2 GiB of the module (injected mmap, PIE included). The
 // trampoline saves what its payload clobbers, runs the payload (a lock-free
 // 64-bit counter that sonde reads from the cache), restores, runs the
-// instructions the jump covered (relocated) and jumps back. A hit costs
-// nanoseconds instead of a trap to the debugger.
+// instructions the jump covered (relocated by translate.Relocate in Inline
+// mode: a call pushes the application's return address) and jumps back. A
+// hit costs nanoseconds instead of a trap to the debugger.
+//
+// # Payloads
+//
+//   - count (AddCount): `lock incq` of a 64-bit counter in the cache, the
+//     flags saved below the red zone;
+//   - latency (AddLatency): the entry stores (rsp, TSC) in a slot table
+//     hashed by rsp; exit payloads before every ret and tail jump (found by
+//     decoding the function) look the slot up by the same rsp and add the
+//     elapsed ticks to a log2 histogram. No return address is replaced, so
+//     exceptions, longjmp and backtraces are untouched; calls they leave are
+//     not timed;
+//   - conditions (AddCountIf, AddTrapIf): a register or a global compared with
+//     a constant in the payload; only when it holds the counter moves, or the
+//     thread reaches a nop that carries a breakpoint of the backend's (a trap
+//     to sonde, e.g. to print arguments).
+//
+// A jump probe left behind by a sonde killed with SIGKILL keeps working (it
+// counts into a cache nobody reads): unlike an int3 it never kills the
+// program.
 //
 // # Site analysis
 //
