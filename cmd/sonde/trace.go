@@ -185,6 +185,10 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 
 	sess := session.New(tg, session.Options{Warn: func(string) {}}) // missing debug info of other modules is not our business
+	// Libraries loaded after this (before main, by dlopen) are seen.
+	if err := sess.TrackModules(proc, false); err != nil {
+		fmt.Fprintf(stderr, "sonde trace: not following library loads: %v\n", err)
+	}
 	set, err := probes.New(tg, proc)
 	if err != nil {
 		return fail(err)
