@@ -391,3 +391,30 @@ func TestTraceIf(t *testing.T) {
 		t.Error("a bad --if was accepted")
 	}
 }
+
+// TestTraceLibrary: a probe in libc (resolved once the program reached main
+// and its libraries are loaded; the code cache goes next to libc) counts and
+// times every call.
+func TestTraceLibrary(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 2000
+	out, err := exec.Command(sonde, "trace", "--latency", "--json", "--probe", "snprintf", "--", path, fmt.Sprint(n), "lib").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n), "lib"); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	r := rowOf(t, rep, "snprintf")
+	if r.Hits != n {
+		t.Errorf("snprintf: %+v, want %d hits", r, n)
+	}
+	if r.Kind == "probe" && r.Latency != nil && r.Latency.Timed != n {
+		t.Errorf("snprintf: %d timed, want %d", r.Latency.Timed, n)
+	}
+	if r.Kind != "probe" {
+		t.Logf("snprintf is a breakpoint on this libc: %s", r.Fallback)
+	}
+}
