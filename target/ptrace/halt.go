@@ -339,3 +339,85 @@ func (h *Halted) writeRaw(addr uint64, data []byte) error {
 // WriteData writes memory (no breakpoint bookkeeping: for data sonde owns,
 // such as a code cache).
 func (h *Halted) WriteData(addr uint64, data []byte) error { return h.writeRaw(addr, data) }
+
+// generated is code sonde generated in a process (probes' code caches),
+// where no stop may be reported: a thread stopped there is stepped out to
+// application code first.
+type generated struct {
+	mu     sync.Mutex
+	next   int
+	ranges map[int]genRange
+}
+
+type genRange struct {
+	pid    int
+	lo, hi uint64
+}
+
+var generatedByBackend sync.Map // *Backend -> *generated
+
+// AddGenerated registers [lo, hi) in process pid as code sonde generated: a
+// thread that stops there for a suspend or an asynchronous signal is
+// single-stepped (at most 64 instructions) until it is back in the
+// application before the stop is reported, so that no client ever sees a
+// pc of sonde's code. remove unregisters it.
+func (b *Backend) AddGenerated(pid int, lo, hi uint64) (remove func()) {
+	v, _ := generatedByBackend.LoadOrStore(b, &generated{ranges: map[int]genRange{}})
+	g := v.(*generated)
+	g.mu.Lock()
+	id := g.next
+	g.next++
+	g.ranges[id] = genRange{pid, lo, hi}
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		delete(g.ranges, id)
+		g.mu.Unlock()
+	}
+}
+
+// inGenerated returns the generated range th's PC is in.
+func (b *Backend) inGenerated(th *thread) (lo, hi uint64, ok bool) {
+	v, found := generatedByBackend.Load(b)
+	if !found {
+		return 0, 0, false
+	}
+	g := v.(*generated)
+	pc := th.pc()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.ranges {
+		if r.pid == th.proc.memOwner.pid && pc >= r.lo && pc < r.hi {
+			return r.lo, r.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
+// leaveGenerated steps a thread about to be reported stopped (suspended, or
+// stopped by an asynchronous signal, which stays pending) out of generated
+// code. A fault there is reported where it happened.
+func (b *Backend) leaveGenerated(th *thread, reason *target.SuspendReason) {
+	if reason.Kind != target.ReasonUser && reason.Kind != target.ReasonSignal {
+		return
+	}
+	lo, hi, ok := b.inGenerated(th)
+	if !ok {
+		return
+	}
+	h := &Halted{b: b, p: th.proc}
+	for i := 0; i < 64; i++ {
+		if err := th.flushRegs(); err != nil {
+			return
+		}
+		if _, err := h.stepOnce(th); err != nil {
+			// Stopped for something else (its status is handled next) or
+			// gone: report it where it is.
+			th.running = false
+			return
+		}
+		if pc := th.pc(); pc < lo || pc >= hi {
+			return
+		}
+	}
+}

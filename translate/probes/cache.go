@@ -43,6 +43,7 @@ type cache struct {
 	module       string
 	dataNext     uint64
 	codeNext     uint64
+	unregister   func() // from the backend's generated code
 }
 
 func (c *cache) hi() uint64 { return c.lo + cacheSize }
@@ -202,6 +203,9 @@ func (c *cache) unmap(p Process) error {
 	ret, err := p.Syscall(unix.SYS_MUNMAP, c.lo, cacheSize)
 	if err == nil {
 		err = errnoOf(ret)
+	}
+	if err == nil && c.unregister != nil {
+		c.unregister()
 	}
 	if err != nil {
 		return fmt.Errorf("free code cache at %#x: %w", c.lo, err)

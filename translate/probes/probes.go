@@ -488,6 +488,9 @@ func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module s
 	if err != nil {
 		return nil, err
 	}
+	// No stop is ever reported inside the cache: the backend steps a thread
+	// out first.
+	c.unregister = s.backend.AddGenerated(h.PID(), c.lo, c.hi())
 	s.caches = append(s.caches, c)
 	return c, nil
 }

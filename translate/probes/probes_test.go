@@ -492,3 +492,46 @@ func TestConditional(t *testing.T) {
 		})
 	}
 }
+
+// TestStopsNeverInCache: a process whose hot loop spends most of its time in
+// a probe's trampoline is suspended 200 times: no thread is ever reported
+// (or shows registers) with a pc in the code cache.
+func TestStopsNeverInCache(t *testing.T) {
+	path := buildProg(t, true)
+	r := start(t, path, "1000000000000")
+	p := r.probe("hot")
+	if p.Kind != KindProbe {
+		t.Fatalf("hot: %s (%s)", p.Kind, p.Fallback)
+	}
+	c := r.set.caches[0]
+	if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inHot := 0
+	for i := 0; i < 200; i++ {
+		if err := r.proc.Suspend(); err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range r.proc.Children() {
+			_, _, pc := th.State()
+			regs, err := th.Registers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.contains(pc) || c.contains(regs.PC()) {
+				t.Fatalf("stop %d: thread %s at %#x (registers %#x), inside the code cache [%#x, %#x)", i, th.ID(), pc, regs.PC(), c.lo, c.hi())
+			}
+			if pc >= p.Addr && pc < p.Addr+16 {
+				inHot++
+			}
+		}
+		if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if p.Hits() == 0 {
+		t.Error("the probe never fired")
+	}
+	t.Logf("%d of 200 stops right after the trampoline (in hot)", inHot)
+}
