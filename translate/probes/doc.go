@@ -52,11 +52,16 @@
 //
 // # Translation
 //
-// Every trampoline registers a translation table (Table): for each range of
-// cache addresses, the application PC it stands for, whether the registers
-// there equal the application's, and where the trampoline keeps what it
-// spilled. Stops reported inside the cache can be mapped back to the
-// application with Set.Translate. (Package translate, which owns every byte
-// sonde changes, is meant to consult these tables on every stop; until it
-// exists the tables live here.)
+// Every trampoline has a translation table (Table): for each range of cache
+// addresses, the application PC it stands for, whether the registers there
+// equal the application's (the stack pointer and flags adjusted as recorded),
+// and where the payload keeps the registers it spilled; Set.Translate maps a
+// cache PC back. Caches are registered with the backend as generated code
+// (ptrace.Backend.AddGenerated): a thread suspended or stopped by an
+// asynchronous signal there is single-stepped out to application code before
+// the stop is reported, so no client ever sees a cache PC or a spilled
+// register. A fault inside a trampoline (a relocated load) is reported where
+// it happened for now; package translate, which is to own every byte sonde
+// changes, is meant to use the tables for that (and for the RestoreState
+// hook).
 package probes
