@@ -105,7 +105,23 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		s.removeAll(h)
 		s.gone = true
 	})
-	s.unlisten = tg.AddSyncListener(func(e target.Event) bool {
+	// An exec replaces the address space: the probes and caches are gone
+	// with the old one (nothing may be written back into the new program).
+	unexec := tg.OnExec(func(p *target.Context) {
+		if p == proc {
+			s.exited.Store(true)
+			// (The tracer thread may be inside an operation holding s.mu.)
+			if s.mu.TryLock() {
+				for _, c := range s.caches {
+					if c.unregister != nil {
+						c.unregister()
+					}
+				}
+				s.mu.Unlock()
+			}
+		}
+	})
+	unlisten := tg.AddSyncListener(func(e target.Event) bool {
 		if e.Kind == target.EventExited && e.Context == proc && e.Exit != nil && !e.Exit.Detached {
 			s.exited.Store(true)
 		}
@@ -116,6 +132,7 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		}
 		return false
 	})
+	s.unlisten = func() { unexec(); unlisten() }
 	return s, nil
 }
 
