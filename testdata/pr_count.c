@@ -3,6 +3,7 @@
  *   pr_count N        calls each probed function N times and prints one line
  *                     of results, the same with and without probes.
  *   pr_count N _exit  then ends with _exit(3) from a SIGUSR1 handler.
+ *   pr_count N lib    also calls libc's snprintf N times (a probe in a library).
  *
  * hot        a short leaf at -O2: the jump covers its whole body (lea; ret).
  * ripload    starts with a rip-relative load (relocated into the trampoline).
@@ -76,6 +77,8 @@ static void bye(int sig) {
 int main(int argc, char **argv) {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
 	long sum = 0, r = 0, b = 0, w = 0, j = 0;
+	int lib = argc > 2 && strcmp(argv[2], "lib") == 0;
+	char buf[32];
 	for (long i = 0; i < n; i++) {
 		sum += hot(i);
 		r += ripload(i);
@@ -83,6 +86,8 @@ int main(int argc, char **argv) {
 		b += bt_start(3);
 		w += withcall(i);
 		j += jcc_fn(i & 1);
+		if (lib)
+			j += snprintf(buf, sizeof buf, "%ld", i);
 	}
 	printf("sum=%ld rip=%ld bt=%ld call=%ld jcc=%ld\n", sum, r, b, w, j);
 	if (argc > 2 && strcmp(argv[2], "_exit") == 0) {

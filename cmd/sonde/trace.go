@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,7 @@ func init() {
 	register(verb{"trace", "count calls with fast probes (jump-patched, no trap) or breakpoints", runTrace})
 }
 
-const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--latency] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
+const traceUsage = "sonde trace [--probe LOC]... [--break LOC]... [--count] [--args] [--latency] [--if EXPR] [--duration D] [--json] (-p PID | -- PROG ARGS...)"
 
 const traceHelp = `Counts how often code runs. A --probe replaces the instruction at LOC with a
 jump into a trampoline sonde maps next to the module: hits cost nanoseconds and
@@ -33,7 +34,11 @@ report says why. A --break is always a breakpoint (a trap to sonde per hit).
 With --latency each --probe LOC (a function's entry) also times its calls:
 exit probes go on every ret and tail jump found by decoding the function (no
 return address is replaced, so C++ exceptions and longjmp pass through), and a
-log2 histogram of the durations is printed per location.
+log2 histogram of the durations is printed per location. With --args every hit
+is printed with the first six integer arguments; those are read at a
+breakpoint (a trap per hit) until probes have a ring buffer. --if EXPR is
+compiled into each probe: hits where it does not hold cost nanoseconds, and
+only those where it holds are counted (or, with --args, trap and are printed).
 
 LOC is a function (gdb's spellings: name, ns::name, name(int), linkage name),
 FILE:LINE, *ADDR, or any ELF symbol (asm labels included).
@@ -47,6 +52,8 @@ caches freed and sonde detaches and exits 0.`
 type traceOptions struct {
 	probes, breaks multiFlag
 	count, latency bool
+	args           bool
+	cond           string
 	duration       time.Duration
 	asJSON         bool
 	pid            int
@@ -63,15 +70,17 @@ func runTrace(args []string) int {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.IntVar(&o.pid, "p", 0, "trace the running process `PID`")
 	fs.BoolVar(&o.latency, "latency", false, "time the calls of each --probe function: log2 histograms of their durations")
-	withArgs := fs.Bool("args", false, "(not implemented yet) print each hit with its arguments")
-	cond := fs.String("if", "", "(not implemented yet) count only hits where `EXPR` holds")
+	fs.BoolVar(&o.args, "args", false, "print each hit with the first six integer arguments (rdi, rsi, rdx, rcx, r8, r9); hits then trap to sonde")
+	fs.StringVar(&o.cond, "if", "", "count (or with --args print) only the hits where `EXPR` holds: ARG OP NUMBER, ARG one of arg0..arg5, a register (rax, rbx, ..., r15) or a global variable (64-bit), OP one of == != < <= > >= (signed); compiled into the probe")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	o.argv = fs.Args()
 	switch {
-	case *withArgs || *cond != "":
-		return usageError(fs, "--args and --if are not implemented yet")
+	case o.cond != "" && o.latency:
+		return usageError(fs, "--if and --latency do not go together yet")
+	case o.args && o.latency:
+		return usageError(fs, "--args and --latency do not go together yet")
 	case len(o.probes)+len(o.breaks) == 0:
 		return usageError(fs, "give at least one --probe or --break LOC")
 	case o.pid != 0 && len(o.argv) > 0:
@@ -176,11 +185,15 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 
 	sess := session.New(tg, session.Options{Warn: func(string) {}}) // missing debug info of other modules is not our business
+	// Libraries loaded after this (before main, by dlopen) are seen.
+	if err := sess.TrackModules(proc, false); err != nil {
+		fmt.Fprintf(stderr, "sonde trace: not following library loads: %v\n", err)
+	}
 	set, err := probes.New(tg, proc)
 	if err != nil {
 		return fail(err)
 	}
-	if err := o.plant(sess, tg, proc, set, stderr); err != nil {
+	if err := o.plant(sess, tg, proc, set, stdout); err != nil {
 		set.Close()
 		if o.pid == 0 {
 			proc.Terminate()
@@ -287,7 +300,7 @@ func formatNS(ns float64) string {
 // launched program's entry only the executable and the dynamic linker are
 // mapped: locations found nowhere yet are tried again at main, once the
 // libraries are loaded.
-func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *target.Context, set *probes.Set, stderr io.Writer) error {
+func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *target.Context, set *probes.Set, stdout io.Writer) error {
 	type want struct {
 		loc   string
 		probe bool
@@ -325,10 +338,32 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 	if len(missing) > 0 {
 		return errors.Join(missing...)
 	}
+	var cond *probes.Cond
+	if o.cond != "" {
+		c, err := parseCond(sess, proc, o.cond)
+		if err != nil {
+			return fmt.Errorf("--if %q: %w", o.cond, err)
+		}
+		cond = &c
+	}
 	for i, w := range all {
+		if cond != nil {
+			for _, a := range resolved[i] {
+				if err := o.plantIf(sess, proc, set, w.loc, a, w.probe, *cond, stdout); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		for _, a := range resolved[i] {
 			var err error
-			if w.probe {
+			if o.args {
+				why := ""
+				if w.probe {
+					why = "--args reads the arguments at a breakpoint (probes have no ring buffer yet)"
+				}
+				_, err = set.AddTrap(w.loc, a, why, hitPrinter(stdout, w.loc, a, o.asJSON))
+			} else if w.probe {
 				var fn *probes.Function
 				fn, err = functionAt(sess, proc, a)
 				if err != nil {
@@ -436,4 +471,90 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 	}
 	// Every thread stopped, so that probes go in with none running.
 	return proc.Suspend()
+}
+
+// argRegs are the System V AMD64 integer argument registers, in order.
+var argRegs = []string{"rdi", "rsi", "rdx", "rcx", "r8", "r9"}
+
+// hitPrinter returns what prints one hit of loc with its arguments (one line
+// of text, or one JSON object a line).
+func hitPrinter(w io.Writer, loc string, addr uint64, asJSON bool) func(*target.Context) {
+	var mu sync.Mutex
+	return func(th *target.Context) {
+		args := make([]string, 0, len(argRegs))
+		if regs, err := th.Registers(); err == nil {
+			for _, name := range argRegs {
+				v, _ := regs.Uint64(regs.Arch.ByName(name))
+				args = append(args, fmt.Sprintf("%#x", v))
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"hit": loc, "address": fmt.Sprintf("%#x", addr), "tid": th.TID(), "args": args})
+			fmt.Fprintf(w, "%s\n", b)
+			return
+		}
+		fmt.Fprintf(w, "%s [%d] (%s)\n", loc, th.TID(), strings.Join(args, ", "))
+	}
+}
+
+// plantIf puts a conditional probe (or breakpoint) at a.
+func (o *traceOptions) plantIf(sess *session.Session, proc *target.Context, set *probes.Set, loc string, a uint64, probe bool, c probes.Cond, stdout io.Writer) error {
+	var fn *probes.Function
+	if probe {
+		fn, _ = functionAt(sess, proc, a)
+	}
+	var p *probes.Probe
+	var err error
+	if o.args {
+		p, err = set.AddTrapIf(loc, a, fn, c, hitPrinter(stdout, loc, a, o.asJSON))
+	} else {
+		p, err = set.AddCountIf(loc, a, fn, c)
+	}
+	if err == nil && !probe {
+		p.Fallback = "" // asked for
+	}
+	return err
+}
+
+// parseCond parses ARG OP NUMBER.
+func parseCond(sess *session.Session, proc *target.Context, expr string) (probes.Cond, error) {
+	var c probes.Cond
+	ops := []string{"==", "!=", "<=", ">=", "<", ">"}
+	i, op := -1, ""
+	for _, o := range ops {
+		if k := strings.Index(expr, o); k > 0 {
+			i, op = k, o
+			break
+		}
+	}
+	if i < 0 {
+		return c, errors.New("want ARG OP NUMBER, OP one of == != < <= > >=")
+	}
+	left, right := strings.TrimSpace(expr[:i]), strings.TrimSpace(expr[i+len(op):])
+	v, err := strconv.ParseInt(right, 0, 64)
+	if err != nil {
+		return c, fmt.Errorf("%q is not a number", right)
+	}
+	c.Op, c.Right = op, v
+	argRegsByName := map[string]string{"arg0": "rdi", "arg1": "rsi", "arg2": "rdx", "arg3": "rcx", "arg4": "r8", "arg5": "r9"}
+	if r, ok := argRegsByName[left]; ok {
+		c.Left.Reg = r
+		return c, c.Check()
+	}
+	switch left {
+	case "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15":
+		c.Left.Reg = left
+		return c, c.Check()
+	}
+	addrs, err := sess.VariableAddresses(proc, left)
+	if err != nil {
+		addrs, err = sess.SymbolAddresses(proc, left)
+	}
+	if err != nil || len(addrs) == 0 {
+		return c, fmt.Errorf("%q is no argument, register or global variable: %v", left, err)
+	}
+	c.Left.Addr = addrs[0]
+	return c, c.Check()
 }

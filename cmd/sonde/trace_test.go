@@ -217,8 +217,10 @@ func TestTraceAttachDuration(t *testing.T) {
 			path := buildPrCount(t, pie)
 			prog := startForever(t, path)
 			time.Sleep(50 * time.Millisecond)
+			// A breakpoint where a probe is too: either may go first, the
+			// bytes come back right.
 			out, err := exec.Command(sonde, "trace", "-p", fmt.Sprint(prog.Process.Pid), "--probe", "hot", "--probe", "ripload",
-				"--probe", "withcall", "--duration", "300ms", "--json").Output()
+				"--probe", "withcall", "--break", "ripload", "--duration", "300ms", "--json").Output()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,5 +305,116 @@ func TestTraceLatency(t *testing.T) {
 				t.Errorf("%s: bucket %+v", loc, b)
 			}
 		}
+	}
+}
+
+// TestTraceArgs: --args prints every hit with its first argument register
+// (hot(i) for i = 0..n-1), as text and as JSON lines.
+func TestTraceArgs(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, false)
+	const n = 5
+	out, err := exec.Command(sonde, "trace", "--args", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "hot [") {
+			hits = append(hits, l)
+		}
+	}
+	if len(hits) != n {
+		t.Fatalf("%d hit lines, want %d:\n%s", len(hits), n, out)
+	}
+	for i, l := range hits {
+		if !strings.Contains(l, fmt.Sprintf("] (%#x, ", i)) {
+			t.Errorf("hit %d: %q, want rdi = %#x", i, l, i)
+		}
+	}
+	out, err = exec.Command(sonde, "trace", "--args", "--json", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	for _, l := range strings.Split(string(out), "\n") {
+		var h struct {
+			Hit  string   `json:"hit"`
+			Args []string `json:"args"`
+		}
+		if json.Unmarshal([]byte(l), &h) == nil && h.Hit == "hot" {
+			if len(h.Args) != 6 || h.Args[0] != fmt.Sprintf("%#x", k) {
+				t.Errorf("JSON hit %d: %q", k, l)
+			}
+			k++
+		}
+	}
+	if k != n {
+		t.Errorf("%d JSON hit lines, want %d:\n%s", k, n, out)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "breakpoint" || r.Fallback == "" {
+		t.Errorf("hot: %+v", r)
+	}
+}
+
+// TestTraceIf: --if compiled into the probe counts only where it holds (an
+// argument, a global); with --args only those hits are printed.
+func TestTraceIf(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 10000
+	out, err := exec.Command(sonde, "trace", "--json", "--if", "arg0 < 10", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != 10 {
+		t.Errorf("hot if arg0 < 10: %+v, want a probe with 10 hits", r)
+	}
+	out, err = exec.Command(sonde, "trace", "--json", "--if", "gvar != 7", "--probe", "ripload", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep = splitTraceOutput(t, out)
+	if r := rowOf(t, rep, "ripload"); r.Kind != "probe" || r.Hits != 0 {
+		t.Errorf("ripload if gvar != 7: %+v, want a probe with 0 hits", r)
+	}
+	out, err = exec.Command(sonde, "trace", "--args", "--if", "arg0 >= 9997", "--probe", "hot", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(out), "hot ["); got != 3 || !strings.Contains(string(out), "] (0x270f, ") {
+		t.Errorf("--args --if printed %d hits:\n%s", got, out)
+	}
+	if code := exec.Command(sonde, "trace", "--if", "arg0 ~ 3", "--probe", "hot", "--", path).Run(); code == nil {
+		t.Error("a bad --if was accepted")
+	}
+}
+
+// TestTraceLibrary: a probe in libc (resolved once the program reached main
+// and its libraries are loaded; the code cache goes next to libc) counts and
+// times every call.
+func TestTraceLibrary(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 2000
+	out, err := exec.Command(sonde, "trace", "--latency", "--json", "--probe", "snprintf", "--", path, fmt.Sprint(n), "lib").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n), "lib"); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	r := rowOf(t, rep, "snprintf")
+	if r.Hits != n {
+		t.Errorf("snprintf: %+v, want %d hits", r, n)
+	}
+	if r.Kind == "probe" && r.Latency != nil && r.Latency.Timed != n {
+		t.Errorf("snprintf: %d timed, want %d", r.Latency.Timed, n)
+	}
+	if r.Kind != "probe" {
+		t.Logf("snprintf is a breakpoint on this libc: %s", r.Fallback)
 	}
 }

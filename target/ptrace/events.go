@@ -450,6 +450,7 @@ func (b *Backend) report(th *thread, reason *target.SuspendReason) {
 		b.restartAsBefore(th)
 		return
 	}
+	b.leaveGenerated(th, reason) // never a pc of sonde's code (probes)
 	b.announceStart(th)
 	th.reported = true
 	b.translateStop(th)

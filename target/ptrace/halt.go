@@ -34,10 +34,42 @@ func (b *Backend) Halt(proc *target.Context, fn func(h *Halted) error) error {
 		if err != nil {
 			return err
 		}
-		held := b.stopOthers(&thread{proc: p}) // a thread of no one: stops them all
+		held := b.haltAll(p)
 		defer b.resumeOthers(held)
 		return fn(&Halted{b: b, p: p})
 	})
+}
+
+// haltAll stops every thread of p (and of processes sharing its memory) and
+// returns those sonde stopped. Statuses met on the way (a clone event, a
+// signal) are handled in order, which may restart their thread: then it is
+// stopped again, until none runs.
+func (b *Backend) haltAll(p *process) []*thread {
+	var held []*thread
+	for round := 0; round < 100; round++ {
+		held = append(held, b.stopOthers(&thread{proc: p})...) // a thread of no one: stops them all
+		evs := b.deferred
+		b.deferred = nil
+		var rest []waitEvent
+		for _, ev := range evs {
+			if th := b.threads[ev.tid]; th != nil && th.proc.memOwner == p.memOwner {
+				b.handleSafely(ev)
+			} else {
+				rest = append(rest, ev)
+			}
+		}
+		b.deferred = append(rest, b.deferred...)
+		running := false
+		for _, sp := range b.sharers(p.memOwner) {
+			for _, th := range sp.sortedThreads() {
+				running = running || (th.running && !th.inVfork)
+			}
+		}
+		if !running {
+			break
+		}
+	}
+	return held
 }
 
 // detachHooks are run (on the tracer thread, every thread stopped) before
@@ -260,19 +292,28 @@ func (h *Halted) ReadRaw(addr uint64, buf []byte) (int, error) {
 	return readRaw(h.p.memOwner, addr, buf)
 }
 
-// WriteText writes code at addr, refusing where a software breakpoint sits
-// (its saved byte would go stale). Memory images handed out are told.
+// Read reads memory as the program sees it (breakpoints hidden).
+func (h *Halted) Read(addr uint64, buf []byte) (int, error) {
+	return h.b.readMemory(h.p, addr, buf)
+}
+
+// WriteText writes code at addr as the program is to see it: under a
+// software breakpoint the breakpoint's saved byte changes and the int3 stays
+// (so that removing either, in any order, leaves the right bytes). Memory
+// images handed out are told.
 func (h *Halted) WriteText(addr uint64, data []byte) error {
 	owner := h.p.memOwner
-	owner.memMu.RLock()
-	for a := range owner.sw {
-		if a >= addr && a-addr < uint64(len(data)) {
-			owner.memMu.RUnlock()
-			return fmt.Errorf("write text at %#x: a breakpoint is planted at %#x", addr, a)
+	buf := append([]byte(nil), data...)
+	owner.memMu.Lock()
+	for a, e := range owner.sw {
+		if a >= addr && a-addr < uint64(len(buf)) {
+			e.orig = buf[a-addr]
+			buf[a-addr] = breakpointInsn[0]
+			owner.imagesSetOriginal(a, e.orig)
 		}
 	}
-	owner.memMu.RUnlock()
-	return h.writeRaw(addr, data)
+	owner.memMu.Unlock()
+	return h.writeRaw(addr, buf)
 }
 
 func (h *Halted) writeRaw(addr uint64, data []byte) error {
@@ -298,3 +339,85 @@ func (h *Halted) writeRaw(addr uint64, data []byte) error {
 // WriteData writes memory (no breakpoint bookkeeping: for data sonde owns,
 // such as a code cache).
 func (h *Halted) WriteData(addr uint64, data []byte) error { return h.writeRaw(addr, data) }
+
+// generated is code sonde generated in a process (probes' code caches),
+// where no stop may be reported: a thread stopped there is stepped out to
+// application code first.
+type generated struct {
+	mu     sync.Mutex
+	next   int
+	ranges map[int]genRange
+}
+
+type genRange struct {
+	pid    int
+	lo, hi uint64
+}
+
+var generatedByBackend sync.Map // *Backend -> *generated
+
+// AddGenerated registers [lo, hi) in process pid as code sonde generated: a
+// thread that stops there for a suspend or an asynchronous signal is
+// single-stepped (at most 64 instructions) until it is back in the
+// application before the stop is reported, so that no client ever sees a
+// pc of sonde's code. remove unregisters it.
+func (b *Backend) AddGenerated(pid int, lo, hi uint64) (remove func()) {
+	v, _ := generatedByBackend.LoadOrStore(b, &generated{ranges: map[int]genRange{}})
+	g := v.(*generated)
+	g.mu.Lock()
+	id := g.next
+	g.next++
+	g.ranges[id] = genRange{pid, lo, hi}
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		delete(g.ranges, id)
+		g.mu.Unlock()
+	}
+}
+
+// inGenerated returns the generated range th's PC is in.
+func (b *Backend) inGenerated(th *thread) (lo, hi uint64, ok bool) {
+	v, found := generatedByBackend.Load(b)
+	if !found {
+		return 0, 0, false
+	}
+	g := v.(*generated)
+	pc := th.pc()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.ranges {
+		if r.pid == th.proc.memOwner.pid && pc >= r.lo && pc < r.hi {
+			return r.lo, r.hi, true
+		}
+	}
+	return 0, 0, false
+}
+
+// leaveGenerated steps a thread about to be reported stopped (suspended, or
+// stopped by an asynchronous signal, which stays pending) out of generated
+// code. A fault there is reported where it happened.
+func (b *Backend) leaveGenerated(th *thread, reason *target.SuspendReason) {
+	if reason.Kind != target.ReasonUser && reason.Kind != target.ReasonSignal {
+		return
+	}
+	lo, hi, ok := b.inGenerated(th)
+	if !ok {
+		return
+	}
+	h := &Halted{b: b, p: th.proc}
+	for i := 0; i < 64; i++ {
+		if err := th.flushRegs(); err != nil {
+			return
+		}
+		if _, err := h.stepOnce(th); err != nil {
+			// Stopped for something else (its status is handled next) or
+			// gone: report it where it is.
+			th.running = false
+			return
+		}
+		if pc := th.pc(); pc < lo || pc >= hi {
+			return
+		}
+	}
+}

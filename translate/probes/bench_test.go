@@ -92,6 +92,19 @@ func BenchmarkProbeCost(b *testing.B) {
 				return perCall(b, out)
 			})
 		})
+		b.Run("sonde-probe-if-false-"+suffix, func(b *testing.B) {
+			measure(b, func() [2]float64 {
+				r := start(b, path, fmt.Sprint(n))
+				addr, fn := r.function("hot")
+				p, err := r.set.AddTrapIf("hot", addr, fn, Cond{Left: Operand{Reg: "rdi"}, Op: "==", Right: -1}, nil)
+				if err != nil || p.Kind != KindProbe {
+					b.Fatalf("hot: %v %v", p, err)
+				}
+				out := r.finish()
+				r.tg.Close()
+				return perCall(b, out)
+			})
+		})
 		b.Run("sonde-breakpoint-"+suffix, func(b *testing.B) {
 			measure(b, func() [2]float64 {
 				r := start(b, path, fmt.Sprint(slow))

@@ -18,6 +18,7 @@ type Process interface {
 	PID() int
 	Syscall(nr int, args ...uint64) (uint64, error)
 	ReadRaw(addr uint64, buf []byte) (int, error)
+	Read(addr uint64, buf []byte) (int, error)
 	WriteText(addr uint64, data []byte) error
 	WriteData(addr uint64, data []byte) error
 	ThreadPCs() map[int]uint64
@@ -42,6 +43,7 @@ type cache struct {
 	module       string
 	dataNext     uint64
 	codeNext     uint64
+	unregister   func() // from the backend's generated code
 }
 
 func (c *cache) hi() uint64 { return c.lo + cacheSize }
@@ -201,6 +203,9 @@ func (c *cache) unmap(p Process) error {
 	ret, err := p.Syscall(unix.SYS_MUNMAP, c.lo, cacheSize)
 	if err == nil {
 		err = errnoOf(ret)
+	}
+	if err == nil && c.unregister != nil {
+		c.unregister()
 	}
 	if err != nil {
 		return fmt.Errorf("free code cache at %#x: %w", c.lo, err)

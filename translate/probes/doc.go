@@ -3,8 +3,28 @@
 // sonde maps within ±2 GiB of the module (injected mmap, PIE included). The
 // trampoline saves what its payload clobbers, runs the payload (a lock-free
 // 64-bit counter that sonde reads from the cache), restores, runs the
-// instructions the jump covered (relocated) and jumps back. A hit costs
-// nanoseconds instead of a trap to the debugger.
+// instructions the jump covered (relocated by translate.Relocate in Inline
+// mode: a call pushes the application's return address) and jumps back. A
+// hit costs nanoseconds instead of a trap to the debugger.
+//
+// # Payloads
+//
+//   - count (AddCount): `lock incq` of a 64-bit counter in the cache, the
+//     flags saved below the red zone;
+//   - latency (AddLatency): the entry stores (rsp, TSC) in a slot table
+//     hashed by rsp; exit payloads before every ret and tail jump (found by
+//     decoding the function) look the slot up by the same rsp and add the
+//     elapsed ticks to a log2 histogram. No return address is replaced, so
+//     exceptions, longjmp and backtraces are untouched; calls they leave are
+//     not timed;
+//   - conditions (AddCountIf, AddTrapIf): a register or a global compared with
+//     a constant in the payload; only when it holds the counter moves, or the
+//     thread reaches a nop that carries a breakpoint of the backend's (a trap
+//     to sonde, e.g. to print arguments).
+//
+// A jump probe left behind by a sonde killed with SIGKILL keeps working (it
+// counts into a cache nobody reads): unlike an int3 it never kills the
+// program.
 //
 // # Site analysis
 //
@@ -32,11 +52,16 @@
 //
 // # Translation
 //
-// Every trampoline registers a translation table (Table): for each range of
-// cache addresses, the application PC it stands for, whether the registers
-// there equal the application's, and where the trampoline keeps what it
-// spilled. Stops reported inside the cache can be mapped back to the
-// application with Set.Translate. (Package translate, which owns every byte
-// sonde changes, is meant to consult these tables on every stop; until it
-// exists the tables live here.)
+// Every trampoline has a translation table (Table): for each range of cache
+// addresses, the application PC it stands for, whether the registers there
+// equal the application's (the stack pointer and flags adjusted as recorded),
+// and where the payload keeps the registers it spilled; Set.Translate maps a
+// cache PC back. Caches are registered with the backend as generated code
+// (ptrace.Backend.AddGenerated): a thread suspended or stopped by an
+// asynchronous signal there is single-stepped out to application code before
+// the stop is reported, so no client ever sees a cache PC or a spilled
+// register. A fault inside a trampoline (a relocated load) is reported where
+// it happened for now; package translate, which is to own every byte sonde
+// changes, is meant to use the tables for that (and for the RestoreState
+// hook).
 package probes

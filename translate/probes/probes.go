@@ -35,8 +35,15 @@ type Probe struct {
 	haveFinal atomic.Bool
 	bp        *target.Breakpoint
 	bpHits    atomic.Uint64
-	patches   []patch
-	installed bool // guarded by Set.mu
+	onHit     func(thread *target.Context)
+	// Conditional probes: the trap is a breakpoint on the payload's nop
+	// (trapInCache), or, for a breakpoint fallback, cond is evaluated in sonde
+	// and condHits counts the hits where it held.
+	trapInCache bool
+	cond        *Cond
+	condHits    atomic.Uint64
+	patches     []patch
+	installed   bool // guarded by Set.mu
 	// Latency probes: where the histogram is, and its last value read.
 	lat       *latencyLayout
 	histMu    sync.Mutex
@@ -98,7 +105,23 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		s.removeAll(h)
 		s.gone = true
 	})
-	s.unlisten = tg.AddSyncListener(func(e target.Event) bool {
+	// An exec replaces the address space: the probes and caches are gone
+	// with the old one (nothing may be written back into the new program).
+	unexec := tg.OnExec(func(p *target.Context) {
+		if p == proc {
+			s.exited.Store(true)
+			// (The tracer thread may be inside an operation holding s.mu.)
+			if s.mu.TryLock() {
+				for _, c := range s.caches {
+					if c.unregister != nil {
+						c.unregister()
+					}
+				}
+				s.mu.Unlock()
+			}
+		}
+	})
+	unlisten := tg.AddSyncListener(func(e target.Event) bool {
 		if e.Kind == target.EventExited && e.Context == proc && e.Exit != nil && !e.Exit.Detached {
 			s.exited.Store(true)
 		}
@@ -109,6 +132,7 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		}
 		return false
 	})
+	s.unlisten = func() { unexec(); unlisten() }
 	return s, nil
 }
 
@@ -122,7 +146,10 @@ func (s *Set) Probes() []*Probe {
 // Hits returns the probe's hit count: read from the target's counter while
 // the process lives, the last value read once it is gone.
 func (p *Probe) Hits() uint64 {
-	if p.Kind == KindBreakpoint {
+	switch {
+	case p.cond != nil:
+		return p.condHits.Load()
+	case p.Kind == KindBreakpoint || p.trapInCache:
 		return p.bpHits.Load()
 	}
 	if v, err := p.read(); err == nil {
@@ -292,10 +319,27 @@ func (s *Set) AddBreakpoint(loc string, addr uint64) (*Probe, error) {
 	return p, nil
 }
 
+// AddTrap adds a counting breakpoint at addr (named loc) that also calls
+// onHit with the thread stopped there (it may read registers and memory),
+// for what a payload cannot do yet; why says so in Probe.Fallback.
+func (s *Set) AddTrap(loc string, addr uint64, why string, onHit func(thread *target.Context)) (*Probe, error) {
+	p := &Probe{Location: loc, Addr: addr, set: s, onHit: onHit}
+	if err := s.addBreakpoint(p, why); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.probes = append(s.probes, p)
+	s.mu.Unlock()
+	return p, nil
+}
+
 func (s *Set) addBreakpoint(p *Probe, why string) error {
 	bp, err := s.tg.SetBreakpoint(s.proc, target.BreakpointSpec{Addr: p.Addr, Kind: target.BreakpointSoftware, Internal: true,
-		OnHit: func(*target.Context, *target.Breakpoint) *target.SuspendReason {
+		OnHit: func(th *target.Context, _ *target.Breakpoint) *target.SuspendReason {
 			p.bpHits.Add(1)
+			if p.onHit != nil {
+				p.onHit(th)
+			}
 			return nil
 		}})
 	if err != nil {
@@ -348,7 +392,7 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 		for _, site := range sites {
 			// The bytes in memory must be the ones analysed.
 			cur := make([]byte, site.Len)
-			if n, err := h.ReadRaw(site.Addr, cur); n != len(cur) {
+			if n, err := h.Read(site.Addr, cur); n != len(cur) {
 				return fmt.Errorf("read site %#x: %w", site.Addr, err)
 			}
 			if want := fn.bytesAt(site.Addr, site.Len); !bytes.Equal(cur, want) {
@@ -461,6 +505,9 @@ func (s *Set) cacheFor(h *ptrace.Halted, regions []target.MemoryRegion, module s
 	if err != nil {
 		return nil, err
 	}
+	// No stop is ever reported inside the cache: the backend steps a thread
+	// out first.
+	c.unregister = s.backend.AddGenerated(h.PID(), c.lo, c.hi())
 	s.caches = append(s.caches, c)
 	return c, nil
 }
@@ -472,6 +519,15 @@ func (s *Set) RemoveAll() error {
 	s.mu.Lock()
 	gone := s.gone || s.exited.Load()
 	s.mu.Unlock()
+	// Breakpoints inside trampolines go before the code they sit in.
+	for _, p := range s.Probes() {
+		if p.trapInCache && p.bp != nil {
+			if err := s.tg.RemoveBreakpoint(p.bp); err != nil && !gone {
+				errs = append(errs, err)
+			}
+			p.bp = nil
+		}
+	}
 	if !gone {
 		err := s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
 			s.mu.Lock()
@@ -564,3 +620,5 @@ func (s *Set) publish(p *Probe) {
 	}
 	s.live.Store(&live)
 }
+
+type ptraceHalted = *ptrace.Halted

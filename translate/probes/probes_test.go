@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -378,4 +379,159 @@ func TestLatency(t *testing.T) {
 			t.Errorf("%s: %d calls, %d timed; want %d, %d (histogram %v)", p.Location, p.Hits(), timed, w[0], w[1], h)
 		}
 	}
+}
+
+// TestInstallRemoveWhileRunning: with four threads calling tick() in a tight
+// loop, the probe goes in and out twenty times (threads caught inside the
+// patched range or a trampoline are stepped out); the threads keep running,
+// and with the probe in from the start the count is exact.
+func TestInstallRemoveWhileRunning(t *testing.T) {
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tp_hotloop.c"}, Flags: []string{"-O2"}})
+	const n, threads = 30_000_000, 4
+	r := start(t, path, fmt.Sprint(n), fmt.Sprint(threads))
+	exact := r.probe("tick")
+	if exact.Kind != KindProbe {
+		t.Fatalf("tick: %s (%s)", exact.Kind, exact.Fallback)
+	}
+	if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		set, err := New(r.tg, r.proc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr, fn := r.function("other_entry")
+		p, err := set.AddCount("other_entry", addr, fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind != KindProbe {
+			t.Fatalf("other_entry: %s (%s)", p.Kind, p.Fallback)
+		}
+		time.Sleep(5 * time.Millisecond)
+		if err := set.Close(); err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+	}
+	select {
+	case st := <-r.exited:
+		if st.Code != 0 || st.Signal != 0 {
+			t.Fatalf("program exit: %s", st)
+		}
+	case <-time.After(120 * time.Second):
+		t.Fatal("program did not exit within 120 s")
+	}
+	if got := exact.Hits(); got != n*threads {
+		t.Errorf("tick: %d hits, want %d", got, n*threads)
+	}
+}
+
+// TestConditional: conditions compiled into the payload count (or trap)
+// only where they hold, on registers and on a global; a breakpoint fallback
+// evaluates the same condition in sonde.
+func TestConditional(t *testing.T) {
+	for _, pie := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pie=%v", pie), func(t *testing.T) {
+			path := buildProg(t, pie)
+			const n = 20_000
+			r := start(t, path, fmt.Sprint(n))
+			gvar, _ := r.function("gvar")
+			hotAddr, hotFn := r.function("hot")
+			ripAddr, ripFn := r.function("ripload")
+			jccAddr, jccFn := r.function("jcc_fn")
+			btAddr, btFn := r.function("bt_start")
+			type tc struct {
+				p    *Probe
+				want uint64
+				kind Kind
+			}
+			var cases []tc
+			add := func(p *Probe, err error, want uint64, kind Kind) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cases = append(cases, tc{p, want, kind})
+			}
+			p, err := r.set.AddCountIf("hot rdi<100", hotAddr, hotFn, Cond{Left: Operand{Reg: "rdi"}, Op: "<", Right: 100})
+			add(p, err, 100, KindProbe)
+			p, err = r.set.AddCountIf("ripload gvar==7", ripAddr, ripFn, Cond{Left: Operand{Addr: gvar}, Op: "==", Right: 7})
+			add(p, err, n, KindProbe)
+			p, err = r.set.AddCountIf("jcc_fn rdi!=0", jccAddr, jccFn, Cond{Left: Operand{Reg: "rdi"}, Op: "!=", Right: 0})
+			add(p, err, n/2, KindProbe)
+			p, err = r.set.AddCountIf("bt_start rdi>3", btAddr, btFn, Cond{Left: Operand{Reg: "rdi"}, Op: ">", Right: 3})
+			add(p, err, 0, KindBreakpoint)
+			var seen []uint64
+			var mu sync.Mutex
+			leafAddr, leafFn := r.function("leaf2")
+			p, err = r.set.AddTrapIf("leaf2 rdi>=n-3", leafAddr, leafFn, Cond{Left: Operand{Reg: "rdi"}, Op: ">=", Right: n - 3}, func(th *target.Context) {
+				regs, err := th.Registers()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				v, _ := regs.Uint64(regs.Arch.ByName("rdi"))
+				mu.Lock()
+				seen = append(seen, v)
+				mu.Unlock()
+			})
+			add(p, err, 3, KindProbe)
+			out := r.finish()
+			for _, c := range cases {
+				if c.p.Kind != c.kind || c.p.Hits() != c.want {
+					t.Errorf("%s: %s with %d hits (%s); want %s with %d", c.p.Location, c.p.Kind, c.p.Hits(), c.p.Fallback, c.kind, c.want)
+				}
+			}
+			if fmt.Sprint(seen) != fmt.Sprint([]uint64{n - 3, n - 2, n - 1}) {
+				t.Errorf("trap saw rdi %v", seen)
+			}
+			if u := untraced(t, path, fmt.Sprint(n)); out != u {
+				t.Errorf("output %q, untraced %q", out, u)
+			}
+		})
+	}
+}
+
+// TestStopsNeverInCache: a process whose hot loop spends most of its time in
+// a probe's trampoline is suspended 200 times: no thread is ever reported
+// (or shows registers) with a pc in the code cache.
+func TestStopsNeverInCache(t *testing.T) {
+	path := buildProg(t, true)
+	r := start(t, path, "1000000000000")
+	p := r.probe("hot")
+	if p.Kind != KindProbe {
+		t.Fatalf("hot: %s (%s)", p.Kind, p.Fallback)
+	}
+	c := r.set.caches[0]
+	if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	inHot := 0
+	for i := 0; i < 200; i++ {
+		if err := r.proc.Suspend(); err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range r.proc.Children() {
+			_, _, pc := th.State()
+			regs, err := th.Registers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.contains(pc) || c.contains(regs.PC()) {
+				t.Fatalf("stop %d: thread %s at %#x (registers %#x), inside the code cache [%#x, %#x)", i, th.ID(), pc, regs.PC(), c.lo, c.hi())
+			}
+			if pc >= p.Addr && pc < p.Addr+16 {
+				inHot++
+			}
+		}
+		if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if p.Hits() == 0 {
+		t.Error("the probe never fired")
+	}
+	t.Logf("%d of 200 stops right after the trampoline (in hot)", inHot)
 }
