@@ -18,7 +18,7 @@ type fuzzProc struct {
 }
 
 func (p *fuzzProc) MemoryMap() ([]target.MemoryRegion, error) { return p.regions, nil }
-func (p *fuzzProc) Auxv() ([]byte, error)                      { return p.auxv, nil }
+func (p *fuzzProc) Auxv() ([]byte, error)                     { return p.auxv, nil }
 
 func (p *fuzzProc) ReadMemory(addr uint64, b []byte) (int, error) {
 	for base, blob := range p.blobs {
