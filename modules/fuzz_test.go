@@ -122,3 +122,28 @@ func FuzzParseAuxv(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHeadersFromMemory: ELF and program headers as read from the first
+// page of a mapping, whatever its bytes and the mapping's claimed size;
+// then the load bias from them against fuzzed mappings.
+func FuzzHeadersFromMemory(f *testing.F) {
+	if p, err := testprog.BuildE(testprog.Spec{Sources: []string{"hello.c"}, Flags: []string{"-O1"}}); err == nil {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data[:min(len(data), 4096)], uint64(4096), uint64(0x1000))
+		}
+	}
+	f.Add([]byte("\x7fELF\x02\x01\x01"), uint64(1<<63), uint64(1<<63))
+	f.Fuzz(func(t *testing.T, page []byte, size, off uint64) {
+		p := &fuzzProc{blobs: map[uint64][]byte{fuzzMainBase: page}}
+		r := target.MemoryRegion{Addr: fuzzMainBase, Size: size, FileName: "/nonexistent/fuzz"}
+		ef, err := headersFromMemory(p, r)
+		if err != nil || ef == nil {
+			return
+		}
+		g := []target.MemoryRegion{r, {Addr: fuzzMainBase + size, Size: 4096, Offset: off}}
+		loadBias(ef, g)
+		for _, ph := range ef.Progs {
+			_ = ph.Vaddr
+		}
+	})
+}
