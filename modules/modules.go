@@ -110,6 +110,9 @@ const (
 	atEntry        = 9
 	atSysinfoEHDR  = 33
 	maxAuxvEntries = 512
+	// maxVDSOImage bounds the vDSO image read from memory (Linux's is two
+	// to four pages).
+	maxVDSOImage = 1 << 20
 )
 
 // parseAuxv decodes a 64-bit auxiliary vector into key → value.
@@ -203,7 +206,9 @@ func describe(p Process, g []target.MemoryRegion) (*Module, error) {
 	var err error
 	if m.Name == "[vdso]" {
 		m.VDSO = true
-		m.Image = make([]byte, first.Size)
+		// The mapping's size comes from the memory map (a core file's
+		// notes, for one): read at most what a vDSO can be.
+		m.Image = make([]byte, min(first.Size, maxVDSOImage))
 		n, rerr := p.ReadMemory(first.Addr, m.Image)
 		m.Image = m.Image[:n]
 		if rerr != nil && n == 0 {

@@ -109,3 +109,35 @@ func functionSymbols(t *testing.T, path string) []elf.Symbol {
 	}
 	return out
 }
+
+// TestStaticFunctionNamedAsGDB: a static C++ function (no linkage name in
+// DWARF) is named from DWARF without the ELF symbol's mangled name, as gdb
+// shows it; addr2line's way (SymbolTableNames) takes the ELF name.
+func TestStaticFunctionNamedAsGDB(t *testing.T) {
+	path := build(t, "sym_static_cxx.cc", "-O1")
+	var sym elf.Symbol
+	for _, s := range functionSymbols(t, path) {
+		if s.Name == "_ZN2nsL6helperEi" {
+			sym = s
+		}
+	}
+	if sym.Value == 0 {
+		t.Fatal("no _ZN2nsL6helperEi: the test program changed")
+	}
+	chains := gdbChains(t, path, []uint64{sym.Value})
+	got, err := open(t, path).Lookup(sym.Value)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Lookup: %v %v", got, err)
+	}
+	g := chains[sym.Value]
+	if len(g) != 1 || stripParams(got[0].Function) != stripParams(g[0]) || got[0].LinkageName != "" {
+		t.Errorf("got %q (linkage %q), gdb %v", got[0].Function, got[0].LinkageName, g)
+	}
+	b, err := Open(path, &Options{SymbolTableNames: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err := b.Lookup(sym.Value); err != nil || len(f) != 1 || f[0].LinkageName != sym.Name || f[0].Function != "ns::helper(int)" {
+		t.Errorf("SymbolTableNames: %v %v", f, err)
+	}
+}

@@ -158,15 +158,16 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		return nil, err
 	}
 	t := &scopeTree{}
-	// Presize from the unit's size: growing these slices and the map one
-	// doubling at a time costs more than decoding the DIEs in a large C++
-	// unit (one function or inlined call per ~64 bytes of DIEs there; C
-	// units have fewer, so this guess stays below their needs).
+	// Presize from the unit's size: growing these slices one doubling at a
+	// time costs more than decoding the DIEs in a large C++ unit (one
+	// function or inlined call per ~64 bytes of DIEs there). C units have
+	// fewer; the unused capacity of a large allocation is address space
+	// the program never touches, not memory.
 	guess := 0
 	if cu.hdr.End > cu.hdr.DataOffset {
-		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/256, 1<<20))
+		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/64, 1<<20))
 	}
-	decls := make(map[uint64]declInfo, guess/2)
+	decls := make(map[uint64]declInfo, guess/8)
 	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
 	var varDecls []declInfo                 // parallel to t.vars
 	t.nodes = make([]scopeNode, 0, guess)

@@ -174,3 +174,79 @@ func nearestZeroSize(all []Symbol, got Symbol, a uint64) bool {
 	}
 	return true
 }
+
+// FuzzLookupZeroSize: with section ranges, an address no sized symbol
+// covers belongs to the zero-size symbol starting nearest before it, when
+// that symbol is the last to start before it, lies in no sized symbol, and
+// shares a section with the address; checked against a brute-force scan.
+func FuzzLookupZeroSize(f *testing.F) {
+	f.Add([]byte{0, 10, 12, 0, 20, 0, 22, 5, 40, 0}, []byte{0, 30, 35, 60}, uint16(25))
+	f.Fuzz(func(t *testing.T, spec, secs []byte, probe uint16) {
+		if len(spec) > 64 {
+			spec = spec[:64]
+		}
+		var syms []Symbol
+		for i := 0; i+1 < len(spec); i += 2 {
+			syms = append(syms, Symbol{Name: string(rune('a' + i/2%26)), Addr: uint64(spec[i]), Size: uint64(spec[i+1] % 40),
+				Kind: KindFunc, Bind: elf.STB_GLOBAL})
+		}
+		var rs []addrRange
+		for i := 0; i+1 < len(secs) && len(rs) < 8; i += 2 {
+			lo, hi := uint64(secs[i]), uint64(secs[i])+uint64(secs[i+1])
+			if hi > lo {
+				rs = append(rs, addrRange{lo, hi})
+			}
+		}
+		tab := build("fuzz", append([]Symbol(nil), syms...))
+		tab.sections = mergeRanges(rs)
+		for a := uint64(0); a < 300; a++ {
+			if probe != 0 && a != uint64(probe%300) && a%5 != 0 {
+				continue
+			}
+			want, covered := bruteZeroSize(syms, tab.sections, a)
+			got, _, ok := tab.Lookup(a)
+			switch {
+			case want == nil && ok:
+				t.Fatalf("Lookup(%d) = %+v, want nothing (symbols %v, sections %v)", a, got, syms, tab.sections)
+			case want != nil && (!ok || got.Addr != want.Addr || !covered && got.Size != 0):
+				t.Fatalf("Lookup(%d) = %+v %v, want %+v (symbols %v, sections %v)", a, got, ok, *want, syms, tab.sections)
+			}
+		}
+	})
+}
+
+// bruteZeroSize is Lookup's rule written directly (for a covered address,
+// only the winning symbol's start is compared).
+func bruteZeroSize(syms []Symbol, secs []addrRange, a uint64) (sym *Symbol, covered bool) {
+	var best *Symbol
+	for i := range syms {
+		if syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
+			best = &syms[i]
+		}
+	}
+	if best != nil {
+		return best, true
+	}
+	// The last start at or before a.
+	var last *Symbol
+	for i := range syms {
+		s := &syms[i]
+		if s.Addr <= a && (last == nil || s.Addr > last.Addr || s.Addr == last.Addr && s.Size > 0) {
+			last = s
+		}
+	}
+	if last == nil || last.Size != 0 {
+		return nil, false
+	}
+	for i := range syms {
+		if s := syms[i]; s.Size > 0 && s.Addr < last.Addr && last.Addr < s.End() {
+			return nil, false // inside a sized symbol
+		}
+	}
+	for _, r := range secs {
+		if r.lo <= last.Addr && last.Addr < r.hi && a < r.hi {
+			return last, false
+		}
+	}
+	return nil, false
+}

@@ -268,6 +268,11 @@ func sectionRanges(files []*elf.File) []addrRange {
 			rs = append(rs, addrRange{sec.Addr, hi})
 		}
 	}
+	return mergeRanges(rs)
+}
+
+// mergeRanges sorts non-empty ranges and resolves overlaps.
+func mergeRanges(rs []addrRange) []addrRange {
 	slices.SortFunc(rs, func(a, b addrRange) int { return cmpU64(a.lo, b.lo) })
 	out := rs[:0]
 	for _, r := range rs {

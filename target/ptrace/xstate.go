@@ -33,6 +33,9 @@ func toArchXState(k []byte) []byte { return cpuLayout().ToArch(k) }
 // keeps components arch does not describe) and returns k.
 func fromArchXState(a, k []byte) []byte {
 	k = cpuLayout().FromArch(a, k)
+	if len(k) < arch.XSaveHeader+8 {
+		return k // no XSAVE header: an FXSAVE-sized image has nothing to mark
+	}
 	// A register written while its component was in its init state needs the
 	// component marked in use, or XRSTOR would load the init value instead.
 	// Marking every enabled component is safe: the kernel filled the image of

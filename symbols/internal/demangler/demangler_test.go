@@ -199,3 +199,66 @@ func dropsOneUnderscore(ours, lib string) bool {
 	}
 	return false
 }
+
+// TestRustLegacyMatchesCxxfilt: on every legacy symbol of a real rustc
+// binary, our name plus the hash element is binutils c++filt's answer
+// (gdb's `info symbol` spells them the same way); the library's differs on
+// identifiers with leading underscores.
+func TestRustLegacyMatchesCxxfilt(t *testing.T) {
+	cxxfilt, err := exec.LookPath("c++filt")
+	if err != nil {
+		t.Skip("c++filt (binutils) not installed")
+	}
+	bin := rustBinary(t)
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	var names []string
+	for _, s := range syms {
+		if _, ok := rustLegacyBody(s.Name); ok && !strings.Contains(s.Name, "E.") {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) < 5 {
+		t.Fatalf("only %d legacy Rust symbols", len(names))
+	}
+	cmd := exec.Command(cxxfilt)
+	cmd.Stdin = strings.NewReader(strings.Join(names, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(want) != len(names) {
+		t.Fatalf("c++filt gave %d lines for %d names", len(want), len(names))
+	}
+	for i, n := range names {
+		got, ok := RustLegacy(n)
+		hash := n[len(n)-18 : len(n)-1] // "h" and 16 hex digits
+		if !ok || got+"::"+hash != want[i] {
+			t.Errorf("%s: ours %q (+ ::%s), c++filt %q", n, got, hash, want[i])
+		}
+	}
+}
+
+// rustBinary builds testdata/rust_main.rs with rustc (skipping the test
+// when rustc is not installed).
+func rustBinary(t *testing.T) string {
+	t.Helper()
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
+			rustc = p
+		} else {
+			t.Skip("rustc not installed: Rust names of a real binary are not checked")
+		}
+	}
+	out := t.TempDir() + "/rust_main"
+	if msg, err := exec.Command(rustc, "-g", "-o", out, testprog.Source("rust_main.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, msg)
+	}
+	return out
+}
