@@ -28,7 +28,16 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 	if caller == nil || cr == nil {
 		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value needs the caller's frame", ErrOptimizedOut)
 	}
-	if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {
+	if s != nil {
+		// As gdb does: the call site must be one that calls this function.
+		match := func(loc []byte) bool {
+			preg, ok := registerOp(loc)
+			return ok && preg == reg || bytes.Equal(loc, expr)
+		}
+		if v, err := r.callerValue(s.Function(), f, match, depth); err == nil {
+			return dwarfexpr.Value{Bits: v}, nil
+		}
+	} else if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {
 		return dwarfexpr.Value{Bits: v}, nil
 	}
 	if calleeSaved[reg] {

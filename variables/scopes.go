@@ -73,6 +73,11 @@ type Variable struct {
 type callSite struct {
 	returnPC uint64
 	params   []callSiteParam
+	// What it calls: the DIE of the function (DW_AT_call_origin), or an
+	// expression computing the address in the caller (DW_AT_call_target).
+	origin dwarf.Offset
+	target []byte
+	tail   bool // DW_AT_call_tail_call: a jump, no return address
 }
 
 type callSiteParam struct {
@@ -293,6 +298,22 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			} else if v, ok := c.Val(dwarf.AttrLowpc).(uint64); ok {
 				cs.returnPC = v // GNU call sites: low_pc is the return address
 			}
+			cs.tail, _ = c.Val(dwarf.AttrCallTailCall).(bool)
+			if !cs.tail {
+				cs.tail, _ = c.Val(attrGNUTailCall).(bool)
+			}
+			for _, a := range []dwarf.Attr{dwarf.AttrCallOrigin, dwarf.AttrAbstractOrigin} {
+				if o, ok := c.Val(a).(dwarf.Offset); ok {
+					cs.origin = o
+					break
+				}
+			}
+			for _, a := range []dwarf.Attr{dwarf.AttrCallTarget, attrGNUCallSiteTarget} {
+				if t, ok := c.Val(a).([]byte); ok {
+					cs.target = t
+					break
+				}
+			}
 			if c.Children {
 				r.callSiteParams(rd, &cs)
 			}
@@ -313,6 +334,8 @@ const (
 	tagGNUCallSite          dwarf.Tag  = 0x4109
 	tagGNUCallSiteParameter dwarf.Tag  = 0x410a
 	attrGNUCallSiteValue    dwarf.Attr = 0x2111
+	attrGNUCallSiteTarget   dwarf.Attr = 0x2113
+	attrGNUTailCall         dwarf.Attr = 0x2115
 )
 
 func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {

@@ -406,6 +406,12 @@ func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) 
 	return ev, nil
 }
 
+// maxEntryDepth bounds nested evaluations through entry values: each
+// DW_OP_entry_value is evaluated in the caller's frame, where the call
+// site's value may be an entry value again (a recursion passing n-1 down),
+// so the bound is a number of frames.
+const maxEntryDepth = 64
+
 // config prepares the evaluator's callbacks for one evaluation.
 func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Config {
 	cfg := &dwarfexpr.Config{AddrSize: 8, AddrBias: f.Bias(), MaxSteps: 10000}
@@ -467,7 +473,7 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 		}
 		return dwarfexpr.BaseType{Offset: off, Size: uint8(t.Size), Encoding: uint8(t.Encoding)}, nil
 	}
-	if depth < 2 {
+	if depth < maxEntryDepth {
 		cfg.EntryValue = func(expr []byte) (dwarfexpr.Value, error) {
 			return r.entryValue(expr, s, f, depth)
 		}

@@ -10,7 +10,10 @@
 package targetframe
 
 import (
+	"debug/elf"
+
 	"fmt"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 	"sync"
 
 	"github.com/sondedbg/sonde/arch"
@@ -84,6 +87,15 @@ func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
 		}
 	}
 	return st, nil
+}
+
+// Truncate drops the frames from physical index n on: the frames a
+// backtrace does not show (gdb's stops at main) are no callers for entry
+// values, as in gdb.
+func (s *Stack) Truncate(n int) {
+	if n >= 0 && n < len(s.frames) {
+		s.frames = s.frames[:n]
+	}
 }
 
 // Thread returns the thread the stack belongs to.
@@ -320,3 +332,47 @@ func (c *callbacks) LookupModule(pc uint64) (*unwind.Module, error) {
 }
 
 func (c *callbacks) SymbolInfo(*unwind.Module, uint64) ([]unwind.Symbol, error) { return nil, nil }
+
+// SymbolAddresses returns the run-time addresses of the functions an ELF
+// symbol names in the process (variables.SymbolFrame): those of the first
+// module, in the modules' order, with a global (else weak, else local)
+// function symbol of that name, as gdb's minimal-symbol lookup finds them.
+// A versioned symbol may name several (pthread_cond_wait@@GLIBC_2.3.2 and
+// its compatibility version): all are returned. A call site that only
+// declares the function it calls is resolved through it.
+func (f *Frame) SymbolAddresses(name string) []uint64 {
+	var best []uint64
+	bestRank := 3
+	for _, m := range f.stack.mods {
+		b, _ := f.stack.sess.Binary(m)
+		if b == nil {
+			continue
+		}
+		t, err := b.Symbols()
+		if t == nil || err != nil {
+			continue
+		}
+		for _, s := range t.ByName(name) {
+			if s.Kind != elfsym.KindFunc && s.Kind != elfsym.KindIFunc || s.Addr == 0 {
+				continue
+			}
+			rank := 2
+			switch s.Bind {
+			case elf.STB_GLOBAL:
+				rank = 0
+			case elf.STB_WEAK:
+				rank = 1
+			}
+			if rank < bestRank {
+				best, bestRank = best[:0], rank
+			}
+			if rank == bestRank {
+				best = append(best, s.Addr+m.Bias)
+			}
+		}
+		if bestRank == 0 {
+			break
+		}
+	}
+	return best
+}
