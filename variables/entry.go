@@ -30,9 +30,9 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 	}
 	if s != nil {
 		// As gdb does: the call site must be one that calls this function.
-		match := func(loc []byte) bool {
-			preg, ok := registerOp(loc)
-			return ok && preg == reg || bytes.Equal(loc, expr)
+		match := func(p callSiteParam) bool {
+			preg, ok := registerOp(p.loc)
+			return ok && preg == reg || bytes.Equal(p.loc, expr)
 		}
 		if v, err := r.callerValue(s.Function(), f, match, depth); err == nil {
 			return dwarfexpr.Value{Bits: v}, nil
@@ -51,8 +51,15 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 	return dwarfexpr.Value{}, fmt.Errorf("%w: entry value of register %d is not recoverable", ErrOptimizedOut, reg)
 }
 
-// registerOp recognizes DW_OP_regN and DW_OP_regx N.
+// registerOp recognizes DW_OP_regN, DW_OP_regx N and (as gdb's
+// dwarf_block_to_dwarf_reg does, for entry values) DW_OP_regval_type N T.
 func registerOp(expr []byte) (uint64, bool) {
+	if len(expr) >= 3 && (expr[0] == 0xa5 || expr[0] == 0xf5) {
+		c := cursor{b: expr, off: 1}
+		v := c.uleb()
+		c.uleb()
+		return v, !c.bad && c.off == uint64(len(expr))
+	}
 	if len(expr) == 1 && expr[0] >= 0x50 && expr[0] <= 0x6f {
 		return uint64(expr[0] - 0x50), true
 	}

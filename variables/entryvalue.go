@@ -67,12 +67,12 @@ func (r *Reader) EntryValue(v *Variable, f Frame) (Value, error) {
 	if !isReg && !isFB {
 		return val, fmt.Errorf("%w: %s's location at entry is neither a register nor a frame-base offset", ErrNotFound, v.Name)
 	}
-	match := func(loc []byte) bool {
+	match := func(p callSiteParam) bool {
 		if isReg {
-			preg, ok := registerOp(loc)
+			preg, ok := registerOp(p.loc)
 			return ok && preg == reg
 		}
-		off, ok := spOffset(loc)
+		off, ok := spOffset(p.loc)
 		return ok && off == fbOff
 	}
 	bits, err := r.callerValue(fn, f, match, 0)
@@ -107,7 +107,7 @@ func spOffset(expr []byte) (int64, bool) {
 // callerValue finds the call site in f's caller that called fn (f's
 // physical function, read by r) and evaluates, in the caller's frame, the
 // value of the call-site parameter match accepts.
-func (r *Reader) callerValue(fn *Scope, f Frame, match func(loc []byte) bool, depth int) (uint64, error) {
+func (r *Reader) callerValue(fn *Scope, f Frame, match func(p callSiteParam) bool, depth int) (uint64, error) {
 	if len(fn.Ranges) == 0 {
 		return 0, fmt.Errorf("%w: function without code", ErrNotFound)
 	}
@@ -136,7 +136,7 @@ func (r *Reader) callerValue(fn *Scope, f Frame, match func(loc []byte) bool, de
 	}
 	var value []byte
 	for _, p := range cs.params {
-		if match(p.loc) {
+		if match(p) {
 			value = p.value
 			break
 		}
@@ -336,4 +336,21 @@ func (r *Reader) noSelfTailCall(callee uint64, f Frame) error {
 		}
 	}
 	return nil
+}
+
+// parameterRef evaluates DW_OP_GNU_parameter_ref: the value the caller
+// passed for the parameter whose DIE is at unit-relative offset off (a
+// parameter an IPA clone receives from no register), as gdb does: through
+// the call site's DW_AT_call_parameter.
+func (r *Reader) parameterRef(off uint64, unit int, s *Scope, f Frame, depth int) (uint64, error) {
+	if s == nil || unit < 0 || unit >= len(r.units) {
+		return 0, fmt.Errorf("%w: DW_OP_GNU_parameter_ref outside a function", ErrOptimizedOut)
+	}
+	want := dwarf.Offset(r.units[unit].off + off)
+	match := func(p callSiteParam) bool { return p.param == want }
+	v, err := r.callerValue(s.Function(), f, match, depth)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", ErrOptimizedOut, err)
+	}
+	return v, nil
 }

@@ -55,7 +55,8 @@ func (r *Reader) Format(v Value, err error, f Frame, o FormatOptions) string {
 	if v.Place == PlaceImplicitPointer {
 		return "<synthetic pointer>"
 	}
-	p.value(v.Type, v.Bytes, v.Unavailable, v.Address, v.Place == PlaceMemory, 0)
+	p.gaps = v.MissingBits
+	p.value(v.Type, v.Bytes, v.Unavailable, 0, v.Address, v.Place == PlaceMemory, 0)
 	if v.BitSize > 0 {
 		p.b.Reset()
 		p.scalar(v.Type, bitField(v), 0)
@@ -121,12 +122,26 @@ type printer struct {
 	f Frame
 	o FormatOptions
 	b strings.Builder
+	// gaps are the top value's missing bit ranges (Value.MissingBits);
+	// base arguments below are byte offsets in the top value.
+	gaps [][2]uint64
+}
+
+// missingBits reports whether any bit of [from, to) of the top value is
+// missing.
+func (p *printer) missingBits(from, to uint64) bool {
+	for _, g := range p.gaps {
+		if g[0] < to && from < g[1] {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *printer) full() bool { return p.b.Len() > maxFormatLen }
 
 // value prints bytes b of type t; addr is where they are in memory (inMem).
-func (p *printer) value(t *Type, b []byte, unavail []bool, addr uint64, inMem bool, depth int) {
+func (p *printer) value(t *Type, b []byte, unavail []bool, base int64, addr uint64, inMem bool, depth int) {
 	if p.full() {
 		return
 	}
@@ -157,9 +172,9 @@ func (p *printer) value(t *Type, b []byte, unavail []bool, addr uint64, inMem bo
 	}
 	switch s.Kind {
 	case KindStruct, KindClass, KindUnion:
-		p.aggregate(s, b, unavail, addr, inMem, depth)
+		p.aggregate(s, b, unavail, base, addr, inMem, depth)
 	case KindArray:
-		p.array(s, b, unavail, addr, inMem, depth)
+		p.array(s, b, unavail, base, addr, inMem, depth)
 	case KindReference, KindRValueReference:
 		p.reference(s, b, depth)
 	default:
@@ -643,10 +658,10 @@ func (p *printer) reference(s *Type, b []byte, depth int) {
 		p.b.WriteString("<error: Cannot access memory at address 0x" + strconv.FormatUint(addr+uint64(n), 16) + ">")
 		return
 	}
-	p.value(elem, buf, nil, addr, true, depth+1)
+	p.value(elem, buf, nil, 0, addr, true, depth+1)
 }
 
-func (p *printer) aggregate(s *Type, b []byte, unavail []bool, addr uint64, inMem bool, depth int) {
+func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr uint64, inMem bool, depth int) {
 	p.b.WriteByte('{')
 	n := 0
 	for _, fl := range s.Fields {
@@ -666,7 +681,9 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, addr uint64, inMe
 		if fl.BitSize > 0 {
 			start := fl.BitOffset / 8
 			end := (fl.BitOffset + fl.BitSize + 7) / 8
-			if end > int64(len(b)) || anyUnavailable(unavail, int(start), int(end-start)) {
+			from := uint64(8*base + fl.BitOffset)
+			if end > int64(len(b)) || unavail != nil && p.gaps == nil && anyUnavailable(unavail, int(start), int(end-start)) ||
+				p.missingBits(from, from+uint64(fl.BitSize)) {
 				p.b.WriteString("<optimized out>")
 				continue
 			}
@@ -682,7 +699,7 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, addr uint64, inMe
 		if unavail != nil {
 			u = unavail[fl.Offset : fl.Offset+size]
 		}
-		p.value(fl.Type, b[fl.Offset:fl.Offset+size], u, addr+uint64(fl.Offset), inMem, depth+1)
+		p.value(fl.Type, b[fl.Offset:fl.Offset+size], u, base+fl.Offset, addr+uint64(fl.Offset), inMem, depth+1)
 		if p.full() {
 			break
 		}
@@ -693,7 +710,7 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, addr uint64, inMe
 	p.b.WriteByte('}')
 }
 
-func (p *printer) array(s *Type, b []byte, unavail []bool, addr uint64, inMem bool, depth int) {
+func (p *printer) array(s *Type, b []byte, unavail []bool, base int64, addr uint64, inMem bool, depth int) {
 	esize := s.Elem.ByteSize()
 	count := s.Count
 	if count < 0 || esize <= 0 {
@@ -745,12 +762,12 @@ func (p *printer) array(s *Type, b []byte, unavail []bool, addr uint64, inMem bo
 		}
 		reps := j - i
 		if reps > int64(p.o.Repeats) {
-			p.value(s.Elem, elem, u, addr+uint64(i*esize), inMem, depth+1)
+			p.value(s.Elem, elem, u, base+i*esize, addr+uint64(i*esize), inMem, depth+1)
 			p.b.WriteString(" <repeats " + strconv.FormatInt(reps, 10) + " times>")
 			i = j
 			printed += p.o.Repeats
 		} else {
-			p.value(s.Elem, elem, u, addr+uint64(i*esize), inMem, depth+1)
+			p.value(s.Elem, elem, u, base+i*esize, addr+uint64(i*esize), inMem, depth+1)
 			i++
 			printed++
 		}

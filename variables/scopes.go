@@ -83,6 +83,9 @@ type callSite struct {
 type callSiteParam struct {
 	loc   []byte // DW_AT_location: the register (DW_OP_regN) the callee got it in
 	value []byte // DW_AT_call_value: its value, as an expression in the caller
+	// param is the callee's parameter DIE (DW_AT_call_parameter), for
+	// parameters a clone receives nowhere (DW_OP_GNU_parameter_ref).
+	param dwarf.Offset
 }
 
 // funcSpan maps code ranges of a unit to the subprogram covering them.
@@ -355,8 +358,12 @@ func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
 		if !ok {
 			val, _ = p.Val(attrGNUCallSiteValue).([]byte)
 		}
-		if loc != nil && val != nil {
-			cs.params = append(cs.params, callSiteParam{loc: loc, value: val})
+		param, _ := p.Val(dwarf.AttrCallParameter).(dwarf.Offset)
+		if param == 0 {
+			param, _ = p.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		}
+		if (loc != nil || param != 0) && val != nil {
+			cs.params = append(cs.params, callSiteParam{loc: loc, value: val, param: param})
 		}
 	}
 }

@@ -113,7 +113,9 @@ func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) Fr
 	}
 	for _, sc := range scopes {
 		for _, v := range blockOrder(sc, sc == fn) {
-			if v.Param || v.Name == "" {
+			if v.Param || v.Name == "" || v.Loc.Kind == variables.LocConst && v.Loc.ConstBytes {
+				// gdb's bt full skips LOC_CONST_BYTES symbols (a constant
+				// given as a block).
 				continue
 			}
 			val, err := r.Read(v, pf)
@@ -165,10 +167,10 @@ func blockOrder(sc *variables.Scope, function bool) []*variables.Variable {
 	if function || sc.Kind != variables.ScopeBlock || len(vars) < 2 {
 		return vars
 	}
-	// gdb's mdict_create_hashed: nsyms*5/4+1 buckets, symbols inserted in
-	// reverse declaration order at the head of their bucket's chain, read
-	// bucket by bucket.
-	n := len(vars)*5/4 + 1
+	// gdb's mdict_create_hashed: DICT_HASHTABLE_SIZE(nsyms) = nsyms/5+1
+	// buckets, symbols inserted in reverse declaration order at the head of
+	// their bucket's chain, read bucket by bucket.
+	n := len(vars)/5 + 1
 	buckets := make([][]*variables.Variable, n)
 	for i := len(vars) - 1; i >= 0; i-- {
 		h := gdbSearchNameHash(vars[i].Name) % uint32(n)
