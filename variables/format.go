@@ -663,7 +663,7 @@ func (p *printer) reference(s *Type, b []byte, depth int) {
 
 func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr uint64, inMem bool, depth int) {
 	p.b.WriteByte('{')
-	n := 0
+	n, data := 0, 0
 	for _, fl := range s.Fields {
 		if fl.OffsetExpr != nil || fl.Type == nil {
 			continue
@@ -673,8 +673,15 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 		}
 		n++
 		if fl.Base {
-			p.b.WriteString("<" + fl.Type.String() + "> = ")
-		} else if fl.Name != "" {
+			name := fl.Type.Strip().Name
+			if p.r != nil {
+				name = p.r.QualifiedName(fl.Type.Strip())
+			}
+			p.b.WriteString("<" + name + "> = ")
+		} else {
+			data++
+		}
+		if !fl.Base && fl.Name != "" {
 			p.b.WriteString(fl.Name + " = ")
 		}
 		size := fl.Type.ByteSize()
@@ -704,7 +711,11 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 			break
 		}
 	}
-	if n == 0 {
+	if data == 0 {
+		// gdb: the base classes, then this.
+		if n > 0 {
+			p.b.WriteString(", ")
+		}
 		p.b.WriteString("<No data fields>")
 	}
 	p.b.WriteByte('}')

@@ -254,6 +254,13 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 	// their children must still be matched).
 	open := []*Scope{fn}
 	count := 0
+	// The abstract instances of the function and its inlined calls, and the
+	// abstract DIEs their concrete variables stand for (see inherit).
+	origins := map[*Scope]dwarf.Offset{}
+	if o, ok := r.refOf(e, dwarf.AttrAbstractOrigin); ok {
+		origins[fn] = o
+	}
+	concrete := map[dwarf.Offset]bool{}
 	for len(open) > 0 {
 		c, err := rd.Next()
 		if err != nil {
@@ -284,6 +291,9 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 				s.Name = r.nameOf(c)
 			}
 			s.Ranges, _ = r.rangesOf(c)
+			if o, ok := r.refOf(c, dwarf.AttrAbstractOrigin); ok && c.Tag == dwarf.TagInlinedSubroutine {
+				origins[s] = o
+			}
 			cur.children = append(cur.children, s)
 			if c.Children {
 				open = append(open, s)
@@ -294,6 +304,9 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			v.Scope = cur
 			v.Param = c.Tag == dwarf.TagFormalParameter
 			cur.Vars = append(cur.Vars, v)
+			if o, ok := r.refOf(c, dwarf.AttrAbstractOrigin); ok {
+				concrete[o] = true
+			}
 		case dwarf.TagCallSite, tagGNUCallSite:
 			cs := callSite{}
 			if v, ok := c.Val(dwarf.AttrCallReturnPC).(uint64); ok {
@@ -328,7 +341,40 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			rd.SkipChildren()
 		}
 	}
+	for sc, o := range origins {
+		u := r.unitOf(o)
+		if u < 0 {
+			u = unit
+		}
+		r.inherit(sc, o, concrete, u)
+	}
 	return fn, nil
+}
+
+// inherit appends to scope sc the parameters and variables of its abstract
+// instance (the DIE at origin) that no concrete DIE stands for, as gdb's
+// inherit_abstract_dies does: a static local or a parameter the compiler
+// dropped from a concrete instance is still the function's. Callers hold
+// r.mu.
+func (r *Reader) inherit(sc *Scope, origin dwarf.Offset, concrete map[dwarf.Offset]bool, unit int) {
+	e, rd, err := r.entryAt(origin)
+	if err != nil || !e.Children {
+		return
+	}
+	for n := 0; n < maxScopeVars; n++ {
+		c, err := rd.Next()
+		if err != nil || c == nil || c.Tag == 0 {
+			return
+		}
+		if (c.Tag == dwarf.TagFormalParameter || c.Tag == dwarf.TagVariable) && !concrete[c.Offset] {
+			v := r.variable(c, unit)
+			v.Scope = sc
+			sc.Vars = append(sc.Vars, v)
+		}
+		if c.Children {
+			rd.SkipChildren()
+		}
+	}
 }
 
 // DW_TAG_GNU_call_site and its parameter, and their attributes (DWARF 4
