@@ -28,8 +28,8 @@ type Location struct {
 	// integer form (gdb's LOC_CONST_BYTES, which its info locals and bt full
 	// do not list).
 	ConstBytes bool
-	Err   error          // a location list that could not be decoded
-	unit  int
+	Err        error // a location list that could not be decoded
+	unit       int
 }
 
 // LocListEntry is one entry of a location list: Expr describes the location
