@@ -55,7 +55,7 @@ type FrameVarsOptions struct {
 // frames are matched to trace's by physical index, pc and CFA.
 func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o FrameVarsOptions) ([]FrameVars, error) {
 	out := make([]FrameVars, len(trace.Frames))
-	st, err := Unwind(s, thread)
+	st, err := unwindStack(s, thread, newPageCache())
 	if err != nil {
 		return out, err
 	}

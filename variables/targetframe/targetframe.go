@@ -42,6 +42,9 @@ type Stack struct {
 	mods   modules.List
 	frames []*Frame
 	tls    tlsState
+	// pages, when not nil, caches target memory by page for the stack's
+	// life (a stopped thread read many times over: see FrameVariables).
+	pages *pageCache
 }
 
 // Frame is one physical frame; it implements variables.Frame and
@@ -60,6 +63,11 @@ type Frame struct {
 // Unwind walks the stack of a stopped thread, reading modules and symbol
 // files through s (a *session.Session).
 func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
+	return unwindStack(s, thread, nil)
+}
+
+// unwindStack is Unwind, reading memory through pages when not nil.
+func unwindStack(s Binaries, thread *target.Context, pages *pageCache) (*Stack, error) {
 	regs, err := thread.Registers()
 	if err != nil {
 		return nil, err
@@ -68,7 +76,7 @@ func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Stack{thread: thread, sess: s, regs: regs, mods: mods}
+	st := &Stack{thread: thread, sess: s, regs: regs, mods: mods, pages: pages}
 	cb := &callbacks{st: st}
 	u := unwind.New(cb, cb, &unwind.Options{MaxDepth: MaxFrames})
 	if err := u.Init(); err != nil {
@@ -176,7 +184,7 @@ func (f *Frame) FunctionAddress(name string) (uint64, bool) {
 
 // ReadMemory reads the thread's memory.
 func (f *Frame) ReadMemory(buf []byte, addr uint64) (int, error) {
-	return f.stack.thread.ReadMemory(addr, buf)
+	return f.stack.read(buf, addr)
 }
 
 // Register returns a register of this frame: any register the thread has
@@ -249,6 +257,7 @@ func (f *Frame) Caller() (variables.Frame, *variables.Reader) {
 
 // WriteMemory writes the thread's memory.
 func (f *Frame) WriteMemory(addr uint64, data []byte) error {
+	f.stack.pages = nil // what was read is no longer what is there
 	n, err := f.stack.thread.WriteMemory(addr, data)
 	if err == nil && n < len(data) {
 		err = fmt.Errorf("targetframe: wrote %d of %d bytes at %#x", n, len(data), addr)
@@ -280,7 +289,7 @@ type callbacks struct {
 }
 
 func (c *callbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
-	return c.st.thread.ReadMemory(addr, buf)
+	return c.st.read(buf, addr)
 }
 
 func (c *callbacks) ReadRegister(reg int) (uint64, bool) {
@@ -375,4 +384,60 @@ func (f *Frame) SymbolAddresses(name string) []uint64 {
 		}
 	}
 	return best
+}
+
+// read reads target memory, through the page cache when the stack has one.
+func (s *Stack) read(buf []byte, addr uint64) (int, error) {
+	if s.pages == nil {
+		return s.thread.ReadMemory(addr, buf)
+	}
+	return s.pages.read(s.thread, buf, addr)
+}
+
+// pageCache keeps the pages of target memory read while a thread is
+// stopped: unwinding and reading variables ask for a few bytes at a time,
+// and each read of a live process is a request to its tracer thread.
+type pageCache struct {
+	mu    sync.Mutex
+	pages map[uint64][]byte // page address -> its bytes (short: unreadable after)
+}
+
+const cachePage = 4096
+
+// maxCachedPages bounds the cache (variables may point anywhere).
+const maxCachedPages = 1024
+
+func newPageCache() *pageCache { return &pageCache{pages: map[uint64][]byte{}} }
+
+func (c *pageCache) read(thread *target.Context, buf []byte, addr uint64) (int, error) {
+	if len(buf) > cachePage {
+		return thread.ReadMemory(addr, buf)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for n < len(buf) {
+		a := addr + uint64(n)
+		page := a &^ (cachePage - 1)
+		b, ok := c.pages[page]
+		if !ok {
+			if len(c.pages) >= maxCachedPages {
+				clear(c.pages)
+			}
+			full := make([]byte, cachePage)
+			got, _ := thread.ReadMemory(page, full)
+			b = full[:got]
+			c.pages[page] = b
+		}
+		off := int(a - page)
+		if off >= len(b) {
+			if n == 0 {
+				// Unreadable: let the target say why.
+				return thread.ReadMemory(addr, buf)
+			}
+			return n, nil
+		}
+		n += copy(buf[n:], b[off:])
+	}
+	return n, nil
 }
