@@ -267,7 +267,7 @@ func (p *printer) base(s *Type, b []byte) {
 		}
 		if size == 1 {
 			p.b.WriteString(" '")
-			p.b.WriteString(escapeChar(byte(u), '\'', false))
+			p.b.WriteString(escapeChar(byte(u), '\''))
 			p.b.WriteByte('\'')
 		}
 	case EncUTF:
@@ -275,7 +275,7 @@ func (p *printer) base(s *Type, b []byte) {
 		prefix := map[int]string{1: "u8", 2: "u", 4: "U"}[size]
 		p.b.WriteString(" " + prefix + "'")
 		if u < 0x80 {
-			p.b.WriteString(escapeChar(byte(u), '\'', false))
+			p.b.WriteString(escapeChar(byte(u), '\''))
 		} else if u < 0x110000 && (u < 0xd800 || u > 0xdfff) {
 			p.b.WriteRune(rune(u))
 		} else {
@@ -566,7 +566,6 @@ func (p *printer) printStr(s []byte, force bool) {
 	finished := i >= len(s)
 	inQuote := false
 	first := true
-	afterEscape := false
 	for _, r := range runs {
 		if r.n > p.o.Repeats {
 			if inQuote {
@@ -575,8 +574,7 @@ func (p *printer) printStr(s []byte, force bool) {
 			} else if !first {
 				p.b.WriteString(", ")
 			}
-			p.b.WriteString("'" + escapeChar(r.c, '\'', false) + "' <repeats " + strconv.Itoa(r.n) + " times>")
-			afterEscape = false
+			p.b.WriteString("'" + escapeChar(r.c, '\'') + "' <repeats " + strconv.Itoa(r.n) + " times>")
 		} else {
 			if !inQuote {
 				if !first {
@@ -584,12 +582,9 @@ func (p *printer) printStr(s []byte, force bool) {
 				}
 				p.b.WriteByte('"')
 				inQuote = true
-				afterEscape = false
 			}
 			for k := 0; k < r.n; k++ {
-				e := escapeChar(r.c, '"', afterEscape)
-				p.b.WriteString(e)
-				afterEscape = len(e) == 4 && e[0] == '\\' && e[1] >= '0' && e[1] <= '7'
+				p.b.WriteString(escapeChar(r.c, '"'))
 			}
 		}
 		first = false
@@ -602,9 +597,9 @@ func (p *printer) printStr(s []byte, force bool) {
 	}
 }
 
-// escapeChar spells one character as gdb does inside quote q. After an
-// octal escape a digit is escaped too (it would extend the escape).
-func escapeChar(c byte, q byte, afterOctal bool) string {
+// escapeChar spells one character as gdb does inside quote q (octal
+// escapes always have three digits, so a digit after one stays a digit).
+func escapeChar(c byte, q byte) string {
 	switch c {
 	case '\a':
 		return `\a`
@@ -628,7 +623,7 @@ func escapeChar(c byte, q byte, afterOctal bool) string {
 	if c == q {
 		return `\` + string(c)
 	}
-	if c >= 0x20 && c < 0x7f && !(afterOctal && c >= '0' && c <= '9') {
+	if c >= 0x20 && c < 0x7f {
 		return string(c)
 	}
 	o := strconv.FormatUint(uint64(c), 8)
