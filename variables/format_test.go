@@ -47,7 +47,11 @@ func TestFormatLikeGdb(t *testing.T) {
 	enumT := &Type{Kind: KindEnum, Name: "color", Size: 4, Enumerators: []Enumerator{{"RED", 0}, {"GREEN", 5}}}
 	flags := &Type{Kind: KindEnum, Name: "flags", Size: 4, Enumerators: []Enumerator{{"F_A", 1}, {"F_B", 2}, {"F_C", 8}}}
 	arr := func(elem *Type, n int64) *Type { return &Type{Kind: KindArray, Elem: elem, Count: n} }
-	f32 := func(f float32) []byte { b := make([]byte, 4); binary.LittleEndian.PutUint32(b, math.Float32bits(f)); return b }
+	f32 := func(f float32) []byte {
+		b := make([]byte, 4)
+		binary.LittleEndian.PutUint32(b, math.Float32bits(f))
+		return b
+	}
 
 	mem := fmtFrame{base: 0x1000, mem: make([]byte, 0x400)}
 	copy(mem.mem, "hello \"you\"\n\x00")
