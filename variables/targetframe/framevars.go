@@ -65,8 +65,8 @@ func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o Fr
 	mods, _ := s.Modules(thread)
 	fo := variables.FormatOptions{Elements: o.Elements, Symbol: symbolizer(s, mods)}
 	for i, tf := range trace.Frames {
-		if tf.Kind == unwind.KindSignal {
-			continue
+		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
+			continue // signal trampolines have no variables; other kinds no frame of their own
 		}
 		pf := st.Frame(tf.Physical)
 		if pf == nil || pf.PC() != tf.PC {
@@ -77,7 +77,9 @@ func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o Fr
 		}
 		depth := 0
 		for j := i - 1; j >= 0 && trace.Frames[j].Physical == tf.Physical; j-- {
-			depth++
+			if k := trace.Frames[j].Kind; k == unwind.KindNormal || k == unwind.KindInline {
+				depth++
+			}
 		}
 		out[i] = frameVars(pf, depth, o.Locals, fo)
 	}
