@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
@@ -20,6 +21,9 @@ var calleeSaved = map[uint64]bool{3: true, 6: true, 12: true, 13: true, 14: true
 // caller's frame), or the register is callee-saved, so the caller's frame
 // still holds it. Anything else is reported as optimized out.
 func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexpr.Value, error) {
+	if depth >= maxEntryDepth {
+		return dwarfexpr.Value{}, EntryLoopError{}
+	}
 	reg, ok := registerOp(expr)
 	if !ok {
 		return r.entryExpression(expr, f, depth)
@@ -34,7 +38,12 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 			preg, ok := registerOp(p.loc)
 			return ok && preg == reg || bytes.Equal(p.loc, expr)
 		}
-		if v, err := r.callerValue(s.Function(), f, match, depth); err == nil {
+		v, err := r.callerValue(s.Function(), f, entryKey{kind: 'r', what: reg}, match, depth)
+		var loop EntryLoopError
+		if errors.As(err, &loop) {
+			return dwarfexpr.Value{}, loop
+		}
+		if err == nil {
 			return dwarfexpr.Value{Bits: v}, nil
 		}
 	} else if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {

@@ -2,6 +2,7 @@ package variables
 
 import (
 	"debug/dwarf"
+	"errors"
 	"fmt"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
@@ -14,6 +15,48 @@ import (
 // minimal symbols.
 type SymbolFrame interface {
 	SymbolAddresses(name string) []uint64
+}
+
+// EntryLoopError is gdb's error for a chain of entry values too long to
+// follow (a deep recursion passing n-1 down: each level's value is an entry
+// value of the next); gdb gives up after 256 levels, and so does sonde.
+type EntryLoopError struct{}
+
+func (EntryLoopError) Error() string { return "DWARF-2 expression error: Loop detected (257)." }
+
+// EntryCache remembers the entry values recovered in the frames of one
+// stack, with how many nested levels each took: a recursion's chain of
+// entry values is then followed once, not once per frame. Frames that
+// share one implement EntryCacher. Its methods are safe for one goroutine
+// at a time (a stack is read by one).
+type EntryCache struct {
+	m       map[entryKey]entryResult
+	deepest int
+}
+
+// NewEntryCache returns an empty cache.
+func NewEntryCache() *EntryCache { return &EntryCache{m: map[entryKey]entryResult{}} }
+
+// EntryCacher is implemented by frames that share an EntryCache.
+type EntryCacher interface{ EntryCache() *EntryCache }
+
+type entryKey struct {
+	pc, sp uint64
+	what   uint64 // a register, a frame-base offset or a parameter DIE
+	kind   byte   // 'r', 'f', 'p'
+}
+
+type entryResult struct {
+	v     uint64
+	err   error
+	chain int // the levels below this one the evaluation used
+}
+
+func entryCacheOf(f Frame) *EntryCache {
+	if c, ok := f.(EntryCacher); ok {
+		return c.EntryCache()
+	}
+	return nil
 }
 
 // maxTailCallWalk bounds the functions visited checking that a function
@@ -75,7 +118,13 @@ func (r *Reader) EntryValue(v *Variable, f Frame) (Value, error) {
 		off, ok := spOffset(p.loc)
 		return ok && off == fbOff
 	}
-	bits, err := r.callerValue(fn, f, match, 0)
+	key := entryKey{kind: 'r', what: reg}
+	if !isReg {
+		key = entryKey{kind: 'f', what: uint64(fbOff)}
+	}
+	// Depth -1: the call site's value is evaluated at depth 0, as gdb
+	// counts (its name@entry goes one level further than its name).
+	bits, err := r.callerValue(fn, f, key, match, -1)
 	if err != nil {
 		return val, err
 	}
@@ -107,7 +156,37 @@ func spOffset(expr []byte) (int64, bool) {
 // callerValue finds the call site in f's caller that called fn (f's
 // physical function, read by r) and evaluates, in the caller's frame, the
 // value of the call-site parameter match accepts.
-func (r *Reader) callerValue(fn *Scope, f Frame, match func(p callSiteParam) bool, depth int) (uint64, error) {
+func (r *Reader) callerValue(fn *Scope, f Frame, key entryKey, match func(p callSiteParam) bool, depth int) (uint64, error) {
+	c := entryCacheOf(f)
+	if c == nil {
+		return r.callerValueUncached(fn, f, match, depth)
+	}
+	key.pc = f.PC()
+	key.sp, _ = f.CFA()
+	if res, ok := c.m[key]; ok {
+		if depth+res.chain >= maxEntryDepth {
+			return 0, EntryLoopError{}
+		}
+		c.deepest = max(c.deepest, depth+res.chain)
+		return res.v, res.err
+	}
+	saved := c.deepest
+	c.deepest = depth
+	v, err := r.callerValueUncached(fn, f, match, depth)
+	chain := c.deepest - depth
+	c.deepest = max(saved, c.deepest)
+	var loop EntryLoopError
+	if !errors.As(err, &loop) {
+		c.m[key] = entryResult{v: v, err: err, chain: chain}
+	}
+	return v, err
+}
+
+// callerValueUncached is callerValue without the cache.
+func (r *Reader) callerValueUncached(fn *Scope, f Frame, match func(p callSiteParam) bool, depth int) (uint64, error) {
+	if c := entryCacheOf(f); c != nil {
+		c.deepest = max(c.deepest, depth)
+	}
 	if len(fn.Ranges) == 0 {
 		return 0, fmt.Errorf("%w: function without code", ErrNotFound)
 	}
@@ -155,6 +234,10 @@ func (r *Reader) evalCallValue(value []byte, scopes []*Scope, caller Frame, dept
 		owner = fn.r
 	}
 	ev, err := owner.evalDepth(value, fn.unit, scopes[0], caller, depth+1)
+	var loop EntryLoopError
+	if errors.As(err, &loop) {
+		return 0, loop
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: call value: %v", ErrNotFound, err)
 	}
@@ -346,9 +429,16 @@ func (r *Reader) parameterRef(off uint64, unit int, s *Scope, f Frame, depth int
 	if s == nil || unit < 0 || unit >= len(r.units) {
 		return 0, fmt.Errorf("%w: DW_OP_GNU_parameter_ref outside a function", ErrOptimizedOut)
 	}
+	if depth >= maxEntryDepth {
+		return 0, EntryLoopError{}
+	}
 	want := dwarf.Offset(r.units[unit].off + off)
 	match := func(p callSiteParam) bool { return p.param == want }
-	v, err := r.callerValue(s.Function(), f, match, depth)
+	v, err := r.callerValue(s.Function(), f, entryKey{kind: 'p', what: uint64(want)}, match, depth)
+	var loop EntryLoopError
+	if errors.As(err, &loop) {
+		return 0, loop
+	}
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrOptimizedOut, err)
 	}

@@ -77,6 +77,10 @@ func errorText(err error) string {
 // ErrorMessage is gdb's wording of why a value could not be read, where gdb
 // has one ("Cannot access memory at address 0x10").
 func ErrorMessage(err error) string {
+	var loop EntryLoopError
+	if errors.As(err, &loop) {
+		return loop.Error()
+	}
 	var me *MemoryError
 	if errors.As(err, &me) {
 		return "Cannot access memory at address 0x" + strconv.FormatUint(me.Addr, 16)

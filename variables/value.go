@@ -414,8 +414,8 @@ func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) 
 // maxEntryDepth bounds nested evaluations through entry values: each
 // DW_OP_entry_value is evaluated in the caller's frame, where the call
 // site's value may be an entry value again (a recursion passing n-1 down),
-// so the bound is a number of frames.
-const maxEntryDepth = 64
+// so the bound is a number of frames: gdb's, 256 (see EntryLoopError).
+const maxEntryDepth = 256
 
 // config prepares the evaluator's callbacks for one evaluation.
 func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Config {
@@ -478,13 +478,11 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 		}
 		return dwarfexpr.BaseType{Offset: off, Size: uint8(t.Size), Encoding: uint8(t.Encoding)}, nil
 	}
-	if depth < maxEntryDepth {
-		cfg.EntryValue = func(expr []byte) (dwarfexpr.Value, error) {
-			return r.entryValue(expr, s, f, depth)
-		}
-		cfg.ParameterRef = func(off uint64) (uint64, error) {
-			return r.parameterRef(off, unit, s, f, depth)
-		}
+	cfg.EntryValue = func(expr []byte) (dwarfexpr.Value, error) {
+		return r.entryValue(expr, s, f, depth)
+	}
+	cfg.ParameterRef = func(off uint64) (uint64, error) {
+		return r.parameterRef(off, unit, s, f, depth)
 	}
 	return cfg
 }

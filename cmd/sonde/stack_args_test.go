@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -121,4 +122,22 @@ func stackVars(t *testing.T, opt string) (map[string]map[string]stackVar, string
 		}
 	}
 	return vars, pid
+}
+
+// TestStackArgsDeepRecursionMatchesGdb: a 300-deep recursion passing n-1
+// down has each frame's n only as an entry value of its caller's, a chain
+// down to main; gdb follows 256 levels and prints "Loop detected (257)"
+// beyond, and so must sonde (which follows the chain once, not per frame).
+func TestStackArgsDeepRecursionMatchesGdb(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed")
+	}
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2", "-fomit-frame-pointer"}, Name: "stk-threads-O2-nofp"})
+	cmd := startStackProgram(t, path, "deep", "300")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	out, _, _ := runCLI(t, "stack", pid)
+	if !strings.Contains(out, "Loop detected (257)") || !strings.Contains(out, "deep (n=n@entry=298)") {
+		t.Errorf("no entry-value chain limit, or no entry values:\n%.2000s", out)
+	}
+	compareText(t, []string{"stack", pid}, []string{"-p", pid})
 }

@@ -59,12 +59,17 @@ func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o Fr
 	if err != nil {
 		return out, err
 	}
+	st.entries = variables.NewEntryCache()
 	if n := len(trace.Frames); n > 0 {
 		st.Truncate(trace.Frames[n-1].Physical + 1)
 	}
 	mods, _ := s.Modules(thread)
 	fo := variables.FormatOptions{Elements: o.Elements, Symbol: symbolizer(s, mods)}
-	for i, tf := range trace.Frames {
+	// Outermost first: a frame's entry values are its caller's call-site
+	// values, often entry values of the caller in turn (a recursion), which
+	// the cache then already holds.
+	for i := len(trace.Frames) - 1; i >= 0; i-- {
+		tf := trace.Frames[i]
 		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
 			continue // signal trampolines have no variables; other kinds no frame of their own
 		}
@@ -137,6 +142,15 @@ func readArg(r *variables.Reader, v *variables.Variable, pf *Frame, fo variables
 	val, err := r.Read(v, pf)
 	fv := FrameVar{Name: v.Name, Type: typeName(v.Type), Value: r.Format(val, err, pf, fo)}
 	ev, eerr := r.EntryValue(v, pf)
+	var loop variables.EntryLoopError
+	if errors.As(eerr, &loop) {
+		// gdb shows an entry value's error unless it is the value's own.
+		if err == nil || variables.ErrorMessage(err) != loop.Error() {
+			e := "<error reading variable: " + loop.Error() + ">"
+			fv.Entry = &e
+		}
+		return fv
+	}
 	if eerr != nil {
 		return fv
 	}

@@ -45,6 +45,8 @@ type Stack struct {
 	// pages, when not nil, caches target memory by page for the stack's
 	// life (a stopped thread read many times over: see FrameVariables).
 	pages *pageCache
+	// entries, when not nil, remembers entry values (see FrameVariables).
+	entries *variables.EntryCache
 }
 
 // Frame is one physical frame; it implements variables.Frame and
@@ -105,6 +107,9 @@ func (s *Stack) Truncate(n int) {
 		s.frames = s.frames[:n]
 	}
 }
+
+// EntryCache implements variables.EntryCacher (nil: no cache).
+func (f *Frame) EntryCache() *variables.EntryCache { return f.stack.entries }
 
 // Thread returns the thread the stack belongs to.
 func (s *Stack) Thread() *target.Context { return s.thread }
