@@ -729,7 +729,7 @@ func (p *printer) array(s *Type, b []byte, unavail []bool, base int64, addr uint
 		p.b.WriteString("0x" + strconv.FormatUint(addr, 16))
 		return
 	}
-	if int64(len(b)) < count*esize {
+	if count > int64(len(b))/esize {
 		count = int64(len(b)) / esize
 	}
 	if textual(s.Elem) && !anyUnavailable(unavail, 0, len(b)) {

@@ -263,8 +263,8 @@ func gdbSearchNameHash(s string) uint32 {
 func symbolizer(s Binaries, mods modules.List) func(uint64) string {
 	return func(addr uint64) string {
 		m := mods.ForAddress(addr)
-		if m == nil {
-			return ""
+		if m == nil || m.VDSO {
+			return "" // (the vDSO's symbol file would be looked for, and warned about)
 		}
 		b, _ := s.Binary(m)
 		if b == nil {

@@ -358,6 +358,9 @@ func (f *Frame) SymbolAddresses(name string) []uint64 {
 	var best []uint64
 	bestRank := 3
 	for _, m := range f.stack.mods {
+		if m.VDSO {
+			continue // no call site names its functions; its symbol file would be looked for
+		}
 		b, _ := f.stack.sess.Binary(m)
 		if b == nil {
 			continue
