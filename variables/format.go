@@ -50,6 +50,9 @@ func (r *Reader) Format(v Value, err error, f Frame, o FormatOptions) string {
 	}
 	p := &printer{r: r, f: f, o: o}
 	if err != nil {
+		if o.Summary && errors.Is(err, ErrOptimizedOut) && !IsScalar(v.Type) {
+			return "..." // gdb's summary check comes before its validity check
+		}
 		return errorText(err)
 	}
 	if v.Place == PlaceImplicitPointer {

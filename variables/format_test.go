@@ -120,6 +120,11 @@ func TestFormatLikeGdb(t *testing.T) {
 	if got := (*Reader)(nil).Format(Value{Type: intT}, ErrOptimizedOut, nil, FormatOptions{}); got != "<optimized out>" {
 		t.Errorf("optimized out: %s", got)
 	}
+	// In a backtrace, an optimized-out aggregate is "..." (gdb decides on
+	// the type first).
+	if got := (*Reader)(nil).Format(Value{Type: point}, ErrOptimizedOut, nil, FormatOptions{Summary: true}); got != "..." {
+		t.Errorf("optimized-out struct, summary: %s", got)
+	}
 	if got := (*Reader)(nil).Format(Value{Type: intT}, &MemoryError{Addr: 0x10}, nil, FormatOptions{}); got != "<error reading variable: Cannot access memory at address 0x10>" {
 		t.Errorf("memory error: %s", got)
 	}
