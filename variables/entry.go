@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/dwarf"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
@@ -20,6 +21,9 @@ var calleeSaved = map[uint64]bool{3: true, 6: true, 12: true, 13: true, 14: true
 // caller's frame), or the register is callee-saved, so the caller's frame
 // still holds it. Anything else is reported as optimized out.
 func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexpr.Value, error) {
+	if depth >= maxEntryDepth {
+		return dwarfexpr.Value{}, EntryLoopError{}
+	}
 	reg, ok := registerOp(expr)
 	if !ok {
 		return r.entryExpression(expr, f, depth)
@@ -28,7 +32,21 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 	if caller == nil || cr == nil {
 		return dwarfexpr.Value{}, fmt.Errorf("%w: entry value needs the caller's frame", ErrOptimizedOut)
 	}
-	if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {
+	if s != nil {
+		// As gdb does: the call site must be one that calls this function.
+		match := func(p callSiteParam) bool {
+			preg, ok := registerOp(p.loc)
+			return ok && preg == reg || bytes.Equal(p.loc, expr)
+		}
+		v, err := r.callerValue(s.Function(), f, entryKey{kind: 'r', what: reg}, match, depth)
+		var loop EntryLoopError
+		if errors.As(err, &loop) {
+			return dwarfexpr.Value{}, loop
+		}
+		if err == nil {
+			return dwarfexpr.Value{Bits: v}, nil
+		}
+	} else if v, err := cr.callSiteValue(expr, reg, caller, depth); err == nil {
 		return dwarfexpr.Value{Bits: v}, nil
 	}
 	if calleeSaved[reg] {
@@ -42,8 +60,15 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 	return dwarfexpr.Value{}, fmt.Errorf("%w: entry value of register %d is not recoverable", ErrOptimizedOut, reg)
 }
 
-// registerOp recognizes DW_OP_regN and DW_OP_regx N.
+// registerOp recognizes DW_OP_regN, DW_OP_regx N and (as gdb's
+// dwarf_block_to_dwarf_reg does, for entry values) DW_OP_regval_type N T.
 func registerOp(expr []byte) (uint64, bool) {
+	if len(expr) >= 3 && (expr[0] == 0xa5 || expr[0] == 0xf5) {
+		c := cursor{b: expr, off: 1}
+		v := c.uleb()
+		c.uleb()
+		return v, !c.bad && c.off == uint64(len(expr))
+	}
 	if len(expr) == 1 && expr[0] >= 0x50 && expr[0] <= 0x6f {
 		return uint64(expr[0] - 0x50), true
 	}

@@ -24,8 +24,12 @@ type Location struct {
 	Expr  []byte         // LocExpr
 	List  []LocListEntry // LocList, link-time ranges
 	Const []byte         // LocConst: the value's bytes (little-endian)
-	Err   error          // a location list that could not be decoded
-	unit  int
+	// ConstBytes is set when the constant is a block or a string, not an
+	// integer form (gdb's LOC_CONST_BYTES, which its info locals and bt full
+	// do not list).
+	ConstBytes bool
+	Err        error // a location list that could not be decoded
+	unit       int
 }
 
 // LocListEntry is one entry of a location list: Expr describes the location
@@ -115,9 +119,9 @@ func constLocation(f *dwarf.Field, t *Type) Location {
 		binary.LittleEndian.PutUint64(b[:], v)
 		return Location{Kind: LocConst, Const: b[:size]}
 	case []byte:
-		return Location{Kind: LocConst, Const: v}
+		return Location{Kind: LocConst, Const: v, ConstBytes: true}
 	case string:
-		return Location{Kind: LocConst, Const: append([]byte(v), 0)}
+		return Location{Kind: LocConst, Const: append([]byte(v), 0), ConstBytes: true}
 	}
 	return Location{Kind: LocNone}
 }

@@ -19,6 +19,7 @@ func (r *Reader) indexNames() {
 		r.globals = map[string][]dwarf.Offset{}
 		r.typeNames = map[string][]dwarf.Offset{}
 		r.enumNames = map[string][]dwarf.Offset{}
+		r.qualified = map[dwarf.Offset]string{}
 		qual := map[dwarf.Offset]string{} // qualified names of DIEs in namespaces and classes
 		rd := r.d.Reader()
 		for _, u := range r.units {
@@ -97,6 +98,9 @@ func (r *Reader) indexNames() {
 					dwarf.TagUnionType, dwarf.TagEnumerationType, dwarf.TagUnspecifiedType:
 					if name != "" && !top.inClass {
 						r.addName(r.typeNames, prefix, name, e.Offset)
+					}
+					if name != "" && prefix != "" && e.Tag != dwarf.TagBaseType {
+						r.qualified[e.Offset] = q
 					}
 					if e.Tag == dwarf.TagEnumerationType && e.Children {
 						r.indexEnumerators(rd, prefix, e.Offset)
@@ -287,4 +291,26 @@ func (r *Reader) Complete(t *Type) *Type {
 		}
 	}
 	return t
+}
+
+// QualifiedName returns the name of type t with its namespaces and
+// enclosing classes ("std::allocator<char>"), as gdb prints base classes;
+// t's own name when it has no qualified one.
+func (r *Reader) QualifiedName(t *Type) string {
+	if t == nil {
+		return ""
+	}
+	if t.Offset != 0 {
+		if c, real, ok := r.child(t.Offset); ok {
+			return c.QualifiedName(&Type{Offset: real, Name: t.Name})
+		}
+		r.mu.Lock()
+		r.indexNames()
+		q, ok := r.qualified[r.real(t.Offset)]
+		r.mu.Unlock()
+		if ok {
+			return q
+		}
+	}
+	return t.Name
 }

@@ -49,6 +49,7 @@ type Reader struct {
 	namesOnce sync.Once
 	globals   map[string][]dwarf.Offset // variables outside functions, by name
 	typeNames map[string][]dwarf.Offset // named types, by name
+	qualified map[dwarf.Offset]string   // classes in namespaces and classes: their qualified names
 	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
 }

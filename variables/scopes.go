@@ -73,11 +73,19 @@ type Variable struct {
 type callSite struct {
 	returnPC uint64
 	params   []callSiteParam
+	// What it calls: the DIE of the function (DW_AT_call_origin), or an
+	// expression computing the address in the caller (DW_AT_call_target).
+	origin dwarf.Offset
+	target []byte
+	tail   bool // DW_AT_call_tail_call: a jump, no return address
 }
 
 type callSiteParam struct {
 	loc   []byte // DW_AT_location: the register (DW_OP_regN) the callee got it in
 	value []byte // DW_AT_call_value: its value, as an expression in the caller
+	// param is the callee's parameter DIE (DW_AT_call_parameter), for
+	// parameters a clone receives nowhere (DW_OP_GNU_parameter_ref).
+	param dwarf.Offset
 }
 
 // funcSpan maps code ranges of a unit to the subprogram covering them.
@@ -246,6 +254,13 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 	// their children must still be matched).
 	open := []*Scope{fn}
 	count := 0
+	// The abstract instances of the function and its inlined calls, and the
+	// abstract DIEs their concrete variables stand for (see inherit).
+	origins := map[*Scope]dwarf.Offset{}
+	if o, ok := r.refOf(e, dwarf.AttrAbstractOrigin); ok {
+		origins[fn] = o
+	}
+	concrete := map[dwarf.Offset]bool{}
 	for len(open) > 0 {
 		c, err := rd.Next()
 		if err != nil {
@@ -276,6 +291,9 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 				s.Name = r.nameOf(c)
 			}
 			s.Ranges, _ = r.rangesOf(c)
+			if o, ok := r.refOf(c, dwarf.AttrAbstractOrigin); ok && c.Tag == dwarf.TagInlinedSubroutine {
+				origins[s] = o
+			}
 			cur.children = append(cur.children, s)
 			if c.Children {
 				open = append(open, s)
@@ -286,12 +304,31 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			v.Scope = cur
 			v.Param = c.Tag == dwarf.TagFormalParameter
 			cur.Vars = append(cur.Vars, v)
+			if o, ok := r.refOf(c, dwarf.AttrAbstractOrigin); ok {
+				concrete[o] = true
+			}
 		case dwarf.TagCallSite, tagGNUCallSite:
 			cs := callSite{}
 			if v, ok := c.Val(dwarf.AttrCallReturnPC).(uint64); ok {
 				cs.returnPC = v
 			} else if v, ok := c.Val(dwarf.AttrLowpc).(uint64); ok {
 				cs.returnPC = v // GNU call sites: low_pc is the return address
+			}
+			cs.tail, _ = c.Val(dwarf.AttrCallTailCall).(bool)
+			if !cs.tail {
+				cs.tail, _ = c.Val(attrGNUTailCall).(bool)
+			}
+			for _, a := range []dwarf.Attr{dwarf.AttrCallOrigin, dwarf.AttrAbstractOrigin} {
+				if o, ok := c.Val(a).(dwarf.Offset); ok {
+					cs.origin = o
+					break
+				}
+			}
+			for _, a := range []dwarf.Attr{dwarf.AttrCallTarget, attrGNUCallSiteTarget} {
+				if t, ok := c.Val(a).([]byte); ok {
+					cs.target = t
+					break
+				}
 			}
 			if c.Children {
 				r.callSiteParams(rd, &cs)
@@ -304,7 +341,40 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			rd.SkipChildren()
 		}
 	}
+	for sc, o := range origins {
+		u := r.unitOf(o)
+		if u < 0 {
+			u = unit
+		}
+		r.inherit(sc, o, concrete, u)
+	}
 	return fn, nil
+}
+
+// inherit appends to scope sc the parameters and variables of its abstract
+// instance (the DIE at origin) that no concrete DIE stands for, as gdb's
+// inherit_abstract_dies does: a static local or a parameter the compiler
+// dropped from a concrete instance is still the function's. Callers hold
+// r.mu.
+func (r *Reader) inherit(sc *Scope, origin dwarf.Offset, concrete map[dwarf.Offset]bool, unit int) {
+	e, rd, err := r.entryAt(origin)
+	if err != nil || !e.Children {
+		return
+	}
+	for n := 0; n < maxScopeVars; n++ {
+		c, err := rd.Next()
+		if err != nil || c == nil || c.Tag == 0 {
+			return
+		}
+		if (c.Tag == dwarf.TagFormalParameter || c.Tag == dwarf.TagVariable) && !concrete[c.Offset] {
+			v := r.variable(c, unit)
+			v.Scope = sc
+			sc.Vars = append(sc.Vars, v)
+		}
+		if c.Children {
+			rd.SkipChildren()
+		}
+	}
 }
 
 // DW_TAG_GNU_call_site and its parameter, and their attributes (DWARF 4
@@ -313,6 +383,8 @@ const (
 	tagGNUCallSite          dwarf.Tag  = 0x4109
 	tagGNUCallSiteParameter dwarf.Tag  = 0x410a
 	attrGNUCallSiteValue    dwarf.Attr = 0x2111
+	attrGNUCallSiteTarget   dwarf.Attr = 0x2113
+	attrGNUTailCall         dwarf.Attr = 0x2115
 )
 
 func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
@@ -332,8 +404,12 @@ func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
 		if !ok {
 			val, _ = p.Val(attrGNUCallSiteValue).([]byte)
 		}
-		if loc != nil && val != nil {
-			cs.params = append(cs.params, callSiteParam{loc: loc, value: val})
+		param, _ := p.Val(dwarf.AttrCallParameter).(dwarf.Offset)
+		if param == 0 {
+			param, _ = p.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		}
+		if (loc != nil || param != 0) && val != nil {
+			cs.params = append(cs.params, callSiteParam{loc: loc, value: val, param: param})
 		}
 	}
 }

@@ -88,6 +88,9 @@ type Value struct {
 	// pieces that have no location (Bytes holds zeros there): gdb shows
 	// those parts as <optimized out>.
 	Unavailable []bool
+	// MissingBits are the same parts as bit ranges [from, to) (a byte
+	// may be partly known: bit fields).
+	MissingBits [][2]uint64
 	// BitOffset/BitSize, when BitSize is non-zero, place a bit field within
 	// the bytes at Address.
 	BitOffset, BitSize int64
@@ -155,8 +158,8 @@ type evaluation struct {
 func (r *Reader) place(val Value, res evaluation, f Frame) (Value, error) {
 	if len(res.pieces) > 0 {
 		val.Place = PlacePieces
-		b, unavail, err := r.assemble(res.pieces, f, val.Type.ByteSize())
-		val.Bytes, val.Unavailable = b, unavail
+		b, unavail, gaps, err := r.assemble(res.pieces, f, val.Type.ByteSize())
+		val.Bytes, val.Unavailable, val.MissingBits = b, unavail, gaps
 		return val, err
 	}
 	size := val.Type.ByteSize()
@@ -260,13 +263,13 @@ func (e *MemoryError) Unwrap() error   { return e.Err }
 // assemble builds a value from pieces. Bytes of pieces without a location
 // are marked unavailable (never made up); when every byte is, the value is
 // optimized out.
-func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte, []bool, error) {
+func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte, []bool, [][2]uint64, error) {
 	var total uint64
 	for _, p := range pieces {
 		total += p.SizeBits
 	}
 	if total > MaxValueSize*8 {
-		return nil, nil, ErrTooLarge
+		return nil, nil, nil, ErrTooLarge
 	}
 	nbytes := (total + 7) / 8
 	if size > 0 && uint64(size) > nbytes {
@@ -274,7 +277,9 @@ func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte
 	}
 	out := make([]byte, nbytes)
 	var unavail []bool
+	var gaps [][2]uint64
 	missing := func(from, n uint64) {
+		gaps = append(gaps, [2]uint64{from, from + n})
 		if unavail == nil {
 			unavail = make([]bool, nbytes)
 		}
@@ -294,7 +299,7 @@ func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte
 		case dwarfexpr.KindMemory:
 			src = make([]byte, (p.SizeBits+p.OffsetBits+7)/8)
 			if n, err := f.ReadMemory(src, p.Address); n < len(src) {
-				return nil, nil, &MemoryError{Addr: p.Address, Size: len(src), Err: err}
+				return nil, nil, nil, &MemoryError{Addr: p.Address, Size: len(src), Err: err}
 			}
 		case dwarfexpr.KindRegister:
 			b, err := f.Register(int(p.Register))
@@ -325,9 +330,9 @@ func (r *Reader) assemble(pieces []dwarfexpr.Piece, f Frame, size int64) ([]byte
 		all = all && unavail != nil && unavail[i]
 	}
 	if all {
-		return nil, nil, fmt.Errorf("%w: no piece of the value has a location", ErrOptimizedOut)
+		return nil, nil, nil, fmt.Errorf("%w: no piece of the value has a location", ErrOptimizedOut)
 	}
-	return out, unavail, nil
+	return out, unavail, gaps, nil
 }
 
 // Available reports whether bytes [off, off+n) of v are known.
@@ -406,6 +411,12 @@ func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) 
 	return ev, nil
 }
 
+// maxEntryDepth bounds nested evaluations through entry values: each
+// DW_OP_entry_value is evaluated in the caller's frame, where the call
+// site's value may be an entry value again (a recursion passing n-1 down),
+// so the bound is a number of frames: gdb's, 256 (see EntryLoopError).
+const maxEntryDepth = 256
+
 // config prepares the evaluator's callbacks for one evaluation.
 func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Config {
 	cfg := &dwarfexpr.Config{AddrSize: 8, AddrBias: f.Bias(), MaxSteps: 10000}
@@ -467,10 +478,11 @@ func (r *Reader) config(unit int, s *Scope, f Frame, depth int) *dwarfexpr.Confi
 		}
 		return dwarfexpr.BaseType{Offset: off, Size: uint8(t.Size), Encoding: uint8(t.Encoding)}, nil
 	}
-	if depth < 2 {
-		cfg.EntryValue = func(expr []byte) (dwarfexpr.Value, error) {
-			return r.entryValue(expr, s, f, depth)
-		}
+	cfg.EntryValue = func(expr []byte) (dwarfexpr.Value, error) {
+		return r.entryValue(expr, s, f, depth)
+	}
+	cfg.ParameterRef = func(off uint64) (uint64, error) {
+		return r.parameterRef(off, unit, s, f, depth)
 	}
 	return cfg
 }

@@ -30,7 +30,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runStack(args []string) int {
-	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--full] [--no-args] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
 		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
 			"A live process is stopped only while its stacks are read, then continues as it was\n"+
 			"(a process that was job-control stopped stays stopped).")
@@ -38,6 +38,8 @@ func runStack(args []string) int {
 	noInline := fs.Bool("no-inline", false, "do not show inlined calls as frames")
 	noLines := fs.Bool("no-lines", false, "do not show source files and lines")
 	pastMain := fs.Bool("past-main", false, "show the frames that call main (gdb hides them by default)")
+	full := fs.Bool("full", false, "also print every frame's local variables (gdb's bt full)")
+	noArgs := fs.Bool("no-args", false, "do not read the frames' arguments")
 	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
 	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
 	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
@@ -66,6 +68,7 @@ func runStack(args []string) int {
 	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
+		args: !*noArgs || *full, full: *full,
 		names: loadedNames(sess, opened.process)}
 	threads, err := gdbThreadOrder(opened.process, *onlyTID)
 	if err != nil {
@@ -149,6 +152,10 @@ type stackFrame struct {
 	Kind        string  `json:"kind"`
 	Module      string  `json:"module"`
 	CFA         string  `json:"cfa,omitempty"`
+	// Args and Locals (--full only): stack_args.go.
+	Args   []stackVar  `json:"args"`
+	Locals *[]stackVar `json:"locals,omitempty"`
+	debug  bool        // DWARF covers the frame
 	// inLibrary marks frames in a shared library (gdb says "from LIB" for
 	// those when it has no line).
 	inLibrary bool
@@ -238,6 +245,7 @@ func loadedNames(sess *session.Session, proc *target.Context) map[*modules.Modul
 // stackOpts are the flags that shape one thread's stack.
 type stackOpts struct {
 	noInline, noLines, pastMain, live bool
+	args, full                        bool                       // read arguments (and locals): stack_args.go
 	names                             map[*modules.Module]string // see loadedNames
 }
 
@@ -258,6 +266,9 @@ func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack
 	}
 	markAddresses(sess, trace, ts.Frames, o.noLines)
 	gdbFiles(sess, trace, ts.Frames)
+	if o.args && err == nil {
+		addFrameVars(sess, th, trace, ts.Frames, o.full)
+	}
 	return ts
 }
 

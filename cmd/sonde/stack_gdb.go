@@ -89,6 +89,7 @@ func printStack(w io.Writer, r stackReport) {
 		}
 		for _, f := range th.Frames {
 			fmt.Fprintln(w, frameLine(f))
+			printLocals(w, f)
 		}
 		if th.Error != "" && th.StopReason != "outermost" {
 			fmt.Fprintf(w, "Backtrace stopped: %s: %s\n", th.StopReason, th.Error)
@@ -112,7 +113,7 @@ func frameLine(f stackFrame) string {
 	}
 	b.WriteString(name)
 	if !strings.HasSuffix(name, ")") {
-		b.WriteString(" ()")
+		b.WriteString(" (" + argsText(f) + ")")
 	}
 	switch {
 	case f.File != nil && f.Line != nil:

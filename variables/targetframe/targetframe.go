@@ -10,7 +10,10 @@
 package targetframe
 
 import (
+	"debug/elf"
+
 	"fmt"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 	"sync"
 
 	"github.com/sondedbg/sonde/arch"
@@ -39,6 +42,11 @@ type Stack struct {
 	mods   modules.List
 	frames []*Frame
 	tls    tlsState
+	// pages, when not nil, caches target memory by page for the stack's
+	// life (a stopped thread read many times over: see FrameVariables).
+	pages *pageCache
+	// entries, when not nil, remembers entry values (see FrameVariables).
+	entries *variables.EntryCache
 }
 
 // Frame is one physical frame; it implements variables.Frame and
@@ -57,6 +65,11 @@ type Frame struct {
 // Unwind walks the stack of a stopped thread, reading modules and symbol
 // files through s (a *session.Session).
 func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
+	return unwindStack(s, thread, nil)
+}
+
+// unwindStack is Unwind, reading memory through pages when not nil.
+func unwindStack(s Binaries, thread *target.Context, pages *pageCache) (*Stack, error) {
 	regs, err := thread.Registers()
 	if err != nil {
 		return nil, err
@@ -65,7 +78,7 @@ func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Stack{thread: thread, sess: s, regs: regs, mods: mods}
+	st := &Stack{thread: thread, sess: s, regs: regs, mods: mods, pages: pages}
 	cb := &callbacks{st: st}
 	u := unwind.New(cb, cb, &unwind.Options{MaxDepth: MaxFrames})
 	if err := u.Init(); err != nil {
@@ -85,6 +98,18 @@ func Unwind(s Binaries, thread *target.Context) (*Stack, error) {
 	}
 	return st, nil
 }
+
+// Truncate drops the frames from physical index n on: the frames a
+// backtrace does not show (gdb's stops at main) are no callers for entry
+// values, as in gdb.
+func (s *Stack) Truncate(n int) {
+	if n >= 0 && n < len(s.frames) {
+		s.frames = s.frames[:n]
+	}
+}
+
+// EntryCache implements variables.EntryCacher (nil: no cache).
+func (f *Frame) EntryCache() *variables.EntryCache { return f.stack.entries }
 
 // Thread returns the thread the stack belongs to.
 func (s *Stack) Thread() *target.Context { return s.thread }
@@ -164,7 +189,7 @@ func (f *Frame) FunctionAddress(name string) (uint64, bool) {
 
 // ReadMemory reads the thread's memory.
 func (f *Frame) ReadMemory(buf []byte, addr uint64) (int, error) {
-	return f.stack.thread.ReadMemory(addr, buf)
+	return f.stack.read(buf, addr)
 }
 
 // Register returns a register of this frame: any register the thread has
@@ -237,6 +262,7 @@ func (f *Frame) Caller() (variables.Frame, *variables.Reader) {
 
 // WriteMemory writes the thread's memory.
 func (f *Frame) WriteMemory(addr uint64, data []byte) error {
+	f.stack.pages = nil // what was read is no longer what is there
 	n, err := f.stack.thread.WriteMemory(addr, data)
 	if err == nil && n < len(data) {
 		err = fmt.Errorf("targetframe: wrote %d of %d bytes at %#x", n, len(data), addr)
@@ -268,7 +294,7 @@ type callbacks struct {
 }
 
 func (c *callbacks) ReadMemory(buf []byte, addr uint64) (int, error) {
-	return c.st.thread.ReadMemory(addr, buf)
+	return c.st.read(buf, addr)
 }
 
 func (c *callbacks) ReadRegister(reg int) (uint64, bool) {
@@ -320,3 +346,106 @@ func (c *callbacks) LookupModule(pc uint64) (*unwind.Module, error) {
 }
 
 func (c *callbacks) SymbolInfo(*unwind.Module, uint64) ([]unwind.Symbol, error) { return nil, nil }
+
+// SymbolAddresses returns the run-time addresses of the functions an ELF
+// symbol names in the process (variables.SymbolFrame): those of the first
+// module, in the modules' order, with a global (else weak, else local)
+// function symbol of that name, as gdb's minimal-symbol lookup finds them.
+// A versioned symbol may name several (pthread_cond_wait@@GLIBC_2.3.2 and
+// its compatibility version): all are returned. A call site that only
+// declares the function it calls is resolved through it.
+func (f *Frame) SymbolAddresses(name string) []uint64 {
+	var best []uint64
+	bestRank := 3
+	for _, m := range f.stack.mods {
+		if m.VDSO {
+			continue // no call site names its functions; its symbol file would be looked for
+		}
+		b, _ := f.stack.sess.Binary(m)
+		if b == nil {
+			continue
+		}
+		t, err := b.Symbols()
+		if t == nil || err != nil {
+			continue
+		}
+		for _, s := range t.ByName(name) {
+			if s.Kind != elfsym.KindFunc && s.Kind != elfsym.KindIFunc || s.Addr == 0 {
+				continue
+			}
+			rank := 2
+			switch s.Bind {
+			case elf.STB_GLOBAL:
+				rank = 0
+			case elf.STB_WEAK:
+				rank = 1
+			}
+			if rank < bestRank {
+				best, bestRank = best[:0], rank
+			}
+			if rank == bestRank {
+				best = append(best, s.Addr+m.Bias)
+			}
+		}
+		if bestRank == 0 {
+			break
+		}
+	}
+	return best
+}
+
+// read reads target memory, through the page cache when the stack has one.
+func (s *Stack) read(buf []byte, addr uint64) (int, error) {
+	if s.pages == nil {
+		return s.thread.ReadMemory(addr, buf)
+	}
+	return s.pages.read(s.thread, buf, addr)
+}
+
+// pageCache keeps the pages of target memory read while a thread is
+// stopped: unwinding and reading variables ask for a few bytes at a time,
+// and each read of a live process is a request to its tracer thread.
+type pageCache struct {
+	mu    sync.Mutex
+	pages map[uint64][]byte // page address -> its bytes (short: unreadable after)
+}
+
+const cachePage = 4096
+
+// maxCachedPages bounds the cache (variables may point anywhere).
+const maxCachedPages = 1024
+
+func newPageCache() *pageCache { return &pageCache{pages: map[uint64][]byte{}} }
+
+func (c *pageCache) read(thread *target.Context, buf []byte, addr uint64) (int, error) {
+	if len(buf) > cachePage {
+		return thread.ReadMemory(addr, buf)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for n < len(buf) {
+		a := addr + uint64(n)
+		page := a &^ (cachePage - 1)
+		b, ok := c.pages[page]
+		if !ok {
+			if len(c.pages) >= maxCachedPages {
+				clear(c.pages)
+			}
+			full := make([]byte, cachePage)
+			got, _ := thread.ReadMemory(page, full)
+			b = full[:got]
+			c.pages[page] = b
+		}
+		off := int(a - page)
+		if off >= len(b) {
+			if n == 0 {
+				// Unreadable: let the target say why.
+				return thread.ReadMemory(addr, buf)
+			}
+			return n, nil
+		}
+		n += copy(buf[n:], b[off:])
+	}
+	return n, nil
+}

@@ -1,0 +1,305 @@
+package targetframe
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+
+	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/unwind"
+	"github.com/sondedbg/sonde/variables"
+)
+
+// FrameVar is a parameter or local variable of a backtrace frame, printed
+// the way gdb's backtrace prints it.
+type FrameVar struct {
+	Name  string
+	Type  string // the C spelling of its type
+	Value string // gdb's text: "3", "0x4006f4 \"hi\"", "...", "<optimized out>"
+	// Entry is the parameter's value on entry to the function (gdb's
+	// name@entry), recovered from the caller's call-site information; nil
+	// when DWARF does not say it.
+	Entry *string
+	// EntryEqual is set when Entry is known and equal to the current value:
+	// gdb prints name=name@entry=VALUE then.
+	EntryEqual bool
+}
+
+// FrameVars are the parameters and, when asked for, the locals of one
+// frame of a backtrace.
+type FrameVars struct {
+	Args   []FrameVar
+	Locals []FrameVar
+	// Debug is false when no DWARF function covers the frame's pc (gdb's
+	// bt full says "No symbol table info available." then).
+	Debug bool
+}
+
+// FrameVarsOptions select what FrameVariables reads.
+type FrameVarsOptions struct {
+	Locals bool // also the locals of every frame (gdb's bt full)
+	// Elements bounds strings and arrays (gdb's print elements; 0: 200).
+	Elements int
+}
+
+// FrameVariables reads the parameters (and locals) of every frame of trace,
+// a backtrace of thread at its current stop, formatted as gdb's bt (and bt
+// full) print them: arguments in summary mode (aggregates as "..."), entry
+// values as gdb's "print entry-values default" shows them, locals in full,
+// innermost block first. Frames without DWARF get no variables.
+//
+// s is the session that made trace (a *session.Session). The physical
+// frames' registers come from a second walk of the stack (Unwind), whose
+// frames are matched to trace's by physical index, pc and CFA.
+func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o FrameVarsOptions) ([]FrameVars, error) {
+	out := make([]FrameVars, len(trace.Frames))
+	st, err := unwindStack(s, thread, newPageCache())
+	if err != nil {
+		return out, err
+	}
+	st.entries = variables.NewEntryCache()
+	if n := len(trace.Frames); n > 0 {
+		st.Truncate(trace.Frames[n-1].Physical + 1)
+	}
+	mods, _ := s.Modules(thread)
+	fo := variables.FormatOptions{Elements: o.Elements, Symbol: symbolizer(s, mods)}
+	// Outermost first: a frame's entry values are its caller's call-site
+	// values, often entry values of the caller in turn (a recursion), which
+	// the cache then already holds.
+	for i := len(trace.Frames) - 1; i >= 0; i-- {
+		tf := trace.Frames[i]
+		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
+			continue // signal trampolines have no variables; other kinds no frame of their own
+		}
+		pf := st.Frame(tf.Physical)
+		if pf == nil || pf.PC() != tf.PC {
+			pf = st.FrameAt(tf.PC, tf.CFA)
+		}
+		if pf == nil {
+			continue
+		}
+		depth := 0
+		for j := i - 1; j >= 0 && trace.Frames[j].Physical == tf.Physical; j-- {
+			if k := trace.Frames[j].Kind; k == unwind.KindNormal || k == unwind.KindInline {
+				depth++
+			}
+		}
+		out[i] = frameVars(pf, depth, o.Locals, fo)
+	}
+	return out, nil
+}
+
+// frameVars reads the variables of inline depth depth of physical frame pf.
+func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) FrameVars {
+	var fv FrameVars
+	r, err := pf.Reader()
+	if r == nil || err != nil {
+		return fv
+	}
+	chain, err := r.ScopesAt(variables.LookupPC(pf))
+	if err != nil || len(chain) == 0 {
+		return fv
+	}
+	scopes := variables.FrameScopes(chain, depth)
+	if len(scopes) == 0 {
+		return fv
+	}
+	fv.Debug = true
+	fn := scopes[len(scopes)-1]
+	args := fo
+	args.Summary = true
+	for _, v := range fn.Vars {
+		if v.Param {
+			fv.Args = append(fv.Args, readArg(r, v, pf, args))
+		}
+	}
+	if !locals {
+		return fv
+	}
+	for _, sc := range scopes {
+		for _, v := range blockOrder(sc, sc == fn) {
+			if v.Param || v.Name == "" || v.Loc.Kind == variables.LocConst && v.Loc.ConstBytes {
+				// gdb's bt full skips LOC_CONST_BYTES symbols (a constant
+				// given as a block).
+				continue
+			}
+			val, err := r.Read(v, pf)
+			text := r.Format(val, err, pf, fo)
+			if err != nil && !errors.Is(err, variables.ErrOptimizedOut) {
+				// gdb's print_variable_and_value wording.
+				text = "<error reading variable " + v.Name + " (" + variables.ErrorMessage(err) + ")>"
+			}
+			fv.Locals = append(fv.Locals, FrameVar{Name: v.Name, Type: typeName(v.Type), Value: text})
+		}
+	}
+	return fv
+}
+
+// readArg reads one parameter and its entry value.
+func readArg(r *variables.Reader, v *variables.Variable, pf *Frame, fo variables.FormatOptions) FrameVar {
+	val, err := r.Read(v, pf)
+	fv := FrameVar{Name: v.Name, Type: typeName(v.Type), Value: r.Format(val, err, pf, fo)}
+	ev, eerr := r.EntryValue(v, pf)
+	var loop variables.EntryLoopError
+	if errors.As(eerr, &loop) {
+		// gdb shows an entry value's error unless it is the value's own.
+		if err == nil || variables.ErrorMessage(err) != loop.Error() {
+			e := "<error reading variable: " + loop.Error() + ">"
+			fv.Entry = &e
+		}
+		return fv
+	}
+	if eerr != nil {
+		return fv
+	}
+	if err == nil && val.Bytes != nil && string(val.Bytes) == string(ev.Bytes) && val.Unavailable == nil {
+		fv.EntryEqual = true
+	}
+	e := r.Format(ev, nil, pf, fo)
+	fv.Entry = &e
+	return fv
+}
+
+func typeName(t *variables.Type) string {
+	if t == nil {
+		return "void"
+	}
+	return t.String()
+}
+
+// blockOrder returns the variables of scope sc in the order gdb's bt full
+// prints them: declaration order for a function's own block (gdb keeps
+// function blocks in a linear dictionary), the order of gdb's hashed
+// dictionary for nested blocks.
+func blockOrder(sc *variables.Scope, function bool) []*variables.Variable {
+	var vars []*variables.Variable
+	for _, v := range sc.Vars {
+		if !v.Param && v.Name != "" {
+			vars = append(vars, v)
+		}
+	}
+	if function || sc.Kind != variables.ScopeBlock || len(vars) < 2 {
+		return vars
+	}
+	// gdb's mdict_create_hashed: DICT_HASHTABLE_SIZE(nsyms) = nsyms/5+1
+	// buckets, symbols inserted in reverse declaration order at the head of
+	// their bucket's chain, read bucket by bucket.
+	n := len(vars)/5 + 1
+	buckets := make([][]*variables.Variable, n)
+	for i := len(vars) - 1; i >= 0; i-- {
+		h := gdbSearchNameHash(vars[i].Name) % uint32(n)
+		buckets[h] = append([]*variables.Variable{vars[i]}, buckets[h]...)
+	}
+	out := vars[:0:0]
+	for _, b := range buckets {
+		out = append(out, b...)
+	}
+	return out
+}
+
+// gdbSearchNameHash is gdb's default_search_name_hash (C), which for plain
+// identifiers is also cp_search_name_hash (C++).
+func gdbSearchNameHash(s string) uint32 {
+	next := func(h uint32, c byte) uint32 {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		return h*67 + uint32(c) - 113
+	}
+	iw := func() uint32 { // msymbol_hash_iw
+		var h uint32
+		for i := 0; i < len(s) && s[i] != '('; i++ {
+			if s[i] != ' ' && s[i] != '\t' && s[i] != '\n' {
+				h = next(h, s[i])
+			}
+		}
+		return h
+	}
+	str := s
+	if strings.HasPrefix(str, "_") {
+		if !strings.HasPrefix(str, "_ada_") {
+			return iw()
+		}
+		str = str[5:]
+	}
+	var h uint32
+	for i := 0; i < len(str); i++ {
+		switch c := str[i]; c {
+		case '$', '.', 'X':
+			if i == 0 && len(str) == len(s) {
+				return iw()
+			}
+			return h
+		case ' ', '(':
+			return iw()
+		case '_':
+			if i+1 < len(str) && str[i+1] == '_' && i != 0 {
+				c2 := byte(0)
+				if i+2 < len(str) {
+					c2 = str[i+2]
+				}
+				if (c2 < 'a' || c2 > 'z') && c2 != 'O' {
+					return h
+				}
+				h = 0
+				i++ // skip both underscores
+				continue
+			}
+		case 'T':
+			if str[i:] == "TKB" {
+				return h
+			}
+		}
+		h = next(h, str[i])
+	}
+	return h
+}
+
+// symbolizer names the symbol an address points into, as gdb's print
+// symbol does (<cv+40>): an ELF symbol of the module the address is in
+// whose range contains it.
+func symbolizer(s Binaries, mods modules.List) func(uint64) string {
+	return func(addr uint64) string {
+		m := mods.ForAddress(addr)
+		if m == nil || m.VDSO {
+			return "" // (the vDSO's symbol file would be looked for, and warned about)
+		}
+		b, _ := s.Binary(m)
+		if b == nil {
+			return ""
+		}
+		t, err := b.Symbols()
+		if t == nil || err != nil {
+			return ""
+		}
+		sym, off, ok := t.Lookup(addr - m.Bias)
+		if !ok || sym.Name == "" {
+			return ""
+		}
+		name := sym.Name
+		if strings.HasPrefix(name, "_Z") {
+			if d, err := demangle.ToString(name); err == nil {
+				name = d
+			}
+		}
+		if off != 0 {
+			return name + "+" + itoa(off)
+		}
+		return name
+	}
+}
+
+func itoa(u uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			return string(b[i:])
+		}
+	}
+}
