@@ -324,3 +324,44 @@ func TestAccessPolicyLoopback(t *testing.T) {
 		t.Errorf("IPv6 loopback: %+v %v", p, err)
 	}
 }
+
+// TestOutputBudgetEvictsTheHog: when a peer that does not read holds most
+// of the agent-wide output budget, a reading client whose reply does not
+// fit is still answered, and the one that does not read is closed.
+func TestOutputBudgetEvictsTheHog(t *testing.T) {
+	var log logBuffer
+	srv, addr := startServer(t, tcf.Config{Logger: log.logger(), MaxQueuedOutput: 1 << 20})
+	hog := dialRaw(t, addr)
+	hog.write([]byte("E\x00Locator\x00Hello\x00[]\x00\x03\x01"))
+	waitChannels(t, srv, 1)
+	hogCh := srv.Channels()[0]
+	c := dial(t, addr, client.Options{})
+	ev := strings.Repeat("e", 32<<10)
+	onlyHog := func(ch *tcf.Channel) bool { return ch == hogCh }
+	// Fill the hog's queue (after its socket's buffers) to just under the
+	// budget.
+	for i := 0; i < 100000 && srv.OutputBudget().Used()+2*(32<<10) < 1<<20; i++ {
+		srv.EmitTo(onlyHog, "Test", "big", ev)
+	}
+	if u := srv.OutputBudget().Used(); u < 900<<10 {
+		t.Fatalf("hog's queue only %d bytes", u)
+	}
+	arg := strings.Repeat("r", 200<<10)
+	res, err := c.Call(ctx5(t), "Diagnostics", "echo", arg)
+	var got string
+	if err != nil || res.Decode(&got) != nil || got != arg {
+		t.Fatalf("reading client not answered: %v", err)
+	}
+	log.wait(t, "does not read")
+	select {
+	case <-hogCh.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("hog not closed")
+	}
+	if _, err := c.Call(ctx5(t), "Diagnostics", "echo", "x"); err != nil {
+		t.Errorf("reading client after the eviction: %v", err)
+	}
+	if p := srv.OutputBudget().Peak(); p > 2<<20 {
+		t.Errorf("output peaked at %d bytes, over twice the budget", p)
+	}
+}
