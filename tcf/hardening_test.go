@@ -339,13 +339,32 @@ func TestOutputBudgetEvictsTheHog(t *testing.T) {
 	ev := strings.Repeat("e", 32<<10)
 	onlyHog := func(ch *tcf.Channel) bool { return ch == hogCh }
 	// Fill the hog's queue (after its socket's buffers) to just under the
-	// budget.
-	for i := 0; i < 100000 && srv.OutputBudget().Used()+2*(32<<10) < 1<<20; i++ {
+	// budget, and keep it there (the kernel may grow the socket's buffers
+	// and drain some) until the hog is closed.
+	full := func() bool { return srv.OutputBudget().Used()+2*(32<<10) >= 1<<20 }
+	for i := 0; i < 100000 && !full(); i++ {
 		srv.EmitTo(onlyHog, "Test", "big", ev)
 	}
-	if u := srv.OutputBudget().Used(); u < 900<<10 {
-		t.Fatalf("hog's queue only %d bytes", u)
+	if !full() {
+		t.Fatalf("hog's queue only %d bytes", srv.OutputBudget().Used())
 	}
+	topUp := make(chan struct{})
+	go func() {
+		defer close(topUp)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			select {
+			case <-hogCh.Done():
+				return
+			default:
+			}
+			if !full() {
+				srv.EmitTo(onlyHog, "Test", "big", ev)
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	defer func() { <-topUp }()
 	arg := strings.Repeat("r", 200<<10)
 	res, err := c.Call(ctx5(t), "Diagnostics", "echo", arg)
 	var got string

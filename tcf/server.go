@@ -169,9 +169,6 @@ func (s *Server) evictLargestQueue() {
 	}
 	defer s.evicting.Store(false)
 	b := s.outBudget
-	if b.Used() <= b.Limit() {
-		return // someone was closed or drained meanwhile
-	}
 	var hog *Channel
 	most := 0
 	s.mu.Lock()
@@ -183,7 +180,9 @@ func (s *Server) evictLargestQueue() {
 		ch.mu.Unlock()
 	}
 	s.mu.Unlock()
-	if hog != nil {
+	// Only a channel holding a big share is a hog (the one that found the
+	// budget spent may have been answered and drained meanwhile).
+	if hog != nil && int64(most) > b.Limit()/4 {
 		hog.closeWith(&closeReason{code: CodeBufferOverflow,
 			msg: fmt.Sprintf("agent-wide output queues full (%d bytes): this channel's peer does not read (%d bytes queued, the most)",
 				b.Limit(), most)}, true)
