@@ -2,6 +2,7 @@ package tcf_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -299,6 +300,10 @@ func TestAccessPolicyLoopback(t *testing.T) {
 	if _, err := (&tcf.AccessPolicy{UID: me + 1, AllowUIDs: []int{me}}).Admit(s); err != nil {
 		t.Errorf("allowed user refused: %v", err)
 	}
+	// The /proc/net reading (where sock_diag is missing) finds it too.
+	if p, err := (&tcf.AccessPolicy{UID: me, ProcNet: "/proc/net"}).Admit(s); err != nil || p.UID != me {
+		t.Errorf("through /proc/net: %+v %v", p, err)
+	}
 	empty := t.TempDir()
 	os.WriteFile(filepath.Join(empty, "tcp"), []byte("sl\n"), 0o644)
 	if _, err := (&tcf.AccessPolicy{UID: me, ProcNet: empty}).Admit(s); err == nil || !strings.Contains(err.Error(), "cannot tell") {
@@ -383,4 +388,83 @@ func TestOutputBudgetEvictsTheHog(t *testing.T) {
 	if p := srv.OutputBudget().Peak(); p > 2<<20 {
 		t.Errorf("output peaked at %d bytes, over twice the budget", p)
 	}
+}
+
+// BenchmarkAdmitLoopback is the cost of identifying a loopback peer (a
+// read of /proc/net/tcp) with 300 other connections open: the table holds
+// both ends of each, and every admission reads it whole.
+func BenchmarkAdmitLoopback(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 301 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := l.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c, s)
+	}
+	p := &tcf.AccessPolicy{UID: os.Geteuid()}
+	last := conns[len(conns)-1]
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Admit(last); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestParseDiagReply(t *testing.T) {
+	msg := func(typ uint16, payload []byte) []byte {
+		b := make([]byte, 16, 16+len(payload))
+		binary.NativeEndian.PutUint32(b[0:], uint32(16+len(payload)))
+		binary.NativeEndian.PutUint16(b[4:], typ)
+		return append(b, payload...)
+	}
+	diag := make([]byte, 72)
+	diag[1] = 1 // ESTABLISHED
+	binary.NativeEndian.PutUint32(diag[64:], 1000)
+	binary.NativeEndian.PutUint32(diag[68:], 4242)
+	if uid, found, err := tcf.ParseDiagReply(msg(20, diag)); err != nil || !found || uid != 1000 {
+		t.Errorf("live socket: %d %v %v", uid, found, err)
+	}
+	tw := bytes.Clone(diag)
+	tw[1] = 6
+	if _, found, err := tcf.ParseDiagReply(msg(20, tw)); err != nil || found {
+		t.Errorf("TIME_WAIT socket: %v %v", found, err)
+	}
+	enoent := make([]byte, 20)
+	binary.NativeEndian.PutUint32(enoent, uint32(0xfffffffe)) // -ENOENT
+	if _, found, err := tcf.ParseDiagReply(msg(2, enoent)); err != nil || found {
+		t.Errorf("ENOENT: %v %v", found, err)
+	}
+	for _, bad := range [][]byte{nil, msg(20, diag[:40]), msg(99, diag), msg(2, nil), append(msg(20, diag)[:4:4], 0xff)} {
+		var de *tcf.DiagError
+		if _, _, err := tcf.ParseDiagReply(bad); !errors.As(err, &de) {
+			t.Errorf("%x: err %v, want a DiagError", bad, err)
+		}
+	}
+}
+
+func FuzzParseDiagReply(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(make([]byte, 88))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		uid, found, err := tcf.ParseDiagReply(data)
+		if err != nil && found || uid < 0 {
+			t.Fatalf("uid %d found %v err %v", uid, found, err)
+		}
+	})
 }
