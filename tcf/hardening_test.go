@@ -468,3 +468,60 @@ func FuzzParseDiagReply(f *testing.F) {
 		}
 	})
 }
+
+// TestReadOnlyCommandsAtDispatch: the filter answers refused commands with
+// an Unsupported error report before their handler runs; FileSystem.open
+// is refused by its flags; reads reach their handlers.
+func TestReadOnlyCommandsAtDispatch(t *testing.T) {
+	var mu sync.Mutex
+	ran := map[string]int{}
+	cfg := tcf.Config{Refused: tcf.ReadOnlyCommands()}
+	srv, addr := startServer(t, cfg)
+	for _, sc := range [][2]string{{"FileSystem", "open"}, {"FileSystem", "read"}, {"Memory", "get"}, {"Memory", "set"},
+		{"Processes", "start"}, {"Processes", "getChildren"}, {"Terminals", "launch"}} {
+		name := sc[0] + "." + sc[1]
+		srv.Service(sc[0]).Command(sc[1], func(c *tcf.Call) {
+			mu.Lock()
+			ran[name]++
+			mu.Unlock()
+			c.Reply().Null().Send()
+		})
+	}
+	c := dial(t, addr, client.Options{})
+	for _, tc := range []struct {
+		svc, cmd string
+		args     []any
+		refused  bool
+	}{
+		{"FileSystem", "open", []any{"/etc/passwd", 1, map[string]any{}}, false},
+		{"FileSystem", "open", []any{"/tmp/x", 2, map[string]any{}}, true},
+		{"FileSystem", "open", []any{"/tmp/x", 1 | 8, map[string]any{}}, true},
+		{"FileSystem", "open", []any{"/tmp/x", "bad", map[string]any{}}, true},
+		{"FileSystem", "read", []any{"FS1", 0, 10}, false},
+		{"Memory", "get", []any{"P1", 0, 1, 1, 0}, false},
+		{"Memory", "set", []any{"P1", 0, 1, 1, 0, "AA=="}, true},
+		{"Processes", "start", []any{"", "/bin/sh", []string{}, []string{}, false}, true},
+		{"Processes", "getChildren", []any{"", false}, false},
+		{"Terminals", "launch", []any{"ansi", "UTF-8", []string{}}, true},
+	} {
+		name := tc.svc + "." + tc.cmd
+		mu.Lock()
+		before := ran[name]
+		mu.Unlock()
+		res, err := c.Call(ctx5(t), tc.svc, tc.cmd, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		mu.Lock()
+		called := ran[name] > before
+		mu.Unlock()
+		rep := res.Args().Report()
+		if tc.refused {
+			if called || rep == nil || rep.Code != tcf.CodeUnsupported || !strings.Contains(rep.Message(), "read-only") {
+				t.Errorf("%s%v: handler ran %v, reply %q; want refused", name, tc.args, called, res.Raw())
+			}
+		} else if !called || rep != nil {
+			t.Errorf("%s%v: handler ran %v, report %v; want it served", name, tc.args, called, rep)
+		}
+	}
+}
