@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -340,5 +341,51 @@ sys.stdin.read()
 	b.waitLog(t, "no Locator Hello from the peer within 300ms")
 	if err := echo(t, b.addrs[0], client.Options{}); err != nil {
 		t.Errorf("a client that says Hello: %v", err)
+	}
+}
+
+// TestAgentUnixSocketFile: a socket file left by a dead agent is replaced,
+// anything else at the path is not, and the agent removes its socket when
+// it stops.
+func TestAgentUnixSocketFile(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "stale.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	cmd := exec.Command(sondeCLI(t), "agent", "--listen", "UNIX:"+sock)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "UNIX:"+sock) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("agent on a stale socket: %q %v\n%s", line, err, stderr.String())
+	}
+	if err := echo(t, "UNIX:"+sock, client.Options{}); err != nil {
+		t.Error(err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agent exit: %v\n%s", err, stderr.String())
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left after shutdown: %v", err)
+	}
+	plain := filepath.Join(dir, "plain")
+	os.WriteFile(plain, []byte("keep"), 0o600)
+	_, errOut, code := runCLI(t, "agent", "--listen", "UNIX:"+plain)
+	if code != 1 || !strings.Contains(errOut, "not a socket") {
+		t.Errorf("agent on a regular file: exit %d, %q", code, errOut)
+	}
+	if b, _ := os.ReadFile(plain); string(b) != "keep" {
+		t.Error("the regular file was touched")
 	}
 }
