@@ -38,6 +38,23 @@ func (b *Budget) Take(n int) bool {
 	}
 }
 
+// TakeUpTo charges n bytes unless that would exceed hard (a ceiling above
+// the limit, for a charge the caller allows over it).
+func (b *Budget) TakeUpTo(n int, hard int64) bool {
+	for {
+		u := b.used.Load()
+		if u+int64(n) > hard {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+int64(n)) {
+			if p := b.peak.Load(); u+int64(n) > p {
+				b.peak.CompareAndSwap(p, u+int64(n))
+			}
+			return true
+		}
+	}
+}
+
 // Give refunds n bytes.
 func (b *Budget) Give(n int) { b.used.Add(-int64(n)) }
 

@@ -128,9 +128,18 @@ func (c *Channel) startHelloTimer(d time.Duration) {
 // end-of-stream report). False means the budget is exhausted.
 func (c *Channel) charge(n int, force bool) bool {
 	b := c.srv.outBudget
-	if force {
+	switch {
+	case force:
 		b.used.Add(int64(n))
-	} else if !b.Take(n) {
+	case b.Take(n):
+	case b.limit > 0 && int64(c.outCharged+n) <= b.limit/4 && b.TakeUpTo(n, 2*b.limit):
+		// The budget is spent, but not by this channel: whoever holds
+		// the most of it is the one that does not read. Close that one
+		// (soon, without the locks held here) rather than this one,
+		// which may go a little over meanwhile (never past twice the
+		// limit).
+		go c.srv.evictLargestQueue()
+	default:
 		return false
 	}
 	c.outCharged += n

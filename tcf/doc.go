@@ -26,5 +26,15 @@
 //	})
 //	server.Emit("Memory", "memoryChanged", id, ranges)
 //
+// Who may connect and how much a peer may cost is decided here too, since
+// TCF itself has no authentication and the agent often runs as root:
+// [AccessPolicy] admits a connection before anything is read from it (the
+// peer's uid for loopback TCP and Unix-domain sockets, a verified client
+// certificate for TLS, see [ServerTLS]); a channel must say Hello within
+// Config.HelloTimeout; one peer holds at most Config.MaxChannelsPerPeer
+// channels; message bodies grow as their bytes arrive, and the input all
+// channels buffer and the output queued for them are bounded together
+// ([Budget]); a [CommandFilter] refuses commands at dispatch (--read-only).
+//
 // The package tcf/client is a Go client for the same protocol.
 package tcf

@@ -2,6 +2,7 @@ package tcf_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -299,6 +300,10 @@ func TestAccessPolicyLoopback(t *testing.T) {
 	if _, err := (&tcf.AccessPolicy{UID: me + 1, AllowUIDs: []int{me}}).Admit(s); err != nil {
 		t.Errorf("allowed user refused: %v", err)
 	}
+	// The /proc/net reading (where sock_diag is missing) finds it too.
+	if p, err := (&tcf.AccessPolicy{UID: me, ProcNet: "/proc/net"}).Admit(s); err != nil || p.UID != me {
+		t.Errorf("through /proc/net: %+v %v", p, err)
+	}
 	empty := t.TempDir()
 	os.WriteFile(filepath.Join(empty, "tcp"), []byte("sl\n"), 0o644)
 	if _, err := (&tcf.AccessPolicy{UID: me, ProcNet: empty}).Admit(s); err == nil || !strings.Contains(err.Error(), "cannot tell") {
@@ -322,5 +327,201 @@ func TestAccessPolicyLoopback(t *testing.T) {
 	defer s6.Close()
 	if p, err := (&tcf.AccessPolicy{UID: me}).Admit(s6); err != nil || p.UID != me {
 		t.Errorf("IPv6 loopback: %+v %v", p, err)
+	}
+}
+
+// TestOutputBudgetEvictsTheHog: when a peer that does not read holds most
+// of the agent-wide output budget, a reading client whose reply does not
+// fit is still answered, and the one that does not read is closed.
+func TestOutputBudgetEvictsTheHog(t *testing.T) {
+	var log logBuffer
+	srv, addr := startServer(t, tcf.Config{Logger: log.logger(), MaxQueuedOutput: 1 << 20})
+	hog := dialRaw(t, addr)
+	hog.write([]byte("E\x00Locator\x00Hello\x00[]\x00\x03\x01"))
+	waitChannels(t, srv, 1)
+	hogCh := srv.Channels()[0]
+	c := dial(t, addr, client.Options{})
+	ev := strings.Repeat("e", 32<<10)
+	onlyHog := func(ch *tcf.Channel) bool { return ch == hogCh }
+	// Fill the hog's queue (after its socket's buffers) to just under the
+	// budget, and keep it there (the kernel may grow the socket's buffers
+	// and drain some) until the hog is closed.
+	full := func() bool { return srv.OutputBudget().Used()+2*(32<<10) >= 1<<20 }
+	for i := 0; i < 100000 && !full(); i++ {
+		srv.EmitTo(onlyHog, "Test", "big", ev)
+	}
+	if !full() {
+		t.Fatalf("hog's queue only %d bytes", srv.OutputBudget().Used())
+	}
+	topUp := make(chan struct{})
+	go func() {
+		defer close(topUp)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+			select {
+			case <-hogCh.Done():
+				return
+			default:
+			}
+			if !full() {
+				srv.EmitTo(onlyHog, "Test", "big", ev)
+			} else {
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+	}()
+	defer func() { <-topUp }()
+	arg := strings.Repeat("r", 200<<10)
+	res, err := c.Call(ctx5(t), "Diagnostics", "echo", arg)
+	var got string
+	if err != nil || res.Decode(&got) != nil || got != arg {
+		t.Fatalf("reading client not answered: %v", err)
+	}
+	log.wait(t, "does not read")
+	select {
+	case <-hogCh.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("hog not closed")
+	}
+	if _, err := c.Call(ctx5(t), "Diagnostics", "echo", "x"); err != nil {
+		t.Errorf("reading client after the eviction: %v", err)
+	}
+	if p := srv.OutputBudget().Peak(); p > 2<<20 {
+		t.Errorf("output peaked at %d bytes, over twice the budget", p)
+	}
+}
+
+// BenchmarkAdmitLoopback is the cost of identifying a loopback peer (a
+// read of /proc/net/tcp) with 300 other connections open: the table holds
+// both ends of each, and every admission reads it whole.
+func BenchmarkAdmitLoopback(b *testing.B) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 301 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := l.Accept()
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c, s)
+	}
+	p := &tcf.AccessPolicy{UID: os.Geteuid()}
+	last := conns[len(conns)-1]
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Admit(last); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestParseDiagReply(t *testing.T) {
+	msg := func(typ uint16, payload []byte) []byte {
+		b := make([]byte, 16, 16+len(payload))
+		binary.NativeEndian.PutUint32(b[0:], uint32(16+len(payload)))
+		binary.NativeEndian.PutUint16(b[4:], typ)
+		return append(b, payload...)
+	}
+	diag := make([]byte, 72)
+	diag[1] = 1 // ESTABLISHED
+	binary.NativeEndian.PutUint32(diag[64:], 1000)
+	binary.NativeEndian.PutUint32(diag[68:], 4242)
+	if uid, found, err := tcf.ParseDiagReply(msg(20, diag)); err != nil || !found || uid != 1000 {
+		t.Errorf("live socket: %d %v %v", uid, found, err)
+	}
+	tw := bytes.Clone(diag)
+	tw[1] = 6
+	if _, found, err := tcf.ParseDiagReply(msg(20, tw)); err != nil || found {
+		t.Errorf("TIME_WAIT socket: %v %v", found, err)
+	}
+	enoent := make([]byte, 20)
+	binary.NativeEndian.PutUint32(enoent, uint32(0xfffffffe)) // -ENOENT
+	if _, found, err := tcf.ParseDiagReply(msg(2, enoent)); err != nil || found {
+		t.Errorf("ENOENT: %v %v", found, err)
+	}
+	for _, bad := range [][]byte{nil, msg(20, diag[:40]), msg(99, diag), msg(2, nil), append(msg(20, diag)[:4:4], 0xff)} {
+		var de *tcf.DiagError
+		if _, _, err := tcf.ParseDiagReply(bad); !errors.As(err, &de) {
+			t.Errorf("%x: err %v, want a DiagError", bad, err)
+		}
+	}
+}
+
+func FuzzParseDiagReply(f *testing.F) {
+	f.Add([]byte{})
+	f.Add(make([]byte, 88))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		uid, found, err := tcf.ParseDiagReply(data)
+		if err != nil && found || uid < 0 {
+			t.Fatalf("uid %d found %v err %v", uid, found, err)
+		}
+	})
+}
+
+// TestReadOnlyCommandsAtDispatch: the filter answers refused commands with
+// an Unsupported error report before their handler runs; FileSystem.open
+// is refused by its flags; reads reach their handlers.
+func TestReadOnlyCommandsAtDispatch(t *testing.T) {
+	var mu sync.Mutex
+	ran := map[string]int{}
+	cfg := tcf.Config{Refused: tcf.ReadOnlyCommands()}
+	srv, addr := startServer(t, cfg)
+	for _, sc := range [][2]string{{"FileSystem", "open"}, {"FileSystem", "read"}, {"Memory", "get"}, {"Memory", "set"},
+		{"Processes", "start"}, {"Processes", "getChildren"}, {"Terminals", "launch"}} {
+		name := sc[0] + "." + sc[1]
+		srv.Service(sc[0]).Command(sc[1], func(c *tcf.Call) {
+			mu.Lock()
+			ran[name]++
+			mu.Unlock()
+			c.Reply().Null().Send()
+		})
+	}
+	c := dial(t, addr, client.Options{})
+	for _, tc := range []struct {
+		svc, cmd string
+		args     []any
+		refused  bool
+	}{
+		{"FileSystem", "open", []any{"/etc/passwd", 1, map[string]any{}}, false},
+		{"FileSystem", "open", []any{"/tmp/x", 2, map[string]any{}}, true},
+		{"FileSystem", "open", []any{"/tmp/x", 1 | 8, map[string]any{}}, true},
+		{"FileSystem", "open", []any{"/tmp/x", "bad", map[string]any{}}, true},
+		{"FileSystem", "read", []any{"FS1", 0, 10}, false},
+		{"Memory", "get", []any{"P1", 0, 1, 1, 0}, false},
+		{"Memory", "set", []any{"P1", 0, 1, 1, 0, "AA=="}, true},
+		{"Processes", "start", []any{"", "/bin/sh", []string{}, []string{}, false}, true},
+		{"Processes", "getChildren", []any{"", false}, false},
+		{"Terminals", "launch", []any{"ansi", "UTF-8", []string{}}, true},
+	} {
+		name := tc.svc + "." + tc.cmd
+		mu.Lock()
+		before := ran[name]
+		mu.Unlock()
+		res, err := c.Call(ctx5(t), tc.svc, tc.cmd, tc.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		mu.Lock()
+		called := ran[name] > before
+		mu.Unlock()
+		rep := res.Args().Report()
+		if tc.refused {
+			if called || rep == nil || rep.Code != tcf.CodeUnsupported || !strings.Contains(rep.Message(), "read-only") {
+				t.Errorf("%s%v: handler ran %v, reply %q; want refused", name, tc.args, called, res.Raw())
+			}
+		} else if !called || rep != nil {
+			t.Errorf("%s%v: handler ran %v, report %v; want it served", name, tc.args, called, rep)
+		}
 	}
 }

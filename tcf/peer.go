@@ -142,22 +142,39 @@ func unixPeerUID(c *net.UnixConn) (int, error) {
 // tcpPeerUID finds the owner of the peer's end of a loopback connection:
 // the socket whose local address is our remote one and whose remote
 // address is our local one. IPv4 peers may own an IPv4 socket (tcp) or a
-// dual-stack IPv6 one (tcp6, with a mapped address).
+// dual-stack IPv6 one (tcp6, with a mapped address). It asks sock_diag
+// (an exact lookup), and reads /proc/net/tcp and tcp6 only where sock_diag
+// is not available, or when ProcNet is set.
 func (p *AccessPolicy) tcpPeerUID(local, remote netip.AddrPort) (int, error) {
-	dir := p.ProcNet
-	if dir == "" {
-		dir = "/proc/net"
-	}
 	type try struct {
 		file          string
+		family        uint8
 		local, remote netip.AddrPort
 	}
 	var tries []try
 	l4, r4 := unmapPort(local), unmapPort(remote)
 	if l4.Addr().Is4() && r4.Addr().Is4() {
-		tries = append(tries, try{"tcp", r4, l4}, try{"tcp6", mapPort(r4), mapPort(l4)})
+		tries = append(tries, try{"tcp", unix.AF_INET, r4, l4}, try{"tcp6", unix.AF_INET6, mapPort(r4), mapPort(l4)})
 	} else {
-		tries = append(tries, try{"tcp6", remote, local})
+		tries = append(tries, try{"tcp6", unix.AF_INET6, remote, local})
+	}
+	dir := p.ProcNet
+	if dir == "" {
+		diagOK := true
+		for _, t := range tries {
+			uid, found, err := diagSocketUID(t.family, t.local, t.remote)
+			if err != nil {
+				diagOK = false
+				break
+			}
+			if found {
+				return uid, nil
+			}
+		}
+		if diagOK {
+			return 0, fmt.Errorf("sock_diag knows no socket %v -> %v (peer gone?)", remote, local)
+		}
+		dir = "/proc/net"
 	}
 	var errs []error
 	for _, t := range tries {

@@ -154,9 +154,39 @@ type Server struct {
 	perPeer    map[string]int // open channels by Peer.Key (under mu)
 	handshakes map[string]int // TLS handshakes in progress by remote address (under mu)
 	admitting  atomic.Int32   // connections in Config.Admit
+	evicting   atomic.Bool    // evictLargestQueue is running
 	inBudget   *Budget        // input buffered by all channels
 	outBudget  *Budget        // output queued for all channels
 	memBack    memReturner
+}
+
+// evictLargestQueue closes the channel holding the most of the output
+// budget, when the budget is spent: a peer that stops reading while
+// events pile up for it must not make the agent close the others.
+func (s *Server) evictLargestQueue() {
+	if !s.evicting.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.evicting.Store(false)
+	b := s.outBudget
+	var hog *Channel
+	most := 0
+	s.mu.Lock()
+	for _, ch := range s.channels {
+		ch.mu.Lock()
+		if n := ch.outCharged; n > most && !ch.closing {
+			hog, most = ch, n
+		}
+		ch.mu.Unlock()
+	}
+	s.mu.Unlock()
+	// Only a channel holding a big share is a hog (the one that found the
+	// budget spent may have been answered and drained meanwhile).
+	if hog != nil && int64(most) > b.Limit()/4 {
+		hog.closeWith(&closeReason{code: CodeBufferOverflow,
+			msg: fmt.Sprintf("agent-wide output queues full (%d bytes): this channel's peer does not read (%d bytes queued, the most)",
+				b.Limit(), most)}, true)
+	}
 }
 
 // InputBudget and OutputBudget are the agent-wide bounds on buffered input
