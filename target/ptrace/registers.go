@@ -83,10 +83,11 @@ func (th *thread) sp() uint64 {
 // rewindPC moves a stopped thread's pc back onto the int3 it trapped on, in
 // the cache and in the kernel at once: if sonde dies before the thread runs
 // again, the kernel releases it there (it re-executes the int3) rather than
-// one byte into the instruction under it. PTRACE_POKEUSER of rip alone: on
-// the project's VM a whole PTRACE_SETREGSET costs ~35 µs (it rewrites the
-// segment and base registers too), the poke a few. If the poke fails the
-// cache is marked dirty and the resume writes it.
+// one byte into the instruction under it. PTRACE_POKEUSER of rip alone: a
+// whole PTRACE_SETREGSET here (it rewrites the segment and base registers
+// too) made the eventpoint cycle 1.8x slower, the poke costs no more than
+// the noise (BENCHMARKS.md). If the poke fails the cache is marked dirty
+// and the resume writes it.
 func (th *thread) rewindPC(pc uint64) {
 	dirty := th.regsDirty
 	th.setReg(offRIP, pc)
