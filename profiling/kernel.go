@@ -106,8 +106,11 @@ func RunningKernel(recordedBuildID []byte) *KernelSymbols {
 }
 
 // LocalKernel returns the running kernel's symbols, nil when /proc/kallsyms
-// hides their addresses (not root, kernel.kptr_restrict).
-func LocalKernel() *KernelSymbols {
+// hides their addresses (not root, kernel.kptr_restrict). They come from the
+// persisted cache when an earlier run kept them.
+func LocalKernel() *KernelSymbols { return cachedLocalKernel() }
+
+func readLocalKernel() *KernelSymbols {
 	f, err := os.Open("/proc/kallsyms")
 	if err != nil {
 		return nil
