@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,5 +81,49 @@ func TestStackThroughJITCode(t *testing.T) {
 				t.Errorf("%d frames in JIT code, want 7 (4 in the main thread, 3 in the worker)", jitFrames)
 			}
 		})
+	}
+}
+
+// TestStackThroughNodeJIT runs node (Debian's nodejs: V8) blocked twenty
+// JavaScript frames deep, in code its optimizing compiler wrote to anonymous
+// memory, and checks the main thread's walk against eu-stack's pc by pc
+// (physical frames: no inline or tail-call frames) to _start; the JIT frames
+// are named from the perf map node writes with --perf-basic-prof.
+func TestStackThroughNodeJIT(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed (scripts/setup installs nodejs)")
+	}
+	// --perf-basic-prof also writes V8's log: to the test's directory.
+	logfile := filepath.Join(t.TempDir(), "v8.log")
+	cmd := startStackProgram(t, node, "--perf-basic-prof", "--no-logfile-per-isolate", "--logfile="+logfile, testprog.Source("uw_node.js"))
+	pid := cmd.Process.Pid
+	t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid)) })
+	got := sondeStacks(t, "--past-main", "--no-inline", strconv.Itoa(pid))
+	want := euStackPCs(t, pid)
+	for _, th := range got.Threads {
+		if th.TID != pid {
+			continue
+		}
+		var pcs []string
+		jit := 0
+		for _, f := range th.Frames {
+			if f.Kind == "tailcall" {
+				continue
+			}
+			pcs = append(pcs, f.PC)
+			if f.Module == "" && f.Function != nil && strings.HasPrefix(*f.Function, "JS:") && strings.Contains(*f.Function, "deep") {
+				jit++
+			}
+		}
+		if strings.Join(pcs, " ") != strings.Join(want[pid], " ") {
+			t.Errorf("main thread: sonde %v\n eu-stack %v\n%s", pcs, want[pid], dumpSonde(th))
+		}
+		if jit < 10 {
+			t.Errorf("%d frames of deep in JIT code named from the perf map, want 10 or more:\n%s", jit, dumpSonde(th))
+		}
+		if len(pcs) < 45 {
+			t.Errorf("%d frames, want the whole stack:\n%s", len(pcs), dumpSonde(th))
+		}
 	}
 }
