@@ -43,14 +43,17 @@ func euStackPCs(t *testing.T, pid int) map[int][]string {
 // frame: the frame-pointer chain through code in no file is followed and
 // validated, the words that look like addresses in the JIT frame ([rsp] is
 // 0x300000000) never become frames, and the JIT frames are named from the
-// perf map the program writes (or not named, without one).
+// perf map or the jitdump file the program writes (or not named, without).
 func TestStackThroughJITCode(t *testing.T) {
 	path := testprog.Build(t, testprog.Spec{Sources: []string{"uw_jit.c"}, Flags: []string{"-O2"}})
-	for _, mode := range []string{"map", "nomap"} {
+	for _, mode := range []string{"map", "jitdump", "nomap"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := startStackProgram(t, path, mode)
 			pid := cmd.Process.Pid
-			t.Cleanup(func() { os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid)) })
+			t.Cleanup(func() {
+				os.Remove(fmt.Sprintf("/tmp/perf-%d.map", pid))
+				os.Remove(filepath.Join(os.TempDir(), fmt.Sprintf("jit-%d.dump", pid)))
+			})
 			got := sondeStacks(t, "--past-main", strconv.Itoa(pid))
 			want := euStackPCs(t, pid)
 			jitFrames := 0
@@ -66,7 +69,7 @@ func TestStackThroughJITCode(t *testing.T) {
 					if f.Function != nil {
 						name = *f.Function
 					}
-					if wantName := map[string]string{"map": "jit_trampoline"}[mode]; name != wantName {
+					if wantName := map[string]string{"map": "jit_trampoline", "jitdump": "jit_trampoline_dump"}[mode]; name != wantName {
 						t.Errorf("thread %d: JIT frame %s named %q, want %q", th.TID, f.PC, name, wantName)
 					}
 				}
