@@ -89,9 +89,9 @@ func TestStackThroughJITCode(t *testing.T) {
 
 // TestStackThroughNodeJIT runs node (Debian's nodejs: V8) blocked twenty
 // JavaScript frames deep, in code its optimizing compiler wrote to anonymous
-// memory, and checks the main thread's walk against eu-stack's pc by pc
-// (physical frames: no inline or tail-call frames) to _start; the JIT frames
-// are named from the perf map node writes with --perf-basic-prof.
+// memory, and checks every thread's walk against eu-stack's pc by pc
+// (physical frames: no inline or tail-call frames) to _start or clone3; the
+// JIT frames are named from the perf map node writes with --perf-basic-prof.
 func TestStackThroughNodeJIT(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -105,9 +105,6 @@ func TestStackThroughNodeJIT(t *testing.T) {
 	got := sondeStacks(t, "--past-main", "--no-inline", strconv.Itoa(pid))
 	want := euStackPCs(t, pid)
 	for _, th := range got.Threads {
-		if th.TID != pid {
-			continue
-		}
 		var pcs []string
 		jit := 0
 		for _, f := range th.Frames {
@@ -119,8 +116,11 @@ func TestStackThroughNodeJIT(t *testing.T) {
 				jit++
 			}
 		}
-		if strings.Join(pcs, " ") != strings.Join(want[pid], " ") {
-			t.Errorf("main thread: sonde %v\n eu-stack %v\n%s", pcs, want[pid], dumpSonde(th))
+		if strings.Join(pcs, " ") != strings.Join(want[th.TID], " ") {
+			t.Errorf("thread %d: sonde %v\n eu-stack %v\n%s", th.TID, pcs, want[th.TID], dumpSonde(th))
+		}
+		if th.TID != pid {
+			continue
 		}
 		if jit < 10 {
 			t.Errorf("%d frames of deep in JIT code named from the perf map, want 10 or more:\n%s", jit, dumpSonde(th))
