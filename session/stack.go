@@ -167,7 +167,12 @@ func (c *threadCallbacks) LookupModule(pc uint64) (*unwind.Module, error) {
 	if um != nil {
 		return um, nil
 	}
-	um = &unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: m.Bias, Client: m}
+	// The engine caches lookups by [Start, End): give it the module's
+	// mappings around pc without a hole. A module mapped in pieces (node
+	// maps its builtins again far from its text) must not claim the
+	// anonymous memory between them, where JIT code lives.
+	start, end := contiguousRun(m, pc)
+	um = &unwind.Module{Name: m.Name, Start: start, End: end, Bias: m.Bias, Client: m}
 	if f, err := c.s.file(m); err == nil && f.binary != nil {
 		um.SetSources(f.sources)
 	}
@@ -336,4 +341,24 @@ func (s *Session) Caller(thread *target.Context) (returnAddress, cfa uint64, err
 		return nil
 	})
 	return returnAddress, cfa, err
+}
+
+// contiguousRun returns the bounds of the run of m's mappings, without a
+// gap, that holds pc.
+func contiguousRun(m *modules.Module, pc uint64) (start, end uint64) {
+	rs := m.Regions
+	for i, r := range rs {
+		if !r.Contains(pc) {
+			continue
+		}
+		lo, hi := i, i
+		for lo > 0 && rs[lo-1].End() == rs[lo].Addr {
+			lo--
+		}
+		for hi+1 < len(rs) && rs[hi].End() == rs[hi+1].Addr {
+			hi++
+		}
+		return rs[lo].Addr, rs[hi].End()
+	}
+	return 0, 0 // unknown: the engine asks every time
 }

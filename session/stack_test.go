@@ -176,7 +176,9 @@ func BenchmarkBacktraceLive(b *testing.B) {
 	// fresh: every frame unwound and symbolized, as at a stop with another
 	// stack; again: the same stop again, where the unwinder reads the stack
 	// again, finds it unchanged and replays its last walk.
-	for _, mode := range []string{"fresh", "again"} {
+	// no-tailcalls: again, without the search for tail-call frames
+	// (tailcall.go), which runs on every walk.
+	for _, mode := range []string{"fresh", "again", "again-no-tailcalls"} {
 		b.Run(mode, func(b *testing.B) {
 			tu := threadExt.Get(th)
 			n := 0
@@ -186,7 +188,7 @@ func BenchmarkBacktraceLive(b *testing.B) {
 					tu.u.Forget()
 					tu.mu.Unlock()
 				}
-				t, _ = s.Backtrace(th, StackOptions{})
+				t, _ = s.Backtrace(th, StackOptions{NoTailCalls: mode == "again-no-tailcalls"})
 				n += len(t.Frames)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "frames/s")
@@ -281,4 +283,28 @@ func TestBacktraceReuseSeesWrites(t *testing.T) {
 	}
 	check("restored", false)
 	check("restored, again", true)
+}
+
+// BenchmarkTailCallSearch is what the search for tail-call frames adds to
+// each Backtrace: addTailCalls over the 300-deep live stack's trace (306
+// frames, call sites decoded on the first walk), with no target reads.
+func BenchmarkTailCallSearch(b *testing.B) {
+	_, pid := deepTarget(b)
+	s := liveSession(b, pid)
+	th := mainThread(b, s)
+	t, err := s.Backtrace(th, StackOptions{NoTailCalls: true})
+	if err != nil || len(t.Frames) < 300 {
+		b.Fatalf("%d frames, %v", len(t.Frames), err)
+	}
+	mods, err := s.Modules(th)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st := procExt.Get(th.Process())
+	work := t
+	for b.Loop() {
+		work.Frames = t.Frames
+		s.addTailCalls(mods, st, &work)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(t.Frames)), "ns/frame")
 }

@@ -190,13 +190,14 @@ func (s *Session) functionByName(mods modules.List, name string) (uint64, bool) 
 
 // findTailChain returns the chain between a caller whose return address
 // is ret (in module cm) and a callee function entered at calleePC.
-func (s *Session) findTailChain(mods modules.List, cm *modules.Module, ret, calleePC uint64) *tailChain {
-	b, _ := s.Binary(cm)
-	if b == nil {
-		return nil
-	}
+func (s *Session) findTailChain(mods modules.List, cm *modules.Module, b *symbols.Binary, ret, calleePC uint64) *tailChain {
 	site, ok, _ := b.CallSiteAt(ret - cm.Bias)
 	if !ok {
+		return nil
+	}
+	// The common case first, without the search's state: the caller
+	// called the callee.
+	if site.Target.Kind == symbols.TargetAddress && site.Target.Addr+cm.Bias == calleePC {
 		return nil
 	}
 	ts := &tailSearch{s: s, mods: mods, calleePC: calleePC, visited: map[uint64]bool{}}
@@ -230,6 +231,12 @@ func (c *tailChain) frames() []tailSite {
 func (s *Session) addTailCalls(mods modules.List, st *procState, t *unwind.Trace) {
 	fr := t.Frames
 	var out []unwind.StackFrame
+	// Frames come in runs of one module: find its file once per run.
+	var lastMod *modules.Module
+	var lastBin *symbols.Binary
+	// and a recursion repeats one caller and callee: search once.
+	var lastRet, lastCallee uint64
+	var lastChain *tailChain
 	for i := 0; i < len(fr); i++ {
 		if out != nil {
 			out = append(out, fr[i])
@@ -249,7 +256,18 @@ func (s *Session) addTailCalls(mods modules.List, st *procState, t *unwind.Trace
 		if cm == nil {
 			continue
 		}
-		chain := s.findTailChain(mods, cm, caller.PC, callee.Symbol.FuncStart)
+		if cm != lastMod {
+			lastMod = cm
+			lastBin, _ = s.Binary(cm)
+		}
+		if lastBin == nil {
+			continue
+		}
+		chain := lastChain
+		if caller.PC != lastRet || callee.Symbol.FuncStart != lastCallee {
+			chain = s.findTailChain(mods, cm, lastBin, caller.PC, callee.Symbol.FuncStart)
+			lastRet, lastCallee, lastChain = caller.PC, callee.Symbol.FuncStart, chain
+		}
 		if chain == nil {
 			continue
 		}

@@ -45,6 +45,9 @@ func (u *Unwinder) unwindFrame(f, n *Frame) (StopReason, error) {
 		if r, ok, err := u.prologue(f, n); ok {
 			return r, err
 		}
+		if r, ok, err := u.frameless(f, n); ok {
+			return r, err
+		}
 	}
 	if !u.opts.NoFramePointer {
 		if r, ok, err := u.framePointer(f, n); ok {

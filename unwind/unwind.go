@@ -11,8 +11,10 @@
 // expressions (package dwarfexpr), the pc-1 rule for callers, signal frames
 // (the kernel's sigreturn trampoline; registers restored from the ucontext; no
 // pc-1 below them), PLT stubs, a validated frame-pointer fallback where there
-// is no CFI, uwx's rule for an IP in no module (a leaf: return address at
-// [sp]), inline-frame expansion from the client's symbolic information, a
+// is no CFI, code in no module (JIT code: a validated frame-pointer chain,
+// or uwx's leaf rule — return address at [sp] — only when that address
+// follows a call in executable memory; anon.go), glibc's CFI holes in
+// clone/clone3 (frameless.go), inline-frame expansion from the client's symbolic information, a
 // per-module cache of decoded CFI rows, and a stop reason for every walk. A
 // corrupt stack ends the walk; it never loops: the CFA must increase (except
 // across signal frames) and the depth is bounded.

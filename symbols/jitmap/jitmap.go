@@ -12,7 +12,9 @@
 package jitmap
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -30,6 +32,9 @@ func (s Symbol) End() uint64 { return s.Start + s.Size }
 // runtimes: where entries overlap, the one written last wins.
 type Table struct {
 	syms []Symbol // sorted by Start
+	// maxEnd[i] is the largest End of syms[0..i]: a lookup scanning back
+	// stops where no earlier symbol can reach the address.
+	maxEnd []uint64
 }
 
 // FormatError is a damaged map or dump file: what is wrong and where.
@@ -52,11 +57,21 @@ func (e *FormatError) Error() string {
 const maxOverlapScan = 64
 
 func newTable(syms []Symbol) *Table {
+	sorted := true
 	for i := range syms {
 		syms[i].seq = i
+		sorted = sorted && (i == 0 || syms[i-1].Start <= syms[i].Start)
 	}
-	sort.SliceStable(syms, func(i, j int) bool { return syms[i].Start < syms[j].Start })
-	return &Table{syms: syms}
+	if !sorted {
+		slices.SortStableFunc(syms, func(a, b Symbol) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	maxEnd := make([]uint64, len(syms))
+	var m uint64
+	for i, s := range syms {
+		m = max(m, s.End())
+		maxEnd[i] = m
+	}
+	return &Table{syms: syms, maxEnd: maxEnd}
 }
 
 // Len is the number of symbols.
@@ -74,7 +89,7 @@ func (t *Table) Lookup(addr uint64) (Symbol, bool) {
 	}
 	i := sort.Search(len(t.syms), func(i int) bool { return t.syms[i].Start > addr })
 	best := -1
-	for j := i - 1; j >= 0 && j >= i-maxOverlapScan; j-- {
+	for j := i - 1; j >= 0 && j >= i-maxOverlapScan && t.maxEnd[j] > addr; j-- {
 		s := &t.syms[j]
 		if addr-s.Start < s.Size && (best < 0 || s.seq > t.syms[best].seq) {
 			best = j

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -145,4 +146,26 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkParsePerfMap parses a 100 000-line perf map (what a busy node
+// writes with --perf-basic-prof) and looks up every symbol once.
+func BenchmarkParsePerfMap(b *testing.B) {
+	var buf bytes.Buffer
+	for i := 0; i < 100000; i++ {
+		fmt.Fprintf(&buf, "%x %x LazyCompile:*fn%d /srv/app/lib/module%d.js:%d:%d\n", 0x7f0000000000+uint64(i)*0x100, 0xf0, i, i%97, i%500, i%40)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		tab, err := ParsePerfMap(data)
+		if err != nil || tab.Len() != 100000 {
+			b.Fatal(tab.Len(), err)
+		}
+		for i := 0; i < 100000; i++ {
+			if _, ok := tab.Lookup(0x7f0000000000 + uint64(i)*0x100 + 8); !ok {
+				b.Fatal("lookup")
+			}
+		}
+	}
 }

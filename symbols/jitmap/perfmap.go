@@ -15,6 +15,10 @@ const maxLine = 64 << 10
 // is taken as being written and ignored.
 func ParsePerfMap(data []byte) (*Table, error) {
 	var syms []Symbol
+	// One string for the whole file: names are substrings of it, not an
+	// allocation each.
+	all := string(data)
+	pos := 0
 	for line := 1; len(data) > 0; line++ {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -22,6 +26,8 @@ func ParsePerfMap(data []byte) (*Table, error) {
 		}
 		text := data[:nl]
 		data = data[nl+1:]
+		start := pos
+		pos += nl + 1
 		if len(text) > maxLine {
 			return newTable(syms), &FormatError{"perf map", int64(line), "line too long"}
 		}
@@ -29,10 +35,11 @@ func ParsePerfMap(data []byte) (*Table, error) {
 		if len(bytes.TrimSpace(text)) == 0 {
 			continue
 		}
-		s, err := parsePerfLine(text)
+		s, nameOff, err := parsePerfLine(text)
 		if err != "" {
 			return newTable(syms), &FormatError{"perf map", int64(line), err}
 		}
+		s.Name = all[start+nameOff : start+len(text)]
 		if s.Size > 0 {
 			syms = append(syms, s)
 		}
@@ -40,24 +47,26 @@ func ParsePerfMap(data []byte) (*Table, error) {
 	return newTable(syms), nil
 }
 
-func parsePerfLine(text []byte) (Symbol, string) {
+// parsePerfLine parses one line; the name is text[nameOff:].
+func parsePerfLine(text []byte) (s Symbol, nameOff int, err string) {
 	startF, rest, ok := bytes.Cut(text, []byte{' '})
 	if !ok {
-		return Symbol{}, "want START SIZE NAME"
+		return s, 0, "want START SIZE NAME"
 	}
-	sizeF, name, _ := bytes.Cut(rest, []byte{' '})
+	sizeF, _, _ := bytes.Cut(rest, []byte{' '})
+	nameOff = min(len(startF)+1+len(sizeF)+1, len(text))
 	start, ok := parseHex(startF)
 	if !ok {
-		return Symbol{}, "bad start address " + strconv.Quote(string(startF))
+		return s, 0, "bad start address " + strconv.Quote(string(startF))
 	}
 	size, ok := parseHex(sizeF)
 	if !ok {
-		return Symbol{}, "bad size " + strconv.Quote(string(sizeF))
+		return s, 0, "bad size " + strconv.Quote(string(sizeF))
 	}
 	if start+size < start {
-		return Symbol{}, "range wraps around"
+		return s, 0, "range wraps around"
 	}
-	return Symbol{Start: start, Size: size, Name: string(name)}, ""
+	return Symbol{Start: start, Size: size}, nameOff, ""
 }
 
 func parseHex(b []byte) (uint64, bool) {
@@ -67,6 +76,19 @@ func parseHex(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 16 {
 		return 0, false
 	}
-	v, err := strconv.ParseUint(string(b), 16, 64)
-	return v, err == nil
+	var v uint64
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint64(c)
+	}
+	return v, true
 }
