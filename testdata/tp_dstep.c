@@ -91,11 +91,15 @@ __asm__(
 	"	rep movsb\n"
 	"	movzbl -1(%rdi), %eax\n"
 	"	ret\n"
-	/* a load that faults when given a bad pointer */
+	/* a load that faults when given a bad pointer (with CFI: backtraces
+	 * from its fault are compared) */
 	".globl faulty_load\n.type faulty_load,@function\n"
 	"faulty_load:\n"
+	"	.cfi_startproc\n"
 	"	mov (%rdi), %rax\n"
-	"	ret\n");
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size faulty_load, .-faulty_load\n");
 
 static long one_round(long i) {
 	long acc = 0;

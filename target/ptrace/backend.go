@@ -105,10 +105,11 @@ type process struct {
 	// swallowCont counts SIGCONTs sonde sent itself and must not report.
 	swallowCont int
 
-	memMu   sync.RWMutex // guards mem, sw: readers are callers' goroutines
+	memMu   sync.RWMutex // guards mem, sw, shadow: readers are callers' goroutines
 	mem     *os.File     // /proc/PID/mem, read-write
 	sw      map[uint64]*swBreakpoint
-	removed map[uint64]bool // software breakpoints removed while threads ran
+	shadow  translate.Shadow // the original bytes under sw's int3s
+	removed map[uint64]bool  // software breakpoints removed while threads ran
 	hw      [4]*target.Breakpoint
 	images  []*memimage.Image // images handed out by MemoryImage, kept current
 	execs   int               // execs seen: the generation of the address space

@@ -12,13 +12,14 @@ import (
 // benchBreakpointCycle measures breakpoint hit -> report -> resume cycles on a hot
 // loop: a listener resumes the thread on every Stopped event, as a client that
 // counts hits would.
-func benchBreakpointCycle(b *testing.B, symbolName string) {
+func benchBreakpointCycle(b *testing.B, symbolName string, inPlace bool) {
 	path := build(b, "tp_hotloop.c")
 	tg, err := New()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
+	tg.Backend().(*Backend).noDisplaced = inPlace
 	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: []string{path}, StopAtEntry: true, Stdio: target.StdioNull})
 	if err != nil {
 		b.Fatal(err)
@@ -58,11 +59,18 @@ func benchBreakpointCycle(b *testing.B, symbolName string) {
 
 // BenchmarkBreakpointCycle: the breakpoint is on tick(), whose first instruction
 // (push %rbp) is emulated.
-func BenchmarkBreakpointCycle(b *testing.B) { benchBreakpointCycle(b, "tick") }
+func BenchmarkBreakpointCycle(b *testing.B) { benchBreakpointCycle(b, "tick", false) }
 
 // BenchmarkBreakpointCycleStepped: the breakpoint is on other_entry(), whose
-// first instruction (a load) is single-stepped with the breakpoint lifted.
-func BenchmarkBreakpointCycleStepped(b *testing.B) { benchBreakpointCycle(b, "other_entry") }
+// first instruction (a rip-relative load) is stepped displaced.
+func BenchmarkBreakpointCycleStepped(b *testing.B) { benchBreakpointCycle(b, "other_entry", false) }
+
+// BenchmarkBreakpointCycleSteppedInPlace: the same, stepped with the
+// breakpoint lifted and the other threads held (the fallback; the way every
+// non-emulated instruction went before displaced stepping).
+func BenchmarkBreakpointCycleSteppedInPlace(b *testing.B) {
+	benchBreakpointCycle(b, "other_entry", true)
+}
 
 // BenchmarkReadMemory1MiB reads 1 MiB of a stopped process (libc's text, with a
 // breakpoint planted in it so that the shadow is applied) through the model.
@@ -144,14 +152,37 @@ func BenchmarkSuspendResume64(b *testing.B) {
 // BenchmarkEventpointCycle: hit -> decide -> resume decided on the tracer thread
 // by an eventpoint handler (an internal breakpoint with OnHit, which is how
 // conditions and hit counts are evaluated agent-side), no client round trip.
-func BenchmarkEventpointCycle(b *testing.B) {
+func BenchmarkEventpointCycle(b *testing.B) { benchEventpointCycle(b, "tick", false) }
+
+// BenchmarkEventpointCycleDisplaced: the same on other_entry, whose first
+// instruction (a rip-relative load) is stepped displaced: copied to the
+// thread's slot and single-stepped there, the int3 never lifted.
+func BenchmarkEventpointCycleDisplaced(b *testing.B) { benchEventpointCycle(b, "other_entry", false) }
+
+// BenchmarkEventpointCycleInPlace: other_entry again, stepped the old way
+// (int3 lifted, other threads held): displaced stepping's "before".
+func BenchmarkEventpointCycleInPlace(b *testing.B) { benchEventpointCycle(b, "other_entry", true) }
+
+// BenchmarkEventpointCycleDisplaced4T and ...InPlace4T: four threads call
+// other_entry; hits/s is the whole process's. In place, every hit holds the
+// three other threads.
+func BenchmarkEventpointCycleDisplaced4T(b *testing.B) {
+	benchEventpointCycle(b, "other_entry", false, "0", "4")
+}
+
+func BenchmarkEventpointCycleInPlace4T(b *testing.B) {
+	benchEventpointCycle(b, "other_entry", true, "0", "4")
+}
+
+func benchEventpointCycle(b *testing.B, symbolName string, inPlace bool, args ...string) {
 	path := build(b, "tp_hotloop.c")
 	tg, err := New()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: []string{path}, StopAtEntry: true, Stdio: target.StdioNull})
+	tg.Backend().(*Backend).noDisplaced = inPlace
+	p, _, err := tg.Launch(target.LaunchOptions{Path: path, Argv: append([]string{path}, args...), StopAtEntry: true, Stdio: target.StdioNull})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -159,11 +190,14 @@ func BenchmarkEventpointCycle(b *testing.B) {
 	th := p.Children()[0]
 	n := 0
 	hits := make(chan struct{}, 1)
-	_, err = tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, "tick"), Internal: true,
+	_, err = tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, symbolName), Internal: true,
 		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
 			n++
 			if n >= b.N {
-				hits <- struct{}{}
+				select { // other threads hit too once the count is reached
+				case hits <- struct{}{}:
+				default:
+				}
 				return &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{bp}}
 			}
 			return nil

@@ -15,10 +15,10 @@ var breakpointInsn = []byte{0xcc}
 // registers of a process are in use.
 var ErrNoHardwareSlot = errors.New("all 4 hardware breakpoint/watchpoint slots (DR0-DR3) are in use")
 
-// swBreakpoint is one planted int3 and the byte it replaced. Several breakpoints
-// (users, and sonde's own internal ones for stepping) can share an address.
+// swBreakpoint is one planted int3: who uses it. Several breakpoints (users,
+// and sonde's own internal ones for stepping) can share an address. The byte
+// it replaced is in the address space's translate.Shadow.
 type swBreakpoint struct {
-	orig     byte
 	users    []*target.Breakpoint
 	internal int
 }
@@ -61,8 +61,9 @@ func plant(owner *process, addr uint64) (*swBreakpoint, error) {
 	if _, err := owner.mem.WriteAt(breakpointInsn, int64(addr)); err != nil {
 		return nil, memoryError(addr, 0, err)
 	}
-	e := &swBreakpoint{orig: orig[0]}
+	e := &swBreakpoint{}
 	owner.sw[addr] = e
+	owner.shadow.Patch(addr, orig[:], breakpointInsn, "breakpoint")
 	delete(owner.removed, addr)
 	owner.imagesSetOriginal(addr, orig[0])
 	return e, nil
@@ -74,8 +75,9 @@ func unplantIfUnused(owner *process, addr uint64, e *swBreakpoint) {
 	if len(e.users) > 0 || e.internal > 0 {
 		return
 	}
+	orig := owner.shadow.Unpatch(addr, 1)
 	if owner.mem != nil {
-		owner.mem.WriteAt([]byte{e.orig}, int64(addr))
+		owner.mem.WriteAt(orig, int64(addr))
 	}
 	delete(owner.sw, addr)
 	owner.removed[addr] = true

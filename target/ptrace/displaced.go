@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/translate"
 )
 
@@ -536,4 +537,18 @@ func (b *Backend) translateStop(th *thread) {
 		setRegsFrom(th, t)
 		th.flushRegs()
 	}
+}
+
+// AddRestoreHook registers a library user's restore-state hook for a process
+// (its address space): it runs for every stop sonde translates out of
+// generated code there (translate.RestoreFunc), after sonde's own restoring.
+func (b *Backend) AddRestoreHook(proc *target.Context, f translate.RestoreFunc) error {
+	return b.do("add restore hook", func() error {
+		p, err := b.procOf(proc, "add restore hook")
+		if err != nil {
+			return err
+		}
+		p.memOwner.tt.AddRestoreHook(f)
+		return nil
+	})
 }

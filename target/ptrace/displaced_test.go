@@ -16,6 +16,7 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/translate"
 )
 
 // dstepRun is one run of tp_dstep under sonde with eventpoints (internal
@@ -31,6 +32,10 @@ type dstepRun struct {
 }
 
 func runDstep(t *testing.T, path string, args []string, syms []string, setup func(*Backend), during func(p *target.Context)) dstepRun {
+	return runDstepHook(t, path, args, syms, setup, during, nil)
+}
+
+func runDstepHook(t *testing.T, path string, args []string, syms []string, setup func(*Backend), during func(p *target.Context), hook translate.RestoreFunc) dstepRun {
 	t.Helper()
 	tg, r := newTarget(t)
 	b := tg.Backend().(*Backend)
@@ -45,6 +50,11 @@ func runDstep(t *testing.T, path string, args []string, syms []string, setup fun
 	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
 	i := 0
 	r.wait(t, &i, "entry", isStop(p))
+	if hook != nil {
+		if err := b.AddRestoreHook(p, hook); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var hits atomic.Int64
 	addrs := map[string]uint64{}
 	for _, s := range syms {
@@ -258,7 +268,18 @@ func TestDisplacedStepNonStop(t *testing.T) {
 func TestDisplacedStepFault(t *testing.T) {
 	path := build(t, "tp_dstep.c")
 	for _, noTranslate := range []bool{false, true} {
-		run := runDstep(t, path, []string{"fault"}, []string{"faulty_load"}, func(b *Backend) { b.noTranslateBack = noTranslate }, nil)
+		// A library user's restore hook sees the raw slot pc and the
+		// translated application pc, with restoreMemory (the thread resumes
+		// from the translated state).
+		var hookRaw, hookApp atomic.Uint64
+		hook := func(ctx *translate.RestoreContext, raw, tr *translate.Regs, restoreMemory bool) error {
+			if restoreMemory && ctx.Entry.Owner == "displaced step" {
+				hookRaw.Store(raw.RIP)
+				hookApp.Store(tr.RIP)
+			}
+			return nil
+		}
+		run := runDstepHook(t, path, []string{"fault"}, []string{"faulty_load"}, func(b *Backend) { b.noTranslateBack = noTranslate }, nil, hook)
 		var fault *target.Event
 		for i, e := range run.events {
 			if e.Kind == target.EventStopped && e.Reason != nil && e.Reason.Signal == target.Signal(unix.SIGSEGV) {
@@ -283,6 +304,9 @@ func TestDisplacedStepFault(t *testing.T) {
 		t.Logf("fault reported at %#x, stats %+v", fault.PC, run.stats)
 		if fault.PC != run.syms["faulty_load"] {
 			t.Errorf("SIGSEGV reported at %#x, want faulty_load %#x", fault.PC, run.syms["faulty_load"])
+		}
+		if a := run.stats.areaBase; hookApp.Load() != fault.PC || hookRaw.Load() < a || hookRaw.Load() >= a+scratchSize {
+			t.Errorf("restore hook saw raw pc %#x, translated %#x", hookRaw.Load(), hookApp.Load())
 		}
 	}
 }

@@ -30,12 +30,17 @@
 //
 // # Breakpoints
 //
-// Software breakpoints are int3 bytes hidden from every read; a write under one
-// updates the saved byte. Resuming from a breakpoint never lifts it when the
-// instruction under it is one of the simple ones functions start with (endbr64,
-// nops, push, register moves): they are emulated in the registers. Other
-// instructions are single-stepped with the breakpoint lifted while every other
-// thread of the process is held. Hardware breakpoints and watchpoints use DR0-DR3
+// Software breakpoints are int3 bytes hidden from every read (the saved bytes
+// are a translate.Shadow); a write under one updates the saved byte. Resuming
+// from a breakpoint never lifts it: the simple instructions functions start with
+// (endbr64, nops, push, register moves) are emulated in the registers, direct
+// branches and calls are computed by package translate, and every other
+// instruction is stepped displaced (displaced.go): relocated into the thread's
+// slot of a scratch area sonde maps into the process, single-stepped there while
+// the other threads run on, and translated back; any stop in a slot is reported
+// at the application's pc. Only system-call instructions, undecodable ones and a
+// step that must deliver a signal are single-stepped with the breakpoint lifted
+// while every other thread of the process is held. Hardware breakpoints and watchpoints use DR0-DR3
 // through PTRACE_POKEUSER in every thread, including threads created later.
 // MemoryImage offers the process as a memimage.Image kept in step with the
 // breakpoints.
@@ -57,7 +62,12 @@
 // # Known limits
 //
 // A thread single-stepped over a breakpoint on a system call instruction that
-// blocks holds the process's other threads until the call returns. A thread in
+// blocks holds the process's other threads until the call returns (system calls
+// are never stepped displaced). With several threads hitting a breakpoint that
+// must be stepped in place, stray SIGTRAP stops can be reported (seen with 8
+// threads under TestDisplacedStepNonStop's negative control); displaced
+// stepping avoids that path for everything but system calls. The scratch area
+// shows in the memory map while the process is traced. A thread in
 // uninterruptible sleep (D state) delays Suspend until it wakes. Resuming a
 // thread of a job-control-stopped process makes it run (as under gdb); detaching
 // leaves the process stopped. Threads stop independently: a breakpoint stops

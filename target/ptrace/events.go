@@ -139,9 +139,9 @@ func (b *Backend) cleanForkChild(p *process) {
 	}
 	parent.memMu.RLock()
 	defer parent.memMu.RUnlock()
-	for addr, e := range parent.sw {
-		p.mem.WriteAt([]byte{e.orig}, int64(addr))
-	}
+	parent.shadow.Each(func(addr uint64, orig byte) {
+		p.mem.WriteAt([]byte{orig}, int64(addr))
+	})
 }
 
 // onNewChild handles a clone, fork or vfork event of th.
@@ -208,6 +208,7 @@ func (b *Backend) onExec(th *thread) {
 	p.imagesExec()
 	p.execs++
 	p.sw = map[uint64]*swBreakpoint{}
+	p.shadow.Reset()
 	p.removed = map[uint64]bool{}
 	p.hw = [4]*target.Breakpoint{}
 	p.hwGen++

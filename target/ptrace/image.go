@@ -46,9 +46,9 @@ func (b *Backend) MemoryImage(proc *target.Context) (*memimage.Image, memimage.A
 		owner := p.memOwner
 		owner.memMu.Lock()
 		defer owner.memMu.Unlock()
-		for addr, e := range owner.sw {
-			im.SetOriginal(asid, addr, []byte{e.orig})
-		}
+		owner.shadow.Each(func(addr uint64, orig byte) {
+			im.SetOriginal(asid, addr, []byte{orig})
+		})
 		p.images = append(p.images, im)
 		return nil
 	})

@@ -385,11 +385,12 @@ func (b *Backend) detachProcess(p *process) error {
 		}
 		b.unmapScratch(p, stopped)
 		p.memMu.Lock()
-		for addr, e := range p.sw {
+		p.shadow.Each(func(addr uint64, orig byte) {
 			if p.mem != nil {
-				p.mem.WriteAt([]byte{e.orig}, int64(addr))
+				p.mem.WriteAt([]byte{orig}, int64(addr))
 			}
-		}
+		})
+		p.shadow.Reset()
 		p.sw = map[uint64]*swBreakpoint{}
 		p.memMu.Unlock()
 	}

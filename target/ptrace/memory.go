@@ -74,11 +74,7 @@ func (b *Backend) readMemory(p *process, addr uint64, buf []byte) (int, error) {
 	owner.memMu.RLock()
 	defer owner.memMu.RUnlock()
 	n, err := readRaw(p, addr, buf)
-	for a, e := range owner.sw {
-		if a >= addr && a-addr < uint64(n) {
-			buf[a-addr] = e.orig
-		}
-	}
+	owner.shadow.Hide(addr, buf[:n])
 	return n, err
 }
 
@@ -112,14 +108,7 @@ func (b *Backend) WriteMemory(ctx *target.Context, addr uint64, data []byte) (in
 	owner := p.memOwner
 	owner.memMu.Lock()
 	defer owner.memMu.Unlock()
-	buf := append([]byte(nil), data...)
-	for a, e := range owner.sw {
-		if a >= addr && a-addr < uint64(len(buf)) {
-			e.orig = buf[a-addr]
-			buf[a-addr] = breakpointInsn[0]
-			owner.imagesSetOriginal(a, e.orig)
-		}
-	}
+	buf := owner.shadow.Write(addr, data, owner.imagesSetOriginal)
 	owner.imagesWritten(addr, uint64(len(buf)))
 	if p.mem == nil {
 		return 0, memoryError(addr, 0, unix.ESRCH)

@@ -207,9 +207,8 @@ func (b *Backend) stepOverBreakpoint(th *thread, sig int) (bool, error) {
 	b.dstats.held += len(held)
 	defer b.resumeOthers(held)
 	owner.memMu.Lock()
-	e := owner.sw[pc]
-	if e != nil && owner.mem != nil {
-		owner.mem.WriteAt([]byte{e.orig}, int64(pc))
+	if orig, ok := owner.shadow.Original(pc); ok && owner.mem != nil {
+		owner.mem.WriteAt([]byte{orig}, int64(pc))
 	}
 	owner.memMu.Unlock()
 	var ws unix.WaitStatus
