@@ -303,15 +303,8 @@ func (h *Halted) Read(addr uint64, buf []byte) (int, error) {
 // images handed out are told.
 func (h *Halted) WriteText(addr uint64, data []byte) error {
 	owner := h.p.memOwner
-	buf := append([]byte(nil), data...)
 	owner.memMu.Lock()
-	for a, e := range owner.sw {
-		if a >= addr && a-addr < uint64(len(buf)) {
-			e.orig = buf[a-addr]
-			buf[a-addr] = breakpointInsn[0]
-			owner.imagesSetOriginal(a, e.orig)
-		}
-	}
+	buf := owner.shadow.Write(addr, data, owner.imagesSetOriginal)
 	owner.memMu.Unlock()
 	return h.writeRaw(addr, buf)
 }
