@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -90,4 +94,61 @@ func TestStackInsideClone3(t *testing.T) {
 			t.Errorf("thread %d: stop %s %s", th.TID, th.StopReason, th.Error)
 		}
 	}
+}
+
+// TestStackSamplingThreadChurn samples a live thread-churning program the
+// way a user runs `sonde stack` on it: every thread of every sample must
+// unwind to its outermost frame, wherever thread creation and exit are
+// caught (issue 21: 1 sample in 5 stopped at clone3 with no-unwind-info).
+func TestStackSamplingThreadChurn(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"stk_churn.c"}, Flags: []string{"-O2"}})
+	cmd := exec.Command(prog)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	inClone := 0
+	for i := 0; i < 15; i++ {
+		r := stacksOrHang(t, strconv.Itoa(cmd.Process.Pid))
+		for _, th := range r.Threads {
+			if th.StopReason != "outermost" {
+				t.Errorf("sample %d, thread %d: stop %s %s\n%s", i, th.TID, th.StopReason, th.Error, dumpSonde(th))
+			}
+			if len(th.Frames) > 0 && th.Frames[0].Function != nil && *th.Frames[0].Function == "clone3" {
+				inClone++
+			}
+		}
+	}
+	t.Logf("%d of the threads sampled were in clone3", inClone)
+}
+
+// stacksOrHang is sondeStacks with a guard: one run of `sonde stack` on
+// this target once did not finish in ten minutes (not reproduced since in
+// 150 runs and 8 runs of this test); if it happens again the test fails
+// with sonde's goroutine dump (SIGQUIT) instead of blocking the suite.
+func stacksOrHang(t *testing.T, pid string) stackReport {
+	t.Helper()
+	c := exec.Command(sondeCLI(t), "stack", "--json", pid)
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("sonde stack %s: %v\n%s", pid, err, errOut.String())
+		}
+	case <-time.After(2 * time.Minute):
+		c.Process.Signal(syscall.SIGQUIT)
+		<-done
+		t.Fatalf("sonde stack %s did not finish; its goroutines:\n%s", pid, errOut.String())
+	}
+	var r stackReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("sonde stack --json: %v\n%s", err, out.String())
+	}
+	return r
 }
