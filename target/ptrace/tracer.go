@@ -244,8 +244,20 @@ func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
 		}
 		b.letExitingThreadsGo(tid)
 		time.Sleep(min(time.Duration(i%1000+1)*20*time.Microsecond, time.Millisecond))
-		if i%16 == 15 && time.Since(start) > 2*time.Second && taskState(tid) == 't' {
-			return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
+		if i%16 == 15 && time.Since(start) > 2*time.Second {
+			switch st := taskState(tid); {
+			case st == 't':
+				return unix.WaitStatus(0x7f | int(unix.SIGTRAP)<<8 | eventStop<<16), nil
+			case st == 0 || st == 'X' || st == 'Z':
+				// Gone, and its last status went to another waiter:
+				// waiting longer would hang the tracer for good.
+				return 0, unix.ESRCH
+			case time.Since(start) > 20*time.Second:
+				// Neither stopped nor gone after 20 s (a stop that never
+				// came): the caller treats the thread as lost rather
+				// than the tracer hanging with every other operation.
+				return 0, fmt.Errorf("thread %d did not stop within 20 s (state %c): %w", tid, st, unix.ETIMEDOUT)
+			}
 		}
 	}
 }
