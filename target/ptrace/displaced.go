@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -216,7 +217,7 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 			break
 		}
 		th.running = true
-		ws, err = b.waitFor(th.tid)
+		ws, err = b.waitForUpTo(th.tid, 2*time.Second)
 		th.running = false
 		th.invalidateRegs()
 		if err != nil || !ws.Stopped() || int(ws)>>16 != eventStop {
@@ -244,6 +245,40 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 	return ret, restore()
 }
 
+// waitForUpTo is waitFor with a deadline, for the injected call's step: a
+// thread that was already on its way out (a process killed just before
+// detach) never reports it, and its leader's exit waits for the others.
+func (b *Backend) waitForUpTo(tid int, d time.Duration) (unix.WaitStatus, error) {
+	deadline := time.Now().Add(d)
+	for {
+		if ws, ok := b.takeDeferred(tid); ok {
+			return ws, nil
+		}
+		b.reaper.mu.Lock()
+		b.deferred = append(b.deferred, b.reaper.backlog...)
+		b.reaper.backlog = nil
+		ws, ok := b.takeDeferred(tid)
+		var wpid int
+		var err error
+		if !ok {
+			wpid, ws, err = wait4(tid, unix.WNOHANG)
+		}
+		b.reaper.mu.Unlock()
+		switch {
+		case ok || wpid == tid:
+			return ws, nil
+		case err != nil:
+			return 0, err
+		case time.Now().After(deadline):
+			return 0, fmt.Errorf("thread %d: no stop after an injected system call within %v", tid, d)
+		}
+		for b.reaper.poll() {
+		}
+		b.letExitingThreadsGo(tid)
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	}
+}
+
 // auxvEntry returns the program's entry point (AT_ENTRY).
 func auxvEntry(pid int) (uint64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
@@ -261,8 +296,27 @@ func auxvEntry(pid int) (uint64, error) {
 // unmapScratch removes the area before detach; th is any stopped thread of
 // the address space.
 func (b *Backend) unmapScratch(p *process, th *thread) {
+	// A dying process (killed: its leader a zombie waiting for the other
+	// threads) needs no unmapping, and a thread that cannot run would never
+	// report the injected call's end.
+	if st := taskState(p.pid); st == 'Z' || st == 'X' || st == 0 || (th != nil && taskState(th.tid) != 't') {
+		th = nil
+	}
 	if a := p.scratch; a != nil && th != nil {
-		b.injectSyscall(th, 11, a.base, scratchSize)
+		for try := 0; try < 3; try++ {
+			_, err := b.injectSyscall(th, 11, a.base, scratchSize)
+			if !errors.Is(err, errInjectInterrupted) {
+				break
+			}
+			// A signal came first: keep it for delivery at detach, and
+			// try again from that stop.
+			if ws, ok := b.takeDeferred(th.tid); ok {
+				b.settle(th, ws)
+			}
+			if th.running || b.threads[th.tid] != th {
+				break
+			}
+		}
 	}
 	p.scratch, p.scratchErr = nil, nil
 }
