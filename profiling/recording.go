@@ -1,18 +1,17 @@
 package profiling
 
 import (
-	"bufio"
 	"bytes"
 	"debug/elf"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/debugfile"
+	"github.com/sondedbg/sonde/unwind/snapshot"
 )
 
 // Recording is a perf.data file (or pipe) being turned into stacks.
@@ -192,26 +191,18 @@ func localVDSO() []byte {
 		return nil
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasSuffix(line, "[vdso]") {
+	maps, _ := snapshot.ReadMaps(f)
+	for _, m := range maps {
+		if m.Name != "[vdso]" || m.End-m.Start > 1<<20 {
 			continue
-		}
-		rng, _, _ := strings.Cut(line, " ")
-		lo, hi, _ := strings.Cut(rng, "-")
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start || end-start > 1<<20 {
-			return nil
 		}
 		mem, err := os.Open("/proc/self/mem")
 		if err != nil {
 			return nil
 		}
 		defer mem.Close()
-		buf := make([]byte, end-start)
-		if _, err := mem.ReadAt(buf, int64(start)); err != nil {
+		buf := make([]byte, m.End-m.Start)
+		if _, err := mem.ReadAt(buf, int64(m.Start)); err != nil {
 			return nil
 		}
 		return buf

@@ -1,7 +1,6 @@
 package profiling
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sondedbg/sonde/perfdata"
+	"github.com/sondedbg/sonde/unwind/snapshot"
 )
 
 // Sampler samples a process by itself through perf_event_open: a CPU-clock
@@ -214,41 +214,18 @@ func (s *Sampler) Synthesize(b *Builder, pid int) error {
 		return err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 8192), 8192)
-	for sc.Scan() {
-		m, ok := parseMapsLine(sc.Text())
-		if !ok {
-			continue
+	maps, err := snapshot.ReadMaps(f)
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		rec := perfdata.Mmap{PID: uint32(pid), TID: uint32(pid), Addr: m.Start, Len: m.End - m.Start, PgOff: m.Offset, Filename: m.Name, Exec: m.Exec}
+		if m.Exec {
+			rec.Prot |= unix.PROT_EXEC
 		}
-		m.PID, m.TID = uint32(pid), uint32(pid)
-		b.Add(&perfdata.Record{Type: perfdata.RecordMmap2, Mmap: m})
+		b.Add(&perfdata.Record{Type: perfdata.RecordMmap2, Mmap: rec})
 	}
-	return sc.Err()
-}
-
-// parseMapsLine reads one /proc/PID/maps line into an MMAP2 record's fields.
-func parseMapsLine(line string) (perfdata.Mmap, bool) {
-	f := strings.Fields(line)
-	if len(f) < 5 {
-		return perfdata.Mmap{}, false
-	}
-	lo, hi, ok := strings.Cut(f[0], "-")
-	start, err1 := strconv.ParseUint(lo, 16, 64)
-	end, err2 := strconv.ParseUint(hi, 16, 64)
-	off, err3 := strconv.ParseUint(f[2], 16, 64)
-	if !ok || err1 != nil || err2 != nil || err3 != nil || end <= start || len(f[1]) < 4 {
-		return perfdata.Mmap{}, false
-	}
-	name := ""
-	if len(f) >= 6 {
-		name = strings.Join(f[5:], " ")
-	}
-	m := perfdata.Mmap{Addr: start, Len: end - start, PgOff: off, Filename: name, Exec: f[1][2] == 'x'}
-	if m.Exec {
-		m.Prot |= unix.PROT_EXEC
-	}
-	return m, true
+	return nil
 }
 
 // Drain reads everything the ring buffers hold, in time order, into the
