@@ -287,7 +287,7 @@ func (b *Backend) attach(pid int, opts target.AttachOptions) (*target.Context, e
 		if next == nil {
 			break
 		}
-		ws, err := b.waitFor(next.tid)
+		ws, err := b.waitForAttachStop(next.tid)
 		if err != nil {
 			b.threadGone(next, target.ExitStatus{})
 			continue
@@ -511,4 +511,19 @@ func (b *Backend) Signal(ctx *target.Context, sig target.Signal) error {
 		return b.osError("signal", nil, err)
 	}
 	return nil
+}
+
+// waitForAttachStop waits for the stop an attach asked of a thread. Under
+// load, a thread of a process that creates threads all the time was seen
+// never to report it (traced, running, its stop gone): waiting forever hung
+// the tracer. Every 2 s the thread is interrupted again; after 30 s it is
+// given up.
+func (b *Backend) waitForAttachStop(tid int) (unix.WaitStatus, error) {
+	for try := 0; ; try++ {
+		ws, err := b.waitForUntil(tid, time.Now().Add(2*time.Second))
+		if !errors.Is(err, unix.ETIMEDOUT) || try == 15 {
+			return ws, err
+		}
+		interrupt(tid)
+	}
 }

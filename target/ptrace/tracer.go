@@ -210,6 +210,14 @@ func (b *Backend) drain() {
 // and if the thread sits in a ptrace-stop whose status went elsewhere, it
 // reports that stop as an interrupt stop.
 func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
+	return b.waitForUntil(tid, time.Time{})
+}
+
+// waitForUntil is waitFor that gives up with ETIMEDOUT at deadline (zero:
+// never), for callers that can do something about a stop that does not come
+// (attach interrupts again). Other waits must not time out: a single-step of
+// a blocking system call ends only when the call returns.
+func (b *Backend) waitForUntil(tid int, deadline time.Time) (unix.WaitStatus, error) {
 	start := time.Now()
 	for i := 0; ; i++ {
 		if ws, ok := b.takeDeferred(tid); ok {
@@ -252,12 +260,10 @@ func (b *Backend) waitFor(tid int) (unix.WaitStatus, error) {
 				// Gone, and its last status went to another waiter:
 				// waiting longer would hang the tracer for good.
 				return 0, unix.ESRCH
-			case time.Since(start) > 20*time.Second:
-				// Neither stopped nor gone after 20 s (a stop that never
-				// came): the caller treats the thread as lost rather
-				// than the tracer hanging with every other operation.
-				return 0, fmt.Errorf("thread %d did not stop within 20 s (state %c): %w", tid, st, unix.ETIMEDOUT)
 			}
+		}
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			return 0, fmt.Errorf("thread %d did not stop by the deadline: %w", tid, unix.ETIMEDOUT)
 		}
 	}
 }
