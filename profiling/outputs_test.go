@@ -2,6 +2,7 @@ package profiling
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ func TestOutputsCountEverySample(t *testing.T) {
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2"}})
 	out := filepath.Join(t.TempDir(), "perf.data")
 	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300")
+	mixLine := sourceLine(t, "perf_spin.c", "return x * 2654435761u")
 	rec, err := OpenRecording(out, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -34,8 +36,8 @@ func TestOutputsCountEverySample(t *testing.T) {
 		report.Add(s)
 		for i, f := range s.Frames {
 			if f.Function == "mix" && f.Inlined && i+1 < len(s.Frames) && s.Frames[i+1].Function == "leaf" {
-				if !strings.HasSuffix(f.File, "perf_spin.c") || f.Line != 13 {
-					t.Fatalf("mix inlined at %s:%d, want perf_spin.c:13", f.File, f.Line)
+				if !strings.HasSuffix(f.File, "perf_spin.c") || f.Line != mixLine {
+					t.Fatalf("mix inlined at %s:%d, want perf_spin.c:%d", f.File, f.Line, mixLine)
 				}
 				inlined++
 			}
@@ -86,7 +88,7 @@ func TestOutputsCountEverySample(t *testing.T) {
 	}
 	foundInline := false
 	for _, loc := range p.Location {
-		if len(loc.Line) >= 2 && loc.Line[0].Function.Name == "mix" && loc.Line[1].Function.Name == "leaf" && loc.Line[0].Line == 13 {
+		if len(loc.Line) >= 2 && loc.Line[0].Function.Name == "mix" && loc.Line[1].Function.Name == "leaf" && loc.Line[0].Line == int64(mixLine) {
 			foundInline = true
 		}
 	}
@@ -104,4 +106,19 @@ func TestOutputsCountEverySample(t *testing.T) {
 	if n := strings.Count(script.String(), "cpu-clock:\n"); uint64(n) != rec.Samples {
 		t.Errorf("script prints %d samples, want %d", n, rec.Samples)
 	}
+}
+
+// sourceLine is the 1-based line of testdata/name that contains text.
+func sourceLine(t *testing.T, name, text string) int {
+	b, err := os.ReadFile(testprog.Source(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, text) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line with %q", name, text)
+	return 0
 }

@@ -1,10 +1,13 @@
 /* A CPU-bound program for recording with perf and reading the recording
  * back (perfdata, sonde perf): a recursion, an inlined helper, and with a
  * second argument a fork, so the recording has FORK records and two
- * processes sharing their mappings.
- *   perf_spin [MILLISECONDS [fork]] */
+ * processes sharing their mappings. With "rounds N" it does fixed work
+ * instead and prints its own CPU seconds (bench/perf/profile-cost.sh).
+ *   perf_spin [MILLISECONDS [fork]]
+ *   perf_spin rounds N */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +34,19 @@ static double now(void) {
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int fixed_work(long rounds) {
+	volatile unsigned sink = 0;
+	for (long i = 0; i < rounds; i++)
+		sink += middle(sink, 5);
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	printf("%.4f\n", ts.tv_sec + ts.tv_nsec / 1e9);
+	return 0;
+}
+
 int main(int argc, char **argv) {
+	if (argc > 2 && strcmp(argv[1], "rounds") == 0)
+		return fixed_work(atol(argv[2]));
 	double ms = argc > 1 ? atof(argv[1]) : 300;
 	pid_t child = argc > 2 ? fork() : -1;
 	volatile unsigned sink = 0;
