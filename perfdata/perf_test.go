@@ -71,6 +71,17 @@ func countRecords(t *testing.T, path string) (map[uint32]int, *Reader) {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	got := readCounts(t, r)
+	if r.CompressedBlocks > 0 {
+		got[RecordCompressed] = r.CompressedBlocks
+	}
+	return got, r
+}
+
+// readCounts reads every record of r, checking each sample, and counts
+// them by type.
+func readCounts(t *testing.T, r *Reader) map[uint32]int {
+	t.Helper()
 	got := map[uint32]int{}
 	for {
 		rec, err := r.Next()
@@ -85,10 +96,7 @@ func countRecords(t *testing.T, path string) (map[uint32]int, *Reader) {
 			checkSample(t, rec)
 		}
 	}
-	if r.CompressedBlocks > 0 {
-		got[RecordCompressed] = r.CompressedBlocks
-	}
-	return got, r
+	return got
 }
 
 // checkSample checks what every user-mode dwarf sample must hold.
@@ -197,20 +205,7 @@ func TestPipeModeMatchesPerf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[uint32]int{}
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		got[rec.Type]++
-		if rec.Type == RecordSample {
-			checkSample(t, rec)
-		}
-	}
+	got := readCounts(t, r)
 	for typ, n := range want {
 		if got[typ] != n {
 			t.Errorf("type %d: %d records, perf counts %d", typ, got[typ], n)
