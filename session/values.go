@@ -332,43 +332,5 @@ func gdbSearchNameHash(s string) uint32 {
 // symbol does (<cv+40>): an ELF symbol of the module the address is in
 // whose range contains it.
 func (s *Session) symbolizer(mods modules.List) func(uint64) string {
-	return func(addr uint64) string {
-		m := mods.ForAddress(addr)
-		if m == nil || m.VDSO {
-			return "" // (the vDSO's symbol file would be looked for, and warned about)
-		}
-		b, _ := s.Binary(m)
-		if b == nil {
-			return ""
-		}
-		t, err := b.Symbols()
-		if t == nil || err != nil {
-			return ""
-		}
-		sym, off, ok := t.Lookup(addr - m.Bias)
-		if !ok || sym.Name == "" {
-			return ""
-		}
-		name := sym.Name
-		if strings.HasPrefix(name, "_Z") {
-			name = elfsym.Demangle(name)
-		}
-		if off != 0 {
-			return name + "+" + itoa(off)
-		}
-		return name
-	}
-}
-
-func itoa(u uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			return string(b[i:])
-		}
-	}
+	return func(addr uint64) string { return s.demangledSymbolIn(mods, addr) }
 }
