@@ -183,3 +183,37 @@ func leUint(b []byte) uint64 {
 	}
 	return v
 }
+
+// TestProcessSymbolsAgreeWithStack: the memory-map-only symbolizer names
+// every frame of a backtrace as the session's unwinder did.
+func TestProcessSymbolsAgreeWithStack(t *testing.T) {
+	_, pid := deepTarget(t)
+	s := liveSession(t, pid)
+	st, err := s.Stack(mainThread(t, s), StackOptions{NoInline: true, NoTailCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := OpenProcessSymbols(pid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	compared := 0
+	for i, f := range st.Trace().Frames {
+		if !f.HasSymbol || f.Module == nil || f.Kind != unwind.KindNormal {
+			continue
+		}
+		frames, loc, err := ps.AppendFrames(nil, f.LookupPC)
+		if err != nil || len(frames) == 0 || loc.Binary == nil {
+			t.Fatalf("frame %d at %#x: %v %+v", i, f.LookupPC, err, loc)
+		}
+		if got := frames[len(frames)-1]; got.Function != f.Symbol.Function || got.Start != f.Symbol.FuncStart || loc.Module != f.Module.Name {
+			t.Errorf("frame %d at %#x: %s (%#x) in %s, the stack has %s (%#x) in %s", i, f.LookupPC,
+				got.Function, got.Start, loc.Module, f.Symbol.Function, f.Symbol.FuncStart, f.Module.Name)
+		}
+		compared++
+	}
+	if compared < 300 {
+		t.Errorf("%d frames compared", compared)
+	}
+}
