@@ -76,6 +76,21 @@ func TestStackIsTheBacktracesWalk(t *testing.T) {
 	if checked < 300 {
 		t.Errorf("%d frames checked against their CFI rule", checked)
 	}
+	// The same stop again: the unwinder replays its last walk, registers
+	// included.
+	tr2, err := s.Backtrace(th, StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := s.StackOf(th, tr2)
+	if err != nil || st2 == st || st2.Len() != st.Len() {
+		t.Fatalf("again: %v, same Stack %v", err, st2 == st)
+	}
+	for i := 0; i < st.Len(); i++ {
+		if a, b := st.Frame(i).Unwound(), st2.Frame(i).Unwound(); a != b {
+			t.Fatalf("frame %d: first walk %+v, replayed %+v", i, a, b)
+		}
+	}
 }
 
 // TestFrameVariablesFromTheWalk reads deep(n)'s argument in each of 301
