@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/unwind/cfi"
 	"github.com/sondedbg/sonde/variables"
@@ -145,6 +146,13 @@ func TestProgramAddresses(t *testing.T) {
 	if got, err := s.EntryAddress(proc); err != nil || "0x"+strconv.FormatUint(got, 16) != string(wantEntry[1]) {
 		t.Errorf("EntryAddress = %#x %v, gdb %s", got, err, wantEntry[1])
 	}
+	rd, err := s.Loader(proc)
+	if err != nil || rd == nil || rd.State != 0 {
+		t.Fatalf("Loader: %+v %v", rd, err)
+	}
+	if m := s.mustModules(t, proc).ForAddress(rd.Brk); m == nil || !m.Interpreter {
+		t.Errorf("r_brk %#x is not in the dynamic linker (%v)", rd.Brk, m)
+	}
 	names := s.LoadedNames(proc)
 	if len(names) == 0 {
 		t.Fatal("no link-map names")
@@ -181,6 +189,15 @@ func TestSymbolAt(t *testing.T) {
 		return
 	}
 	t.Error("no frame in deep")
+}
+
+func (s *Session) mustModules(t *testing.T, proc *target.Context) ModuleList {
+	t.Helper()
+	mods, err := s.Modules(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mods
 }
 
 var (
