@@ -3,7 +3,7 @@ package symbols
 import (
 	"sync"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // scopeTree is a unit's functions and inlined calls: one node per concrete
@@ -11,7 +11,7 @@ import (
 // from each address to the innermost node that covers it.
 type scopeTree struct {
 	nodes  []scopeNode
-	ranges []dwarfraw.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
+	ranges []dwarf.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
 	seg    segmentMap
 	vars   []globalVar // variables with a static address, outside functions
 	// mains are the nodes of functions marked DW_AT_main_subprogram (the
@@ -79,21 +79,21 @@ func (n *fnName) Display() string {
 // declInfo is what a DIE contributes to a function's name; strings stay
 // undecoded until a name is needed.
 type declInfo struct {
-	name, linkage dwarfraw.Field
-	ref           dwarfraw.Field // DW_AT_abstract_origin or DW_AT_specification
+	name, linkage dwarf.Field
+	ref           dwarf.Field // DW_AT_abstract_origin or DW_AT_specification
 	prefix        string
 }
 
-func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
+func (cu *compUnit) declOf(e *dwarf.Entry, prefix string) declInfo {
 	di := declInfo{prefix: prefix}
 	for _, f := range e.Fields {
 		switch f.Attr {
-		case dwarfraw.AttrName:
+		case dwarf.AttrName:
 			di.name = f
-		case dwarfraw.AttrLinkageName, dwarfraw.AttrMIPSLinkageName:
+		case dwarf.AttrLinkageName, dwarf.AttrMIPSLinkageName:
 			di.linkage = f
-		case dwarfraw.AttrAbstractOrigin, dwarfraw.AttrSpecification:
-			if di.ref.Class == dwarfraw.ClassNone {
+		case dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+			if di.ref.Class == dwarf.ClassNone {
 				di.ref = f
 			}
 		}
@@ -106,10 +106,10 @@ func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
 // DIE that has them.
 func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, hops int) {
 	for ; hops < 8; hops++ {
-		if n.linkage == "" && di.linkage.Class != dwarfraw.ClassNone {
+		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
 		}
-		if n.raw == "" && di.name.Class != dwarfraw.ClassNone {
+		if n.raw == "" && di.name.Class != dwarf.ClassNone {
 			n.raw, _ = cu.str(&di.name)
 			n.prefix = di.prefix
 		}
@@ -118,13 +118,13 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, 
 		}
 		var other *fnName
 		switch di.ref.Class {
-		case dwarfraw.ClassRef:
+		case dwarf.ClassRef:
 			if next, ok := decls[di.ref.Val]; ok {
 				di = next
 				continue
 			}
 			other, _ = cu.file.nameAt(di.ref.Val, hops+1)
-		case dwarfraw.ClassRefAlt:
+		case dwarf.ClassRefAlt:
 			if cu.file.alt != nil {
 				other, _ = cu.file.alt.nameAt(di.ref.Val, hops+1)
 			}
@@ -171,12 +171,12 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
 	var varDecls []declInfo                 // parallel to t.vars
 	t.nodes = make([]scopeNode, 0, guess)
-	t.ranges = make([]dwarfraw.Range, 0, guess)
+	t.ranges = make([]dwarf.Range, 0, guess)
 	type level struct {
 		node   int32
 		prefix string
 	}
-	var e dwarfraw.Entry
+	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return nil, cu.fail("read unit DIE", err)
 	}
@@ -185,7 +185,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	}
 	stack := []level{{node: -1}}
 	var walkErr error
-	var rs []dwarfraw.Range
+	var rs []dwarf.Range
 	for len(stack) > 0 && !ur.Done() {
 		if err := ur.NextSkipping(&e, scopeTag); err != nil {
 			walkErr = cu.fail("read DIE", err)
@@ -199,13 +199,13 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		descend := false
 		next := top
 		switch e.Tag {
-		case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine:
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
 			di := cu.declOf(&e, top.prefix)
 			rs, err = cu.rangesOf(&e, rs[:0])
 			if err != nil {
 				walkErr = cu.fail("read ranges", err)
 			}
-			inlined := e.Tag == dwarfraw.TagInlinedSubroutine
+			inlined := e.Tag == dwarf.TagInlinedSubroutine
 			if len(rs) == 0 || (inlined && top.node < 0) {
 				// A declaration or an abstract instance: what other DIEs
 				// refer to for names. DIEs with code are not referred to.
@@ -221,11 +221,11 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 				n.depth = t.nodes[top.node].depth + 1
 				for _, f := range e.Fields {
 					switch f.Attr {
-					case dwarfraw.AttrCallFile:
+					case dwarf.AttrCallFile:
 						n.callFile = uint32(f.Val)
-					case dwarfraw.AttrCallLine:
+					case dwarf.AttrCallLine:
 						n.callLine = uint32(f.Val)
-					case dwarfraw.AttrCallColumn:
+					case dwarf.AttrCallColumn:
 						n.callCol = uint32(f.Val)
 					}
 				}
@@ -233,32 +233,32 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 			n.r0 = int32(len(t.ranges))
 			t.ranges = append(t.ranges, rs...)
 			n.r1 = int32(len(t.ranges))
-			if f := e.Field(dwarfraw.AttrMainSubprogram); !inlined && f != nil && f.Class == dwarfraw.ClassFlag && f.Val != 0 {
+			if f := e.Field(dwarf.AttrMainSubprogram); !inlined && f != nil && f.Class == dwarf.ClassFlag && f.Val != 0 {
 				t.mains = append(t.mains, int32(len(t.nodes)))
 			}
 			t.nodes = append(t.nodes, n)
 			next.node = int32(len(t.nodes) - 1)
 			descend = true
-		case dwarfraw.TagVariable:
+		case dwarf.TagVariable:
 			if top.node >= 0 {
 				break
 			}
-			if addr, ok := cu.staticAddress(e.Field(dwarfraw.AttrLocation)); ok {
+			if addr, ok := cu.staticAddress(e.Field(dwarf.AttrLocation)); ok {
 				varDecls = append(varDecls, cu.declOf(&e, top.prefix))
 				t.vars = append(t.vars, globalVar{addr: addr, declOff: e.Offset})
-			} else if f := e.Field(dwarfraw.AttrDeclaration); f != nil {
+			} else if f := e.Field(dwarf.AttrDeclaration); f != nil {
 				decls[e.Offset] = cu.declOf(&e, top.prefix) // a static member, say
 			}
-		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
+		case dwarf.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
-		case dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
+		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
 			name := ""
-			if f := e.Field(dwarfraw.AttrName); f != nil {
+			if f := e.Field(dwarf.AttrName); f != nil {
 				name, _ = cu.str(f)
-			} else if f := e.Field(dwarfraw.AttrSignature); f != nil && f.Class == dwarfraw.ClassRefSig {
+			} else if f := e.Field(dwarf.AttrSignature); f != nil && f.Class == dwarf.ClassRefSig {
 				// A declaration standing for a type unit's type: the name is there.
 				name = cu.file.typeName(f.Val)
-			} else if e.Tag == dwarfraw.TagNamespace {
+			} else if e.Tag == dwarf.TagNamespace {
 				name = "(anonymous namespace)"
 			}
 			if name != "" {
@@ -287,7 +287,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		n := &t.nodes[i]
 		di := nodeDecls[i]
 		key := n.declOff
-		if di.ref.Class == dwarfraw.ClassRef {
+		if di.ref.Class == dwarf.ClassRef {
 			key = di.ref.Val // inlined and out-of-line copies share their origin's name
 		}
 		fn := names[key]
@@ -320,8 +320,8 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 
 // staticAddress decodes a location expression that is just an address
 // (DW_OP_addr or DW_OP_addrx), as for global and static variables.
-func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
-	if f == nil || f.Class != dwarfraw.ClassBlock || f.Len == 0 {
+func (cu *compUnit) staticAddress(f *dwarf.Field) (uint64, bool) {
+	if f == nil || f.Class != dwarf.ClassBlock || f.Len == 0 {
 		return 0, false
 	}
 	info := cu.data()
@@ -346,7 +346,7 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 				if i != len(b)-1 || shift > 63 {
 					return 0, false
 				}
-				v, err := dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
+				v, err := dwarf.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
 				return v, err == nil && v != 0
 			}
 		}
@@ -357,8 +357,8 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 // scopeTag reports the tags whose attributes buildScopes reads.
 func scopeTag(tag uint16) bool {
 	switch tag {
-	case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine, dwarfraw.TagVariable,
-		dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagVariable,
+		dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
 		return true
 	}
 	return false

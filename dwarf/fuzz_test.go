@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import (
 	"debug/elf"
@@ -9,7 +9,7 @@ import (
 
 // seedSections returns DWARF sections of a real gcc-built program.
 func seedSections(f *testing.F, flags ...string) map[string][]byte {
-	path, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: flags, Name: "dwarfraw_seed"})
+	path, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: flags, Name: "dwarf_seed"})
 	if err != nil {
 		f.Fatal(err)
 	}
