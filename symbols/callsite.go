@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/dwarf"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 )
 
 // Call-site DWARF: the DW_TAG_call_site entries (DWARF 5; DW_TAG_GNU_call_site

@@ -3,8 +3,8 @@ package symbols
 import (
 	"testing"
 
-	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/dwarf"
+	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // TestCallSites reads the call sites of testdata/uw_tail.c built -O2 in

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/sondedbg/sonde/pcache"
 	"github.com/sondedbg/sonde/dwarf"
+	"github.com/sondedbg/sonde/pcache"
 )
 
 var indexClientID = pcache.ClientID{Name: "symbols.cuindex", Version: 1}

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/dwarf"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 )
 
 // Range is a half-open address range [Lo, Hi).
