@@ -78,8 +78,8 @@ func FuzzLineTable(f *testing.F) {
 			if err != nil || lt == nil {
 				return
 			}
-			r := newReader("", line, off)
-			l, is64 := r.initialLength()
+			r := NewCursor("", line, off)
+			l, is64 := r.InitialLength()
 			if r.err != nil {
 				return
 			}

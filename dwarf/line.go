@@ -39,92 +39,124 @@ type LineStrings struct {
 // the unit's DW_AT_comp_dir (used to complete relative directories);
 // headerOnly stops after the file table (enough for DW_AT_call_file names).
 func ParseLineTable(data []byte, off uint64, compDir string, addrSize uint8, strs LineStrings, headerOnly bool) (*LineTable, error) {
-	const sec = ".debug_line"
-	r := newReader(sec, data, off)
-	length, is64 := r.initialLength()
+	r := NewCursor(".debug_line", data, off)
+	h, err := readLineHeader(&r, data, off, addrSize)
+	if err != nil {
+		return nil, err
+	}
+	t := &LineTable{Version: h.version}
+	if t.Files, err = readFileTables(&r, h, compDir, strs); err != nil {
+		return nil, err
+	}
+	if headerOnly {
+		return t, nil
+	}
+	if h.progStart > h.end || h.progStart < r.off {
+		return nil, &FormatError{r.sec, off, "header length inconsistent with the header"}
+	}
+	r.off = h.progStart
+	// Rows take 2-3 bytes of program each on typical compiler output.
+	t.Rows = make([]LineRow, 0, (h.end-h.progStart)/3+1)
+	err = runLineProgram(&r, h, t)
+	return t, err
+}
+
+// lineHeader is what the line program's interpretation needs of its header.
+type lineHeader struct {
+	version     uint16
+	is64        bool
+	addrSize    uint8
+	minInst     uint64
+	defaultStmt bool
+	lineBase    int64
+	lineRange   uint64
+	opcodeBase  uint8
+	stdLens     []byte // operand counts of the standard opcodes
+	progStart   uint64
+	end         uint64
+}
+
+// readLineHeader decodes the fixed part of a line program header, leaving r
+// at the directory table and limited to the program's bytes.
+func readLineHeader(r *Cursor, data []byte, off uint64, addrSize uint8) (*lineHeader, error) {
+	length, is64 := r.InitialLength()
 	if r.err != nil {
 		return nil, r.err
 	}
-	if length > r.remaining() {
-		return nil, &FormatError{sec, off, "line table length runs past the section end"}
+	if length > r.Remaining() {
+		return nil, &FormatError{r.sec, off, "line table length runs past the section end"}
 	}
-	end := r.off + length
-	r.data = data[:end]
-	t := &LineTable{Version: r.u16()}
-	if t.Version < 2 || t.Version > 5 {
-		return nil, &FormatError{sec, off, fmt.Sprintf("unsupported line table version %d", t.Version)}
+	h := &lineHeader{is64: is64, end: r.off + length, addrSize: addrSize}
+	r.data = data[:h.end]
+	h.version = r.U16()
+	if h.version < 2 || h.version > 5 {
+		return nil, &FormatError{r.sec, off, fmt.Sprintf("unsupported line table version %d", h.version)}
 	}
-	if t.Version >= 5 {
-		addrSize = r.u8()
-		r.u8() // segment selector size
+	if h.version >= 5 {
+		h.addrSize = r.U8()
+		r.U8() // segment selector size
 	}
-	headerLen := r.offset(is64)
-	progStart := r.off + headerLen
-	minInst := uint64(r.u8())
-	if t.Version >= 4 {
-		r.u8() // maximum operations per instruction: 1 on every ISA we read
+	headerLen := r.SecOffset(is64)
+	h.progStart = r.off + headerLen
+	h.minInst = uint64(r.U8())
+	if h.version >= 4 {
+		r.U8() // maximum operations per instruction: 1 on every ISA we read
 	}
-	defaultStmt := r.u8() != 0
-	lineBase := int64(int8(r.u8()))
-	lineRange := uint64(r.u8())
-	opcodeBase := r.u8()
+	h.defaultStmt = r.U8() != 0
+	h.lineBase = int64(int8(r.U8()))
+	h.lineRange = uint64(r.U8())
+	h.opcodeBase = r.U8()
 	if r.err != nil {
 		return nil, r.err
 	}
-	if lineRange == 0 || opcodeBase == 0 {
-		return nil, &FormatError{sec, off, "line_range or opcode_base is zero"}
+	if h.lineRange == 0 || h.opcodeBase == 0 {
+		return nil, &FormatError{r.sec, off, "line_range or opcode_base is zero"}
 	}
-	stdLens := r.bytes(uint64(opcodeBase - 1))
-	if t.Version >= 5 {
-		dirs, err := readEntryTable(&r, is64, strs, nil, compDir)
+	h.stdLens = r.Bytes(uint64(h.opcodeBase - 1))
+	return h, r.err
+}
+
+// readFileTables decodes the directory and file tables into file names.
+func readFileTables(r *Cursor, h *lineHeader, compDir string, strs LineStrings) ([]string, error) {
+	if h.version >= 5 {
+		dirs, err := readEntryTable(r, h.is64, strs, nil, compDir)
 		if err != nil {
 			return nil, err
 		}
 		if len(dirs) > 0 && compDir != "" && !strings.HasPrefix(dirs[0], "/") {
 			dirs[0] = compDir
 		}
-		t.Files, err = readEntryTable(&r, is64, strs, dirs, compDir)
-		if err != nil {
-			return nil, err
+		return readEntryTable(r, h.is64, strs, dirs, compDir)
+	}
+	dirs := []string{compDir}
+	for r.err == nil {
+		d := r.CStr()
+		if len(d) == 0 {
+			break
 		}
-	} else {
-		dirs := []string{compDir}
-		for r.err == nil {
-			d := r.cstring()
-			if len(d) == 0 {
-				break
-			}
-			dirs = append(dirs, joinDir(compDir, string(d)))
+		dirs = append(dirs, joinDir(compDir, string(d)))
+	}
+	files := []string{""}
+	for r.err == nil {
+		name := r.CStr()
+		if len(name) == 0 {
+			break
 		}
-		t.Files = []string{""}
-		for r.err == nil {
-			name := r.cstring()
-			if len(name) == 0 {
-				break
-			}
-			dir := r.uleb()
-			r.uleb()
-			r.uleb()
-			t.Files = append(t.Files, fileName(dirs, dir, string(name)))
-		}
+		dir := r.Uleb()
+		r.Uleb() // modification time
+		r.Uleb() // length
+		files = append(files, fileName(dirs, dir, string(name)))
 	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if headerOnly {
-		return t, nil
-	}
-	if progStart > end || progStart < r.off {
-		return nil, &FormatError{sec, off, "header length inconsistent with the header"}
-	}
-	r.off = progStart
-	// Rows take 2-3 bytes of program each on typical compiler output.
-	t.Rows = make([]LineRow, 0, (end-progStart)/3+1)
+	return files, r.err
+}
 
+// runLineProgram interprets the program from r's position to h.end,
+// appending t's rows (and the files DW_LNE_define_file adds).
+func runLineProgram(r *Cursor, h *lineHeader, t *LineTable) error {
 	var row LineRow
 	reset := func() {
 		row = LineRow{File: 1, Line: 1}
-		if defaultStmt {
+		if h.defaultStmt {
 			row.Flags = RowStmt
 		}
 	}
@@ -133,35 +165,32 @@ func ParseLineTable(data []byte, off uint64, compDir string, addrSize uint8, str
 		t.Rows = append(t.Rows, row)
 		row.Discriminator = 0
 	}
-	for r.err == nil && r.off < end {
-		op := r.u8()
+	for r.err == nil && r.off < h.end {
+		op := r.U8()
 		switch {
-		case op >= opcodeBase:
-			adj := uint64(op - opcodeBase)
-			row.Addr += minInst * (adj / lineRange)
-			row.Line = uint32(int64(row.Line) + lineBase + int64(adj%lineRange))
+		case op >= h.opcodeBase:
+			adj := uint64(op - h.opcodeBase)
+			row.Addr += h.minInst * (adj / h.lineRange)
+			row.Line = uint32(int64(row.Line) + h.lineBase + int64(adj%h.lineRange))
 			emit()
 		case op == 0:
-			n := r.uleb()
-			if n == 0 || n > r.remaining() {
-				r.fail("bad extended opcode length")
+			n := r.Uleb()
+			if n == 0 || n > r.Remaining() {
+				r.Fail("bad extended opcode length")
 				break
 			}
 			next := r.off + n
-			switch sub := r.u8(); sub {
+			switch sub := r.U8(); sub {
 			case 1: // DW_LNE_end_sequence
 				row.Flags |= RowEndSequence
 				emit()
 				reset()
 			case 2: // DW_LNE_set_address
-				row.Addr = r.sized(uint8(n - 1))
-			case 3: // DW_LNE_define_file
-				name := r.cstring()
-				dir := r.uleb()
-				_ = dir
-				t.Files = append(t.Files, string(name))
+				row.Addr = r.Sized(uint8(n - 1))
+			case 3: // DW_LNE_define_file: name, directory, time, length
+				t.Files = append(t.Files, string(r.CStr()))
 			case 4: // DW_LNE_set_discriminator
-				row.Discriminator = uint32(r.uleb())
+				row.Discriminator = uint32(r.Uleb())
 			}
 			if r.err == nil {
 				r.off = next
@@ -169,30 +198,27 @@ func ParseLineTable(data []byte, off uint64, compDir string, addrSize uint8, str
 		case op == 1: // DW_LNS_copy
 			emit()
 		case op == 2: // DW_LNS_advance_pc
-			row.Addr += minInst * r.uleb()
+			row.Addr += h.minInst * r.Uleb()
 		case op == 3: // DW_LNS_advance_line
-			row.Line = uint32(int64(row.Line) + r.sleb())
+			row.Line = uint32(int64(row.Line) + r.Sleb())
 		case op == 4: // DW_LNS_set_file
-			row.File = uint32(r.uleb())
+			row.File = uint32(r.Uleb())
 		case op == 5: // DW_LNS_set_column
-			row.Column = uint32(r.uleb())
+			row.Column = uint32(r.Uleb())
 		case op == 6: // DW_LNS_negate_stmt
 			row.Flags ^= RowStmt
 		case op == 7, op == 10, op == 11: // basic_block, prologue_end, epilogue_begin
 		case op == 8: // DW_LNS_const_add_pc
-			row.Addr += minInst * (uint64(255-opcodeBase) / lineRange)
+			row.Addr += h.minInst * (uint64(255-h.opcodeBase) / h.lineRange)
 		case op == 9: // DW_LNS_fixed_advance_pc
-			row.Addr += uint64(r.u16())
+			row.Addr += uint64(r.U16())
 		default: // DW_LNS_set_isa and unknown standard opcodes: skip their operands
-			for i := 0; i < int(stdLens[op-1]); i++ {
-				r.uleb()
+			for i := 0; i < int(h.stdLens[op-1]); i++ {
+				r.Uleb()
 			}
 		}
 	}
-	if r.err != nil {
-		return t, r.err
-	}
-	return t, nil
+	return r.err
 }
 
 // DW_LNCT_* content types of DWARF 5 directory and file entries.
@@ -202,18 +228,18 @@ const (
 )
 
 // readEntryTable reads a DWARF 5 directory (dirs == nil) or file name table.
-func readEntryTable(r *reader, is64 bool, strs LineStrings, dirs []string, compDir string) ([]string, error) {
-	nfmt := int(r.u8())
+func readEntryTable(r *Cursor, is64 bool, strs LineStrings, dirs []string, compDir string) ([]string, error) {
+	nfmt := int(r.U8())
 	type fmtPair struct{ content, form uint64 }
 	fmts := make([]fmtPair, 0, nfmt)
 	for i := 0; i < nfmt && r.err == nil; i++ {
-		fmts = append(fmts, fmtPair{r.uleb(), r.uleb()})
+		fmts = append(fmts, fmtPair{r.Uleb(), r.Uleb()})
 	}
-	count := r.uleb()
+	count := r.Uleb()
 	if r.err != nil {
 		return nil, r.err
 	}
-	if count > r.remaining() {
+	if count > r.Remaining() {
 		return nil, &FormatError{r.sec, r.off, fmt.Sprintf("entry count %d larger than the header", count)}
 	}
 	out := make([]string, 0, count)
@@ -225,9 +251,9 @@ func readEntryTable(r *reader, is64 bool, strs LineStrings, dirs []string, compD
 			var s string
 			switch f.form {
 			case formString:
-				s = string(r.cstring())
+				s = string(r.CStr())
 			case formLineStrp, formStrp:
-				o := r.offset(is64)
+				o := r.SecOffset(is64)
 				src, secName := strs.LineStr, ".debug_line_str"
 				if f.form == formStrp {
 					src, secName = strs.Str, ".debug_str"
@@ -238,21 +264,21 @@ func readEntryTable(r *reader, is64 bool, strs LineStrings, dirs []string, compD
 				}
 				s = str
 			case formUdata:
-				v = r.uleb()
+				v = r.Uleb()
 			case formData1:
-				v = uint64(r.u8())
+				v = uint64(r.U8())
 			case formData2:
-				v = uint64(r.u16())
+				v = uint64(r.U16())
 			case formData4:
-				v = uint64(r.u32())
+				v = uint64(r.U32())
 			case formData8:
-				v = r.u64()
+				v = r.U64()
 			case formData16:
-				r.skip(16)
+				r.Skip(16)
 			case formBlock:
-				r.skip(r.uleb())
+				r.Skip(r.Uleb())
 			default:
-				r.fail(fmt.Sprintf("unsupported form %#x in a line table entry", f.form))
+				r.Fail(fmt.Sprintf("unsupported form %#x in a line table entry", f.form))
 			}
 			switch f.content {
 			case lnctPath:
