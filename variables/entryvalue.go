@@ -4,8 +4,8 @@ import (
 	"debug/dwarf"
 	"errors"
 	"fmt"
-	dw "github.com/sondedbg/sonde/dwarf"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/dwarfexpr"
 )
 

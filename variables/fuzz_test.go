@@ -3,10 +3,10 @@ package variables
 import (
 	"encoding/binary"
 	"errors"
-	dw "github.com/sondedbg/sonde/dwarf"
 	"os"
 	"testing"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/symbols"
 )

@@ -168,13 +168,15 @@ func NewFromSections(s Sections) (r *Reader, err error) {
 	if len(hdrs) == 0 && err != nil {
 		return nil, &Error{Op: "open", Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
 	}
-	r.addUnits(hdrs, false, 0)
+	var ths []dw.Unit
 	if len(s.Types) > 0 {
 		// DWARF 4 type units: their offsets follow .debug_info's. A damaged
 		// unit ends the list; the units before it stay usable.
-		ths, _ := dw.ReadUnits(".debug_types", s.Types, true)
-		r.addUnits(ths, true, uint64(len(s.Info)))
+		ths, _ = dw.ReadUnits(".debug_types", s.Types, true)
 	}
+	r.units = make([]unitInfo, 0, len(hdrs)+len(ths))
+	r.addUnits(hdrs, false, 0)
+	r.addUnits(ths, true, uint64(len(s.Info)))
 	for _, u := range r.units {
 		if u.unitType == utType {
 			r.sigs[u.sig] = dwarf.Offset(u.typeOff)

@@ -4,6 +4,8 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"strings"
+
+	dw "github.com/sondedbg/sonde/dwarf"
 )
 
 // Kind is what a Type is.
@@ -677,16 +679,7 @@ func plusUconst(b []byte) (uint64, bool) {
 	if len(b) < 2 || b[0] != 0x23 {
 		return 0, false
 	}
-	var v uint64
-	var shift uint
-	for i := 1; i < len(b); i++ {
-		if shift < 64 {
-			v |= uint64(b[i]&0x7f) << shift
-		}
-		shift += 7
-		if b[i]&0x80 == 0 {
-			return v, i == len(b)-1
-		}
-	}
-	return 0, false
+	c := dw.NewCursor("DW_AT_data_member_location", b, 1)
+	v := c.Uleb()
+	return v, c.Err() == nil && c.Remaining() == 0
 }
