@@ -7,9 +7,8 @@ import (
 )
 
 // typeUnits indexes a file's type units (DWARF 5 type units in .debug_info,
-// DWARF 4 .debug_types) by type signature. Go's debug/dwarf cannot resolve
-// DW_FORM_ref_sig8 into DWARF 5 type units; here a signature leads to its
-// unit and type DIE. Symbolization needs it for one thing: the name of a
+// DWARF 4 .debug_types) by type signature: a signature leads to its unit and
+// type DIE. Symbolization needs it for one thing: the name of a
 // class that a unit only declares by signature, when building a qualified
 // function name from DIE parents.
 type typeUnits struct {
