@@ -153,6 +153,9 @@ func readFileTables(r *Cursor, h *lineHeader, compDir string, strs LineStrings) 
 // runLineProgram interprets the program from r's position to h.end,
 // appending t's rows (and the files DW_LNE_define_file adds).
 func runLineProgram(r *Cursor, h *lineHeader, t *LineTable) error {
+	// The header's numbers in locals: the loop's appends would otherwise
+	// make the compiler reload them through h.
+	minInst, lineBase, lineRange, opcodeBase, end := h.minInst, h.lineBase, h.lineRange, h.opcodeBase, h.end
 	var row LineRow
 	reset := func() {
 		row = LineRow{File: 1, Line: 1}
@@ -165,13 +168,13 @@ func runLineProgram(r *Cursor, h *lineHeader, t *LineTable) error {
 		t.Rows = append(t.Rows, row)
 		row.Discriminator = 0
 	}
-	for r.err == nil && r.off < h.end {
+	for r.err == nil && r.off < end {
 		op := r.U8()
 		switch {
-		case op >= h.opcodeBase:
-			adj := uint64(op - h.opcodeBase)
-			row.Addr += h.minInst * (adj / h.lineRange)
-			row.Line = uint32(int64(row.Line) + h.lineBase + int64(adj%h.lineRange))
+		case op >= opcodeBase:
+			adj := uint64(op - opcodeBase)
+			row.Addr += minInst * (adj / lineRange)
+			row.Line = uint32(int64(row.Line) + lineBase + int64(adj%lineRange))
 			emit()
 		case op == 0:
 			n := r.Uleb()
@@ -198,7 +201,7 @@ func runLineProgram(r *Cursor, h *lineHeader, t *LineTable) error {
 		case op == 1: // DW_LNS_copy
 			emit()
 		case op == 2: // DW_LNS_advance_pc
-			row.Addr += h.minInst * r.Uleb()
+			row.Addr += minInst * r.Uleb()
 		case op == 3: // DW_LNS_advance_line
 			row.Line = uint32(int64(row.Line) + r.Sleb())
 		case op == 4: // DW_LNS_set_file
@@ -209,7 +212,7 @@ func runLineProgram(r *Cursor, h *lineHeader, t *LineTable) error {
 			row.Flags ^= RowStmt
 		case op == 7, op == 10, op == 11: // basic_block, prologue_end, epilogue_begin
 		case op == 8: // DW_LNS_const_add_pc
-			row.Addr += h.minInst * (uint64(255-h.opcodeBase) / h.lineRange)
+			row.Addr += minInst * (uint64(255-opcodeBase) / lineRange)
 		case op == 9: // DW_LNS_fixed_advance_pc
 			row.Addr += uint64(r.U16())
 		default: // DW_LNS_set_isa and unknown standard opcodes: skip their operands
