@@ -7,8 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/symbols/elfsym"
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
 // Call-site DWARF: the DW_TAG_call_site entries (DWARF 5; DW_TAG_GNU_call_site
@@ -202,7 +202,7 @@ func (d *dwarfFile) callSitesAt(pc uint64) (*unitCallSites, error) {
 // callSiteTag reports the tags whose attributes readCallSites reads.
 func callSiteTag(tag uint16) bool {
 	switch tag {
-	case tagCallSite, tagGNUCallSite, tagCallSiteParameter, tagGNUCallSiteParameter, dwarfraw.TagSubprogram:
+	case tagCallSite, tagGNUCallSite, tagCallSiteParameter, tagGNUCallSiteParameter, dwarf.TagSubprogram:
 		return true
 	}
 	return false
@@ -211,9 +211,9 @@ func callSiteTag(tag uint16) bool {
 // containsCalls reports whether DIEs with tag may hold call sites below them.
 func containsCalls(tag uint16) bool {
 	switch tag {
-	case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine, dwarfraw.TagLexicalBlock,
-		tagTryBlock, tagCatchBlock, dwarfraw.TagNamespace, dwarfraw.TagClassType,
-		dwarfraw.TagStructureType, dwarfraw.TagUnionType, tagCallSite, tagGNUCallSite:
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagLexicalBlock,
+		tagTryBlock, tagCatchBlock, dwarf.TagNamespace, dwarf.TagClassType,
+		dwarf.TagStructureType, dwarf.TagUnionType, tagCallSite, tagGNUCallSite:
 		return true
 	}
 	return false
@@ -231,7 +231,7 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 		out.err = err
 		return out
 	}
-	var e dwarfraw.Entry
+	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		out.err = cu.fail("read unit DIE", err)
 		return out
@@ -244,7 +244,7 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 		site int    // index in out.sites of the enclosing call site, -1 outside one
 	}
 	stack := []level{{site: -1}}
-	var rs []dwarfraw.Range
+	var rs []dwarf.Range
 	for len(stack) > 0 && !ur.Done() {
 		if err := ur.NextSkipping(&e, callSiteTag); err != nil {
 			out.err = cu.fail("read DIE", err)
@@ -257,7 +257,7 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 		top := stack[len(stack)-1]
 		next := level{fn: top.fn, site: -1}
 		switch e.Tag {
-		case dwarfraw.TagSubprogram:
+		case dwarf.TagSubprogram:
 			if entry, ok := cu.entryPC(&e, &rs); ok {
 				next.fn = entry
 				out.funcs = append(out.funcs, entry)
@@ -294,7 +294,7 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 // entryPC returns a function DIE's entry address: DW_AT_entry_pc, else
 // DW_AT_low_pc, else the start of its first range (GCC lists the hot part
 // of a split function first). ok is false for DIEs without code.
-func (cu *compUnit) entryPC(e *dwarfraw.Entry, rs *[]dwarfraw.Range) (uint64, bool) {
+func (cu *compUnit) entryPC(e *dwarf.Entry, rs *[]dwarf.Range) (uint64, bool) {
 	var err error
 	*rs, err = cu.rangesOf(e, (*rs)[:0])
 	if err != nil || len(*rs) == 0 {
@@ -302,19 +302,19 @@ func (cu *compUnit) entryPC(e *dwarfraw.Entry, rs *[]dwarfraw.Range) (uint64, bo
 	}
 	if f := e.Field(attrEntryPC); f != nil {
 		switch f.Class {
-		case dwarfraw.ClassAddress, dwarfraw.ClassAddrx:
+		case dwarf.ClassAddress, dwarf.ClassAddrx:
 			if v, err := cu.addr(f); err == nil {
 				return v, true
 			}
-		case dwarfraw.ClassConst: // DWARF 5: an offset from the low pc
-			if low := e.Field(dwarfraw.AttrLowPC); low != nil {
+		case dwarf.ClassConst: // DWARF 5: an offset from the low pc
+			if low := e.Field(dwarf.AttrLowPC); low != nil {
 				if v, err := cu.addr(low); err == nil {
 					return v + f.Val, true
 				}
 			}
 		}
 	}
-	if low := e.Field(dwarfraw.AttrLowPC); low != nil {
+	if low := e.Field(dwarf.AttrLowPC); low != nil {
 		if v, err := cu.addr(low); err == nil {
 			return v, true
 		}
@@ -324,8 +324,8 @@ func (cu *compUnit) entryPC(e *dwarfraw.Entry, rs *[]dwarfraw.Range) (uint64, bo
 
 // block returns the bytes of a block-class attribute, nil when f is not one
 // or lies outside the unit's section.
-func (cu *compUnit) block(f *dwarfraw.Field) []byte {
-	if f == nil || f.Class != dwarfraw.ClassBlock {
+func (cu *compUnit) block(f *dwarf.Field) []byte {
+	if f == nil || f.Class != dwarf.ClassBlock {
 		return nil
 	}
 	data := cu.data()
@@ -337,27 +337,27 @@ func (cu *compUnit) block(f *dwarfraw.Field) []byte {
 
 // callSite decodes one call-site DIE; ok is false without a return address
 // (gdb skips such DIEs too).
-func (cu *compUnit) callSite(e *dwarfraw.Entry, fn uint64) (CallSite, bool) {
+func (cu *compUnit) callSite(e *dwarf.Entry, fn uint64) (CallSite, bool) {
 	s := CallSite{Func: fn, Offset: e.Offset}
-	var ret, target, origin *dwarfraw.Field
+	var ret, target, origin *dwarf.Field
 	for i := range e.Fields {
 		f := &e.Fields[i]
 		switch f.Attr {
 		case attrCallReturnPC:
 			ret = f
-		case dwarfraw.AttrLowPC:
+		case dwarf.AttrLowPC:
 			if ret == nil {
 				ret = f
 			}
 		case attrCallPC:
 			s.CallPC, _ = cu.addr(f)
 		case attrCallTailCall, attrGNUTailCall:
-			s.Tail = f.Class == dwarfraw.ClassFlag && f.Val != 0
+			s.Tail = f.Class == dwarf.ClassFlag && f.Val != 0
 		case attrCallTarget, attrGNUCallSiteTarget:
 			target = f
 		case attrCallOrigin:
 			origin = f
-		case dwarfraw.AttrAbstractOrigin:
+		case dwarf.AttrAbstractOrigin:
 			if origin == nil {
 				origin = f
 			}
@@ -373,7 +373,7 @@ func (cu *compUnit) callSite(e *dwarfraw.Entry, fn uint64) (CallSite, bool) {
 	s.ReturnPC = v
 	// gdb's order: DW_AT_call_target first, then the origin.
 	switch {
-	case target != nil && target.Class == dwarfraw.ClassBlock:
+	case target != nil && target.Class == dwarf.ClassBlock:
 		if b := cu.block(target); len(b) > 0 {
 			s.Target = CallTarget{Kind: TargetExpr, Expr: b}
 		}
@@ -387,11 +387,11 @@ func (cu *compUnit) callSite(e *dwarfraw.Entry, fn uint64) (CallSite, bool) {
 
 // originTarget resolves a reference to the callee's DIE: its entry address
 // when it has code, else its name.
-func (cu *compUnit) originTarget(f *dwarfraw.Field) CallTarget {
+func (cu *compUnit) originTarget(f *dwarf.Field) CallTarget {
 	switch f.Class {
-	case dwarfraw.ClassRef:
+	case dwarf.ClassRef:
 		return cu.file.targetAt(f.Val)
-	case dwarfraw.ClassRefAlt:
+	case dwarf.ClassRefAlt:
 		if cu.file.alt != nil {
 			if n, err := cu.file.alt.nameAt(f.Val, 0); err == nil && n != nil {
 				return nameTarget(n)
@@ -421,11 +421,11 @@ func (d *dwarfFile) targetAt(off uint64) CallTarget {
 	if err != nil || ur.Seek(off) != nil {
 		return CallTarget{}
 	}
-	var e dwarfraw.Entry
-	if ur.Next(&e) != nil || e.Tag != dwarfraw.TagSubprogram {
+	var e dwarf.Entry
+	if ur.Next(&e) != nil || e.Tag != dwarf.TagSubprogram {
 		return CallTarget{}
 	}
-	var rs []dwarfraw.Range
+	var rs []dwarf.Range
 	if entry, ok := cu.entryPC(&e, &rs); ok {
 		return CallTarget{Kind: TargetAddress, Addr: entry}
 	}
@@ -437,19 +437,19 @@ func (d *dwarfFile) targetAt(off uint64) CallTarget {
 }
 
 // callSiteParam decodes one call-site parameter DIE.
-func (cu *compUnit) callSiteParam(e *dwarfraw.Entry) CallSiteParam {
+func (cu *compUnit) callSiteParam(e *dwarf.Entry) CallSiteParam {
 	var p CallSiteParam
 	for i := range e.Fields {
 		f := &e.Fields[i]
 		switch f.Attr {
-		case dwarfraw.AttrLocation:
+		case dwarf.AttrLocation:
 			p.Location = cu.block(f)
 		case attrCallValue, attrGNUCallSiteValue:
 			p.Value = cu.block(f)
 		case attrCallDataValue, attrGNUCallDataValue:
 			p.DataValue = cu.block(f)
 		case attrCallParameter:
-			if f.Class == dwarfraw.ClassRef {
+			if f.Class == dwarf.ClassRef {
 				p.Origin = f.Val
 			}
 		}

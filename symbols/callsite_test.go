@@ -3,8 +3,8 @@ package symbols
 import (
 	"testing"
 
+	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
 // TestCallSites reads the call sites of testdata/uw_tail.c built -O2 in
@@ -100,9 +100,9 @@ func FuzzCallSites(f *testing.F) {
 	f.Add(sec.info[:len(sec.info)/2])
 	f.Fuzz(func(t *testing.T, info []byte) {
 		d := &dwarfFile{name: "fuzz", ef: b.dw.ef, eager: true, sec: sec,
-			abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}
+			abbrevs: map[uint64]*dwarf.AbbrevTable{}, decls: map[uint64]*fnName{}}
 		d.sec.info = info
-		units, _ := dwarfraw.ReadUnits(".debug_info", info, false)
+		units, _ := dwarf.ReadUnits(".debug_info", info, false)
 		for i := range units {
 			cu := &compUnit{file: d, hdr: units[i]}
 			d.units = append(d.units, cu)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // sectionID names one of the DWARF sections the symbols package reads.
@@ -114,7 +114,7 @@ type dwarfFile struct {
 	indexErrs []error     // problems found while indexing (non-fatal)
 
 	abbrevMu sync.Mutex
-	abbrevs  map[uint64]*dwarfraw.AbbrevTable
+	abbrevs  map[uint64]*dwarf.AbbrevTable
 
 	declMu sync.Mutex
 	decls  map[uint64]*fnName // names of DIEs referenced from other units
@@ -134,7 +134,7 @@ type dwarfFile struct {
 // before a lookup needs it.
 func newDWARFFile(ef *elfFile, dwo bool) (*dwarfFile, error) {
 	d := &dwarfFile{name: ef.name, ef: ef, isDWO: dwo, eager: dwo,
-		abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}
+		abbrevs: map[uint64]*dwarf.AbbrevTable{}, decls: map[uint64]*fnName{}}
 	if dwo {
 		sec, err := loadDWARFSections(ef, dwo)
 		if err != nil {
@@ -178,13 +178,13 @@ func (d *dwarfFile) fail(op string, err error) error {
 	return &Error{File: d.name, Op: op, Err: err}
 }
 
-func (d *dwarfFile) abbrevTable(off uint64) (*dwarfraw.AbbrevTable, error) {
+func (d *dwarfFile) abbrevTable(off uint64) (*dwarf.AbbrevTable, error) {
 	d.abbrevMu.Lock()
 	defer d.abbrevMu.Unlock()
 	if t, ok := d.abbrevs[off]; ok {
 		return t, nil
 	}
-	t, err := dwarfraw.ParseAbbrevs(".debug_abbrev", d.section(secAbbrev), off)
+	t, err := dwarf.ParseAbbrevs(".debug_abbrev", d.section(secAbbrev), off)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (d *dwarfFile) index() {
 			return
 		}
 		defer d.persistIndex(true)
-		hdrs, err := dwarfraw.ReadUnits(".debug_info", d.section(secInfo), false)
+		hdrs, err := dwarf.ReadUnits(".debug_info", d.section(secInfo), false)
 		if err != nil {
 			d.indexErrs = append(d.indexErrs, d.fail("read unit headers", err))
 		}
@@ -215,7 +215,7 @@ func (d *dwarfFile) index() {
 		var spans []span
 		covered := make([]bool, len(hdrs))
 		if len(d.section(secAranges)) > 0 {
-			ar, err := dwarfraw.ReadAranges(d.section(secAranges))
+			ar, err := dwarf.ReadAranges(d.section(secAranges))
 			trusted := err == nil
 			for _, a := range ar {
 				if _, ok := byOffset[a.UnitOffset]; !ok {
@@ -236,7 +236,7 @@ func (d *dwarfFile) index() {
 			}
 		}
 		for i, cu := range d.units {
-			if covered[i] || (cu.hdr.Type != dwarfraw.UnitCompile && cu.hdr.Type != dwarfraw.UnitSkeleton) {
+			if covered[i] || (cu.hdr.Type != dwarf.UnitCompile && cu.hdr.Type != dwarf.UnitSkeleton) {
 				continue
 			}
 			if err := cu.readUnitDIE(); err != nil {
@@ -301,11 +301,11 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 	if err != nil {
 		return nil, d.fail("resolve name", err)
 	}
-	ur := dwarfraw.NewUnitReader(".debug_info", d.section(secInfo), &cu.hdr, ab)
+	ur := dwarf.NewUnitReader(".debug_info", d.section(secInfo), &cu.hdr, ab)
 	if err := ur.Seek(off); err != nil {
 		return nil, d.fail("resolve name", err)
 	}
-	var e dwarfraw.Entry
+	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return nil, d.fail("resolve name", err)
 	}

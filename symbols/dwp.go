@@ -4,14 +4,14 @@ import (
 	"errors"
 	"os"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // dwpFile is a DWARF package (.dwp): the .dwo sections of many units
 // concatenated, with .debug_cu_index saying which slice belongs to which DWO id.
 type dwpFile struct {
 	file    *dwarfFile
-	entries map[uint64]dwarfraw.DWPContribution
+	entries map[uint64]dwarf.DWPContribution
 }
 
 func (s *dwoSet) package_() (*dwpFile, error) {
@@ -32,7 +32,7 @@ func (s *dwoSet) package_() (*dwpFile, error) {
 			s.dwpErr = err
 			return
 		}
-		entries, err := dwarfraw.ReadDWPIndex(idx)
+		entries, err := dwarf.ReadDWPIndex(idx)
 		if err != nil {
 			s.dwpErr = &Error{File: path, Op: "read .debug_cu_index", Err: err}
 			return
@@ -52,9 +52,9 @@ func (p *dwpFile) unit(skel *compUnit) (*compUnit, error) {
 	// Each unit sees its own slices of the package's sections: make a view.
 	full := p.file
 	sub := &dwarfFile{name: full.name, ef: full.ef, isDWO: true, eager: true, sec: full.sec,
-		abbrevs: map[uint64]*dwarfraw.AbbrevTable{}, decls: map[uint64]*fnName{}}
+		abbrevs: map[uint64]*dwarf.AbbrevTable{}, decls: map[uint64]*fnName{}}
 	var err error
-	slice := func(b []byte, r dwarfraw.SectionSlice) []byte {
+	slice := func(b []byte, r dwarf.SectionSlice) []byte {
 		if r.Size == 0 && r.Offset == 0 {
 			return b
 		}

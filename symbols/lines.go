@@ -3,18 +3,18 @@ package symbols
 import (
 	"sort"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // lineTable is a unit's line-number matrix with its sequences sorted by
 // address, so that one binary search finds the row for an address.
 type lineTable struct {
 	files []string
-	rows  []dwarfraw.LineRow
+	rows  []dwarf.LineRow
 	addrs addrIndex // rows[i].Addr, for the search
 }
 
-func newLineTable(t *dwarfraw.LineTable) *lineTable {
+func newLineTable(t *dwarf.LineTable) *lineTable {
 	lt := &lineTable{files: t.Files}
 	// Split into sequences (each ends with an end_sequence row), sort them by
 	// start address, and concatenate.
@@ -22,7 +22,7 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 	var seqs []seq
 	start := 0
 	for i, r := range t.Rows {
-		if r.Flags&dwarfraw.RowEndSequence != 0 {
+		if r.Flags&dwarf.RowEndSequence != 0 {
 			seqs = append(seqs, seq{start, i + 1})
 			start = i + 1
 		}
@@ -55,16 +55,16 @@ func newLineTable(t *dwarfraw.LineTable) *lineTable {
 	}
 	rows := t.Rows[:0]
 	if !sorted {
-		rows = make([]dwarfraw.LineRow, 0, len(t.Rows))
+		rows = make([]dwarf.LineRow, 0, len(t.Rows))
 	}
 	for _, s := range seqs {
 		part := t.Rows[s.i:s.j]
 		// Rows of a sequence must not go backwards; a corrupt one is sorted
 		// rather than trusted (the end row stays last).
 		if !sort.SliceIsSorted(part, func(a, b int) bool { return part[a].Addr < part[b].Addr }) {
-			part = append([]dwarfraw.LineRow(nil), part...)
+			part = append([]dwarf.LineRow(nil), part...)
 			sort.SliceStable(part, func(a, b int) bool {
-				ea, eb := part[a].Flags&dwarfraw.RowEndSequence != 0, part[b].Flags&dwarfraw.RowEndSequence != 0
+				ea, eb := part[a].Flags&dwarf.RowEndSequence != 0, part[b].Flags&dwarf.RowEndSequence != 0
 				if ea != eb {
 					return eb
 				}
@@ -92,12 +92,12 @@ func (lt *lineTable) find(pc uint64) int {
 // pick applies gdb's choice to row i, the last row at or before an address.
 func (lt *lineTable) pick(i int) int {
 	rows := lt.rows
-	if i < 0 || rows[i].Flags&dwarfraw.RowEndSequence != 0 {
+	if i < 0 || rows[i].Flags&dwarf.RowEndSequence != 0 {
 		return -1
 	}
-	if rows[i].Flags&dwarfraw.RowStmt == 0 {
-		for j := i - 1; j >= 0 && rows[j].Addr == rows[i].Addr && rows[j].Flags&dwarfraw.RowEndSequence == 0; j-- {
-			if rows[j].Flags&dwarfraw.RowStmt != 0 {
+	if rows[i].Flags&dwarf.RowStmt == 0 {
+		for j := i - 1; j >= 0 && rows[j].Addr == rows[i].Addr && rows[j].Flags&dwarf.RowEndSequence == 0; j-- {
+			if rows[j].Flags&dwarf.RowStmt != 0 {
 				return j
 			}
 		}
@@ -124,8 +124,8 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 			return
 		}
 		d := cu.file
-		t, err := dwarfraw.ParseLineTable(d.section(secLine), cu.stmtList, cu.compDir, cu.hdr.AddrSize,
-			dwarfraw.LineStrings{Str: d.section(secStr), LineStr: d.section(secLineStr)}, false)
+		t, err := dwarf.ParseLineTable(d.section(secLine), cu.stmtList, cu.compDir, cu.hdr.AddrSize,
+			dwarf.LineStrings{Str: d.section(secStr), LineStr: d.section(secLineStr)}, false)
 		if t != nil {
 			cu.lines = newLineTable(t)
 		}
@@ -146,8 +146,8 @@ func (cu *compUnit) lineTable() (*lineTable, error) {
 //     address (gdb ends the previous file's range there);
 //   - line-0 rows (code attributed to no line) are dropped;
 //   - rows at the end-of-sequence address are dropped.
-func appendGDBRows(out, seq []dwarfraw.LineRow, canon []uint32) []dwarfraw.LineRow {
-	file := func(r *dwarfraw.LineRow) uint32 {
+func appendGDBRows(out, seq []dwarf.LineRow, canon []uint32) []dwarf.LineRow {
+	file := func(r *dwarf.LineRow) uint32 {
 		if int(r.File) < len(canon) {
 			return canon[r.File]
 		}
@@ -160,7 +160,7 @@ func appendGDBRows(out, seq []dwarfraw.LineRow, canon []uint32) []dwarfraw.LineR
 	stmtAtAddr := false
 	start := len(out)
 	for _, r := range seq {
-		if r.Flags&dwarfraw.RowEndSequence != 0 {
+		if r.Flags&dwarf.RowEndSequence != 0 {
 			// Rows at the end address describe no code: gdb drops them.
 			for len(out) > start && out[len(out)-1].Addr == r.Addr {
 				out = out[:len(out)-1]
@@ -177,7 +177,7 @@ func appendGDBRows(out, seq []dwarfraw.LineRow, canon []uint32) []dwarfraw.LineR
 		if r.Addr != lastAddr {
 			stmtAtAddr = false
 		}
-		stmt := r.Flags&dwarfraw.RowStmt != 0
+		stmt := r.Flags&dwarf.RowStmt != 0
 		fileChanged := file(&r) != lastFile
 		ignore := r.Line == 0 || (fileChanged && r.Addr == lastAddr && !stmt && stmtAtAddr)
 		stmtAtAddr = stmtAtAddr || stmt

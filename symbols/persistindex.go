@@ -14,14 +14,14 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/pcache"
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
 var indexClientID = pcache.ClientID{Name: "symbols.cuindex", Version: 1}
 
 const (
-	unitRecord    = 56 // packed dwarfraw.Unit
+	unitRecord    = 56 // packed dwarf.Unit
 	segmentRecord = 12 // start u64, unit index i32
 	indexUnits    = "units"
 	indexSegments = "segments"
@@ -107,7 +107,7 @@ func (d *dwarfFile) decodeIndex(units, segs []byte) ([]*compUnit, segmentMap, er
 	prevEnd := uint64(0)
 	for i := range out {
 		b := units[i*unitRecord:]
-		h := dwarfraw.Unit{
+		h := dwarf.Unit{
 			Offset: le.Uint64(b), DataOffset: le.Uint64(b[8:]), End: le.Uint64(b[16:]),
 			AbbrevOff: le.Uint64(b[24:]), Signature: le.Uint64(b[32:]), TypeOffset: le.Uint64(b[40:]),
 			Version: le.Uint16(b[48:]), Type: b[50], Is64: b[51] == 1, AddrSize: b[52],

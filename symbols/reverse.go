@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/symbols/elfsym"
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
 // Range is a half-open address range [Lo, Hi).
@@ -59,7 +59,7 @@ func (d *dwarfFile) forEachUnit(fn func(cu, du *compUnit, t *scopeTree)) []error
 	d.index()
 	var errs []error
 	for _, cu := range d.units {
-		if cu.hdr.Type != dwarfraw.UnitCompile && cu.hdr.Type != dwarfraw.UnitSkeleton {
+		if cu.hdr.Type != dwarf.UnitCompile && cu.hdr.Type != dwarf.UnitSkeleton {
 			continue
 		}
 		du, err := cu.dieUnit()
@@ -345,7 +345,7 @@ func (b *Binary) LookupLine(file string, line int) (_ []LineLocation, err error)
 	var errs []error
 	b.dw.index()
 	for _, cu := range b.dw.units {
-		if cu.hdr.Type != dwarfraw.UnitCompile && cu.hdr.Type != dwarfraw.UnitSkeleton {
+		if cu.hdr.Type != dwarf.UnitCompile && cu.hdr.Type != dwarf.UnitSkeleton {
 			continue
 		}
 		lt, err := cu.lineTable()
@@ -366,7 +366,7 @@ func (b *Binary) LookupLine(file string, line int) (_ []LineLocation, err error)
 			continue
 		}
 		for i, r := range lt.rows {
-			if r.Flags&dwarfraw.RowStmt == 0 || r.Flags&dwarfraw.RowEndSequence != 0 ||
+			if r.Flags&dwarf.RowStmt == 0 || r.Flags&dwarf.RowEndSequence != 0 ||
 				int(r.File) >= len(match) || !match[r.File] || r.Line < uint32(line) {
 				continue
 			}
@@ -453,7 +453,7 @@ func (b *Binary) LineAt(addr uint64) (info LineInfo, ok bool, err error) {
 	}
 	r := lt.rows[i]
 	info = LineInfo{File: lt.file(r.File), Line: int(r.Line), Column: int(r.Column), Start: r.Addr, End: r.Addr,
-		IsStmt: r.Flags&dwarfraw.RowStmt != 0}
+		IsStmt: r.Flags&dwarf.RowStmt != 0}
 	for j := i + 1; j < len(lt.rows); j++ {
 		if lt.rows[j].Addr > r.Addr {
 			info.End = lt.rows[j].Addr
@@ -492,21 +492,21 @@ func (b *Binary) LineSequence(addr uint64) (_ []LineEntry, err error) {
 	}
 	rows := lt.rows
 	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > addr }) - 1
-	if i < 0 || rows[i].Flags&dwarfraw.RowEndSequence != 0 {
+	if i < 0 || rows[i].Flags&dwarf.RowEndSequence != 0 {
 		return nil, err
 	}
 	lo := i
-	for lo > 0 && rows[lo-1].Flags&dwarfraw.RowEndSequence == 0 {
+	for lo > 0 && rows[lo-1].Flags&dwarf.RowEndSequence == 0 {
 		lo--
 	}
 	hi := i
-	for hi < len(rows)-1 && rows[hi].Flags&dwarfraw.RowEndSequence == 0 {
+	for hi < len(rows)-1 && rows[hi].Flags&dwarf.RowEndSequence == 0 {
 		hi++
 	}
 	out := make([]LineEntry, 0, hi-lo+1)
 	for _, r := range rows[lo : hi+1] {
 		out = append(out, LineEntry{Addr: r.Addr, File: lt.file(r.File), Line: int(r.Line), Column: int(r.Column),
-			IsStmt: r.Flags&dwarfraw.RowStmt != 0, EndSequence: r.Flags&dwarfraw.RowEndSequence != 0})
+			IsStmt: r.Flags&dwarf.RowStmt != 0, EndSequence: r.Flags&dwarf.RowEndSequence != 0})
 	}
 	return out, err
 }

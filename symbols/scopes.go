@@ -3,7 +3,7 @@ package symbols
 import (
 	"sync"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // scopeTree is a unit's functions and inlined calls: one node per concrete
@@ -11,7 +11,7 @@ import (
 // from each address to the innermost node that covers it.
 type scopeTree struct {
 	nodes  []scopeNode
-	ranges []dwarfraw.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
+	ranges []dwarf.Range // node i's ranges are ranges[nodes[i].r0:nodes[i].r1]
 	seg    segmentMap
 	vars   []globalVar // variables with a static address, outside functions
 	// mains are the nodes of functions marked DW_AT_main_subprogram (the
@@ -79,21 +79,21 @@ func (n *fnName) Display() string {
 // declInfo is what a DIE contributes to a function's name; strings stay
 // undecoded until a name is needed.
 type declInfo struct {
-	name, linkage dwarfraw.Field
-	ref           dwarfraw.Field // DW_AT_abstract_origin or DW_AT_specification
+	name, linkage dwarf.Field
+	ref           dwarf.Field // DW_AT_abstract_origin or DW_AT_specification
 	prefix        string
 }
 
-func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
+func (cu *compUnit) declOf(e *dwarf.Entry, prefix string) declInfo {
 	di := declInfo{prefix: prefix}
 	for _, f := range e.Fields {
 		switch f.Attr {
-		case dwarfraw.AttrName:
+		case dwarf.AttrName:
 			di.name = f
-		case dwarfraw.AttrLinkageName, dwarfraw.AttrMIPSLinkageName:
+		case dwarf.AttrLinkageName, dwarf.AttrMIPSLinkageName:
 			di.linkage = f
-		case dwarfraw.AttrAbstractOrigin, dwarfraw.AttrSpecification:
-			if di.ref.Class == dwarfraw.ClassNone {
+		case dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
+			if di.ref.Class == dwarf.ClassNone {
 				di.ref = f
 			}
 		}
@@ -106,10 +106,10 @@ func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
 // DIE that has them.
 func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, hops int) {
 	for ; hops < 8; hops++ {
-		if n.linkage == "" && di.linkage.Class != dwarfraw.ClassNone {
+		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
 		}
-		if n.raw == "" && di.name.Class != dwarfraw.ClassNone {
+		if n.raw == "" && di.name.Class != dwarf.ClassNone {
 			n.raw, _ = cu.str(&di.name)
 			n.prefix = di.prefix
 		}
@@ -118,13 +118,13 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, 
 		}
 		var other *fnName
 		switch di.ref.Class {
-		case dwarfraw.ClassRef:
+		case dwarf.ClassRef:
 			if next, ok := decls[di.ref.Val]; ok {
 				di = next
 				continue
 			}
 			other, _ = cu.file.nameAt(di.ref.Val, hops+1)
-		case dwarfraw.ClassRefAlt:
+		case dwarf.ClassRefAlt:
 			if cu.file.alt != nil {
 				other, _ = cu.file.alt.nameAt(di.ref.Val, hops+1)
 			}
@@ -147,6 +147,24 @@ func (cu *compUnit) scopeTree() (*scopeTree, error) {
 	return cu.scopes, cu.scopesErr
 }
 
+// scopeBuild is buildScopes' state: the tree being built and, parallel to
+// its nodes and variables, the DIEs that name them.
+type scopeBuild struct {
+	cu        *compUnit
+	t         *scopeTree
+	decls     map[uint64]declInfo // declarations and abstract instances, by offset
+	nodeDecls []declInfo          // parallel to t.nodes
+	varDecls  []declInfo          // parallel to t.vars
+	rs        []dwarf.Range       // scratch
+}
+
+// scopeLevel is one open DIE of the walk: the innermost node and the
+// qualified-name prefix of its children.
+type scopeLevel struct {
+	node   int32
+	prefix string
+}
+
 // buildScopes walks the unit's DIEs once. It descends into functions, lexical
 // blocks, namespaces and classes, and skips every other subtree.
 func (cu *compUnit) buildScopes() (*scopeTree, error) {
@@ -157,7 +175,6 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &scopeTree{}
 	// Presize from the unit's size: growing these slices one doubling at a
 	// time costs more than decoding the DIEs in a large C++ unit (one
 	// function or inlined call per ~64 bytes of DIEs there). C units have
@@ -167,101 +184,56 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	if cu.hdr.End > cu.hdr.DataOffset {
 		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/64, 1<<20))
 	}
-	decls := make(map[uint64]declInfo, guess/8)
-	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
-	var varDecls []declInfo                 // parallel to t.vars
-	t.nodes = make([]scopeNode, 0, guess)
-	t.ranges = make([]dwarfraw.Range, 0, guess)
-	type level struct {
-		node   int32
-		prefix string
-	}
-	var e dwarfraw.Entry
+	b := &scopeBuild{cu: cu, t: &scopeTree{
+		nodes:  make([]scopeNode, 0, guess),
+		ranges: make([]dwarf.Range, 0, guess),
+	}, decls: make(map[uint64]declInfo, guess/8), nodeDecls: make([]declInfo, 0, guess)}
+	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return nil, cu.fail("read unit DIE", err)
 	}
 	if !e.Children {
-		return t, nil
+		return b.t, nil
 	}
-	stack := []level{{node: -1}}
+	walkErr := b.walk(ur, &e)
+	b.name()
+	b.t.seg = b.segments()
+	// A partly decoded unit is still useful: report the error alongside.
+	return b.t, walkErr
+}
+
+// walk reads the unit's DIEs after the unit DIE, adding functions, inlined
+// calls and static variables to the tree.
+func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
+	cu := b.cu
+	stack := []scopeLevel{{node: -1}}
 	var walkErr error
-	var rs []dwarfraw.Range
 	for len(stack) > 0 && !ur.Done() {
-		if err := ur.NextSkipping(&e, scopeTag); err != nil {
-			walkErr = cu.fail("read DIE", err)
-			break
+		if err := ur.NextSkipping(e, scopeTag); err != nil {
+			return cu.fail("read DIE", err)
 		}
 		if e.Tag == 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		top := stack[len(stack)-1]
-		descend := false
-		next := top
+		next, descend := top, false
 		switch e.Tag {
-		case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine:
-			di := cu.declOf(&e, top.prefix)
-			rs, err = cu.rangesOf(&e, rs[:0])
+		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			var err error
+			next.node, err = b.function(e, top)
 			if err != nil {
-				walkErr = cu.fail("read ranges", err)
+				walkErr = err
 			}
-			inlined := e.Tag == dwarfraw.TagInlinedSubroutine
-			if len(rs) == 0 || (inlined && top.node < 0) {
-				// A declaration or an abstract instance: what other DIEs
-				// refer to for names. DIEs with code are not referred to.
-				if !inlined {
-					decls[e.Offset] = di
-				}
-				break
+			descend = next.node >= 0
+		case dwarf.TagVariable:
+			if top.node < 0 {
+				b.variable(e, top)
 			}
-			nodeDecls = append(nodeDecls, di)
-			n := scopeNode{parent: -1, declOff: e.Offset}
-			if inlined {
-				n.parent = top.node
-				n.depth = t.nodes[top.node].depth + 1
-				for _, f := range e.Fields {
-					switch f.Attr {
-					case dwarfraw.AttrCallFile:
-						n.callFile = uint32(f.Val)
-					case dwarfraw.AttrCallLine:
-						n.callLine = uint32(f.Val)
-					case dwarfraw.AttrCallColumn:
-						n.callCol = uint32(f.Val)
-					}
-				}
-			}
-			n.r0 = int32(len(t.ranges))
-			t.ranges = append(t.ranges, rs...)
-			n.r1 = int32(len(t.ranges))
-			if f := e.Field(dwarfraw.AttrMainSubprogram); !inlined && f != nil && f.Class == dwarfraw.ClassFlag && f.Val != 0 {
-				t.mains = append(t.mains, int32(len(t.nodes)))
-			}
-			t.nodes = append(t.nodes, n)
-			next.node = int32(len(t.nodes) - 1)
-			descend = true
-		case dwarfraw.TagVariable:
-			if top.node >= 0 {
-				break
-			}
-			if addr, ok := cu.staticAddress(e.Field(dwarfraw.AttrLocation)); ok {
-				varDecls = append(varDecls, cu.declOf(&e, top.prefix))
-				t.vars = append(t.vars, globalVar{addr: addr, declOff: e.Offset})
-			} else if f := e.Field(dwarfraw.AttrDeclaration); f != nil {
-				decls[e.Offset] = cu.declOf(&e, top.prefix) // a static member, say
-			}
-		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
+		case dwarf.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
-		case dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
-			name := ""
-			if f := e.Field(dwarfraw.AttrName); f != nil {
-				name, _ = cu.str(f)
-			} else if f := e.Field(dwarfraw.AttrSignature); f != nil && f.Class == dwarfraw.ClassRefSig {
-				// A declaration standing for a type unit's type: the name is there.
-				name = cu.file.typeName(f.Val)
-			} else if e.Tag == dwarfraw.TagNamespace {
-				name = "(anonymous namespace)"
-			}
-			if name != "" {
+		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
+			if name := cu.scopeName(e); name != "" {
 				if next.prefix != "" {
 					next.prefix += "::" + name
 				} else {
@@ -275,36 +247,116 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		}
 		if descend {
 			stack = append(stack, next)
-		} else if err := ur.SkipChildren(&e); err != nil {
-			walkErr = cu.fail("skip DIE children", err)
-			break
+		} else if err := ur.SkipChildren(e); err != nil {
+			return cu.fail("skip DIE children", err)
 		}
 	}
+	return walkErr
+}
 
-	// Names: one fnName per naming DIE, shared by nodes naming the same thing.
+// function adds a subprogram or inlined subroutine with code as a node and
+// returns its index; one without code (a declaration or an abstract
+// instance, which other DIEs refer to for names) is recorded in decls and
+// yields -1.
+func (b *scopeBuild) function(e *dwarf.Entry, top scopeLevel) (int32, error) {
+	cu, t := b.cu, b.t
+	di := cu.declOf(e, top.prefix)
+	var err error
+	b.rs, err = cu.rangesOf(e, b.rs[:0])
+	if err != nil {
+		err = cu.fail("read ranges", err)
+	}
+	inlined := e.Tag == dwarf.TagInlinedSubroutine
+	if len(b.rs) == 0 || (inlined && top.node < 0) {
+		if !inlined {
+			b.decls[e.Offset] = di
+		}
+		return -1, err
+	}
+	b.nodeDecls = append(b.nodeDecls, di)
+	n := scopeNode{parent: -1, declOff: e.Offset}
+	if inlined {
+		n.parent = top.node
+		n.depth = t.nodes[top.node].depth + 1
+		for _, f := range e.Fields {
+			switch f.Attr {
+			case dwarf.AttrCallFile:
+				n.callFile = uint32(f.Val)
+			case dwarf.AttrCallLine:
+				n.callLine = uint32(f.Val)
+			case dwarf.AttrCallColumn:
+				n.callCol = uint32(f.Val)
+			}
+		}
+	}
+	n.r0 = int32(len(t.ranges))
+	t.ranges = append(t.ranges, b.rs...)
+	n.r1 = int32(len(t.ranges))
+	if f := e.Field(dwarf.AttrMainSubprogram); !inlined && f != nil && f.Class == dwarf.ClassFlag && f.Val != 0 {
+		t.mains = append(t.mains, int32(len(t.nodes)))
+	}
+	t.nodes = append(t.nodes, n)
+	return int32(len(t.nodes) - 1), err
+}
+
+// variable records a variable outside functions: one with a static address
+// as a global, a declaration (a static member, say) for names.
+func (b *scopeBuild) variable(e *dwarf.Entry, top scopeLevel) {
+	cu := b.cu
+	if addr, ok := cu.staticAddress(e.Field(dwarf.AttrLocation)); ok {
+		b.varDecls = append(b.varDecls, cu.declOf(e, top.prefix))
+		b.t.vars = append(b.t.vars, globalVar{addr: addr, declOff: e.Offset})
+	} else if f := e.Field(dwarf.AttrDeclaration); f != nil {
+		b.decls[e.Offset] = cu.declOf(e, top.prefix)
+	}
+}
+
+// scopeName is the name a namespace or class gives its members' names.
+func (cu *compUnit) scopeName(e *dwarf.Entry) string {
+	if f := e.Field(dwarf.AttrName); f != nil {
+		name, _ := cu.str(f)
+		return name
+	}
+	if f := e.Field(dwarf.AttrSignature); f != nil && f.Class == dwarf.ClassRefSig {
+		// A declaration standing for a type unit's type: the name is there.
+		return cu.file.typeName(f.Val)
+	}
+	if e.Tag == dwarf.TagNamespace {
+		return "(anonymous namespace)"
+	}
+	return ""
+}
+
+// name gives every node and variable its name: one fnName per naming DIE,
+// shared by the nodes naming the same thing.
+func (b *scopeBuild) name() {
+	t := b.t
 	names := map[uint64]*fnName{}
 	for i := range t.nodes {
 		n := &t.nodes[i]
-		di := nodeDecls[i]
+		di := b.nodeDecls[i]
 		key := n.declOff
-		if di.ref.Class == dwarfraw.ClassRef {
+		if di.ref.Class == dwarf.ClassRef {
 			key = di.ref.Val // inlined and out-of-line copies share their origin's name
 		}
 		fn := names[key]
 		if fn == nil {
 			fn = &fnName{}
-			cu.fillName(fn, di, decls, 0)
+			b.cu.fillName(fn, di, b.decls, 0)
 			names[key] = fn
 		}
 		n.name = fn
 	}
-
 	for i := range t.vars {
 		v := &t.vars[i]
 		v.name = &fnName{}
-		cu.fillName(v.name, varDecls[i], decls, 0)
+		b.cu.fillName(v.name, b.varDecls[i], b.decls, 0)
 	}
+}
 
+// segments maps addresses to the innermost node covering them.
+func (b *scopeBuild) segments() segmentMap {
+	t := b.t
 	spans := make([]span, 0, len(t.ranges))
 	for i, n := range t.nodes {
 		for _, r := range t.ranges[n.r0:n.r1] {
@@ -313,15 +365,13 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 			}
 		}
 	}
-	t.seg = buildSegments(spans)
-	// A partly decoded unit is still useful: report the error alongside.
-	return t, walkErr
+	return buildSegments(spans)
 }
 
 // staticAddress decodes a location expression that is just an address
 // (DW_OP_addr or DW_OP_addrx), as for global and static variables.
-func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
-	if f == nil || f.Class != dwarfraw.ClassBlock || f.Len == 0 {
+func (cu *compUnit) staticAddress(f *dwarf.Field) (uint64, bool) {
+	if f == nil || f.Class != dwarf.ClassBlock || f.Len == 0 {
 		return 0, false
 	}
 	info := cu.data()
@@ -337,19 +387,13 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 		}
 		return v, v != 0
 	case b[0] == 0xa1 || b[0] == 0xfb: // DW_OP_addrx, DW_OP_GNU_addr_index
-		var idx uint64
-		var shift uint
-		for i := 1; i < len(b); i++ {
-			idx |= uint64(b[i]&0x7f) << shift
-			shift += 7
-			if b[i]&0x80 == 0 {
-				if i != len(b)-1 || shift > 63 {
-					return 0, false
-				}
-				v, err := dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
-				return v, err == nil && v != 0
-			}
+		c := dwarf.NewCursor(".debug_info", b, 1)
+		idx := c.Uleb()
+		if c.Err() != nil || c.Remaining() != 0 {
+			return 0, false // not just the one operation
 		}
+		v, err := dwarf.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
+		return v, err == nil && v != 0
 	}
 	return 0, false
 }
@@ -357,8 +401,8 @@ func (cu *compUnit) staticAddress(f *dwarfraw.Field) (uint64, bool) {
 // scopeTag reports the tags whose attributes buildScopes reads.
 func scopeTag(tag uint16) bool {
 	switch tag {
-	case dwarfraw.TagSubprogram, dwarfraw.TagInlinedSubroutine, dwarfraw.TagVariable,
-		dwarfraw.TagNamespace, dwarfraw.TagClassType, dwarfraw.TagStructureType, dwarfraw.TagUnionType:
+	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagVariable,
+		dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
 		return true
 	}
 	return false

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // dwoSet finds and caches the split-DWARF files of one binary: .dwo files
@@ -122,13 +122,13 @@ func openDWO(path string) (*dwarfFile, error) {
 
 // splitUnitIn finds the split compile unit with skel's DWO id in f.
 func splitUnitIn(f *dwarfFile, skel *compUnit) (*compUnit, error) {
-	hdrs, err := dwarfraw.ReadUnits(".debug_info.dwo", f.section(secInfo), false)
+	hdrs, err := dwarf.ReadUnits(".debug_info.dwo", f.section(secInfo), false)
 	if err != nil && len(hdrs) == 0 {
 		return nil, &Error{File: f.name, Op: "read split units", Err: err}
 	}
 	for i := range hdrs {
 		h := hdrs[i]
-		if h.Type != dwarfraw.UnitSplitCompile && !(h.Version < 5 && h.Type == dwarfraw.UnitCompile) {
+		if h.Type != dwarf.UnitSplitCompile && !(h.Version < 5 && h.Type == dwarf.UnitCompile) {
 			continue
 		}
 		cu := &compUnit{file: f, hdr: h, skeleton: skel}

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // TestSplitDWARFMatchesUnsplit: a -gsplit-dwarf build has the same code as
@@ -117,7 +117,7 @@ func makeDWP5(t *testing.T, plain *Binary, dwo, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hdrs, err := dwarfraw.ReadUnits(".debug_info.dwo", d.sec.info, false)
+	hdrs, err := dwarf.ReadUnits(".debug_info.dwo", d.sec.info, false)
 	if err != nil || len(hdrs) != 1 {
 		t.Fatalf("units in %s: %d, %v", dwo, len(hdrs), err)
 	}
@@ -196,19 +196,19 @@ func TestTypeSignatures(t *testing.T) {
 		b.dw.index()
 		seen, named := 0, 0
 		for _, cu := range b.dw.units {
-			if cu.hdr.Type != dwarfraw.UnitCompile {
+			if cu.hdr.Type != dwarf.UnitCompile {
 				continue
 			}
 			ur, err := cu.reader()
 			if err != nil {
 				t.Fatal(err)
 			}
-			var e dwarfraw.Entry
+			var e dwarf.Entry
 			for !ur.Done() {
 				if err := ur.Next(&e); err != nil {
 					t.Fatal(err)
 				}
-				if f := e.Field(dwarfraw.AttrSignature); f != nil && f.Class == dwarfraw.ClassRefSig {
+				if f := e.Field(dwarf.AttrSignature); f != nil && f.Class == dwarf.ClassRefSig {
 					seen++
 					if n := b.dw.typeName(f.Val); n != "" {
 						named++

@@ -3,13 +3,12 @@ package symbols
 import (
 	"sync"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // typeUnits indexes a file's type units (DWARF 5 type units in .debug_info,
-// DWARF 4 .debug_types) by type signature. Go's debug/dwarf cannot resolve
-// DW_FORM_ref_sig8 into DWARF 5 type units; here a signature leads to its
-// unit and type DIE. Symbolization needs it for one thing: the name of a
+// DWARF 4 .debug_types) by type signature: a signature leads to its unit and
+// type DIE. Symbolization needs it for one thing: the name of a
 // class that a unit only declares by signature, when building a qualified
 // function name from DIE parents.
 type typeUnits struct {
@@ -26,11 +25,11 @@ func (d *dwarfFile) typeUnit(sig uint64) *compUnit {
 		t.names = map[uint64]string{}
 		d.index()
 		for _, cu := range d.units {
-			if cu.hdr.Type == dwarfraw.UnitType || cu.hdr.Type == dwarfraw.UnitSplitType {
+			if cu.hdr.Type == dwarf.UnitType || cu.hdr.Type == dwarf.UnitSplitType {
 				t.units[cu.hdr.Signature] = cu
 			}
 		}
-		hdrs, _ := dwarfraw.ReadUnits(".debug_types", d.section(secTypes), true)
+		hdrs, _ := dwarf.ReadUnits(".debug_types", d.section(secTypes), true)
 		for _, h := range hdrs {
 			t.units[h.Signature] = &compUnit{file: d, hdr: h, inTypes: true}
 		}
@@ -54,9 +53,9 @@ func (d *dwarfFile) typeName(sig uint64) string {
 	}
 	if err := cu.readUnitDIE(); err == nil {
 		if ur, err := cu.reader(); err == nil && ur.Seek(cu.hdr.TypeOffset) == nil {
-			var e dwarfraw.Entry
+			var e dwarf.Entry
 			if ur.Next(&e) == nil {
-				if f := e.Field(dwarfraw.AttrName); f != nil {
+				if f := e.Field(dwarf.AttrName); f != nil {
 					name, _ = cu.str(f)
 				}
 			}

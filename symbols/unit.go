@@ -6,14 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
+	"github.com/sondedbg/sonde/dwarf"
 )
 
 // compUnit is one unit of .debug_info with what its first DIE says, and its
 // lazily decoded scope tree and line table.
 type compUnit struct {
 	file     *dwarfFile
-	hdr      dwarfraw.Unit
+	hdr      dwarf.Unit
 	skeleton *compUnit // set on split units: the skeleton that holds addresses and lines
 	inTypes  bool      // a DWARF 4 type unit of .debug_types
 
@@ -23,7 +23,7 @@ type compUnit struct {
 	compDir      string
 	lowPC        uint64
 	hasLowPC     bool
-	ranges       []dwarfraw.Range
+	ranges       []dwarf.Range
 	strOffBase   uint64
 	addrBase     uint64
 	rnglistsBase uint64
@@ -74,12 +74,12 @@ func (cu *compUnit) fail(op string, err error) error {
 	return &Error{File: cu.file.name, Op: fmt.Sprintf("%s (unit at %#x)", op, cu.hdr.Offset), Err: err}
 }
 
-func (cu *compUnit) reader() (*dwarfraw.UnitReader, error) {
+func (cu *compUnit) reader() (*dwarf.UnitReader, error) {
 	ab, err := cu.file.abbrevTable(cu.hdr.AbbrevOff)
 	if err != nil {
 		return nil, cu.fail("read abbreviations", err)
 	}
-	return dwarfraw.NewUnitReader(cu.secName(), cu.data(), &cu.hdr, ab), nil
+	return dwarf.NewUnitReader(cu.secName(), cu.data(), &cu.hdr, ab), nil
 }
 
 // readUnitDIE decodes the unit's first DIE once: its name, directories,
@@ -94,7 +94,7 @@ func (cu *compUnit) decodeUnitDIE() error {
 	if err != nil {
 		return err
 	}
-	var e dwarfraw.Entry
+	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return cu.fail("read unit DIE", err)
 	}
@@ -114,13 +114,13 @@ func (cu *compUnit) decodeUnitDIE() error {
 	// Bases first: other attributes of this DIE may use indexed forms.
 	for _, f := range e.Fields {
 		switch f.Attr {
-		case dwarfraw.AttrStrOffsetsBase:
+		case dwarf.AttrStrOffsetsBase:
 			cu.strOffBase = f.Val
-		case dwarfraw.AttrAddrBase, dwarfraw.AttrGNUAddrBase:
+		case dwarf.AttrAddrBase, dwarf.AttrGNUAddrBase:
 			cu.addrBase = f.Val
-		case dwarfraw.AttrRnglistsBase:
+		case dwarf.AttrRnglistsBase:
 			cu.rnglistsBase = f.Val
-		case dwarfraw.AttrGNURangesBase:
+		case dwarf.AttrGNURangesBase:
 			cu.rangesBase = f.Val
 		}
 	}
@@ -136,19 +136,19 @@ func (cu *compUnit) decodeUnitDIE() error {
 	for i := range e.Fields {
 		f := &e.Fields[i]
 		switch f.Attr {
-		case dwarfraw.AttrName:
+		case dwarf.AttrName:
 			cu.name, _ = cu.str(f)
-		case dwarfraw.AttrCompDir:
+		case dwarf.AttrCompDir:
 			cu.compDir, _ = cu.str(f)
-		case dwarfraw.AttrLowPC:
+		case dwarf.AttrLowPC:
 			if v, err := cu.addr(f); err == nil {
 				cu.lowPC, cu.hasLowPC = v, true
 			}
-		case dwarfraw.AttrStmtList:
+		case dwarf.AttrStmtList:
 			cu.stmtList, cu.hasStmtList = f.Val, true
-		case dwarfraw.AttrDwoName, dwarfraw.AttrGNUDwoName:
+		case dwarf.AttrDwoName, dwarf.AttrGNUDwoName:
 			cu.dwoName, _ = cu.str(f)
-		case dwarfraw.AttrGNUDwoID:
+		case dwarf.AttrGNUDwoID:
 			cu.dwoID = f.Val
 		}
 	}
@@ -163,30 +163,30 @@ func (cu *compUnit) decodeUnitDIE() error {
 }
 
 func (cu *compUnit) isSkeleton() bool {
-	return cu.hdr.Type == dwarfraw.UnitSkeleton || (cu.dwoName != "" && cu.skeleton == nil)
+	return cu.hdr.Type == dwarf.UnitSkeleton || (cu.dwoName != "" && cu.skeleton == nil)
 }
 
 // str resolves a string-class attribute.
-func (cu *compUnit) str(f *dwarfraw.Field) (string, error) {
+func (cu *compUnit) str(f *dwarf.Field) (string, error) {
 	d := cu.file
 	switch f.Class {
-	case dwarfraw.ClassString:
-		return dwarfraw.CString(cu.secName(), cu.data(), f.Val)
-	case dwarfraw.ClassStrp:
-		return dwarfraw.CString(".debug_str", d.section(secStr), f.Val)
-	case dwarfraw.ClassLineStrp:
-		return dwarfraw.CString(".debug_line_str", d.section(secLineStr), f.Val)
-	case dwarfraw.ClassStrx:
-		off, err := dwarfraw.StrOffset(d.section(secStrOffsets), cu.strOffBase, f.Val, cu.hdr.Is64)
+	case dwarf.ClassString:
+		return dwarf.CString(cu.secName(), cu.data(), f.Val)
+	case dwarf.ClassStrp:
+		return dwarf.CString(".debug_str", d.section(secStr), f.Val)
+	case dwarf.ClassLineStrp:
+		return dwarf.CString(".debug_line_str", d.section(secLineStr), f.Val)
+	case dwarf.ClassStrx:
+		off, err := dwarf.StrOffset(d.section(secStrOffsets), cu.strOffBase, f.Val, cu.hdr.Is64)
 		if err != nil {
 			return "", err
 		}
-		return dwarfraw.CString(".debug_str", d.section(secStr), off)
-	case dwarfraw.ClassStrpAlt:
+		return dwarf.CString(".debug_str", d.section(secStr), off)
+	case dwarf.ClassStrpAlt:
 		if d.alt == nil {
 			return "", errors.New("string in a dwz supplementary file that was not found")
 		}
-		return dwarfraw.CString(".debug_str", d.alt.section(secStr), f.Val)
+		return dwarf.CString(".debug_str", d.alt.section(secStr), f.Val)
 	}
 	return "", fmt.Errorf("attribute %#x is not a string", f.Attr)
 }
@@ -200,27 +200,27 @@ func (cu *compUnit) addrSection() []byte {
 }
 
 // addr resolves an address-class attribute.
-func (cu *compUnit) addr(f *dwarfraw.Field) (uint64, error) {
+func (cu *compUnit) addr(f *dwarf.Field) (uint64, error) {
 	switch f.Class {
-	case dwarfraw.ClassAddress:
+	case dwarf.ClassAddress:
 		return f.Val, nil
-	case dwarfraw.ClassAddrx:
-		return dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, f.Val, cu.hdr.AddrSize)
+	case dwarf.ClassAddrx:
+		return dwarf.AddrAt(cu.addrSection(), cu.addrBase, f.Val, cu.hdr.AddrSize)
 	}
 	return 0, fmt.Errorf("attribute %#x is not an address", f.Attr)
 }
 
 // rangesOf returns the code ranges of a DIE (DW_AT_low_pc/high_pc or
 // DW_AT_ranges), appended to dst; none when it has neither.
-func (cu *compUnit) rangesOf(e *dwarfraw.Entry, dst []dwarfraw.Range) ([]dwarfraw.Range, error) {
-	var low, high, rng *dwarfraw.Field
+func (cu *compUnit) rangesOf(e *dwarf.Entry, dst []dwarf.Range) ([]dwarf.Range, error) {
+	var low, high, rng *dwarf.Field
 	for i := range e.Fields {
 		switch e.Fields[i].Attr {
-		case dwarfraw.AttrLowPC:
+		case dwarf.AttrLowPC:
 			low = &e.Fields[i]
-		case dwarfraw.AttrHighPC:
+		case dwarf.AttrHighPC:
 			high = &e.Fields[i]
-		case dwarfraw.AttrRanges:
+		case dwarf.AttrRanges:
 			rng = &e.Fields[i]
 		}
 	}
@@ -236,7 +236,7 @@ func (cu *compUnit) rangesOf(e *dwarfraw.Entry, dst []dwarfraw.Range) ([]dwarfra
 	}
 	var hi uint64
 	switch high.Class {
-	case dwarfraw.ClassConst, dwarfraw.ClassSConst:
+	case dwarf.ClassConst, dwarf.ClassSConst:
 		hi = lo + high.Val
 	default:
 		if hi, err = cu.addr(high); err != nil {
@@ -244,33 +244,33 @@ func (cu *compUnit) rangesOf(e *dwarfraw.Entry, dst []dwarfraw.Range) ([]dwarfra
 		}
 	}
 	if hi > lo {
-		dst = append(dst, dwarfraw.Range{Lo: lo, Hi: hi})
+		dst = append(dst, dwarf.Range{Lo: lo, Hi: hi})
 	}
 	return dst, nil
 }
 
-func (cu *compUnit) rangeList(f *dwarfraw.Field, dst []dwarfraw.Range) ([]dwarfraw.Range, error) {
+func (cu *compUnit) rangeList(f *dwarf.Field, dst []dwarf.Range) ([]dwarf.Range, error) {
 	base := cu.lowPC
 	addrx := func(i uint64) (uint64, error) {
-		return dwarfraw.AddrAt(cu.addrSection(), cu.addrBase, i, cu.hdr.AddrSize)
+		return dwarf.AddrAt(cu.addrSection(), cu.addrBase, i, cu.hdr.AddrSize)
 	}
 	switch {
-	case f.Class == dwarfraw.ClassRnglistx:
-		off, err := dwarfraw.RnglistOffset(cu.file.section(secRnglists), cu.rnglistsBase, f.Val, cu.hdr.Is64)
+	case f.Class == dwarf.ClassRnglistx:
+		off, err := dwarf.RnglistOffset(cu.file.section(secRnglists), cu.rnglistsBase, f.Val, cu.hdr.Is64)
 		if err != nil {
 			return dst, err
 		}
-		return dwarfraw.Rnglist(cu.file.section(secRnglists), off, cu.hdr.AddrSize, base, addrx, dst)
+		return dwarf.Rnglist(cu.file.section(secRnglists), off, cu.hdr.AddrSize, base, addrx, dst)
 	case cu.hdr.Version >= 5:
 		sec := cu.file.section(secRnglists)
-		return dwarfraw.Rnglist(sec, f.Val, cu.hdr.AddrSize, base, addrx, dst)
+		return dwarf.Rnglist(sec, f.Val, cu.hdr.AddrSize, base, addrx, dst)
 	default:
 		sec := cu.file.section(secRanges)
 		if cu.skeleton != nil {
 			// DWARF 4 split units keep range lists in the skeleton's file.
 			sec = cu.skeleton.file.section(secRanges)
 		}
-		return dwarfraw.RangesV4(sec, f.Val+cu.rangesBase, cu.hdr.AddrSize, base, dst)
+		return dwarf.RangesV4(sec, f.Val+cu.rangesBase, cu.hdr.AddrSize, base, dst)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/variables"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
@@ -46,5 +47,33 @@ func BenchmarkFrameLocals(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		read()
+	}
+}
+
+// BenchmarkFirstScopes is what the first frame in libc costs a `sonde
+// stack` with arguments: a Reader over libc's DWARF (an opened, indexed
+// symbols.Binary, as the session holds) and the scopes of one pc in
+// nanosleep. Only the unit covering the pc should be decoded.
+func BenchmarkFirstScopes(b *testing.B) {
+	bin, err := symbols.Open("/lib/x86_64-linux-gnu/libc.so.6", nil)
+	if err != nil || !bin.HasDWARF() {
+		b.Skipf("no libc with DWARF (libc6-dbg): %v", err)
+	}
+	defer bin.Close()
+	pc, _, ok := bin.FunctionAddress("__nanosleep")
+	if !ok {
+		b.Skip("no __nanosleep in libc")
+	}
+	bin.Lookup(pc) // the symbolizer's unit index, built before a backtrace asks for variables
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := variables.New(bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		scopes, err := r.ScopesAt(pc + 4)
+		if err != nil || len(scopes) == 0 {
+			b.Fatalf("%d scopes, %v", len(scopes), err)
+		}
 	}
 }

@@ -19,8 +19,11 @@
 //
 // DIE offsets a Reader hands out (Type.Offset, Variable.Offset) name one DIE
 // of one file and can be given back to Reader.Type and Reader.VariableAt.
-// The standard library's debug/dwarf decodes DIEs; it is not safe for
-// concurrent use, so a Reader serializes its use and caches what it decodes.
+// DIEs are decoded by the module's DWARF reader (package sonde/dwarf), one
+// unit at a time and only the units a pc, type or name leads to: a
+// binary's Reader finds a pc's unit through the symbolizer's index
+// (Binary.CompileUnit). A Reader serializes DIE access and caches what it
+// decodes (types, function scope trees).
 //
 // Everything read from the file is untrusted: type graphs may refer to
 // themselves, expressions may be malformed, counts may be huge. Decoding is

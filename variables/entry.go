@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/dwarfexpr"
 )
 
@@ -64,18 +65,18 @@ func (r *Reader) entryValue(expr []byte, s *Scope, f Frame, depth int) (dwarfexp
 // dwarf_block_to_dwarf_reg does, for entry values) DW_OP_regval_type N T.
 func registerOp(expr []byte) (uint64, bool) {
 	if len(expr) >= 3 && (expr[0] == 0xa5 || expr[0] == 0xf5) {
-		c := cursor{b: expr, off: 1}
-		v := c.uleb()
-		c.uleb()
-		return v, !c.bad && c.off == uint64(len(expr))
+		c := dw.NewCursor("expression", expr, 1)
+		v := c.Uleb()
+		c.Uleb()
+		return v, c.Err() == nil && c.Remaining() == 0
 	}
 	if len(expr) == 1 && expr[0] >= 0x50 && expr[0] <= 0x6f {
 		return uint64(expr[0] - 0x50), true
 	}
 	if len(expr) >= 2 && expr[0] == 0x90 {
-		c := cursor{b: expr, off: 1}
-		v := c.uleb()
-		return v, !c.bad && c.off == uint64(len(expr))
+		c := dw.NewCursor("expression", expr, 1)
+		v := c.Uleb()
+		return v, c.Err() == nil && c.Remaining() == 0
 	}
 	return 0, false
 }

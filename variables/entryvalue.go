@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/dwarfexpr"
 )
 
@@ -137,9 +138,9 @@ func fbregOp(expr []byte) (int64, bool) {
 	if len(expr) < 2 || expr[0] != 0x91 {
 		return 0, false
 	}
-	c := cursor{b: expr, off: 1}
-	v := c.sleb()
-	return v, !c.bad && c.off == uint64(len(expr))
+	c := dw.NewCursor("expression", expr, 1)
+	v := c.Sleb()
+	return v, c.Err() == nil && c.Remaining() == 0
 }
 
 // spOffset recognizes a lone DW_OP_breg7 N (a stack-passed argument of a
@@ -148,9 +149,9 @@ func spOffset(expr []byte) (int64, bool) {
 	if len(expr) < 2 || expr[0] != 0x77 {
 		return 0, false
 	}
-	c := cursor{b: expr, off: 1}
-	v := c.sleb()
-	return v, !c.bad && c.off == uint64(len(expr))
+	c := dw.NewCursor("expression", expr, 1)
+	v := c.Sleb()
+	return v, c.Err() == nil && c.Remaining() == 0
 }
 
 // callerValue finds the call site in f's caller that called fn (f's

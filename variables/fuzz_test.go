@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/symbols"
 )
@@ -71,16 +72,17 @@ func FuzzLocation(f *testing.F) {
 			}
 		}
 		u := &r.units[0]
-		if l, _ := r.parseLocLists(u, 0); len(l) > maxListEntries+1 {
+		addrx := func(i uint64) (uint64, error) { return r.addrx(u, i) }
+		if l, _ := dw.LocLists(expr, 0, 8, 0, addrx); len(l) > dw.MaxListEntries+1 {
 			t.Fatal("unbounded list")
 		}
-		if l, _ := r.parseLoc(u, 0); len(l) > maxListEntries+1 {
+		if l, _ := dw.LocV4(expr, 0, 8, 0); len(l) > dw.MaxListEntries+1 {
 			t.Fatal("unbounded list")
 		}
-		if l, _ := r.parseLocGNU(u, 0); len(l) > maxListEntries+1 {
+		if l, _ := dw.LocGNUSplit(expr, 0, 0, addrx); len(l) > dw.MaxListEntries+1 {
 			t.Fatal("unbounded list")
 		}
-		if l, _ := parseRanges(expr, 0, 0x1000); len(l) > maxListEntries+1 {
+		if l, _ := dw.RangesV4(expr, 0, 8, 0x1000, nil); len(l) > dw.MaxListEntries+1 {
 			t.Fatal("unbounded ranges")
 		}
 	})
@@ -137,8 +139,8 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// FuzzTypeUnits feeds arbitrary .debug_types bytes to the DWARF 4 type unit
-// rewriting and to a Reader's type lookups.
+// FuzzTypeUnits feeds arbitrary .debug_types bytes to a Reader's DWARF 4
+// type units and its type lookups.
 func FuzzTypeUnits(f *testing.F) {
 	exe, err := testprog.BuildE(testprog.Spec{Sources: []string{"ex_cxx.cc"}, Flags: []string{"-O0", "-gdwarf-4", "-fdebug-types-section"}, Name: "ex_cxx_fuzz"})
 	if err != nil {
@@ -156,15 +158,6 @@ func FuzzTypeUnits(f *testing.F) {
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{19, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8, 0xff, 0xff, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, sigs := appendTypeUnits(base.Info, data)
-		if len(out) > len(base.Info)+len(data) {
-			t.Fatalf("grew to %d", len(out))
-		}
-		for _, off := range sigs {
-			if off >= uint64(len(out)) {
-				t.Fatalf("signature offset %d past %d", off, len(out))
-			}
-		}
 		s := base
 		s.Types = data
 		r, err := NewFromSections(s)

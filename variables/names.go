@@ -21,7 +21,7 @@ func (r *Reader) indexNames() {
 		r.enumNames = map[string][]dwarf.Offset{}
 		r.qualified = map[dwarf.Offset]string{}
 		qual := map[dwarf.Offset]string{} // qualified names of DIEs in namespaces and classes
-		rd := r.d.Reader()
+		rd := r.dieReader()
 		for _, u := range r.units {
 			if u.unitType != utCompile && u.unitType != utType && u.unitType != 5 {
 				continue // skeleton units have no DIEs to index (their .dwo is a child Reader)
@@ -216,7 +216,7 @@ func (r *Reader) typesHere(name string) (out []*Type, err error) {
 
 // indexEnumerators records the enumerators of the enum at off (rd is just
 // past its DIE) and consumes its children.
-func (r *Reader) indexEnumerators(rd *dwarf.Reader, prefix string, off dwarf.Offset) {
+func (r *Reader) indexEnumerators(rd *dieReader, prefix string, off dwarf.Offset) {
 	for n := 0; n < 1<<20; n++ {
 		c, err := rd.Next()
 		if err != nil || c == nil || c.Tag == 0 {

@@ -2,24 +2,34 @@ package variables
 
 import (
 	"debug/dwarf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/symbols"
 )
 
 // Reader serves the variables and types of one binary's DWARF. It is safe for
-// concurrent use: the standard library's dwarf.Data it decodes DIEs with is
-// not, so every DIE access holds the Reader's lock, and what is decoded
-// (types, function scope trees) is cached for the Reader's life.
+// concurrent use: every DIE access holds the Reader's lock, and what is
+// decoded (types, function scope trees) is cached for the Reader's life.
+// Reading is lazy: the unit headers are walked once (each header names where
+// the next starts), and a unit's abbreviations and DIEs are decoded when a
+// pc, type or name first leads there (die.go).
 type Reader struct {
 	mu sync.Mutex
-	d  *dwarf.Data
 
-	info, loc, loclists, addr, ranges []byte
+	info, typesSec, abbrev, strSec, lineStr, strOffsets []byte
+	loc, loclists, addr, ranges, rnglists               []byte
+
+	abbrevMu sync.Mutex
+	abbrevs  map[uint64]*dw.AbbrevTable // by offset in .debug_abbrev
+
+	// unitAt finds the compile unit covering a pc through the symbolizer's
+	// unit index (aranges), so that no other unit is read; nil for Readers
+	// made from bare sections, which index units by their DIEs (cuIndex).
+	unitAt func(pc uint64) (off uint64, ok bool)
 
 	units []unitInfo              // every unit of .debug_info, by offset
 	sigs  map[uint64]dwarf.Offset // DWARF 5 type-unit signature -> type DIE
@@ -40,7 +50,7 @@ type Reader struct {
 	childSpans []cuSpan // code ranges of split units -> index in children
 	childErr   error
 
-	// A GNU split DWARF 4 child (see split4.go): location lists in GNU
+	// A GNU split DWARF 4 child (see newChild): location lists in GNU
 	// form, ranges from the binary's .debug_ranges at rangesBase, relative
 	// to the skeleton's low pc.
 	gnuSplit4              bool
@@ -55,19 +65,25 @@ type Reader struct {
 }
 
 // unitInfo is one unit header plus, once read, what its unit DIE says that
-// location decoding needs.
+// location decoding needs. off, dataOff, end and typeOff are in the
+// Reader's offset space (base plus the section offset).
 type unitInfo struct {
 	off, dataOff, end uint64 // header start, first DIE, end
 	version           int
 	unitType          uint8
 	addrSize          int
 	sig, typeOff      uint64 // type units
+	hdr               dw.Unit
+	types             bool   // a DWARF 4 type unit of .debug_types
+	base              uint64 // what the section's offsets are shifted by
 
 	dieRead      bool
 	lowPC        uint64
 	addrBase     uint64
 	addrBaseSet  bool // addrBase given (0 is valid where .debug_addr has no header)
 	loclistsBase uint64
+	strOffBase   uint64
+	rnglistsBase uint64
 	lang         int64
 }
 
@@ -118,6 +134,10 @@ func New(b *symbols.Binary) (*Reader, error) {
 		return nil, err
 	}
 	r.splitUnits = splitSource(b)
+	r.unitAt = func(pc uint64) (uint64, bool) {
+		u, ok := b.CompileUnit(pc)
+		return u.Offset, ok
+	}
 	return r, nil
 }
 
@@ -135,146 +155,49 @@ func NewFromSections(s Sections) (r *Reader, err error) {
 		return nil, &Error{Op: "open", Err: ErrNoDWARF}
 	}
 	defer func() {
-		// debug/dwarf is robust, but a decoder bug must not take the agent down.
+		// The reader is bounds-checked, but a decoder bug must not take the agent down.
 		if p := recover(); p != nil {
 			r, err = nil, bad("open", 0, "panic decoding DWARF: %v", p)
 		}
 	}()
-	// DWARF 4 type units live in .debug_types, which debug/dwarf only reads
-	// through its own type decoder. They are appended to .debug_info here,
-	// each header turned into a compile unit header of the same length, so
-	// that their DIEs get offsets in one space and refer to each other as
-	// before (unit-relative references do not move).
-	info, typeSigs := s.Info, map[uint64]uint64(nil)
-	if len(s.Types) > 0 {
-		info, typeSigs = appendTypeUnits(s.Info, s.Types)
-	}
-	d, err := dwarf.New(s.Abbrev, nil, nil, info, s.Line, nil, s.Ranges, s.Str)
-	if err != nil {
+	r = &Reader{info: s.Info, typesSec: s.Types, abbrev: s.Abbrev, strSec: s.Str, lineStr: s.LineStr,
+		strOffsets: s.StrOffsets, loc: s.Loc, loclists: s.LocLists, addr: s.Addr, ranges: s.Ranges,
+		rnglists: s.RngLists, sigs: map[uint64]dwarf.Offset{}, types: map[dwarf.Offset]*Type{},
+		funcs: map[dwarf.Offset]*Scope{}}
+	hdrs, err := dw.ReadUnits(".debug_info", s.Info, false)
+	if len(hdrs) == 0 && err != nil {
 		return nil, &Error{Op: "open", Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
 	}
-	for _, x := range []struct {
-		name string
-		b    []byte
-	}{{".debug_addr", s.Addr}, {".debug_line_str", s.LineStr}, {".debug_str_offsets", s.StrOffsets}, {".debug_rnglists", s.RngLists}} {
-		if len(x.b) > 0 {
-			if err := d.AddSection(x.name, x.b); err != nil {
-				return nil, &Error{Op: "open", Err: fmt.Errorf("%w: %s: %v", ErrBadDWARF, x.name, err)}
-			}
-		}
+	var ths []dw.Unit
+	if len(s.Types) > 0 {
+		// DWARF 4 type units: their offsets follow .debug_info's. A damaged
+		// unit ends the list; the units before it stay usable.
+		ths, _ = dw.ReadUnits(".debug_types", s.Types, true)
 	}
-	r = &Reader{d: d, info: info, loc: s.Loc, loclists: s.LocLists, addr: s.Addr, ranges: s.Ranges,
-		sigs: map[uint64]dwarf.Offset{}, types: map[dwarf.Offset]*Type{}, funcs: map[dwarf.Offset]*Scope{}}
-	r.units = parseUnitHeaders(info)
+	r.units = make([]unitInfo, 0, len(hdrs)+len(ths))
+	r.addUnits(hdrs, false, 0)
+	r.addUnits(ths, true, uint64(len(s.Info)))
 	for _, u := range r.units {
 		if u.unitType == utType {
-			r.sigs[u.sig] = dwarf.Offset(u.off + u.typeOff)
+			r.sigs[u.sig] = dwarf.Offset(u.typeOff)
 		}
-	}
-	for sig, off := range typeSigs {
-		r.sigs[sig] = dwarf.Offset(off)
 	}
 	return r, nil
 }
 
-// appendTypeUnits returns .debug_info followed by the DWARF 4 type units of
-// .debug_types, and where each signature's type DIE ended up. A type unit
-// header (length, version, abbreviation offset, address size, signature,
-// type offset) starts like a compile unit header; its signature and type
-// offset (12 bytes, or 16 in 64-bit DWARF) are overwritten with zeros, which
-// read as null entries before the unit's first DIE.
-func appendTypeUnits(info, types []byte) ([]byte, map[uint64]uint64) {
-	le := binary.LittleEndian
-	out := make([]byte, 0, len(info)+len(types))
-	out = append(out, info...)
-	sigs := map[uint64]uint64{}
-	for off := uint64(0); off+23 <= uint64(len(types)); {
-		length := uint64(le.Uint32(types[off:]))
-		if length == 0xffffffff || length < 19 || length > uint64(len(types))-off-4 {
-			break // 64-bit type units are not rewritten; damaged ones end the list
+// addUnits appends unit headers whose section offsets are shifted by base.
+// DWARF 5 split type units count as type units, skeleton and split compile
+// units keep their DW_UT_* numbers.
+func (r *Reader) addUnits(hdrs []dw.Unit, types bool, base uint64) {
+	for _, h := range hdrs {
+		u := unitInfo{off: base + h.Offset, dataOff: base + h.DataOffset, end: base + h.End,
+			version: int(h.Version), unitType: h.Type, addrSize: int(h.AddrSize), hdr: h,
+			types: types, base: base}
+		if h.Type == dw.UnitType || h.Type == dw.UnitSplitType {
+			u.unitType, u.sig, u.typeOff = utType, h.Signature, base+h.TypeOffset
 		}
-		if le.Uint16(types[off+4:]) != 4 {
-			break
-		}
-		unit := append([]byte(nil), types[off:off+4+length]...)
-		sig := le.Uint64(unit[11:])
-		typeOff := uint64(le.Uint32(unit[19:]))
-		for i := 11; i < 23; i++ {
-			unit[i] = 0
-		}
-		base := uint64(len(out))
-		if typeOff < uint64(len(unit)) {
-			sigs[sig] = base + typeOff
-		}
-		out = append(out, unit...)
-		off += 4 + length
+		r.units = append(r.units, u)
 	}
-	return out, sigs
-}
-
-// parseUnitHeaders lists the units of .debug_info. The standard library
-// drops the type signature and type offset of DWARF 5 type units, which are
-// needed to follow DW_FORM_ref_sig8 references, so headers are read here. A
-// damaged header ends the list.
-func parseUnitHeaders(info []byte) []unitInfo {
-	var out []unitInfo
-	le := binary.LittleEndian
-	for off := uint64(0); off+11 <= uint64(len(info)); {
-		u := unitInfo{off: off}
-		p := off
-		length := uint64(le.Uint32(info[p:]))
-		p += 4
-		offSize := uint64(4)
-		if length == 0xffffffff {
-			if p+8 > uint64(len(info)) {
-				break
-			}
-			length = le.Uint64(info[p:])
-			p += 8
-			offSize = 8
-		}
-		if length > uint64(len(info))-p || length < 2 {
-			break
-		}
-		u.end = p + length
-		u.version = int(le.Uint16(info[p:]))
-		p += 2
-		if need := 2 + offSize; p+need > u.end { // unit type/address size and abbreviation offset
-			break
-		}
-		switch {
-		case u.version >= 5:
-			u.unitType = info[p]
-			u.addrSize = int(info[p+1])
-			p += 2 + offSize
-			switch u.unitType {
-			case utType, 6: // DW_UT_type, DW_UT_split_type
-				if p+8+offSize > u.end {
-					return out
-				}
-				u.sig = le.Uint64(info[p:])
-				p += 8
-				if offSize == 8 {
-					u.typeOff = le.Uint64(info[p:])
-				} else {
-					u.typeOff = uint64(le.Uint32(info[p:]))
-				}
-				p += offSize
-				u.unitType = utType
-			case 4, 5: // skeleton, split compile: unit id
-				p += 8
-			}
-		default:
-			u.unitType = utCompile
-			p += offSize
-			u.addrSize = int(info[p])
-			p++
-		}
-		u.dataOff = p
-		out = append(out, u)
-		off = u.end
-	}
-	return out
 }
 
 // unitOf returns the index of the unit containing DIE offset off, or -1.
@@ -287,44 +210,60 @@ func (r *Reader) unitOf(off dwarf.Offset) int {
 }
 
 // unitDIE reads, once, the attributes of unit i's first DIE that location
-// decoding needs. Callers hold r.mu.
+// decoding needs. The bases of indexed forms come first (other attributes of
+// the DIE may use those forms); a split unit's were set from its skeleton
+// when its Reader was made. Callers hold r.mu.
 func (r *Reader) unitDIE(i int) *unitInfo {
 	u := &r.units[i]
 	if u.dieRead {
 		return u
 	}
 	u.dieRead = true
-	rd := r.d.Reader()
-	rd.Seek(dwarf.Offset(u.dataOff))
-	e, err := rd.Next()
-	if err != nil || e == nil {
+	if u.version >= 5 {
+		// Defaults where no attribute says: just past the section headers
+		// (a .dwo's units have no base attributes).
+		u.strOffBase, u.rnglistsBase = 8, 12
+		if u.hdr.Is64 {
+			u.strOffBase, u.rnglistsBase = 16, 20
+		}
+	}
+	ur, err := r.unitReader(i)
+	if err != nil {
 		return u
 	}
-	if v, ok := e.Val(dwarf.AttrLowpc).(uint64); ok {
+	var e dw.Entry
+	if ur.Next(&e) != nil {
+		return u
+	}
+	for _, f := range e.Fields {
+		switch f.Attr {
+		case dw.AttrStrOffsetsBase:
+			u.strOffBase = f.Val
+		case dw.AttrAddrBase, dw.AttrGNUAddrBase:
+			u.addrBase, u.addrBaseSet = f.Val, true
+		case dw.AttrRnglistsBase:
+			u.rnglistsBase = f.Val
+		case dw.AttrLoclistsBase:
+			u.loclistsBase = f.Val
+		}
+	}
+	ent := r.resolveDIE(i, &e)
+	if v, ok := ent.Val(dwarf.AttrLowpc).(uint64); ok {
 		u.lowPC = v
 	}
-	if v, ok := e.Val(dwarf.AttrAddrBase).(int64); ok {
-		u.addrBase, u.addrBaseSet = uint64(v), true
-	}
-	if v, ok := e.Val(dwarf.AttrLoclistsBase).(int64); ok {
-		u.loclistsBase = uint64(v)
-	}
-	if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
+	if v, ok := ent.Val(dwarf.AttrLanguage).(int64); ok {
 		u.lang = v
 	}
 	return u
 }
 
 // entryAt reads the DIE at off. Callers hold r.mu.
-func (r *Reader) entryAt(off dwarf.Offset) (*dwarf.Entry, *dwarf.Reader, error) {
-	if r.unitOf(off) < 0 {
-		return nil, nil, bad("read DIE", uint64(off), "offset is in no unit")
-	}
-	rd := r.d.Reader()
+func (r *Reader) entryAt(off dwarf.Offset) (*entry, *dieReader, error) {
+	rd := r.dieReader()
 	rd.Seek(off)
 	e, err := rd.Next()
 	if err != nil {
-		return nil, nil, &Error{Op: "read DIE", Offset: uint64(off), Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
+		return nil, nil, err
 	}
 	if e == nil || e.Offset != off {
 		return nil, nil, bad("read DIE", uint64(off), "no DIE there")
@@ -334,7 +273,7 @@ func (r *Reader) entryAt(off dwarf.Offset) (*dwarf.Entry, *dwarf.Reader, error) 
 
 // refOf resolves a reference attribute (same-unit, section or type-signature
 // form) to a DIE offset.
-func (r *Reader) refOf(e *dwarf.Entry, attr dwarf.Attr) (dwarf.Offset, bool) {
+func (r *Reader) refOf(e *entry, attr dwarf.Attr) (dwarf.Offset, bool) {
 	f := e.AttrField(attr)
 	if f == nil {
 		return 0, false
@@ -354,7 +293,7 @@ func (r *Reader) refOf(e *dwarf.Entry, attr dwarf.Attr) (dwarf.Offset, bool) {
 // cuIndex builds, once, the address map of compile units.
 func (r *Reader) cuIndex() []cuSpan {
 	r.cuOnce.Do(func() {
-		rd := r.d.Reader()
+		rd := r.dieReader()
 		for i, u := range r.units {
 			if u.unitType != utCompile && u.unitType != 4 {
 				continue
@@ -382,6 +321,17 @@ func (r *Reader) cuIndex() []cuSpan {
 // unitAtPC returns the compile units whose ranges contain pc. Callers hold
 // r.mu.
 func (r *Reader) unitsAtPC(pc uint64) []int {
+	if r.unitAt != nil {
+		off, ok := r.unitAt(pc)
+		if !ok {
+			return nil
+		}
+		i := sort.Search(len(r.units), func(i int) bool { return r.units[i].off >= off })
+		if i < len(r.units) && r.units[i].off == off && !r.units[i].types {
+			return []int{i}
+		}
+		return nil
+	}
 	spans := r.cuIndex()
 	var out []int
 	i := sort.Search(len(spans), func(i int) bool { return spans[i].lo > pc })

@@ -187,7 +187,7 @@ func (r *Reader) unitFuncs(i int) []funcSpan {
 		return s
 	}
 	var spans []funcSpan
-	rd := r.d.Reader()
+	rd := r.dieReader()
 	rd.Seek(dwarf.Offset(r.units[i].dataOff))
 	cu, err := rd.Next()
 	if err == nil && cu != nil && cu.Children {
@@ -387,7 +387,7 @@ const (
 	attrGNUTailCall         dwarf.Attr = 0x2115
 )
 
-func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
+func (r *Reader) callSiteParams(rd *dieReader, cs *callSite) {
 	for n := 0; n < 1024; n++ {
 		p, err := rd.Next()
 		if err != nil || p == nil || p.Tag == 0 {
@@ -416,7 +416,7 @@ func (r *Reader) callSiteParams(rd *dwarf.Reader, cs *callSite) {
 
 // variable decodes a variable or parameter DIE, taking name and type from
 // its abstract origin or specification when it has none itself.
-func (r *Reader) variable(e *dwarf.Entry, unit int) *Variable {
+func (r *Reader) variable(e *entry, unit int) *Variable {
 	v := &Variable{Offset: r.pub(e.Offset), unit: unit, Param: e.Tag == dwarf.TagFormalParameter, r: r}
 	v.Name = r.nameOf(e)
 	v.Artificial, _ = r.follow(e, dwarf.AttrArtificial).(bool)
@@ -438,14 +438,14 @@ func (r *Reader) variable(e *dwarf.Entry, unit int) *Variable {
 }
 
 // nameOf returns the DW_AT_name of e or of what it is an instance of.
-func (r *Reader) nameOf(e *dwarf.Entry) string {
+func (r *Reader) nameOf(e *entry) string {
 	s, _ := r.follow(e, dwarf.AttrName).(string)
 	return s
 }
 
 // follow returns attribute a of e, or of e's abstract origin or
 // specification (a few hops at most).
-func (r *Reader) follow(e *dwarf.Entry, a dwarf.Attr) any {
+func (r *Reader) follow(e *entry, a dwarf.Attr) any {
 	if x := r.followEntry(e, a); x != nil {
 		return x.Val(a)
 	}
@@ -453,7 +453,7 @@ func (r *Reader) follow(e *dwarf.Entry, a dwarf.Attr) any {
 }
 
 // followEntry returns the entry among e and its origins that has attribute a.
-func (r *Reader) followEntry(e *dwarf.Entry, a dwarf.Attr) *dwarf.Entry {
+func (r *Reader) followEntry(e *entry, a dwarf.Attr) *entry {
 	for hop := 0; e != nil && hop < 4; hop++ {
 		if e.AttrField(a) != nil {
 			return e

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	dw "github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/symbols"
 )
 
@@ -108,41 +109,37 @@ func (r *Reader) loadChildren() []*Reader {
 }
 
 // newChild makes the Reader of one split unit: DWARF 5, or GNU split
-// DWARF 4 (see split4.go).
+// DWARF 4 (gcc -gsplit-dwarf -gdwarf-4), the pre-standard form of what
+// DWARF 5 made split units. The reader decodes the GNU index forms
+// natively; what differs is read here and in rangeList and locationOf: a
+// GNU unit's location lists are in .debug_loc.dwo with GNU entry kinds, its
+// DW_AT_ranges are offsets into the binary's .debug_ranges from the
+// skeleton's DW_AT_GNU_ranges_base, and its .debug_str_offsets has no
+// header. Either kind of split unit indexes the binary's .debug_addr from
+// the skeleton's DW_AT_addr_base and has the skeleton's low pc as base.
 func (r *Reader) newChild(su symbols.SplitUnit) (*Reader, error) {
 	sec := func(n string) []byte { return su.Sections[n] }
-	version, err := unitVersion(sec(".debug_info"))
+	hdr, err := dw.ReadUnitHeader(".debug_info.dwo", sec(".debug_info"), 0, false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrBadDWARF, err)
 	}
 	s := Sections{Info: sec(".debug_info"), Abbrev: sec(".debug_abbrev"),
 		Str: sec(".debug_str"), StrOffsets: sec(".debug_str_offsets"),
-		LocLists: sec(".debug_loclists"), RngLists: sec(".debug_rnglists"), Line: sec(".debug_line")}
-	if version >= 5 {
-		if len(s.StrOffsets) >= 8 {
-			s.StrOffsets = s.StrOffsets[8:] // split units have no DW_AT_str_offsets_base: entries follow the header
-		}
-	} else {
-		// GNU split DWARF 4: no headers to skip; GNU forms made standard.
-		if s.Abbrev, err = rewriteGNUForms(s.Abbrev); err != nil {
-			return nil, err
-		}
+		LocLists: sec(".debug_loclists"), RngLists: sec(".debug_rnglists"), Line: sec(".debug_line"),
+		Addr: r.addr}
+	if hdr.Version < 5 {
 		s.Loc = sec(".debug_loc")
 		s.Types = sec(".debug_types")
-	}
-	if su.AddrBase <= uint64(len(r.addr)) {
-		s.Addr = r.addr[su.AddrBase:] // likewise for DW_AT_addr_base, which only the skeleton has
 	}
 	c, err := NewFromSections(s)
 	if err != nil {
 		return nil, err
 	}
-	c.addr = r.addr // location lists index the whole section from the skeleton's base
 	c.parent = r
 	for i := range c.units {
 		c.units[i].addrBase, c.units[i].addrBaseSet, c.units[i].lowPC = su.AddrBase, true, su.LowPC
 	}
-	if version < 5 {
+	if hdr.Version < 5 {
 		c.gnuSplit4, c.ranges, c.rangesBase, c.splitLowPC = true, r.ranges, su.RangesBase, su.LowPC
 	}
 	return c, nil

@@ -4,6 +4,8 @@ import (
 	"debug/dwarf"
 	"fmt"
 	"strings"
+
+	dw "github.com/sondedbg/sonde/dwarf"
 )
 
 // Kind is what a Type is.
@@ -336,7 +338,7 @@ func (r *Reader) Type(die uint64) (t *Type, err error) {
 }
 
 // typeOf decodes the DW_AT_type of e (nil and no error for void).
-func (r *Reader) typeOf(e *dwarf.Entry, depth int) (*Type, error) {
+func (r *Reader) typeOf(e *entry, depth int) (*Type, error) {
 	off, ok := r.refOf(e, dwarf.AttrType)
 	if !ok {
 		if e.AttrField(dwarf.AttrType) != nil {
@@ -388,7 +390,7 @@ func (r *Reader) typeAt(off dwarf.Offset, depth int) (*Type, error) {
 	return t, nil
 }
 
-func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) error {
+func (r *Reader) fillType(t *Type, e *entry, rd *dieReader, depth int) error {
 	var err error
 	switch e.Tag {
 	case dwarf.TagBaseType:
@@ -445,7 +447,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 		if t.Elem != nil {
 			t.Encoding = t.Elem.Strip().Encoding
 		}
-		return r.eachChild(e, rd, func(c *dwarf.Entry) error {
+		return r.eachChild(e, rd, func(c *entry) error {
 			if c.Tag == dwarf.TagEnumerator {
 				name, _ := c.Val(dwarf.AttrName).(string)
 				v, _ := constInt(c.AttrField(dwarf.AttrConstValue))
@@ -458,7 +460,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 		if t.Elem, err = r.typeOf(e, depth); err != nil {
 			return err
 		}
-		return r.eachChild(e, rd, func(c *dwarf.Entry) error {
+		return r.eachChild(e, rd, func(c *entry) error {
 			switch c.Tag {
 			case dwarf.TagFormalParameter:
 				p, err := r.typeOf(c, depth)
@@ -482,7 +484,7 @@ func (r *Reader) fillType(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) 
 
 // children calls fn for each direct child of e (whose reader rd is just past
 // e).
-func (r *Reader) eachChild(e *dwarf.Entry, rd *dwarf.Reader, fn func(*dwarf.Entry) error) error {
+func (r *Reader) eachChild(e *entry, rd *dieReader, fn func(*entry) error) error {
 	if !e.Children {
 		return nil
 	}
@@ -512,7 +514,7 @@ func (r *Reader) eachChild(e *dwarf.Entry, rd *dwarf.Reader, fn func(*dwarf.Entr
 // of one dimension); larger counts are treated as unknown.
 const maxArrayCount = 1 << 40
 
-func (r *Reader) fillArray(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) error {
+func (r *Reader) fillArray(t *Type, e *entry, rd *dieReader, depth int) error {
 	elem, err := r.typeOf(e, depth)
 	if err != nil {
 		return err
@@ -525,7 +527,7 @@ func (r *Reader) fillArray(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int)
 		bound        *DynamicBound
 	}
 	var dims []dim
-	err = r.eachChild(e, rd, func(c *dwarf.Entry) error {
+	err = r.eachChild(e, rd, func(c *entry) error {
 		if c.Tag != dwarf.TagSubrangeType && c.Tag != dwarf.TagEnumerationType {
 			return nil
 		}
@@ -579,7 +581,7 @@ func (r *Reader) fillArray(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int)
 	return nil
 }
 
-func (r *Reader) dynBound(f *dwarf.Field, isCount bool) *DynamicBound {
+func (r *Reader) dynBound(f *field, isCount bool) *DynamicBound {
 	switch v := f.Val.(type) {
 	case []byte:
 		return &DynamicBound{Expr: v, IsCount: isCount}
@@ -589,8 +591,8 @@ func (r *Reader) dynBound(f *dwarf.Field, isCount bool) *DynamicBound {
 	return nil
 }
 
-func (r *Reader) fillComposite(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth int) error {
-	return r.eachChild(e, rd, func(c *dwarf.Entry) error {
+func (r *Reader) fillComposite(t *Type, e *entry, rd *dieReader, depth int) error {
+	return r.eachChild(e, rd, func(c *entry) error {
 		switch c.Tag {
 		case dwarf.TagMember, dwarf.TagInheritance:
 			// Static data members (DWARF 4 puts them here as declarations).
@@ -647,7 +649,7 @@ func (r *Reader) fillComposite(t *Type, e *dwarf.Entry, rd *dwarf.Reader, depth 
 	})
 }
 
-func (r *Reader) templateParam(c *dwarf.Entry, depth int) TemplateParam {
+func (r *Reader) templateParam(c *entry, depth int) TemplateParam {
 	p := TemplateParam{}
 	p.Name, _ = c.Val(dwarf.AttrName).(string)
 	p.Type, _ = r.typeOf(c, depth)
@@ -658,7 +660,7 @@ func (r *Reader) templateParam(c *dwarf.Entry, depth int) TemplateParam {
 }
 
 // constInt reads an integer constant attribute (any data or sdata/udata form).
-func constInt(f *dwarf.Field) (int64, bool) {
+func constInt(f *field) (int64, bool) {
 	if f == nil {
 		return 0, false
 	}
@@ -677,16 +679,7 @@ func plusUconst(b []byte) (uint64, bool) {
 	if len(b) < 2 || b[0] != 0x23 {
 		return 0, false
 	}
-	var v uint64
-	var shift uint
-	for i := 1; i < len(b); i++ {
-		if shift < 64 {
-			v |= uint64(b[i]&0x7f) << shift
-		}
-		shift += 7
-		if b[i]&0x80 == 0 {
-			return v, i == len(b)-1
-		}
-	}
-	return 0, false
+	c := dw.NewCursor("DW_AT_data_member_location", b, 1)
+	v := c.Uleb()
+	return v, c.Err() == nil && c.Remaining() == 0
 }

@@ -126,22 +126,21 @@ func frameLine(f stackFrame) string {
 }
 
 // gdbFiles rewrites the frames' source paths into the form gdb prints
-// (stack_units.go), from each frame's compilation unit.
+// from each frame's compilation unit (the session names it).
 func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 	for i := range frames {
 		if frames[i].File == nil || i >= len(trace.Frames) {
 			continue
 		}
 		f := trace.Frames[i]
-		var b *symbols.Binary
-		var link uint64
+		file := gdbFile(*frames[i].File)
 		if f.Module != nil {
 			if m, ok := f.Module.Client.(*session.Module); ok {
-				b, _ = sess.Binary(m)
-				link = f.LookupPC - m.Bias
+				if u, ok := sess.CompileUnit(m, f.LookupPC); ok {
+					file = gdbSourceFile(*frames[i].File, &u)
+				}
 			}
 		}
-		file := gdbFileAt(b, link, *frames[i].File)
 		frames[i].File = &file
 	}
 }
@@ -152,8 +151,8 @@ func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 // from addr's compilation unit.
 func gdbFileAt(b *symbols.Binary, addr uint64, file string) string {
 	if b != nil {
-		if u := unitsOf(b).unit(addr); u != nil {
-			return gdbSourceFile(file, u)
+		if u, ok := b.CompileUnit(addr); ok {
+			return gdbSourceFile(file, &u)
 		}
 	}
 	return gdbFile(file)

@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import "fmt"
 
@@ -33,25 +33,25 @@ func (t *AbbrevTable) Lookup(code uint64) *Abbrev {
 
 // ParseAbbrevs decodes the abbreviation table at off in .debug_abbrev.
 func ParseAbbrevs(sec string, data []byte, off uint64) (*AbbrevTable, error) {
-	r := newReader(sec, data, off)
+	r := NewCursor(sec, data, off)
 	t := &AbbrevTable{}
 	for r.err == nil {
-		code := r.uleb()
+		code := r.Uleb()
 		if code == 0 || r.err != nil {
 			break
 		}
-		a := &Abbrev{Tag: uint16(r.uleb()), Children: r.u8() != 0}
+		a := &Abbrev{Tag: uint16(r.Uleb()), Children: r.U8() != 0}
 		for r.err == nil {
-			attr, form := r.uleb(), r.uleb()
+			attr, form := r.Uleb(), r.Uleb()
 			if attr == 0 && form == 0 {
 				break
 			}
 			s := AttrSpec{Attr: uint16(attr), Form: uint16(form)}
 			if form == formImplicitConst {
-				s.Implicit = r.sleb()
+				s.Implicit = r.Sleb()
 			}
 			if attr > 0xffff || form > 0xffff {
-				r.fail(fmt.Sprintf("attribute %#x or form %#x out of range", attr, form))
+				r.Fail(fmt.Sprintf("attribute %#x or form %#x out of range", attr, form))
 			}
 			a.Attrs = append(a.Attrs, s)
 		}
@@ -61,7 +61,7 @@ func ParseAbbrevs(sec string, data []byte, off uint64) (*AbbrevTable, error) {
 				t.dense = append(t.dense, nil)
 			}
 			if t.dense[code] != nil {
-				r.fail(fmt.Sprintf("duplicate abbreviation code %d", code))
+				r.Fail(fmt.Sprintf("duplicate abbreviation code %d", code))
 			}
 			t.dense[code] = a
 		default:

@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import "fmt"
 
@@ -15,44 +15,44 @@ type DWPContribution struct {
 // into DWO id -> contribution.
 func ReadDWPIndex(data []byte) (map[uint64]DWPContribution, error) {
 	const sec = ".debug_cu_index"
-	r := newReader(sec, data, 0)
-	version := r.u16()
-	r.u16() // padding (or the high half of GNU's 32-bit version)
-	cols := uint64(r.u32())
-	units := uint64(r.u32())
-	slots := uint64(r.u32())
+	r := NewCursor(sec, data, 0)
+	version := r.U16()
+	r.U16() // padding (or the high half of GNU's 32-bit version)
+	cols := uint64(r.U32())
+	units := uint64(r.U32())
+	slots := uint64(r.U32())
 	if r.err != nil {
 		return nil, r.err
 	}
 	if version != 2 && version != 5 {
 		return nil, &FormatError{sec, 0, fmt.Sprintf("unsupported index version %d", version)}
 	}
-	if cols == 0 || cols > 16 || units > slots || slots > r.remaining()/12 {
+	if cols == 0 || cols > 16 || units > slots || slots > r.Remaining()/12 {
 		return nil, &FormatError{sec, 0, "inconsistent index header"}
 	}
 	sigs := make([]uint64, slots)
 	for i := range sigs {
-		sigs[i] = r.u64()
+		sigs[i] = r.U64()
 	}
 	rows := make([]uint32, slots)
 	for i := range rows {
-		rows[i] = r.u32()
+		rows[i] = r.U32()
 	}
 	ids := make([]uint32, cols)
 	for i := range ids {
-		ids[i] = r.u32()
+		ids[i] = r.U32()
 	}
 	if r.err != nil {
 		return nil, r.err
 	}
-	if units*cols*8 > r.remaining() {
+	if units*cols*8 > r.Remaining() {
 		return nil, &FormatError{sec, r.off, "offset and size tables truncated"}
 	}
 	offs := r.off
 	sizes := offs + units*cols*4
 	cell := func(base, row, col uint64) uint64 {
-		c := newReader(sec, data, base+(row*cols+col)*4)
-		return uint64(c.u32())
+		c := NewCursor(sec, data, base+(row*cols+col)*4)
+		return uint64(c.U32())
 	}
 	out := make(map[uint64]DWPContribution, units)
 	for i := uint64(0); i < slots; i++ {

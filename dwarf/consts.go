@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 // The DWARF constants this package and its callers use (DWARF 5 names, with
 // the GNU extensions GCC emits for split DWARF and dwz).

@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import "fmt"
 
@@ -66,7 +66,7 @@ func (e *Entry) Int(attr uint16) (int64, bool) {
 type UnitReader struct {
 	u  *Unit
 	ab *AbbrevTable
-	r  reader
+	r  Cursor
 }
 
 // NewUnitReader starts reading u's DIEs; data is the whole section holding u.
@@ -75,7 +75,7 @@ func NewUnitReader(sec string, data []byte, u *Unit, ab *AbbrevTable) *UnitReade
 	if end > uint64(len(data)) {
 		end = uint64(len(data))
 	}
-	ur := &UnitReader{u: u, ab: ab, r: newReader(sec, data[:end], u.DataOffset)}
+	ur := &UnitReader{u: u, ab: ab, r: NewCursor(sec, data[:end], u.DataOffset)}
 	return ur
 }
 
@@ -103,7 +103,7 @@ func (ur *UnitReader) Next(e *Entry) error {
 	r := &ur.r
 	e.Offset = r.off
 	e.Fields = e.Fields[:0]
-	code := r.uleb()
+	code := r.Uleb()
 	if r.err != nil {
 		return r.err
 	}
@@ -134,7 +134,7 @@ func (ur *UnitReader) Next(e *Entry) error {
 func (ur *UnitReader) NextSkipping(e *Entry, keep func(tag uint16) bool) error {
 	r := &ur.r
 	start := r.off
-	code := r.uleb()
+	code := r.Uleb()
 	if r.err != nil {
 		return r.err
 	}
@@ -164,32 +164,32 @@ func (ur *UnitReader) skipAttrs(a *Abbrev) {
 		switch s.Form {
 		case formFlagPresent, formImplicitConst:
 		case formData1, formRef1, formFlag, formStrx1, formAddrx1:
-			r.skip(1)
+			r.Skip(1)
 		case formData2, formRef2, formStrx2, formAddrx2:
-			r.skip(2)
+			r.Skip(2)
 		case formStrx3, formAddrx3:
-			r.skip(3)
+			r.Skip(3)
 		case formData4, formRef4, formRefSup4, formStrx4, formAddrx4:
-			r.skip(4)
+			r.Skip(4)
 		case formData8, formRef8, formRefSig8, formRefSup8:
-			r.skip(8)
+			r.Skip(8)
 		case formData16:
-			r.skip(16)
+			r.Skip(16)
 		case formAddr:
-			r.skip(uint64(u.AddrSize))
+			r.Skip(uint64(u.AddrSize))
 		case formStrp, formLineStrp, formSecOffset, formStrpSup, formGNUStrpAlt, formGNURefAlt:
-			r.skip(offSize)
+			r.Skip(offSize)
 		case formRefAddr:
 			if u.Version <= 2 {
-				r.skip(uint64(u.AddrSize))
+				r.Skip(uint64(u.AddrSize))
 			} else {
-				r.skip(offSize)
+				r.Skip(offSize)
 			}
 		case formUdata, formSdata, formRefUdata, formStrx, formAddrx, formRnglistx, formLoclistx,
 			formGNUAddrIndex, formGNUStrIndex:
-			r.uleb()
+			r.Uleb()
 		case formString:
-			r.cstring()
+			r.CStr()
 		default: // blocks, indirect: the general decoder knows them
 			var f Field
 			f.Form = s.Form
@@ -240,115 +240,115 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 	for hops := 0; ; hops++ {
 		switch f.Form {
 		case formAddr:
-			f.Class, f.Val = ClassAddress, r.sized(u.AddrSize)
+			f.Class, f.Val = ClassAddress, r.Sized(u.AddrSize)
 		case formAddrx, formGNUAddrIndex:
-			f.Class, f.Val = ClassAddrx, r.uleb()
+			f.Class, f.Val = ClassAddrx, r.Uleb()
 		case formAddrx1:
-			f.Class, f.Val = ClassAddrx, uint64(r.u8())
+			f.Class, f.Val = ClassAddrx, uint64(r.U8())
 		case formAddrx2:
-			f.Class, f.Val = ClassAddrx, uint64(r.u16())
+			f.Class, f.Val = ClassAddrx, uint64(r.U16())
 		case formAddrx3:
-			f.Class, f.Val = ClassAddrx, uint64(r.u24())
+			f.Class, f.Val = ClassAddrx, uint64(r.U24())
 		case formAddrx4:
-			f.Class, f.Val = ClassAddrx, uint64(r.u32())
+			f.Class, f.Val = ClassAddrx, uint64(r.U32())
 		case formData1:
-			f.Class, f.Val = ClassConst, uint64(r.u8())
+			f.Class, f.Val = ClassConst, uint64(r.U8())
 		case formData2:
-			f.Class, f.Val = ClassConst, uint64(r.u16())
+			f.Class, f.Val = ClassConst, uint64(r.U16())
 		case formData4:
-			f.Class, f.Val = ClassConst, uint64(r.u32())
+			f.Class, f.Val = ClassConst, uint64(r.U32())
 		case formData8:
-			f.Class, f.Val = ClassConst, r.u64()
+			f.Class, f.Val = ClassConst, r.U64()
 		case formUdata:
-			f.Class, f.Val = ClassConst, r.uleb()
+			f.Class, f.Val = ClassConst, r.Uleb()
 		case formSdata:
-			f.Class, f.Val = ClassSConst, uint64(r.sleb())
+			f.Class, f.Val = ClassSConst, uint64(r.Sleb())
 		case formImplicitConst:
 			f.Class, f.Val = ClassSConst, uint64(implicit)
 		case formData16:
 			f.Class, f.Val, f.Len = ClassBlock, r.off, 16
-			r.skip(16)
+			r.Skip(16)
 		case formFlag:
-			f.Class, f.Val = ClassFlag, uint64(r.u8())
+			f.Class, f.Val = ClassFlag, uint64(r.U8())
 		case formFlagPresent:
 			f.Class, f.Val = ClassFlag, 1
 		case formRef1:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u8())
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U8())
 		case formRef2:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u16())
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U16())
 		case formRef4:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.u32())
+			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U32())
 		case formRef8:
-			f.Class, f.Val = ClassRef, u.Offset+r.u64()
+			f.Class, f.Val = ClassRef, u.Offset+r.U64()
 		case formRefUdata:
-			f.Class, f.Val = ClassRef, u.Offset+r.uleb()
+			f.Class, f.Val = ClassRef, u.Offset+r.Uleb()
 		case formRefAddr:
 			if u.Version <= 2 {
-				f.Class, f.Val = ClassRef, r.sized(u.AddrSize)
+				f.Class, f.Val = ClassRef, r.Sized(u.AddrSize)
 			} else {
-				f.Class, f.Val = ClassRef, r.offset(u.Is64)
+				f.Class, f.Val = ClassRef, r.SecOffset(u.Is64)
 			}
 		case formRefSig8:
-			f.Class, f.Val = ClassRefSig, r.u64()
+			f.Class, f.Val = ClassRefSig, r.U64()
 		case formRefSup4:
-			f.Class, f.Val = ClassRefAlt, uint64(r.u32())
+			f.Class, f.Val = ClassRefAlt, uint64(r.U32())
 		case formRefSup8:
-			f.Class, f.Val = ClassRefAlt, r.u64()
+			f.Class, f.Val = ClassRefAlt, r.U64()
 		case formGNURefAlt:
-			f.Class, f.Val = ClassRefAlt, r.offset(u.Is64)
+			f.Class, f.Val = ClassRefAlt, r.SecOffset(u.Is64)
 		case formString:
 			f.Class, f.Val = ClassString, r.off
-			r.cstring()
+			r.CStr()
 		case formStrp:
-			f.Class, f.Val = ClassStrp, r.offset(u.Is64)
+			f.Class, f.Val = ClassStrp, r.SecOffset(u.Is64)
 		case formLineStrp:
-			f.Class, f.Val = ClassLineStrp, r.offset(u.Is64)
+			f.Class, f.Val = ClassLineStrp, r.SecOffset(u.Is64)
 		case formStrpSup, formGNUStrpAlt:
-			f.Class, f.Val = ClassStrpAlt, r.offset(u.Is64)
+			f.Class, f.Val = ClassStrpAlt, r.SecOffset(u.Is64)
 		case formStrx, formGNUStrIndex:
-			f.Class, f.Val = ClassStrx, r.uleb()
+			f.Class, f.Val = ClassStrx, r.Uleb()
 		case formStrx1:
-			f.Class, f.Val = ClassStrx, uint64(r.u8())
+			f.Class, f.Val = ClassStrx, uint64(r.U8())
 		case formStrx2:
-			f.Class, f.Val = ClassStrx, uint64(r.u16())
+			f.Class, f.Val = ClassStrx, uint64(r.U16())
 		case formStrx3:
-			f.Class, f.Val = ClassStrx, uint64(r.u24())
+			f.Class, f.Val = ClassStrx, uint64(r.U24())
 		case formStrx4:
-			f.Class, f.Val = ClassStrx, uint64(r.u32())
+			f.Class, f.Val = ClassStrx, uint64(r.U32())
 		case formSecOffset:
-			f.Class, f.Val = ClassSecOffset, r.offset(u.Is64)
+			f.Class, f.Val = ClassSecOffset, r.SecOffset(u.Is64)
 		case formRnglistx:
-			f.Class, f.Val = ClassRnglistx, r.uleb()
+			f.Class, f.Val = ClassRnglistx, r.Uleb()
 		case formLoclistx:
-			f.Class, f.Val = ClassLoclistx, r.uleb()
+			f.Class, f.Val = ClassLoclistx, r.Uleb()
 		case formExprloc, formBlock:
-			n := r.uleb()
+			n := r.Uleb()
 			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.skip(n)
+			r.Skip(n)
 		case formBlock1:
-			n := uint64(r.u8())
+			n := uint64(r.U8())
 			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.skip(n)
+			r.Skip(n)
 		case formBlock2:
-			n := uint64(r.u16())
+			n := uint64(r.U16())
 			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.skip(n)
+			r.Skip(n)
 		case formBlock4:
-			n := uint64(r.u32())
+			n := uint64(r.U32())
 			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.skip(n)
+			r.Skip(n)
 		case formIndirect:
 			if hops > 4 {
-				r.fail("DW_FORM_indirect chain too long")
+				r.Fail("DW_FORM_indirect chain too long")
 				return
 			}
-			f.Form = uint16(r.uleb())
+			f.Form = uint16(r.Uleb())
 			if f.Form == formImplicitConst {
-				implicit = r.sleb()
+				implicit = r.Sleb()
 			}
 			continue
 		default:
-			r.fail(fmt.Sprintf("unknown attribute form %#x", f.Form))
+			r.Fail(fmt.Sprintf("unknown attribute form %#x", f.Form))
 		}
 		return
 	}
@@ -364,8 +364,8 @@ func StrOffset(strOffsets []byte, base uint64, index uint64, is64 bool) (uint64,
 	if index > uint64(len(strOffsets))/size {
 		return 0, &FormatError{".debug_str_offsets", base, fmt.Sprintf("string index %d out of range", index)}
 	}
-	r := newReader(".debug_str_offsets", strOffsets, base+index*size)
-	v := r.offset(is64)
+	r := NewCursor(".debug_str_offsets", strOffsets, base+index*size)
+	v := r.SecOffset(is64)
 	return v, r.err
 }
 
@@ -374,8 +374,8 @@ func AddrAt(addr []byte, base uint64, index uint64, addrSize uint8) (uint64, err
 	if index > uint64(len(addr))/uint64(addrSize) {
 		return 0, &FormatError{".debug_addr", base, fmt.Sprintf("address index %d out of range", index)}
 	}
-	r := newReader(".debug_addr", addr, base+index*uint64(addrSize))
-	v := r.sized(addrSize)
+	r := NewCursor(".debug_addr", addr, base+index*uint64(addrSize))
+	v := r.Sized(addrSize)
 	return v, r.err
 }
 

@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import (
 	"debug/elf"
@@ -9,7 +9,7 @@ import (
 
 // seedSections returns DWARF sections of a real gcc-built program.
 func seedSections(f *testing.F, flags ...string) map[string][]byte {
-	path, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: flags, Name: "dwarfraw_seed"})
+	path, err := testprog.BuildE(testprog.Spec{Sources: []string{"dw_inline.c"}, Flags: flags, Name: "dwarf_seed"})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -78,8 +78,8 @@ func FuzzLineTable(f *testing.F) {
 			if err != nil || lt == nil {
 				return
 			}
-			r := newReader("", line, off)
-			l, is64 := r.initialLength()
+			r := NewCursor("", line, off)
+			l, is64 := r.InitialLength()
 			if r.err != nil {
 				return
 			}
@@ -113,5 +113,85 @@ func FuzzDWPIndex(f *testing.F) {
 	f.Add(seed)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ReadDWPIndex(data)
+	})
+}
+
+// FuzzLists decodes arbitrary bytes as every kind of location and range
+// list, with indexed addresses resolved from the same bytes: each decoder
+// must end with entries or an error, bounded by the input.
+func FuzzLists(f *testing.F) {
+	s := seedSections(f, "-O2", "-gdwarf-5")
+	if l := s[".debug_loclists"]; len(l) > 12 {
+		f.Add(l[12:], uint8(8))
+	}
+	if r := s[".debug_rnglists"]; len(r) > 12 {
+		f.Add(r[12:], uint8(8))
+	}
+	s4 := seedSections(f, "-O2", "-gdwarf-4")
+	f.Add(s4[".debug_loc"], uint8(8))
+	f.Add(s4[".debug_ranges"], uint8(8))
+	f.Fuzz(func(t *testing.T, data []byte, addrSize uint8) {
+		addrx := func(i uint64) (uint64, error) { return AddrAt(data, 0, i, 8) }
+		check := func(what string, n int) {
+			if n > MaxListEntries+1 || n > len(data) {
+				t.Fatalf("%s: %d entries from %d bytes", what, n, len(data))
+			}
+		}
+		l, _ := LocV4(data, 0, addrSize, 0x1000)
+		check("LocV4", len(l))
+		l, _ = LocLists(data, 0, addrSize, 0x1000, addrx)
+		check("LocLists", len(l))
+		l, _ = LocLists(data, 0, addrSize, 0x1000, nil)
+		check("LocLists without .debug_addr", len(l))
+		l, _ = LocGNUSplit(data, 0, 0x1000, addrx)
+		check("LocGNUSplit", len(l))
+		if off, err := LoclistOffset(data, 0, uint64(addrSize), false); err == nil && off > uint64(len(data))+0xffffffff {
+			t.Fatalf("offset %#x", off)
+		}
+		r, _ := RangesV4(data, 0, addrSize, 0x1000, nil)
+		check("RangesV4", len(r))
+		r, _ = Rnglist(data, 0, addrSize, 0x1000, addrx, nil)
+		check("Rnglist", len(r))
+	})
+}
+
+// FuzzCursor reads arbitrary bytes with every cursor call: the cursor never
+// reads past its data and its first error sticks.
+func FuzzCursor(f *testing.F) {
+	f.Add([]byte{0x80, 0x80, 0x01, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 5, 6, 7, 8, 'a', 0})
+	f.Add([]byte{0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		c := NewCursor("fuzz", data, 0)
+		for i := 0; c.Err() == nil && i < len(data)+1; i++ {
+			switch data[int(c.Pos())%len(data)] % 9 {
+			case 0:
+				c.Uleb()
+			case 1:
+				c.Sleb()
+			case 2:
+				c.U16()
+			case 3:
+				c.U24()
+			case 4:
+				c.U32()
+			case 5:
+				c.U64()
+			case 6:
+				c.CStr()
+			case 7:
+				c.InitialLength()
+			default:
+				c.Bytes(uint64(c.U8()))
+			}
+			if c.Pos() > uint64(len(data)) {
+				t.Fatalf("cursor at %d past %d bytes", c.Pos(), len(data))
+			}
+		}
+		if c.Err() != nil && c.Remaining() != 0 {
+			t.Fatal("an error left bytes to read")
+		}
 	})
 }

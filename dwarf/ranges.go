@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import "fmt"
 
@@ -8,13 +8,13 @@ type Range struct{ Lo, Hi uint64 }
 // RangesV4 decodes a DWARF 2-4 .debug_ranges list at off; base is the unit's
 // base address (its DW_AT_low_pc).
 func RangesV4(data []byte, off uint64, addrSize uint8, base uint64, dst []Range) ([]Range, error) {
-	r := newReader(".debug_ranges", data, off)
+	r := NewCursor(".debug_ranges", data, off)
 	maxAddr := ^uint64(0)
 	if addrSize == 4 {
 		maxAddr = 0xffffffff
 	}
 	for r.err == nil {
-		lo, hi := r.sized(addrSize), r.sized(addrSize)
+		lo, hi := r.Sized(addrSize), r.Sized(addrSize)
 		if r.err != nil {
 			break
 		}
@@ -40,8 +40,8 @@ func RnglistOffset(data []byte, base, index uint64, is64 bool) (uint64, error) {
 	if index > uint64(len(data))/size {
 		return 0, &FormatError{".debug_rnglists", base, fmt.Sprintf("range list index %d out of range", index)}
 	}
-	r := newReader(".debug_rnglists", data, base+index*size)
-	v := r.offset(is64)
+	r := NewCursor(".debug_rnglists", data, base+index*size)
+	v := r.SecOffset(is64)
 	return base + v, r.err
 }
 
@@ -60,10 +60,10 @@ const (
 // Rnglist decodes a DWARF 5 range list at off in .debug_rnglists. addrx
 // resolves indexes into .debug_addr (nil when the unit has none).
 func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(uint64) (uint64, error), dst []Range) ([]Range, error) {
-	r := newReader(".debug_rnglists", data, off)
+	r := NewCursor(".debug_rnglists", data, off)
 	ax := func(i uint64) uint64 {
 		if addrx == nil {
-			r.fail("DW_RLE_*x entry without .debug_addr")
+			r.Fail("DW_RLE_*x entry without .debug_addr")
 			return 0
 		}
 		v, err := addrx(i)
@@ -73,31 +73,31 @@ func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(ui
 		return v
 	}
 	for r.err == nil {
-		switch kind := r.u8(); kind {
+		switch kind := r.U8(); kind {
 		case rleEndOfList:
 			return dst, r.err
 		case rleBaseAddressx:
-			base = ax(r.uleb())
+			base = ax(r.Uleb())
 		case rleStartxEndx:
-			lo := ax(r.uleb())
-			hi := ax(r.uleb())
+			lo := ax(r.Uleb())
+			hi := ax(r.Uleb())
 			dst = appendRange(dst, lo, hi)
 		case rleStartxLength:
-			lo := ax(r.uleb())
-			dst = appendRange(dst, lo, lo+r.uleb())
+			lo := ax(r.Uleb())
+			dst = appendRange(dst, lo, lo+r.Uleb())
 		case rleOffsetPair:
-			lo, hi := r.uleb(), r.uleb()
+			lo, hi := r.Uleb(), r.Uleb()
 			dst = appendRange(dst, base+lo, base+hi)
 		case rleBaseAddress:
-			base = r.sized(addrSize)
+			base = r.Sized(addrSize)
 		case rleStartEnd:
-			lo, hi := r.sized(addrSize), r.sized(addrSize)
+			lo, hi := r.Sized(addrSize), r.Sized(addrSize)
 			dst = appendRange(dst, lo, hi)
 		case rleStartLength:
-			lo := r.sized(addrSize)
-			dst = appendRange(dst, lo, lo+r.uleb())
+			lo := r.Sized(addrSize)
+			dst = appendRange(dst, lo, lo+r.Uleb())
 		default:
-			r.fail(fmt.Sprintf("unknown range list entry kind %d", kind))
+			r.Fail(fmt.Sprintf("unknown range list entry kind %d", kind))
 		}
 	}
 	return dst, r.err
@@ -123,18 +123,18 @@ func ReadAranges(data []byte) ([]Arange, error) {
 	var out []Arange
 	var off uint64
 	for off < uint64(len(data)) {
-		r := newReader(".debug_aranges", data, off)
-		length, is64 := r.initialLength()
+		r := NewCursor(".debug_aranges", data, off)
+		length, is64 := r.InitialLength()
 		if r.err != nil {
 			return out, r.err
 		}
-		if length > r.remaining() {
+		if length > r.Remaining() {
 			return out, &FormatError{".debug_aranges", off, "set length runs past the section end"}
 		}
 		end := r.off + length
-		version := r.u16()
-		unit := r.offset(is64)
-		addrSize, segSize := r.u8(), r.u8()
+		version := r.U16()
+		unit := r.SecOffset(is64)
+		addrSize, segSize := r.U8(), r.U8()
 		if r.err != nil {
 			return out, r.err
 		}
@@ -144,11 +144,11 @@ func ReadAranges(data []byte) ([]Arange, error) {
 		// Tuples are aligned to twice the address size from the set start.
 		tuple := 2 * uint64(addrSize)
 		if rem := (r.off - off) % tuple; rem != 0 {
-			r.skip(tuple - rem)
+			r.Skip(tuple - rem)
 		}
-		sub := newReader(".debug_aranges", data[:end], r.off)
-		for sub.err == nil && sub.remaining() >= tuple {
-			lo, n := sub.sized(addrSize), sub.sized(addrSize)
+		sub := NewCursor(".debug_aranges", data[:end], r.off)
+		for sub.err == nil && sub.Remaining() >= tuple {
+			lo, n := sub.Sized(addrSize), sub.Sized(addrSize)
 			if lo == 0 && n == 0 {
 				break
 			}

@@ -1,4 +1,4 @@
-package dwarfraw
+package dwarf
 
 import "fmt"
 
@@ -36,40 +36,40 @@ func ReadUnits(sec string, data []byte, isTypes bool) ([]Unit, error) {
 
 // ReadUnitHeader decodes the unit header at off.
 func ReadUnitHeader(sec string, data []byte, off uint64, isTypes bool) (Unit, error) {
-	r := newReader(sec, data, off)
+	r := NewCursor(sec, data, off)
 	u := Unit{Offset: off}
-	length, is64 := r.initialLength()
+	length, is64 := r.InitialLength()
 	if r.err != nil {
 		return u, r.err
 	}
 	start := r.off
-	if length > r.remaining() {
+	if length > r.Remaining() {
 		return u, &FormatError{sec, off, fmt.Sprintf("unit length %#x runs past the section end", length)}
 	}
 	u.End = start + length
 	u.Is64 = is64
-	u.Version = r.u16()
+	u.Version = r.U16()
 	switch {
 	case u.Version >= 2 && u.Version <= 4:
-		u.AbbrevOff = r.offset(is64)
-		u.AddrSize = r.u8()
+		u.AbbrevOff = r.SecOffset(is64)
+		u.AddrSize = r.U8()
 		u.Type = UnitCompile
 		if isTypes {
 			u.Type = UnitType
-			u.Signature = r.u64()
-			u.TypeOffset = off + r.offset(is64)
+			u.Signature = r.U64()
+			u.TypeOffset = off + r.SecOffset(is64)
 		}
 	case u.Version == 5:
-		u.Type = r.u8()
-		u.AddrSize = r.u8()
-		u.AbbrevOff = r.offset(is64)
+		u.Type = r.U8()
+		u.AddrSize = r.U8()
+		u.AbbrevOff = r.SecOffset(is64)
 		switch u.Type {
 		case UnitCompile, UnitPartial:
 		case UnitSkeleton, UnitSplitCompile:
-			u.Signature = r.u64()
+			u.Signature = r.U64()
 		case UnitType, UnitSplitType:
-			u.Signature = r.u64()
-			u.TypeOffset = off + r.offset(is64)
+			u.Signature = r.U64()
+			u.TypeOffset = off + r.SecOffset(is64)
 		default:
 			return u, &FormatError{sec, off, fmt.Sprintf("unknown unit type %d", u.Type)}
 		}

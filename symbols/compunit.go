@@ -1,0 +1,27 @@
+package symbols
+
+// CompileUnit describes the compilation unit whose code covers an address:
+// what its unit DIE says of the source (the skeleton's, for split DWARF),
+// and where the unit is, so that readers of its DIEs (package variables)
+// can decode that unit alone.
+type CompileUnit struct {
+	Name    string // DW_AT_name: the primary source file, as given to the compiler
+	CompDir string // DW_AT_comp_dir: the compilation directory
+	Version uint16 // the unit's DWARF version
+	Offset  uint64 // of the unit header in .debug_info
+}
+
+// CompileUnit returns the compilation unit covering the link-time address
+// pc, found through the symbolizer's unit index (.debug_aranges, else the
+// units' own ranges). ok is false where no unit covers pc or its unit DIE
+// cannot be read.
+func (b *Binary) CompileUnit(pc uint64) (u CompileUnit, ok bool) {
+	if b.dw == nil {
+		return u, false
+	}
+	cu := b.dw.unitAt(pc)
+	if cu == nil || cu.readUnitDIE() != nil {
+		return u, false
+	}
+	return CompileUnit{Name: cu.name, CompDir: cu.compDir, Version: cu.hdr.Version, Offset: cu.hdr.Offset}, true
+}
