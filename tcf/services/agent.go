@@ -47,7 +47,6 @@ type Agent struct {
 	fast      fastEvents
 	own       ownership
 	stacks    stackCache
-	files     fsTable
 	// pathMap holds the PathMap rules clients set.
 	pathMap []map[string]any
 
