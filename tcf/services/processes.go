@@ -24,215 +24,262 @@ type launchedProcess struct {
 	pty                   *os.File
 }
 
+// processes is the Processes service, or ProcessesV1: the same commands,
+// V1's start taking its options as properties.
+type processes struct {
+	a    *Agent
+	name string
+	v1   bool
+}
+
 // RegisterProcesses adds the Processes and ProcessesV1 services.
 func (a *Agent) RegisterProcesses() {
 	for _, name := range []string{"Processes", "ProcessesV1"} {
-		v1 := name == "ProcessesV1"
-		svc := a.srv.Service(name)
-		a.registerProcessCommands(svc, name, v1)
+		p := &processes{a: a, name: name, v1: name == "ProcessesV1"}
+		p.register(a.srv.Service(name))
 	}
 }
 
-func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) {
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		parent := args.String()
-		attachedOnly := args.Bool()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		out := []string{}
-		if parent != "" {
-			c.Reply().Error(nil).Data(out).Send()
-			return
-		}
-		if attachedOnly {
-			for _, p := range a.target.Processes() {
-				out = append(out, string(p.ID()))
-			}
-		} else {
-			for _, pid := range listPIDs() {
-				out = append(out, string(target.ProcessID(pid)))
-			}
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	queryByID(svc, "getContext", func(id string) (any, error) { return a.processContext(id) })
-	svc.Command("attach", func(c *tcf.Call) {
-		pid, err := pidArg(c)
-		if err == nil {
-			var proc *target.Context
-			if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
-				a.adopt(proc)
-				a.requested(c.Channel(), proc) // the attach stop
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("detach", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil {
-			err = ctx.Detach()
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("terminate", func(c *tcf.Call) {
-		pid, err := pidArg(c)
-		if err == nil {
-			if ctx := a.target.LookupPID(pid, 0); ctx != nil {
-				err = ctx.Terminate()
-			} else {
-				err = errnoError("terminate", unix.Kill(pid, unix.SIGKILL))
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("signal", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		sig := args.Int()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		pid, tid, err := target.ParseID(target.ID(id))
-		if err == nil {
-			if ctx, lerr := a.lookup(id); lerr == nil {
-				err = ctx.Signal(target.Signal(sig))
-			} else if tid != 0 {
-				err = errnoError("signal", unix.Tgkill(pid, tid, syscall.Signal(sig)))
-			} else {
-				err = errnoError("signal", unix.Kill(pid, syscall.Signal(sig)))
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("getSignalList", func(c *tcf.Call) {
-		args := c.Args()
-		_ = args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		var out []map[string]any
-		for s := 1; s <= 64; s++ {
-			sig := target.Signal(s)
-			out = append(out, map[string]any{"Index": s, "Name": sig.Name(), "Description": sig.Description(), "Code": s})
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	svc.Command("getSignalMask", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Null().Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Uint64(wireMask(ctx.DontStop())).Uint64(wireMask(ctx.DontPass())).Uint64(wireMask(ctx.Pending())).Send()
-	})
-	svc.Command("setSignalMask", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		dontStop, dontPass := args.Uint64(), args.Uint64()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		ctx, err := a.lookup(id)
-		if err == nil {
-			ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("getEnvironment", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(os.Environ()).Send()
-	})
-	svc.Command("start", func(c *tcf.Call) {
-		args := c.Args()
-		var req startRequest
-		req.dir = args.String()
-		req.exe = args.String()
-		req.argv = args.Strings()
-		if args.IsNull() {
-			args.Raw()
-			req.inheritEnv = true
-		} else {
-			req.env = args.Strings()
-		}
-		req.attach, req.stopAtEntry, req.stopAtMain = true, true, true
-		if v1 {
-			p := args.Props()
-			flag := func(k string, def bool) bool {
-				if v, ok := p.Bool(k); ok {
-					return v
-				}
-				return def
-			}
-			req.attach = flag("Attach", true)
-			req.stopAtEntry = flag("StopAtEntry", true)
-			req.stopAtMain = flag("StopAtMain", true)
-			req.children = flag("AttachChildren", false)
-			req.terminal = flag("UseTerminal", false)
-			if v, ok := p.Uint64("SigDontStop"); ok {
-				req.dontStop = &v
-			}
-			if v, ok := p.Uint64("SigDontPass"); ok {
-				req.dontPass = &v
-			}
-		} else {
-			req.attach = args.Bool()
-		}
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		a.start(name, req, func(props map[string]any, err error) {
-			if id, _ := props["ID"].(string); err == nil && req.attach {
-				if proc, lerr := a.lookup(id); lerr == nil {
-					a.hold(c.Channel(), proc)
-				}
-			}
-			c.Reply().Error(err).Data(props).Send()
-		})
-	})
-	if v1 {
-		svc.Command("getCapabilities", func(c *tcf.Call) {
-			args := c.Args()
-			if args.Remaining() > 0 {
-				_ = args.String()
-			}
-			if err := args.End(); err != nil {
-				c.Reply().Error(err).Null().Send()
-				return
-			}
-			c.Reply().Error(nil).Data(map[string]any{
-				"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
-				"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
-			}).Send()
-		})
-		svc.Command("setWinSize", func(c *tcf.Call) {
-			args := c.Args()
-			id := args.String()
-			cols, rows := args.Int(), args.Int()
-			if err := args.End(); err != nil {
-				c.ReplyError(err)
-				return
-			}
-			a.mu.Lock()
-			lp := a.launched[id]
-			a.mu.Unlock()
-			if lp == nil || lp.pty == nil {
-				c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
-				return
-			}
-			ws := &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}
-			c.ReplyError(errnoError("set window size", unix.IoctlSetWinsize(int(lp.pty.Fd()), unix.TIOCSWINSZ, ws)))
-		})
+func (p *processes) register(svc *tcf.Service) {
+	svc.Command("getChildren", p.getChildren)
+	queryByID(svc, "getContext", func(id string) (any, error) { return p.a.processContext(id) })
+	svc.Command("attach", p.attach)
+	svc.Command("detach", p.detach)
+	svc.Command("terminate", p.terminate)
+	svc.Command("signal", p.signal)
+	svc.Command("getSignalList", p.getSignalList)
+	svc.Command("getSignalMask", p.getSignalMask)
+	svc.Command("setSignalMask", p.setSignalMask)
+	svc.Command("getEnvironment", p.getEnvironment)
+	svc.Command("start", p.start)
+	if p.v1 {
+		svc.Command("getCapabilities", p.getCapabilities)
+		svc.Command("setWinSize", p.setWinSize)
 	}
+}
+
+// getChildren lists the processes of the system, or only those attached.
+func (p *processes) getChildren(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	parent := args.String()
+	attachedOnly := args.Bool()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	out := []string{}
+	if parent != "" {
+		c.Reply().Error(nil).Data(out).Send()
+		return
+	}
+	if attachedOnly {
+		for _, p := range a.target.Processes() {
+			out = append(out, string(p.ID()))
+		}
+	} else {
+		for _, pid := range listPIDs() {
+			out = append(out, string(target.ProcessID(pid)))
+		}
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+// attach attaches to a process and stops it for the channel.
+func (p *processes) attach(c *tcf.Call) {
+	a := p.a
+	pid, err := pidArg(c)
+	if err == nil {
+		var proc *target.Context
+		if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
+			a.adopt(proc)
+			a.requested(c.Channel(), proc) // the attach stop
+		}
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) detach(c *tcf.Call) {
+	a := p.a
+	ctx, err := a.contextArg(c)
+	if err == nil {
+		err = ctx.Detach()
+	}
+	c.ReplyError(err)
+}
+
+// terminate kills a process, ours or not.
+func (p *processes) terminate(c *tcf.Call) {
+	a := p.a
+	pid, err := pidArg(c)
+	if err == nil {
+		if ctx := a.target.LookupPID(pid, 0); ctx != nil {
+			err = ctx.Terminate()
+		} else {
+			err = errnoError("terminate", unix.Kill(pid, unix.SIGKILL))
+		}
+	}
+	c.ReplyError(err)
+}
+
+// signal sends a signal to a process or thread, ours or not.
+func (p *processes) signal(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	sig := args.Int()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	pid, tid, err := target.ParseID(target.ID(id))
+	if err == nil {
+		if ctx, lerr := a.lookup(id); lerr == nil {
+			err = ctx.Signal(target.Signal(sig))
+		} else if tid != 0 {
+			err = errnoError("signal", unix.Tgkill(pid, tid, syscall.Signal(sig)))
+		} else {
+			err = errnoError("signal", unix.Kill(pid, syscall.Signal(sig)))
+		}
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) getSignalList(c *tcf.Call) {
+	args := c.Args()
+	_ = args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	var out []map[string]any
+	for s := 1; s <= 64; s++ {
+		sig := target.Signal(s)
+		out = append(out, map[string]any{"Index": s, "Name": sig.Name(), "Description": sig.Description(), "Code": s})
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+func (p *processes) getSignalMask(c *tcf.Call) {
+	a := p.a
+	ctx, err := a.contextArg(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Null().Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Uint64(wireMask(ctx.DontStop())).Uint64(wireMask(ctx.DontPass())).Uint64(wireMask(ctx.Pending())).Send()
+}
+
+func (p *processes) setSignalMask(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	dontStop, dontPass := args.Uint64(), args.Uint64()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	ctx, err := a.lookup(id)
+	if err == nil {
+		ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) getEnvironment(c *tcf.Call) {
+	if err := c.Args().End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(os.Environ()).Send()
+}
+
+// start launches a program (the V1 service takes its options as properties).
+func (p *processes) start(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	var req startRequest
+	req.dir = args.String()
+	req.exe = args.String()
+	req.argv = args.Strings()
+	if args.IsNull() {
+		args.Raw()
+		req.inheritEnv = true
+	} else {
+		req.env = args.Strings()
+	}
+	req.attach, req.stopAtEntry, req.stopAtMain = true, true, true
+	if p.v1 {
+		props := args.Props()
+		flag := func(k string, def bool) bool {
+			if v, ok := props.Bool(k); ok {
+				return v
+			}
+			return def
+		}
+		req.attach = flag("Attach", true)
+		req.stopAtEntry = flag("StopAtEntry", true)
+		req.stopAtMain = flag("StopAtMain", true)
+		req.children = flag("AttachChildren", false)
+		req.terminal = flag("UseTerminal", false)
+		if v, ok := props.Uint64("SigDontStop"); ok {
+			req.dontStop = &v
+		}
+		if v, ok := props.Uint64("SigDontPass"); ok {
+			req.dontPass = &v
+		}
+	} else {
+		req.attach = args.Bool()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	a.start(p.name, req, func(props map[string]any, err error) {
+		if id, _ := props["ID"].(string); err == nil && req.attach {
+			if proc, lerr := a.lookup(id); lerr == nil {
+				a.hold(c.Channel(), proc)
+			}
+		}
+		c.Reply().Error(err).Data(props).Send()
+	})
+}
+
+// getCapabilities is ProcessesV1's: which start options the agent has.
+func (p *processes) getCapabilities(c *tcf.Call) {
+	args := c.Args()
+	if args.Remaining() > 0 {
+		_ = args.String()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(map[string]any{
+		"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
+		"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
+	}).Send()
+}
+
+// setWinSize is ProcessesV1's: resizes the terminal of a launched process.
+func (p *processes) setWinSize(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	cols, rows := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	a.mu.Lock()
+	lp := a.launched[id]
+	a.mu.Unlock()
+	if lp == nil || lp.pty == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
+		return
+	}
+	ws := &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}
+	c.ReplyError(errnoError("set window size", unix.IoctlSetWinsize(int(lp.pty.Fd()), unix.TIOCSWINSZ, ws)))
 }
 
 type startRequest struct {
@@ -244,7 +291,6 @@ type startRequest struct {
 	dontStop, dontPass              *uint64
 }
 
-// start launches a program, traced (attach) or not, with its stdio on streams.
 // start launches a program as a Processes start command asks and gives
 // reply the command's result. For a debugged launch, reply runs before any
 // event about the new process's stops can be sent (the reply queued first):
