@@ -69,11 +69,10 @@ func fsErr(err error) error {
 	return &fsError{tcf.CodeOther, err}
 }
 
+// fsHandle is an open file or directory.
 type fsHandle struct {
-	file    *os.File
-	dir     bool
-	entries []os.DirEntry
-	eof     bool
+	file *os.File
+	dir  bool
 }
 
 // fileSystem is the FileSystem service: the files and directories each

@@ -299,14 +299,14 @@ type startRequest struct {
 // it looks at the process again. (The Eclipse TCF Python client's own
 // benchmark waits for the reply before it listens for that stop.)
 func (a *Agent) start(service string, req startRequest, reply func(map[string]any, error)) {
-	props, err, release := a.launch(service, req)
+	props, release, err := a.launch(service, req)
 	reply(props, err)
 	release()
 }
 
 // launch is start's work. release lets events about the new process go to
 // clients; start calls it once the reply is queued.
-func (a *Agent) launch(service string, req startRequest) (props map[string]any, err error, release func()) {
+func (a *Agent) launch(service string, req startRequest) (props map[string]any, release func(), err error) {
 	if len(req.argv) == 0 {
 		req.argv = []string{req.exe}
 	}
@@ -322,7 +322,7 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	}
 	if !req.attach {
 		props, err = a.startUntraced(service, req, env)
-		return props, err, func() {}
+		return props, func() {}, err
 	}
 	// The entry stop is where sonde sets the process up; without StopAtEntry
 	// clients see neither it nor the resume after it. The listeners wait on
@@ -341,7 +341,7 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 		a.entryStop[proc.PID()] = true
 	}
 	if err != nil {
-		return nil, err, release
+		return nil, release, err
 	}
 	if req.dontStop != nil || req.dontPass != nil {
 		ds, dp := proc.DontStop(), proc.DontPass()
@@ -370,14 +370,14 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	}
 	if !req.stopAtEntry {
 		if err := proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
-			return nil, err, release
+			return nil, release, err
 		}
 	}
 	if f := afterLaunchResume.Load(); f != nil {
 		(*f)()
 	}
 	props, err = a.launchedContext(string(proc.ID()), req.exe, lp)
-	return props, err, release
+	return props, release, err
 }
 
 // afterLaunchResume, when set (by tests only), runs between a launch's

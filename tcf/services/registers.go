@@ -150,15 +150,6 @@ func (a *Agent) parseRegisterID(id string) (thread *target.Context, reg *arch.Re
 	return thread, &regs[n], "", nil
 }
 
-func registerIndex(a *arch.Arch, r *arch.Register) int {
-	for i := range a.Registers {
-		if &a.Registers[i] == r {
-			return i
-		}
-	}
-	return -1
-}
-
 // registerChildren lists a thread's registers and groups, or a group's members.
 func (a *Agent) registerChildren(id string) ([]string, error) {
 	out := []string{}
