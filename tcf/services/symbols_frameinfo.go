@@ -1,12 +1,11 @@
 package services
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/sondedbg/sonde/internal/leb128"
+	"github.com/sondedbg/sonde/dwarfexpr"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
@@ -28,12 +27,12 @@ import (
 
 // Location command opcodes (ISymbols.CMD_*) the frame commands use.
 const (
-	locNumber   = 1
-	locRdReg    = 2
-	locFP       = 3
-	locRdMem    = 4
-	locAdd      = 5
-	locLocation = 20
+	locNumber   = dwarfexpr.TCFNumber
+	locRdReg    = dwarfexpr.TCFRdReg
+	locFP       = dwarfexpr.TCFFP
+	locRdMem    = dwarfexpr.TCFRdMem
+	locAdd      = dwarfexpr.TCFAdd
+	locLocation = dwarfexpr.TCFLocation
 )
 
 // FrameInfo is the stack-tracing rule at an address.
@@ -242,13 +241,6 @@ func addOffset(cmds []any, off int64) []any {
 	return append(cmds, locNumber, off, locAdd)
 }
 
-// DWARF operations the translation knows, and the location command of the
-// binary and unary operators.
-var dwarfBinaryOps = map[byte]int{
-	0x22: 5, 0x1c: 6, 0x1e: 7, 0x1b: 8, 0x1a: 9, 0x21: 10, 0x27: 11, // plus minus mul div and or xor
-	0x2a: 13, 0x2b: 14, 0x2c: 15, 0x2d: 16, 0x24: 17, 0x25: 18, // ge gt le lt shl shr
-}
-
 // exprCommands translates a CFI DWARF expression into location commands
 // (withCFA: the CFA is pushed first, as for register rules). Expressions
 // that use operations without a command counterpart (stack manipulation,
@@ -258,97 +250,10 @@ func exprCommands(expr []byte, reg func(int) string, withCFA bool) []any {
 	if withCFA {
 		cmds = []any{locFP}
 	}
-	if out, ok := translateDWARF(expr, reg); ok {
+	if out, ok := dwarfexpr.TCFCommands(expr, dwarfexpr.TCFOptions{Reg: reg}); ok {
 		return append(cmds, out...)
 	}
 	return append(cmds, locLocation, expr, map[string]any{
 		"Machine": 62, "ELF64": true, "RegIdType": 0, "AddrSize": 8, "BigEndian": false,
 	})
-}
-
-// translateDWARF turns the common CFI expression operations into commands.
-func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
-	var out []any
-	for i := 0; i < len(b); {
-		op := b[i]
-		i++
-		switch {
-		case op >= 0x30 && op <= 0x4f: // lit0..lit31
-			out = append(out, locNumber, int64(op-0x30))
-		case op >= 0x70 && op <= 0x8f: // breg0..breg31
-			off, n := leb128.Int(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = addOffset(append(out, locRdReg, reg(int(op-0x70))), off)
-		case op == 0x92: // bregx
-			r, n := leb128.Uint(b[i:])
-			if n == 0 || r > 1<<16 {
-				return nil, false
-			}
-			i += n
-			off, n2 := leb128.Int(b[i:])
-			if n2 == 0 {
-				return nil, false
-			}
-			i += n2
-			out = addOffset(append(out, locRdReg, reg(int(r))), off)
-		case op == 0x10: // constu
-			v, n := leb128.Uint(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v)
-		case op == 0x11: // consts
-			v, n := leb128.Int(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v)
-		case op >= 0x08 && op <= 0x0f: // const1u .. const8s
-			size := 1 << ((op - 0x08) / 2)
-			if len(b)-i < size {
-				return nil, false
-			}
-			var w [8]byte
-			copy(w[:], b[i:i+size])
-			v := binary.LittleEndian.Uint64(w[:])
-			if (op-0x08)%2 == 1 && size < 8 { // signed: sign-extend
-				shift := 64 - 8*uint(size)
-				out = append(out, locNumber, int64(v<<shift)>>shift)
-			} else {
-				out = append(out, locNumber, v)
-			}
-			i += size
-		case op == 0x23: // plus_uconst
-			v, n := leb128.Uint(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v, locAdd)
-		case op == 0x06: // deref
-			out = append(out, locRdMem, 8, false)
-		case op == 0x94: // deref_size
-			if i >= len(b) || b[i] == 0 || b[i] > 8 {
-				return nil, false
-			}
-			out = append(out, locRdMem, int(b[i]), false)
-			i++
-		case op == 0x1f: // neg
-			out = append(out, 12)
-		case op == 0x9c: // call_frame_cfa
-			out = append(out, locFP)
-		default:
-			cmd, ok := dwarfBinaryOps[op]
-			if !ok {
-				return nil, false
-			}
-			out = append(out, cmd)
-		}
-	}
-	return out, true
 }

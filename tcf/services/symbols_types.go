@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sondedbg/sonde/dwarfexpr"
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
@@ -652,12 +653,10 @@ func (a *Agent) findData(ctx, name string) ([]string, error) {
 
 // Location command codes (ISymbols.CMD_*).
 const (
-	cmdNumber   = 1
-	cmdRdReg    = 2
-	cmdFP       = 3
-	cmdRdMem    = 4
-	cmdAdd      = 5
-	cmdLocation = 20
+	cmdNumber   = dwarfexpr.TCFNumber
+	cmdAdd      = dwarfexpr.TCFAdd
+	cmdArg      = dwarfexpr.TCFArg
+	cmdLocation = dwarfexpr.TCFLocation
 )
 
 // locationInfo turns a variable's DWARF location at its frame's pc into TCF
@@ -673,7 +672,7 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if !ok || ref.v == nil {
 		if ok && ref.kind == "M" {
 			f := ref.t.Strip().Fields[ref.index]
-			return map[string]any{"ArgCnt": 1, "ValueCmds": flatCommands([]any{[]any{19, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}})}, nil
+			return map[string]any{"ArgCnt": 1, "ValueCmds": flatCommands([]any{[]any{cmdArg, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}})}, nil
 		}
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "%q has no location", id)
 	}
@@ -714,7 +713,7 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if ref.ee != nil {
 		thread = ref.ee.thread
 	}
-	props["ValueCmds"] = flatCommands(a.valueCmds(exprBytes, bias, thread, ref.proc))
+	props["ValueCmds"] = a.valueCmds(exprBytes, bias, thread, ref.proc)
 	return props, nil
 }
 
@@ -732,37 +731,16 @@ func flatCommands(cmds []any) []any {
 	return out
 }
 
+// valueCmds writes a variable's location as commands: a place DWARF names
+// in one operation as plain commands, anything else as CMD_LOCATION with
+// the expression and what its evaluation needs.
 func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *target.Context) []any {
-	sleb := func(p []byte) (int64, int, bool) {
-		var v int64
-		var shift uint
-		for i, c := range p {
-			if shift < 64 {
-				v |= int64(c&0x7f) << shift
-			}
-			shift += 7
-			if c&0x80 == 0 {
-				if shift < 64 && c&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, i + 1, true
-			}
-		}
-		return 0, 0, false
+	opts := dwarfexpr.TCFOptions{Place: true, AddrBias: bias}
+	if thread != nil {
+		opts.Reg = func(n int) string { return a.registerID(thread, n) }
 	}
-	switch {
-	case len(b) == 9 && b[0] == 0x03: // DW_OP_addr
-		return []any{[]any{cmdNumber, leUint(b[1:]) + bias}}
-	case len(b) >= 2 && b[0] == 0x91: // DW_OP_fbreg: frame base (the CFA for gcc) + offset
-		if off, n, ok := sleb(b[1:]); ok && n == len(b)-1 {
-			return []any{[]any{cmdFP}, []any{cmdNumber, off}, []any{cmdAdd}}
-		}
-	case len(b) >= 2 && b[0] >= 0x70 && b[0] <= 0x8f && thread != nil: // DW_OP_bregN
-		if off, n, ok := sleb(b[1:]); ok && n == len(b)-1 {
-			if rid := a.registerID(thread, int(b[0]-0x70)); rid != "" {
-				return []any{[]any{cmdRdReg, rid}, []any{cmdNumber, off}, []any{cmdAdd}}
-			}
-		}
+	if cmds, ok := dwarfexpr.TCFCommands(b, opts); ok {
+		return cmds
 	}
 	params := map[string]any{"AddrSize": 8, "BigEndian": false, "Machine": 62, "Bias": bias}
 	if thread != nil {
@@ -770,7 +748,7 @@ func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *t
 	} else {
 		params["RegIdScope"] = string(proc.ID())
 	}
-	return []any{[]any{cmdLocation, base64.StdEncoding.EncodeToString(b), params}}
+	return []any{cmdLocation, base64.StdEncoding.EncodeToString(b), params}
 }
 
 // functionParams lists the parameters of a function symbol (F@ IDs of
