@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	"github.com/sondedbg/sonde/session"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -49,6 +50,12 @@ type Agent struct {
 	stacks    stackCache
 	// pathMap holds the PathMap rules clients set.
 	pathMap []map[string]any
+	// exprData is the Expressions service's state (and the data side of
+	// Symbols'), dprintfs the DPrintf streams, frameInfo the call-frame
+	// tables findFrameInfo reads: services other services call into.
+	exprData  *dataState
+	dprintfs  *dprintfState
+	frameInfo *frameInfoCache
 
 	removeListener func()
 	// offered is the set of services registered on the server when Start ran.
@@ -81,6 +88,9 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		adopted:    map[*target.Context]*sync.Once{},
 		hideEntry:  map[int]int{},
 		entryStop:  map[int]bool{},
+		exprData:   newDataState(),
+		dprintfs:   &dprintfState{streams: map[*tcf.Channel]*stream{}},
+		frameInfo:  &frameInfoCache{m: map[*symbols.Binary]*cfiTables{}},
 	}
 }
 
@@ -177,6 +187,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.emit("MemoryMap", "changed", id)
 	case target.EventExited:
 		a.forgetContext(c)
+		a.data().forget(c)
 		if c.IsProcess() {
 			code := 0
 			if e.Exit != nil {

@@ -28,15 +28,7 @@ type dprintfState struct {
 	enabled bool
 }
 
-var dprintfData sync.Map // *Agent → *dprintfState
-
-func (a *Agent) dprintf() *dprintfState {
-	if v, ok := dprintfData.Load(a); ok {
-		return v.(*dprintfState)
-	}
-	v, _ := dprintfData.LoadOrStore(a, &dprintfState{streams: map[*tcf.Channel]*stream{}})
-	return v.(*dprintfState)
-}
+func (a *Agent) dprintf() *dprintfState { return a.dprintfs }
 
 // RegisterDPrintf adds the DPrintf service and makes expressions, breakpoint
 // conditions included, understand $printf.
@@ -84,7 +76,12 @@ func (a *Agent) openDPrintf(ch *tcf.Channel) (*stream, error) {
 		return nil, tcf.Errorf(tcf.CodeUnsupported, "DPrintf needs the Streams service")
 	}
 	if _, had := d.streams[ch]; !had {
-		ch.OnClose(func() { a.closeDPrintf(ch) })
+		ch.OnClose(func() {
+			a.closeDPrintf(ch)
+			d.mu.Lock()
+			delete(d.streams, ch)
+			d.mu.Unlock()
+		})
 	}
 	d.streams[ch] = s
 	return s, nil

@@ -45,8 +45,9 @@ type FrameInfo struct {
 	Regs map[string][]any
 }
 
-// frameTables caches the CFI tables of each symbol file.
-var frameTables struct {
+// frameInfoCache holds the CFI tables of the symbol files findFrameInfo
+// read, for the agent's life.
+type frameInfoCache struct {
 	sync.Mutex
 	m map[*symbols.Binary]*cfiTables
 }
@@ -58,10 +59,10 @@ type cfiTables struct {
 	eh, debug *cfi.Table
 }
 
-func tablesOf(b *symbols.Binary) (*cfiTables, error) {
-	frameTables.Lock()
-	defer frameTables.Unlock()
-	if t, ok := frameTables.m[b]; ok {
+func (fc *frameInfoCache) tablesOf(b *symbols.Binary) (*cfiTables, error) {
+	fc.Lock()
+	defer fc.Unlock()
+	if t, ok := fc.m[b]; ok {
 		return t, nil
 	}
 	secs, err := b.UnwindSections()
@@ -75,10 +76,10 @@ func tablesOf(b *symbols.Binary) (*cfiTables, error) {
 	if len(secs.DebugFrame.Data) > 0 {
 		t.debug = cfi.NewDebugFrame(secs.DebugFrame.Data, cfi.Options{Addr: secs.DebugFrame.Addr})
 	}
-	if frameTables.m == nil || len(frameTables.m) >= maxFrameTables {
-		frameTables.m = map[*symbols.Binary]*cfiTables{}
+	if len(fc.m) >= maxFrameTables {
+		fc.m = map[*symbols.Binary]*cfiTables{}
 	}
-	frameTables.m[b] = t
+	fc.m[b] = t
 	return t, nil
 }
 
@@ -160,7 +161,7 @@ func (a *Agent) FrameInfo(ctx *target.Context, addr uint64) (FrameInfo, error) {
 	if err != nil || b == nil {
 		return fi, nil // no symbol file: no CFI to offer
 	}
-	tabs, err := tablesOf(b)
+	tabs, err := a.frameInfo.tablesOf(b)
 	if err != nil {
 		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s: %v", m.Name, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
 	"github.com/sondedbg/sonde/modules"
@@ -27,38 +26,6 @@ import (
 // Module starts and DIE offsets are hexadecimal. Types and globals stay
 // valid while the module is mapped (UpdatePolicy 0); locals while the thread
 // stays stopped (UpdatePolicy 1).
-
-// dataState is what the Expressions service and the data side of Symbols
-// keep per agent.
-type dataState struct {
-	exprs  exprTable
-	frames frameStacks
-
-	madeMu sync.Mutex
-	made   map[*variables.Type]int // made-up types by pointer
-	madeBy map[int]madeType
-	nextTS int
-}
-
-type madeType struct {
-	t   *variables.Type
-	mod uint64 // module start of the DWARF types it refers to
-}
-
-var agentData sync.Map // *Agent -> *dataState
-
-func (a *Agent) data() *dataState {
-	if v, ok := agentData.Load(a); ok {
-		return v.(*dataState)
-	}
-	d := &dataState{made: map[*variables.Type]int{}, madeBy: map[int]madeType{}}
-	d.exprs.byID = map[string]*exprEntry{}
-	d.exprs.watching = map[*tcf.Channel]bool{}
-	d.frames.stacks = map[*target.Context]frameStack{}
-	d.frames.envs = map[string]cachedEnv{}
-	v, _ := agentData.LoadOrStore(a, d)
-	return v.(*dataState)
-}
 
 // maxMadeTypes bounds the registry of made-up types; it starts over past it.
 const maxMadeTypes = 1 << 14
