@@ -134,11 +134,12 @@ func (a *Agent) lookup(id string) (*target.Context, error) {
 	return a.target.Lookup(target.ID(id))
 }
 
-// onEvent turns one target event into the protocol events of every service, in
-// the order the C agent sends them.
+// onEvent turns one target event into the protocol events of every service,
+// in the order the C agent sends them. Each service's handler sends its own
+// events (runControlEvent, memoryEvent, memoryMapEvent, processesEvent);
+// the agent keeps its books (adoption, ownership, caches) around them.
 func (a *Agent) onEvent(e target.Event) {
 	c := e.Context
-	id := string(c.ID())
 	if a.sentEarly(e) {
 		// onEventNow sent it: what is left is bookkeeping.
 		if e.Kind == target.EventStopped {
@@ -149,73 +150,40 @@ func (a *Agent) onEvent(e target.Event) {
 	defer a.sentLate(e)
 	switch e.Kind {
 	case target.EventCreated:
-		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
-		if c.IsProcess() {
-			a.emit("Memory", "contextAdded", []any{memoryContext(c)})
-			if c.Creator() == nil {
-				// (Fork children are adopted by the OnFork hook, while
-				// they are held: both at once would wait for each other.)
-				a.adopt(c)
-			}
+		a.runControlEvent(e)
+		a.memoryEvent(e)
+		if c.IsProcess() && c.Creator() == nil {
+			// (Fork children are adopted by the OnFork hook, while they
+			// are held: both at once would wait for each other.)
+			a.adopt(c)
 		}
 	case target.EventChanged:
-		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
-			// A thread began to exit: its state (name "Zombie") changed, not
-			// its properties, as the C agent reports PTRACE_EVENT_EXIT.
-			a.emit("RunControl", "contextStateChanged", id)
-			return
-		}
-		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
-		if c.IsProcess() {
-			a.emit("Memory", "contextChanged", []any{memoryContext(c)})
-		}
-	case target.EventStopped:
+		a.runControlEvent(e)
+		a.memoryEvent(e)
+	case target.EventStopped, target.EventStarted:
 		a.forgetStack(c)
-		if a.hidden(c) {
-			return
-		}
-		a.emitSuspended(e, a.isEntryStop(c))
-		a.releaseSpent(e.Reason)
-	case target.EventStarted:
-		a.forgetStack(c)
-		if a.hidden(c) {
-			return
-		}
-		a.emit("RunControl", "contextResumed", id)
+		a.runControlEvent(e)
 	case target.EventMemoryMapChanged:
-		a.replies.drop(id)
-		a.emit("MemoryMap", "changed", id)
+		a.memoryMapEvent(e)
 	case target.EventExited:
 		a.forgetContext(c)
 		a.data().forget(c)
+		if !c.IsProcess() {
+			a.forgetStack(c)
+		}
+		// The process's exit, then the removal of its main thread and of
+		// itself (other threads were removed as they went): the C agent's
+		// order.
+		a.processesEvent(e)
+		a.runControlEvent(e)
+		a.memoryEvent(e)
 		if c.IsProcess() {
-			code := 0
-			if e.Exit != nil {
-				code = e.Exit.TCFCode()
-			}
-			a.emit("Processes", "exited", id, code)
-			a.emit("ProcessesV1", "exited", id, code)
-			// The main thread goes with its process, after exited (the C
-			// agent's order); other threads were removed as they went.
-			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
-			a.emit("RunControl", "contextRemoved", []string{id})
-			a.emit("Memory", "contextRemoved", []string{id})
-			a.replies.drop(id)
-			a.launchMu.Lock()
-			delete(a.hideEntry, c.PID())
-			delete(a.entryStop, c.PID())
-			a.launchMu.Unlock()
+			a.replies.drop(string(c.ID()))
+			a.processGone(c)
+			a.forgetClientMaps(c)
 			a.mu.Lock()
-			a.expireStreams(a.launched[id])
-			delete(a.launched, id)
-			delete(a.clientMaps, id)
 			delete(a.adopted, c)
 			a.mu.Unlock()
-		} else {
-			a.forgetStack(c)
-			if c.TID() != c.PID() {
-				a.emit("RunControl", "contextRemoved", []string{id})
-			}
 		}
 	}
 }

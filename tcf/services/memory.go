@@ -234,3 +234,20 @@ func nullIfEmpty(r []memoryRange) any {
 	}
 	return r
 }
+
+// memoryEvent sends the Memory service's events of a target event: a
+// process is a memory context.
+func (a *Agent) memoryEvent(e target.Event) {
+	c := e.Context
+	if !c.IsProcess() {
+		return
+	}
+	switch e.Kind {
+	case target.EventCreated:
+		a.emit("Memory", "contextAdded", []any{memoryContext(c)})
+	case target.EventChanged:
+		a.emit("Memory", "contextChanged", []any{memoryContext(c)})
+	case target.EventExited:
+		a.emit("Memory", "contextRemoved", []string{string(c.ID())})
+	}
+}

@@ -84,3 +84,21 @@ func memoryRegion(r target.MemoryRegion) map[string]any {
 	}
 	return m
 }
+
+// memoryMapEvent sends MemoryMap's changed event when a process's mappings
+// changed, after dropping the replies cached for the old ones.
+func (a *Agent) memoryMapEvent(e target.Event) {
+	if e.Kind != target.EventMemoryMapChanged {
+		return
+	}
+	id := string(e.Context.ID())
+	a.replies.drop(id)
+	a.emit("MemoryMap", "changed", id)
+}
+
+// forgetClientMaps drops the MemoryMap.set entries of a process that is gone.
+func (a *Agent) forgetClientMaps(proc *target.Context) {
+	a.mu.Lock()
+	delete(a.clientMaps, string(proc.ID()))
+	a.mu.Unlock()
+}

@@ -643,3 +643,33 @@ func errnoError(op string, err error) error {
 	}
 	return target.Errorf(target.CodeOther, op, "", err)
 }
+
+// processesEvent sends the exited event of Processes and ProcessesV1 when a
+// process is gone.
+func (a *Agent) processesEvent(e target.Event) {
+	c := e.Context
+	if e.Kind != target.EventExited || !c.IsProcess() {
+		return
+	}
+	code := 0
+	if e.Exit != nil {
+		code = e.Exit.TCFCode()
+	}
+	id := string(c.ID())
+	a.emit("Processes", "exited", id, code)
+	a.emit("ProcessesV1", "exited", id, code)
+}
+
+// processGone forgets what a launch kept of a process that is gone; its
+// streams expire a while later, so clients can read what it wrote last.
+func (a *Agent) processGone(proc *target.Context) {
+	a.launchMu.Lock()
+	delete(a.hideEntry, proc.PID())
+	delete(a.entryStop, proc.PID())
+	a.launchMu.Unlock()
+	id := string(proc.ID())
+	a.mu.Lock()
+	a.expireStreams(a.launched[id])
+	delete(a.launched, id)
+	a.mu.Unlock()
+}

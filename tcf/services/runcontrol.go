@@ -301,3 +301,40 @@ func isFault(s target.Signal) bool {
 	}
 	return false
 }
+
+// runControlEvent sends RunControl's events of a target event.
+func (a *Agent) runControlEvent(e target.Event) {
+	c := e.Context
+	id := string(c.ID())
+	switch e.Kind {
+	case target.EventCreated:
+		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
+	case target.EventChanged:
+		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
+			// A thread began to exit: its state (name "Zombie") changed, not
+			// its properties, as the C agent reports PTRACE_EVENT_EXIT.
+			a.emit("RunControl", "contextStateChanged", id)
+			return
+		}
+		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
+	case target.EventStopped:
+		if a.hidden(c) {
+			return
+		}
+		a.emitSuspended(e, a.isEntryStop(c))
+		a.releaseSpent(e.Reason)
+	case target.EventStarted:
+		if a.hidden(c) {
+			return
+		}
+		a.emit("RunControl", "contextResumed", id)
+	case target.EventExited:
+		if c.IsProcess() {
+			// The main thread goes with its process.
+			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
+			a.emit("RunControl", "contextRemoved", []string{id})
+		} else if c.TID() != c.PID() {
+			a.emit("RunControl", "contextRemoved", []string{id})
+		}
+	}
+}
