@@ -84,6 +84,7 @@ type file struct {
 	binary  *symbols.Binary
 	sources unwind.Sources
 	err     error
+	cfi     cfiTables // for FrameRule
 }
 
 // procState is a Session's knowledge of one process.

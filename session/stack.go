@@ -226,6 +226,10 @@ type threadUnwind struct {
 	// frames a walk shares with the last one (unwind.Options.ReuseFrames),
 	// which holds only while the modules are the same.
 	mods modules.List
+	// phys is Stack's buffer for the walk's physical frames; last is the
+	// thread's last Stack (see StackOf).
+	phys []unwind.Frame
+	last *Stack
 }
 
 var threadExt = target.NewExtension[threadUnwind]()
@@ -283,18 +287,14 @@ type StackOptions struct {
 }
 
 // Backtrace unwinds a stopped thread's stack, with inline frames and symbols.
+// It is Stack's backtrace: StackOf finds the frames with their registers
+// of the same walk.
 func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.Trace, error) {
-	var t unwind.Trace
-	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
-		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
-		if !opts.NoSymbols && !opts.NoTailCalls {
-			if mods, err := s.Modules(thread); err == nil {
-				s.addTailCalls(mods, procExt.Get(thread.Process()), &t)
-			}
-		}
-		return nil
-	})
-	return t, err
+	st, err := s.Stack(thread, opts)
+	if err != nil {
+		return unwind.Trace{}, err
+	}
+	return st.trace, nil
 }
 
 // Walk unwinds a stopped thread's physical frames (pcs, stack pointers and
