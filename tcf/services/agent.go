@@ -22,7 +22,6 @@ import (
 	"syscall"
 
 	"github.com/sondedbg/sonde/session"
-	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -51,11 +50,10 @@ type Agent struct {
 	// pathMap holds the PathMap rules clients set.
 	pathMap []map[string]any
 	// exprData is the Expressions service's state (and the data side of
-	// Symbols'), dprintfs the DPrintf streams, frameInfo the call-frame
-	// tables findFrameInfo reads: services other services call into.
-	exprData  *dataState
-	dprintfs  *dprintfState
-	frameInfo *frameInfoCache
+	// Symbols'), dprintfs the DPrintf streams: services other services
+	// call into.
+	exprData *dataState
+	dprintfs *dprintfState
 
 	removeListener func()
 	// offered is the set of services registered on the server when Start ran.
@@ -90,7 +88,6 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		entryStop:  map[int]bool{},
 		exprData:   newDataState(),
 		dprintfs:   &dprintfState{streams: map[*tcf.Channel]*stream{}},
-		frameInfo:  &frameInfoCache{m: map[*symbols.Binary]*cfiTables{}},
 	}
 }
 

@@ -1,7 +1,6 @@
 package services
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -500,64 +498,18 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 // stopAtMain plants a one-shot eventpoint at the program's main that stops it
 // with reason "Suspended", as the C agent's StopAtMain does.
 func (a *Agent) stopAtMain(proc *target.Context) error {
-	mods, err := modules.Find(proc)
+	addr, err := a.session.MainAddress(proc)
 	if err != nil {
 		return err
 	}
-	m := mods.Main()
-	if m == nil {
-		return errors.New("no main executable among the modules")
-	}
-	addr, err := symbolAddress(m.Path, "main")
-	if err != nil {
-		return err
-	}
-	addr = a.languageMain(m, addr)
 	_, err = a.target.SetBreakpoint(proc, target.BreakpointSpec{
-		Addr: addr + m.Bias, Internal: true,
+		Addr: addr, Internal: true,
 		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
 			a.target.RemoveBreakpoint(bp)
 			return &target.SuspendReason{Kind: target.ReasonUser}
 		},
 	})
 	return err
-}
-
-// languageMain returns the link-time entry of the program's own main when
-// the ELF main at main is a language runtime's shim without line
-// information, and DWARF marks another function as the main
-// (DW_AT_main_subprogram: Rust's crate::main, Fortran's program), as gdb's
-// start does; else main.
-func (a *Agent) languageMain(m *modules.Module, main uint64) uint64 {
-	b, _ := a.session.Binary(m)
-	if b == nil {
-		return main
-	}
-	if _, ok, _ := b.LineAt(main); ok {
-		return main
-	}
-	if fns, _ := b.MainSubprograms(); len(fns) == 1 && fns[0].Entry != 0 {
-		return fns[0].Entry
-	}
-	return main
-}
-
-// symbolAddress finds a function's link-time address in an ELF file's symbols.
-func symbolAddress(path, name string) (uint64, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	for _, load := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, _ := load()
-		for _, s := range syms {
-			if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-				return s.Value, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("%s has no symbol %q", path, name)
 }
 
 // processContext is a process's Processes properties; the process need not be

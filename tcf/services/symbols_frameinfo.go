@@ -3,10 +3,9 @@ package services
 import (
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
-	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/unwind/cfi"
@@ -43,44 +42,6 @@ type FrameInfo struct {
 	FP []any
 	// Regs computes each recoverable register of the caller, by register ID.
 	Regs map[string][]any
-}
-
-// frameInfoCache holds the CFI tables of the symbol files findFrameInfo
-// read, for the agent's life.
-type frameInfoCache struct {
-	sync.Mutex
-	m map[*symbols.Binary]*cfiTables
-}
-
-// maxFrameTables bounds the cache; it starts over when full.
-const maxFrameTables = 256
-
-type cfiTables struct {
-	eh, debug *cfi.Table
-}
-
-func (fc *frameInfoCache) tablesOf(b *symbols.Binary) (*cfiTables, error) {
-	fc.Lock()
-	defer fc.Unlock()
-	if t, ok := fc.m[b]; ok {
-		return t, nil
-	}
-	secs, err := b.UnwindSections()
-	if err != nil {
-		return nil, err
-	}
-	t := &cfiTables{}
-	if len(secs.EhFrame.Data) > 0 {
-		t.eh = cfi.NewEHFrame(secs.EhFrame.Data, cfi.Options{Addr: secs.EhFrame.Addr, Hdr: secs.EhFrameHdr.Data, HdrAddr: secs.EhFrameHdr.Addr})
-	}
-	if len(secs.DebugFrame.Data) > 0 {
-		t.debug = cfi.NewDebugFrame(secs.DebugFrame.Data, cfi.Options{Addr: secs.DebugFrame.Addr})
-	}
-	if len(fc.m) >= maxFrameTables {
-		fc.m = map[*symbols.Binary]*cfiTables{}
-	}
-	fc.m[b] = t
-	return t, nil
 }
 
 // RegisterSymbolFrameInfo adds findFrameInfo and findFrameProps to the
@@ -149,44 +110,22 @@ func (a *Agent) FrameInfo(ctx *target.Context, addr uint64) (FrameInfo, error) {
 			regCtx = th[0]
 		}
 	}
-	mods, err := a.session.Modules(proc)
-	if err != nil {
+	rule, err := a.session.FrameRule(proc, addr)
+	var fre *session.FrameRuleError
+	if errors.As(err, &fre) {
+		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "%v", err)
+	}
+	if err != nil || rule == nil {
 		return fi, err
 	}
-	m := mods.ForAddress(addr)
-	if m == nil {
-		return fi, nil
-	}
-	b, err := a.session.Binary(m)
-	if err != nil || b == nil {
-		return fi, nil // no symbol file: no CFI to offer
-	}
-	tabs, err := a.frameInfo.tablesOf(b)
-	if err != nil {
-		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s: %v", m.Name, err)
-	}
-	var row cfi.Row
-	lpc := addr - m.Bias
-	err = cfi.ErrNoFDE
-	if tabs.eh != nil {
-		err = tabs.eh.RowFor(lpc, &row)
-	}
-	if err != nil && tabs.debug != nil {
-		err = tabs.debug.RowFor(lpc, &row)
-	}
-	if err != nil {
-		if errors.Is(err, cfi.ErrNoFDE) {
-			return fi, nil
-		}
-		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s at 0x%x: %v", m.Name, lpc, err)
-	}
+	row := rule.Row
 	reg := func(dwarf int) string {
 		if id := a.registerID(regCtx, dwarf); id != "" {
 			return id
 		}
 		return fmt.Sprintf("DWARF%d", dwarf)
 	}
-	fi.Addr, fi.Size = row.Start+m.Bias, row.End-row.Start
+	fi.Addr, fi.Size = row.Start, row.End-row.Start
 	fi.FP = cfaCommands(row.CFA, reg)
 	fi.Regs = map[string][]any{}
 	for i, r := range row.Regs {

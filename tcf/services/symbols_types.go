@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
-	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
@@ -274,7 +274,7 @@ func (a *Agent) readerAt(proc *target.Context, mod uint64) (*variables.Reader, e
 	if err != nil {
 		return nil, err
 	}
-	var m *modules.Module
+	var m *session.Module
 	for _, x := range mods {
 		if x.Start == mod {
 			m = x
