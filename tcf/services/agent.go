@@ -35,8 +35,6 @@ type Agent struct {
 	log     *slog.Logger
 
 	mu sync.Mutex
-	// clientMaps are MemoryMap.set entries per context ID.
-	clientMaps map[string][]map[string]any
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
@@ -47,8 +45,10 @@ type Agent struct {
 	fast      fastEvents
 	own       ownership
 	stacks    stackCache
-	// pathMap holds the PathMap rules clients set.
-	pathMap []map[string]any
+	// memoryMap and pathMap are the services of those names, or nil:
+	// target events and breakpoints by file use them.
+	memoryMap *memoryMap
+	pathMap   *pathMap
 	// exprData is the Expressions service's state (and the data side of
 	// Symbols'), dprintfs the DPrintf streams: services other services
 	// call into.
@@ -62,32 +62,23 @@ type Agent struct {
 	// set up.
 	adopted map[*target.Context]*sync.Once
 
-	// launchMu is held across a launch until its entry stop is known to be
-	// hidden or shown; hideEntry holds the processes started without
-	// StopAtEntry, whose entry stop and the resume after it clients must not
-	// see (the C agent shows neither).
-	launchMu  sync.Mutex
-	hideEntry map[int]int
-	// entryStop holds the launched processes whose entry stop clients see:
-	// it is reported with the SIGTRAP of the exec, as the C agent does.
-	entryStop map[int]bool
+	// launches is what launches keep to hide or show entry stops.
+	launches launchTable
 }
 
 // New makes an Agent serving the target of sess on srv. Call Register* for the
 // services to offer, then Start before srv.Serve.
 func New(srv *tcf.Server, sess *session.Session) *Agent {
 	return &Agent{
-		srv:        srv,
-		target:     sess.Target(),
-		session:    sess,
-		log:        srv.Logger(),
-		clientMaps: map[string][]map[string]any{},
-		launched:   map[string]*launchedProcess{},
-		adopted:    map[*target.Context]*sync.Once{},
-		hideEntry:  map[int]int{},
-		entryStop:  map[int]bool{},
-		exprData:   newDataState(),
-		dprintfs:   &dprintfState{streams: map[*tcf.Channel]*stream{}},
+		srv:      srv,
+		target:   sess.Target(),
+		session:  sess,
+		log:      srv.Logger(),
+		launched: map[string]*launchedProcess{},
+		adopted:  map[*target.Context]*sync.Once{},
+		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
+		exprData: newDataState(),
+		dprintfs: &dprintfState{streams: map[*tcf.Channel]*stream{}},
 	}
 }
 
@@ -133,7 +124,7 @@ func (a *Agent) lookup(id string) (*target.Context, error) {
 
 // onEvent turns one target event into the protocol events of every service,
 // in the order the C agent sends them. Each service's handler sends its own
-// events (runControlEvent, memoryEvent, memoryMapEvent, processesEvent);
+// events (runControlEvent, memoryEvent, memoryMap.event, processesEvent);
 // the agent keeps its books (adoption, ownership, caches) around them.
 func (a *Agent) onEvent(e target.Event) {
 	c := e.Context
@@ -161,7 +152,10 @@ func (a *Agent) onEvent(e target.Event) {
 		a.forgetStack(c)
 		a.runControlEvent(e)
 	case target.EventMemoryMapChanged:
-		a.memoryMapEvent(e)
+		a.replies.drop(string(c.ID()))
+		if a.memoryMap != nil {
+			a.memoryMap.event(e)
+		}
 	case target.EventExited:
 		a.forgetContext(c)
 		a.data().forget(c)
@@ -177,7 +171,9 @@ func (a *Agent) onEvent(e target.Event) {
 		if c.IsProcess() {
 			a.replies.drop(string(c.ID()))
 			a.processGone(c)
-			a.forgetClientMaps(c)
+			if a.memoryMap != nil {
+				a.memoryMap.event(e)
+			}
 			a.mu.Lock()
 			delete(a.adopted, c)
 			a.mu.Unlock()
@@ -252,39 +248,4 @@ func (a *Agent) adopt(proc *target.Context) {
 			a.plantInProcess(proc)
 		}
 	})
-}
-
-// isEntryStop reports (once) whether a stop is the shown entry stop of a
-// launched process.
-func (a *Agent) isEntryStop(thread *target.Context) bool {
-	if thread.IsProcess() || thread.TID() != thread.PID() {
-		return false
-	}
-	a.launchMu.Lock()
-	defer a.launchMu.Unlock()
-	if a.entryStop[thread.PID()] {
-		delete(a.entryStop, thread.PID())
-		return true
-	}
-	return false
-}
-
-// hidden reports whether a stop or start of thread is one of the two events of
-// a launch's entry stop that clients must not see, and counts it.
-func (a *Agent) hidden(thread *target.Context) bool {
-	if thread.IsProcess() || thread.TID() != thread.PID() {
-		return false
-	}
-	a.launchMu.Lock()
-	defer a.launchMu.Unlock()
-	n := a.hideEntry[thread.PID()]
-	if n == 0 {
-		return false
-	}
-	if n == 1 {
-		delete(a.hideEntry, thread.PID())
-	} else {
-		a.hideEntry[thread.PID()] = n - 1
-	}
-	return true
 }

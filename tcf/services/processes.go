@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -20,6 +21,19 @@ import (
 type launchedProcess struct {
 	stdin, stdout, stderr *stream
 	pty                   *os.File
+}
+
+// launchTable is what launches keep about entry stops.
+type launchTable struct {
+	// mu is held across a launch until its entry stop is known to be
+	// hidden or shown; hideEntry holds the processes started without
+	// StopAtEntry, whose entry stop and the resume after it clients must not
+	// see (the C agent shows neither).
+	mu        sync.Mutex
+	hideEntry map[int]int
+	// entryStop holds the launched processes whose entry stop clients see:
+	// it is reported with the SIGTRAP of the exec, as the C agent does.
+	entryStop map[int]bool
 }
 
 // processes is the Processes service, or ProcessesV1: the same commands,
@@ -327,16 +341,16 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	// launchMu (or leave the event to the one that waits), so no stop of the
 	// process reaches clients before it is marked hidden, nor before the
 	// reply (release).
-	a.launchMu.Lock()
-	release = a.launchMu.Unlock
+	a.launches.mu.Lock()
+	release = a.launches.mu.Unlock
 	proc, pio, err := a.target.Launch(target.LaunchOptions{
 		Path: req.exe, Argv: req.argv, Env: env, Dir: req.dir,
 		StopAtEntry: true, Stdio: stdio, FollowForks: req.children,
 	})
 	if err == nil && !req.stopAtEntry {
-		a.hideEntry[proc.PID()] = 2
+		a.launches.hideEntry[proc.PID()] = 2
 	} else if err == nil {
-		a.entryStop[proc.PID()] = true
+		a.launches.entryStop[proc.PID()] = true
 	}
 	if err != nil {
 		return nil, release, err
@@ -359,8 +373,8 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 			// instead, rather than let the program run away from a client
 			// that asked for control before main.
 			a.log.Warn("cannot stop at main; stopping at the entry instead", "process", proc.ID(), "err", err)
-			delete(a.hideEntry, proc.PID())
-			a.entryStop[proc.PID()] = true
+			delete(a.launches.hideEntry, proc.PID())
+			a.launches.entryStop[proc.PID()] = true
 			req.stopAtEntry = true
 		} else if err != nil {
 			a.log.Warn("cannot stop at main", "process", proc.ID(), "err", err)
@@ -615,13 +629,48 @@ func (a *Agent) processesEvent(e target.Event) {
 // processGone forgets what a launch kept of a process that is gone; its
 // streams expire a while later, so clients can read what it wrote last.
 func (a *Agent) processGone(proc *target.Context) {
-	a.launchMu.Lock()
-	delete(a.hideEntry, proc.PID())
-	delete(a.entryStop, proc.PID())
-	a.launchMu.Unlock()
+	a.launches.mu.Lock()
+	delete(a.launches.hideEntry, proc.PID())
+	delete(a.launches.entryStop, proc.PID())
+	a.launches.mu.Unlock()
 	id := string(proc.ID())
 	a.mu.Lock()
 	a.expireStreams(a.launched[id])
 	delete(a.launched, id)
 	a.mu.Unlock()
+}
+
+// isEntryStop reports (once) whether a stop is the shown entry stop of a
+// launched process.
+func (a *Agent) isEntryStop(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launches.mu.Lock()
+	defer a.launches.mu.Unlock()
+	if a.launches.entryStop[thread.PID()] {
+		delete(a.launches.entryStop, thread.PID())
+		return true
+	}
+	return false
+}
+
+// hidden reports whether a stop or start of thread is one of the two events of
+// a launch's entry stop that clients must not see, and counts it.
+func (a *Agent) hidden(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launches.mu.Lock()
+	defer a.launches.mu.Unlock()
+	n := a.launches.hideEntry[thread.PID()]
+	if n == 0 {
+		return false
+	}
+	if n == 1 {
+		delete(a.launches.hideEntry, thread.PID())
+	} else {
+		a.launches.hideEntry[thread.PID()] = n - 1
+	}
+	return true
 }
