@@ -308,12 +308,12 @@ func (fsys *fileSystem) readdir(c *tcf.Call) {
 	if errors.Is(rerr, io.EOF) {
 		rerr = nil
 	}
-	out := []map[string]any{}
+	out := []fsDirEntry{}
 	for _, e := range entries {
-		ent := map[string]any{"FileName": e.Name()}
+		ent := fsDirEntry{FileName: e.Name()}
 		if fi, err := os.Lstat(filepath.Join(h.file.Name(), e.Name())); err == nil {
-			ent["Attrs"] = fileAttrs(fi)
-			ent["LongName"] = fmt.Sprintf("%s %8d %s %s", fi.Mode(), fi.Size(), fi.ModTime().Format("Jan _2 15:04"), e.Name())
+			ent.Attrs = fileAttrs(fi)
+			ent.LongName = fmt.Sprintf("%s %8d %s %s", fi.Mode(), fi.Size(), fi.ModTime().Format("Jan _2 15:04"), e.Name())
 		}
 		out = append(out, ent)
 	}
@@ -325,11 +325,11 @@ func roots(c *tcf.Call) {
 		c.Reply().Null().Error(err).Send()
 		return
 	}
-	ent := map[string]any{"FileName": "/"}
+	ent := fsDirEntry{FileName: "/"}
 	if fi, err := os.Stat("/"); err == nil {
-		ent["Attrs"] = fileAttrs(fi)
+		ent.Attrs = fileAttrs(fi)
 	}
-	c.Reply().Data([]any{ent}).Error(nil).Send()
+	c.Reply().Data([]fsDirEntry{ent}).Error(nil).Send()
 }
 
 // pathOp makes a command of an operation on one path.
@@ -440,19 +440,38 @@ func resolveHome(p string) string {
 	return filepath.Join(home, p)
 }
 
-func fileAttrs(fi os.FileInfo) map[string]any {
-	m := map[string]any{
-		"Size":        uint64(fi.Size()),
-		"Permissions": uint64(unixMode(fi.Mode())),
-		"MTime":       uint64(fi.ModTime().UnixMilli()),
+// fsAttrs are a file's FileSystem attributes. Fields are in the order of
+// their names, as a map of them was written; the owner and access time are
+// there when the OS says them.
+type fsAttrs struct {
+	ATime       *uint64 `json:"ATime,omitempty"`
+	GID         *uint64 `json:"GID,omitempty"`
+	MTime       uint64  `json:"MTime"`
+	Permissions uint64  `json:"Permissions"`
+	Size        uint64  `json:"Size"`
+	UID         *uint64 `json:"UID,omitempty"`
+}
+
+func fileAttrs(fi os.FileInfo) *fsAttrs {
+	a := &fsAttrs{
+		Size:        uint64(fi.Size()),
+		Permissions: uint64(unixMode(fi.Mode())),
+		MTime:       uint64(fi.ModTime().UnixMilli()),
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		m["UID"] = uint64(st.Uid)
-		m["GID"] = uint64(st.Gid)
-		m["ATime"] = uint64(time.Unix(st.Atim.Sec, st.Atim.Nsec).UnixMilli())
-		m["Permissions"] = uint64(st.Mode)
+		uid, gid := uint64(st.Uid), uint64(st.Gid)
+		atime := uint64(time.Unix(st.Atim.Sec, st.Atim.Nsec).UnixMilli())
+		a.UID, a.GID, a.ATime = &uid, &gid, &atime
+		a.Permissions = uint64(st.Mode)
 	}
-	return m
+	return a
+}
+
+// fsDirEntry is one entry of readdir's (and roots') reply.
+type fsDirEntry struct {
+	Attrs    *fsAttrs `json:"Attrs,omitempty"`
+	FileName string   `json:"FileName"`
+	LongName string   `json:"LongName,omitempty"`
 }
 
 // unixMode converts a Go file mode to st_mode bits.

@@ -23,6 +23,15 @@ type launchedProcess struct {
 	pty                   *os.File
 }
 
+// signalInfo is one signal of getSignalList's reply (fields in the order of
+// their names, as a map of them was written).
+type signalInfo struct {
+	Code        int    `json:"Code"`
+	Description string `json:"Description"`
+	Index       int    `json:"Index"`
+	Name        string `json:"Name"`
+}
+
 // launchTable is what launches keep about entry stops.
 type launchTable struct {
 	// mu is held across a launch until its entry stop is known to be
@@ -164,10 +173,10 @@ func (p *processes) getSignalList(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	var out []map[string]any
+	var out []signalInfo
 	for s := 1; s <= 64; s++ {
 		sig := target.Signal(s)
-		out = append(out, map[string]any{"Index": s, "Name": sig.Name(), "Description": sig.Description(), "Code": s})
+		out = append(out, signalInfo{Code: s, Description: sig.Description(), Index: s, Name: sig.Name()})
 	}
 	c.Reply().Error(nil).Data(out).Send()
 }
