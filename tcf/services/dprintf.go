@@ -30,36 +30,48 @@ type dprintfState struct {
 
 func (a *Agent) dprintf() *dprintfState { return a.dprintfs }
 
+// dprintfSvc is the DPrintf service's commands; its streams are the agent's dprintfState.
+type dprintfSvc struct {
+	a *Agent
+}
+
 // RegisterDPrintf adds the DPrintf service and makes expressions, breakpoint
 // conditions included, understand $printf.
 func (a *Agent) RegisterDPrintf() {
+	dps := &dprintfSvc{a: a}
 	d := a.dprintf()
 	d.mu.Lock()
 	d.enabled = true
 	d.mu.Unlock()
 	svc := a.srv.Service("DPrintf")
-	svc.Command("open", func(c *tcf.Call) {
-		args := c.Args()
-		_ = args.Props() // stream properties: none are defined
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		s, err := a.openDPrintf(c.Channel())
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).String(s.id).Send()
-	})
-	svc.Command("close", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		a.closeDPrintf(c.Channel())
-		c.ReplyError(nil)
-	})
+	svc.Command("open", dps.open)
+	svc.Command("close", dps.close)
+}
+
+func (dps *dprintfSvc) open(c *tcf.Call) {
+	a := dps.a
+	args := c.Args()
+	_ = args.Props() // stream properties: none are defined
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	s, err := a.openDPrintf(c.Channel())
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).String(s.id).Send()
+}
+
+func (dps *dprintfSvc) close(c *tcf.Call) {
+	a := dps.a
+	if err := c.Args().End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	a.closeDPrintf(c.Channel())
+	c.ReplyError(nil)
 }
 
 // openDPrintf returns the channel's DPrintf stream, making it on first use

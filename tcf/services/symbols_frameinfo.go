@@ -47,55 +47,65 @@ type FrameInfo struct {
 // RegisterSymbolFrameInfo adds findFrameInfo and findFrameProps to the
 // Symbols service.
 func (a *Agent) RegisterSymbolFrameInfo() {
+	ys := &symbolsSvc{a: a}
 	svc := a.srv.Service("Symbols")
-	args := func(c *tcf.Call) (*target.Context, uint64, error) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		if err := args.End(); err != nil {
-			return nil, 0, err
-		}
-		ctx, err := a.lookup(id)
-		return ctx, addr, err
+	svc.Command("findFrameInfo", ys.findFrameInfo)
+	svc.Command("findFrameProps", ys.findFrameProps)
+}
+
+// frameArgs reads findFrameInfo's and findFrameProps' arguments: a context
+// and an address.
+func (ys *symbolsSvc) frameArgs(c *tcf.Call) (*target.Context, uint64, error) {
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	if err := args.End(); err != nil {
+		return nil, 0, err
 	}
-	svc.Command("findFrameInfo", func(c *tcf.Call) {
-		var fi FrameInfo
-		ctx, addr, err := args(c)
-		if err == nil {
-			fi, err = a.FrameInfo(ctx, addr)
-		}
-		r := c.Reply().Error(err).Uint64(fi.Addr).Uint64(fi.Size)
-		if fi.FP == nil {
-			r = r.Null()
-		} else {
-			r = r.Data(fi.FP)
-		}
-		if fi.Regs == nil {
-			r = r.Null()
-		} else {
-			r = r.Data(fi.Regs)
-		}
-		r.Send()
-	})
-	svc.Command("findFrameProps", func(c *tcf.Call) {
-		ctx, addr, err := args(c)
-		var fi FrameInfo
-		if err == nil {
-			fi, err = a.FrameInfo(ctx, addr)
-		}
-		props := map[string]any{}
-		if fi.Size != 0 {
-			props["CodeAddr"] = fi.Addr
-			props["CodeSize"] = fi.Size
-		}
-		if fi.FP != nil {
-			props["FP"] = fi.FP
-		}
-		if fi.Regs != nil {
-			props["Regs"] = fi.Regs
-		}
-		c.Reply().Error(err).Data(props).Send()
-	})
+	ctx, err := ys.a.lookup(id)
+	return ctx, addr, err
+}
+
+func (ys *symbolsSvc) findFrameInfo(c *tcf.Call) {
+	a := ys.a
+	var fi FrameInfo
+	ctx, addr, err := ys.frameArgs(c)
+	if err == nil {
+		fi, err = a.FrameInfo(ctx, addr)
+	}
+	r := c.Reply().Error(err).Uint64(fi.Addr).Uint64(fi.Size)
+	if fi.FP == nil {
+		r = r.Null()
+	} else {
+		r = r.Data(fi.FP)
+	}
+	if fi.Regs == nil {
+		r = r.Null()
+	} else {
+		r = r.Data(fi.Regs)
+	}
+	r.Send()
+}
+
+func (ys *symbolsSvc) findFrameProps(c *tcf.Call) {
+	a := ys.a
+	ctx, addr, err := ys.frameArgs(c)
+	var fi FrameInfo
+	if err == nil {
+		fi, err = a.FrameInfo(ctx, addr)
+	}
+	props := map[string]any{}
+	if fi.Size != 0 {
+		props["CodeAddr"] = fi.Addr
+		props["CodeSize"] = fi.Size
+	}
+	if fi.FP != nil {
+		props["FP"] = fi.FP
+	}
+	if fi.Regs != nil {
+		props["Regs"] = fi.Regs
+	}
+	c.Reply().Error(err).Data(props).Send()
 }
 
 // FrameInfo returns the stack-tracing rule at a run-time address of ctx's
