@@ -54,23 +54,41 @@ type Frame struct {
 // Stack walks a stopped thread's stack once, for its backtrace and its
 // frames with registers.
 func (s *Session) Stack(thread *target.Context, opts StackOptions) (*Stack, error) {
-	st := &Stack{sess: s, thread: thread}
+	var st *Stack
 	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
 		tu := threadExt.Get(thread) // withUnwinder holds its lock
-		st.trace, tu.phys = u.BacktraceFrames(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols}, tu.phys[:0])
-		st.mods, st.regs = tu.cb.mods, tu.cb.regs
-		if !opts.NoSymbols && !opts.NoTailCalls {
-			s.addTailCalls(st.mods, procExt.Get(thread.Process()), &st.trace)
-		}
-		st.setFrames(tu.phys)
-		clear(tu.phys) // the buffer outlives the walk: hold no modules
-		tu.last = st
+		s.walkStack(thread, tu, u, opts)
+		st = tu.stack(s, thread)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// walkStack walks the thread's stack into tu: the backtrace, and the
+// physical frames in a buffer kept from walk to walk (a Backtrace copies
+// them nowhere unless StackOf asks for them). tu.mu is held.
+func (s *Session) walkStack(thread *target.Context, tu *threadUnwind, u *unwind.Unwinder, opts StackOptions) unwind.Trace {
+	clear(tu.phys) // hold no modules of an older walk
+	var t unwind.Trace
+	t, tu.phys = u.BacktraceFrames(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols}, tu.phys[:0])
+	if !opts.NoSymbols && !opts.NoTailCalls {
+		s.addTailCalls(tu.cb.mods, procExt.Get(thread.Process()), &t)
+	}
+	tu.lastTrace, tu.lastRegs, tu.last = t, tu.cb.regs, nil
+	return t
+}
+
+// stack makes the Stack of the thread's last walk (tu.mu held).
+func (tu *threadUnwind) stack(s *Session, thread *target.Context) *Stack {
+	if tu.last == nil {
+		st := &Stack{sess: s, thread: thread, trace: tu.lastTrace, mods: tu.cb.mods, regs: tu.lastRegs}
+		st.setFrames(tu.phys)
+		tu.last = st
+	}
+	return tu.last
 }
 
 // StackOf returns the Stack whose backtrace is trace: the thread's last
@@ -80,11 +98,12 @@ func (s *Session) Stack(thread *target.Context, opts StackOptions) (*Stack, erro
 func (s *Session) StackOf(thread *target.Context, trace unwind.Trace) (*Stack, error) {
 	tu := threadExt.Get(thread)
 	tu.mu.Lock()
-	last := tu.last
-	tu.mu.Unlock()
-	if last != nil && sameTrace(last.trace, trace) {
-		return last, nil
+	if sameTrace(tu.lastTrace, trace) && tu.lastRegs != nil {
+		st := tu.stack(s, thread)
+		tu.mu.Unlock()
+		return st, nil
 	}
+	tu.mu.Unlock()
 	return s.Stack(thread, StackOptions{})
 }
 
@@ -92,7 +111,7 @@ func (s *Session) StackOf(thread *target.Context, trace unwind.Trace) (*Stack, e
 // backtrace at main).
 func sameTrace(a, b unwind.Trace) bool {
 	if len(b.Frames) == 0 || len(b.Frames) > len(a.Frames) {
-		return len(a.Frames) == 0 && len(b.Frames) == 0 && a.Stop == b.Stop
+		return false
 	}
 	return &a.Frames[0] == &b.Frames[0]
 }

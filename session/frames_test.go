@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/unwind/cfi"
 	"github.com/sondedbg/sonde/variables"
@@ -76,6 +77,21 @@ func TestStackIsTheBacktracesWalk(t *testing.T) {
 	if checked < 300 {
 		t.Errorf("%d frames checked against their CFI rule", checked)
 	}
+	// The same stop again: the unwinder replays its last walk, registers
+	// included.
+	tr2, err := s.Backtrace(th, StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, err := s.StackOf(th, tr2)
+	if err != nil || st2 == st || st2.Len() != st.Len() {
+		t.Fatalf("again: %v, same Stack %v", err, st2 == st)
+	}
+	for i := 0; i < st.Len(); i++ {
+		if a, b := st.Frame(i).Unwound(), st2.Frame(i).Unwound(); a != b {
+			t.Fatalf("frame %d: first walk %+v, replayed %+v", i, a, b)
+		}
+	}
 }
 
 // TestFrameVariablesFromTheWalk reads deep(n)'s argument in each of 301
@@ -130,6 +146,13 @@ func TestProgramAddresses(t *testing.T) {
 	if got, err := s.EntryAddress(proc); err != nil || "0x"+strconv.FormatUint(got, 16) != string(wantEntry[1]) {
 		t.Errorf("EntryAddress = %#x %v, gdb %s", got, err, wantEntry[1])
 	}
+	rd, err := s.Loader(proc)
+	if err != nil || rd == nil || rd.State != 0 {
+		t.Fatalf("Loader: %+v %v", rd, err)
+	}
+	if m := s.mustModules(t, proc).ForAddress(rd.Brk); m == nil || !m.Interpreter {
+		t.Errorf("r_brk %#x is not in the dynamic linker (%v)", rd.Brk, m)
+	}
 	names := s.LoadedNames(proc)
 	if len(names) == 0 {
 		t.Fatal("no link-map names")
@@ -168,6 +191,15 @@ func TestSymbolAt(t *testing.T) {
 	t.Error("no frame in deep")
 }
 
+func (s *Session) mustModules(t *testing.T, proc *target.Context) ModuleList {
+	t.Helper()
+	mods, err := s.Modules(proc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mods
+}
+
 var (
 	_ variables.Frame       = (*Frame)(nil)
 	_ variables.Writer      = (*Frame)(nil)
@@ -182,4 +214,38 @@ func leUint(b []byte) uint64 {
 		v = v<<8 | uint64(b[i])
 	}
 	return v
+}
+
+// TestProcessSymbolsAgreeWithStack: the memory-map-only symbolizer names
+// every frame of a backtrace as the session's unwinder did.
+func TestProcessSymbolsAgreeWithStack(t *testing.T) {
+	_, pid := deepTarget(t)
+	s := liveSession(t, pid)
+	st, err := s.Stack(mainThread(t, s), StackOptions{NoInline: true, NoTailCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := OpenProcessSymbols(pid, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ps.Close()
+	compared := 0
+	for i, f := range st.Trace().Frames {
+		if !f.HasSymbol || f.Module == nil || f.Kind != unwind.KindNormal {
+			continue
+		}
+		frames, loc, err := ps.AppendFrames(nil, f.LookupPC)
+		if err != nil || len(frames) == 0 || loc.Binary == nil {
+			t.Fatalf("frame %d at %#x: %v %+v", i, f.LookupPC, err, loc)
+		}
+		if got := frames[len(frames)-1]; got.Function != f.Symbol.Function || got.Start != f.Symbol.FuncStart || loc.Module != f.Module.Name {
+			t.Errorf("frame %d at %#x: %s (%#x) in %s, the stack has %s (%#x) in %s", i, f.LookupPC,
+				got.Function, got.Start, loc.Module, f.Symbol.Function, f.Symbol.FuncStart, f.Module.Name)
+		}
+		compared++
+	}
+	if compared < 300 {
+		t.Errorf("%d frames compared", compared)
+	}
 }

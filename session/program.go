@@ -81,6 +81,21 @@ func (s *Session) mainModule(proc *target.Context) (*Module, error) {
 	return m, nil
 }
 
+// RDebug is the dynamic linker's r_debug: its link map's head, the
+// address it calls on every change (r_brk) and its state.
+type RDebug = modules.RDebug
+
+// Loader returns the dynamic linker's r_debug of proc, found through the
+// executable's DT_DEBUG; nil without an error for a static executable or
+// before the dynamic linker has published it.
+func (s *Session) Loader(proc *target.Context) (*RDebug, error) {
+	m, err := s.mainModule(proc)
+	if err != nil {
+		return nil, err
+	}
+	return modules.FindRDebug(proc.Process(), m)
+}
+
 // LoadedNames returns the names the dynamic linker gave the process's
 // shared libraries (its link map's l_name: "/lib/x86_64-linux-gnu/libc.so.6"
 // where the memory map shows the resolved "/usr/lib/..."), which gdb prints

@@ -226,10 +226,13 @@ type threadUnwind struct {
 	// frames a walk shares with the last one (unwind.Options.ReuseFrames),
 	// which holds only while the modules are the same.
 	mods modules.List
-	// phys is Stack's buffer for the walk's physical frames; last is the
-	// thread's last Stack (see StackOf).
-	phys []unwind.Frame
-	last *Stack
+	// The last walk (see StackOf): its backtrace, the registers it started
+	// from, its physical frames (a buffer kept from walk to walk) and, once
+	// made, its Stack.
+	lastTrace unwind.Trace
+	lastRegs  *target.Registers
+	phys      []unwind.Frame
+	last      *Stack
 }
 
 var threadExt = target.NewExtension[threadUnwind]()
@@ -290,11 +293,12 @@ type StackOptions struct {
 // It is Stack's backtrace: StackOf finds the frames with their registers
 // of the same walk.
 func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.Trace, error) {
-	st, err := s.Stack(thread, opts)
-	if err != nil {
-		return unwind.Trace{}, err
-	}
-	return st.trace, nil
+	var t unwind.Trace
+	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
+		t = s.walkStack(thread, threadExt.Get(thread), u, opts)
+		return nil
+	})
+	return t, err
 }
 
 // Walk unwinds a stopped thread's physical frames (pcs, stack pointers and

@@ -149,7 +149,7 @@ func (a *Agent) loaderState(ee *exprEnv, name string) (*expr.Result, error) {
 	if _, err := a.session.Modules(ee.thread); err != nil {
 		return nil, err
 	}
-	rd, err := a.session.RDebug(ee.thread)
+	rd, err := a.session.Loader(ee.thread)
 	if err != nil {
 		return nil, tcf.Errorf(tcf.CodeOther, "cannot access loader data: %v", err)
 	}
