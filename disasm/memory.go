@@ -181,16 +181,6 @@ func memoryText(syntax Syntax, m x86asm.Mem, enc modrmInfo, sizeKeyword string) 
 	return b.String()
 }
 
-// segmentWord returns the prefix word objdump shows for a segment override
-// the CPU ignores in 64-bit mode ("cs nopw 0x0(%rax,%rax,1)"), or "".
-func segmentWord(m x86asm.Mem) string {
-	switch m.Segment {
-	case x86asm.CS, x86asm.DS, x86asm.ES, x86asm.SS:
-		return regName(m.Segment)
-	}
-	return ""
-}
-
 func signedHex(v int64) string {
 	if v < 0 {
 		return "-0x" + strconv.FormatUint(uint64(-v), 16)

@@ -94,7 +94,7 @@ func (m *Machine) binary(op byte) error {
 	}
 	size := m.sizeOf(t)
 	if m.isFloat(t) {
-		if !m.floatOK(t) || shift || m.isFloat(b.Type) != true {
+		if !m.floatOK(t) || shift || !m.isFloat(b.Type) {
 			return ErrType
 		}
 		x, y := m.toFloat(a), m.toFloat(b)

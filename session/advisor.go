@@ -172,39 +172,39 @@ func (s *Session) AfterPrologue(c *target.Context, entry uint64) uint64 {
 	return entry
 }
 
-// Glue reports whether pc is in linker-made code between a call and the
+// Trampoline reports whether pc is in linker-made code between a call and the
 // function it calls, for stepping into calls through the PLT: a PLT section
 // of its module (.plt, .plt.sec, .plt.got), or the dynamic linker, whose
 // whole code is given (its lazy resolver runs in it and jumps out to the
 // function).
-func (s *Session) Glue(thread *target.Context, pc uint64) (start, end uint64, kind target.GlueKind) {
+func (s *Session) Trampoline(thread *target.Context, pc uint64) (start, end uint64, kind target.TrampolineKind) {
 	mods, err := s.Modules(thread)
 	if err != nil {
-		return 0, 0, target.GlueNone
+		return 0, 0, target.NotTrampoline
 	}
 	m := mods.ForAddress(pc)
 	if m == nil {
-		return 0, 0, target.GlueNone
+		return 0, 0, target.NotTrampoline
 	}
 	if m.Interpreter {
 		for _, r := range m.Regions {
 			if r.Contains(pc) && r.Perm&target.PermExec != 0 {
-				return r.Addr, r.Addr + r.Size, target.GlueLinker
+				return r.Addr, r.Addr + r.Size, target.TrampolineLinker
 			}
 		}
-		return 0, 0, target.GlueNone
+		return 0, 0, target.NotTrampoline
 	}
 	b, _ := s.Binary(m)
 	if b == nil || b.ELF() == nil {
-		return 0, 0, target.GlueNone
+		return 0, 0, target.NotTrampoline
 	}
 	link := pc - m.Bias
 	for _, name := range []string{".plt", ".plt.sec", ".plt.got"} {
 		if sec := b.ELF().Section(name); sec != nil && link >= sec.Addr && link-sec.Addr < sec.Size {
-			return sec.Addr + m.Bias, sec.Addr + sec.Size + m.Bias, target.GluePLT
+			return sec.Addr + m.Bias, sec.Addr + sec.Size + m.Bias, target.TrampolinePLT
 		}
 	}
-	return 0, 0, target.GlueNone
+	return 0, 0, target.NotTrampoline
 }
 
 // SignalFrames reports whether a stopped thread's innermost frame is the

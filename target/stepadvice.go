@@ -28,24 +28,25 @@ type PrologueAdvisor interface {
 	PrologueEnd(thread *Context, pc uint64) (end uint64, ok bool)
 }
 
-// GlueAdvisor is what a StepAdvisor may also implement so that a step into a
+// TrampolineAdvisor is what a StepAdvisor may also implement so that a step into a
 // call through a PLT stub goes on, through the dynamic linker's lazy
 // resolver if the binding is not made yet, into the function the call
 // reaches, as gdb's does; without it such a call is stepped over.
-type GlueAdvisor interface {
-	// Glue returns the code [start, end) around pc when pc is in code the
-	// linkers made between a call and the function it calls: a module's
-	// PLT (GluePLT) or the dynamic linker (GlueLinker).
-	Glue(thread *Context, pc uint64) (start, end uint64, kind GlueKind)
+type TrampolineAdvisor interface {
+	// Trampoline returns the code [start, end) around pc when pc is in code
+	// the linkers put between a call and the function it calls: a module's
+	// PLT (TrampolinePLT) or the dynamic linker (TrampolineLinker).
+	Trampoline(thread *Context, pc uint64) (start, end uint64, kind TrampolineKind)
 }
 
-// GlueKind says what linker glue an address is in.
-type GlueKind uint8
+// TrampolineKind says which code between a call and its callee (gdb's
+// "solib trampolines") an address is in.
+type TrampolineKind uint8
 
 const (
-	GlueNone   GlueKind = iota
-	GluePLT             // a PLT stub (or PLT0)
-	GlueLinker          // the dynamic linker: its lazy-binding resolver after a PLT stub
+	NotTrampoline    TrampolineKind = iota
+	TrampolinePLT                   // a PLT stub (or PLT0)
+	TrampolineLinker                // the dynamic linker: its lazy-binding resolver after a PLT stub
 )
 
 // maxGlueHops bounds the glue a step into goes through for one call.
@@ -104,19 +105,19 @@ func (p inlinePosition) deepest() int { return len(p.frames) - 1 }
 // resolver calls (an IFUNC's selector) runs to its return. ok is false when
 // pc is not in glue (or the step has been through too much of it).
 func (s *stepper) throughGlue(t *Target, pc uint64, tmp **Breakpoint, asStep func()) (ResumeMode, ResumeOptions, bool) {
-	ga, ok := s.advisor.(GlueAdvisor)
+	ga, ok := s.advisor.(TrampolineAdvisor)
 	if !ok || s.glueHops >= maxGlueHops {
 		return 0, ResumeOptions{}, false
 	}
-	lo, hi, kind := ga.Glue(s.thread, pc)
+	lo, hi, kind := ga.Trampoline(s.thread, pc)
 	switch {
-	case kind == GluePLT || kind == GlueLinker && s.inGlue:
+	case kind == TrampolinePLT || kind == TrampolineLinker && s.inGlue:
 		s.glueHops++
 		s.inGlue = true
 		return ResumeStepIntoRange, ResumeOptions{RangeStart: lo, RangeEnd: hi, Count: 1}, true
 	case s.inGlue:
 		if ra, _, err := s.advisor.Caller(s.thread); err == nil {
-			if _, _, k := ga.Glue(s.thread, ra); k == GlueLinker {
+			if _, _, k := ga.Trampoline(s.thread, ra); k == TrampolineLinker {
 				// Called by the resolver, not the function the call
 				// reaches: back into the resolver.
 				s.glueHops++

@@ -41,7 +41,7 @@ type stepper struct {
 	// signal: a handler entered at the first stop is where the step ends.
 	signalEntry bool
 	// glueHops counts the stops of a step into in linker glue (see
-	// GlueAdvisor); inGlue is set while it is in there.
+	// TrampolineAdvisor); inGlue is set while it is in there.
 	glueHops int
 	inGlue   bool
 	// inline is set when the advisor knows inlined calls: origin is the

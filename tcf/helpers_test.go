@@ -83,7 +83,6 @@ func ctx5(t testing.TB) context.Context {
 type rawConn struct {
 	t    testing.TB
 	conn net.Conn
-	rd   *tcf.Reader
 }
 
 func dialRaw(t testing.TB, addr string) *rawConn {

@@ -18,19 +18,22 @@ import (
 // itself and for some it hands to encoding/json.
 
 type jsonProbe struct {
-	ID     string
-	Addr   uint64 `json:"Address"`
-	N      int32
-	I      int
-	F      float32
-	B      bool
-	P      *jsonProbe
-	L      []jsonProbe
-	M      map[string]int
-	X      any
-	Skip   string `json:"-"`
-	Dash   string `json:"-,"`
-	Bad    string `json:"a\"b"` // not a valid tag name: the field's own name counts
+	ID   string
+	Addr uint64 `json:"Address"`
+	N    int32
+	I    int
+	F    float32
+	B    bool
+	P    *jsonProbe
+	L    []jsonProbe
+	M    map[string]int
+	X    any
+	Skip string `json:"-"`
+	//lint:ignore SA5008 the odd tag is what this field tests
+	Dash string `json:"-,"`
+	//lint:ignore SA5008 the malformed tag is what this field tests
+	Bad string `json:"a\"b"` // not a valid tag name: the field's own name counts
+	//lint:ignore U1000 an unexported field the decoder must skip
 	unexp  int
 	Ptr    *int
 	Strs   []string

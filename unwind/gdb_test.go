@@ -40,13 +40,9 @@ for inf in gdb.inferiors():
         print("STOP %s" % gdb.frame_stop_reason_string(last.unwind_stop_reason()))
 `
 
-// gdbBacktraces runs path under gdb to the same SIGTRAP stop and returns the
-// backtrace of every thread, the stopping thread (the main thread) first.
-func gdbBacktraces(t testing.TB, path string, args ...string) [][]gdbFrame {
-	return gdbBacktracesWith(t, nil, path, args...)
-}
-
-// gdbBacktracesWith is gdbBacktraces with extra gdb commands before `run`.
+// gdbBacktracesWith runs path under gdb to the same SIGTRAP stop, with extra gdb
+// commands before `run`, and returns the backtrace of every thread, the
+// stopping thread (the main thread) first.
 func gdbBacktracesWith(t testing.TB, cmds []string, path string, args ...string) [][]gdbFrame {
 	t.Helper()
 	if _, err := exec.LookPath("gdb"); err != nil {

@@ -23,9 +23,9 @@ func init() {
 }
 
 // agentServices are the functions that register TCF services on the agent's
-// server, in order. Service files in this package add theirs from init():
-//
-//	func init() { addAgentService(func(srv *tcf.Server) { runcontrol.Register(srv, ...) }) }
+// server, in order: Diagnostics here, then (agent_debug.go's init, through
+// addAgentService) every debug service of tcf/services over one live target,
+// all at once with services.RegisterAll.
 //
 // Only register a service whose commands work: clients abort a launch when
 // an advertised command fails.

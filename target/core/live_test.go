@@ -305,10 +305,3 @@ func requireGDB(t testing.TB) {
 		t.Skip("gdb is not installed")
 	}
 }
-
-// waitGone waits until pid no longer exists (after a kill from gdb's side).
-func waitGone(pid int) {
-	for i := 0; i < 200 && unix.Kill(pid, 0) == nil; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-}

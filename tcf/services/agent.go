@@ -35,8 +35,6 @@ type Agent struct {
 	log     *slog.Logger
 
 	mu sync.Mutex
-	// clientMaps are MemoryMap.set entries per context ID.
-	clientMaps map[string][]map[string]any
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
@@ -47,9 +45,15 @@ type Agent struct {
 	fast      fastEvents
 	own       ownership
 	stacks    stackCache
-	files     fsTable
-	// pathMap holds the PathMap rules clients set.
-	pathMap []map[string]any
+	// memoryMap and pathMap are the services of those names, or nil:
+	// target events and breakpoints by file use them.
+	memoryMap *memoryMap
+	pathMap   *pathMap
+	// exprData is the Expressions service's state (and the data side of
+	// Symbols'), dprintfs the DPrintf streams: services other services
+	// call into.
+	exprData *dataState
+	dprintfs *dprintfState
 
 	removeListener func()
 	// offered is the set of services registered on the server when Start ran.
@@ -58,30 +62,23 @@ type Agent struct {
 	// set up.
 	adopted map[*target.Context]*sync.Once
 
-	// launchMu is held across a launch until its entry stop is known to be
-	// hidden or shown; hideEntry holds the processes started without
-	// StopAtEntry, whose entry stop and the resume after it clients must not
-	// see (the C agent shows neither).
-	launchMu  sync.Mutex
-	hideEntry map[int]int
-	// entryStop holds the launched processes whose entry stop clients see:
-	// it is reported with the SIGTRAP of the exec, as the C agent does.
-	entryStop map[int]bool
+	// launches is what launches keep to hide or show entry stops.
+	launches launchTable
 }
 
 // New makes an Agent serving the target of sess on srv. Call Register* for the
 // services to offer, then Start before srv.Serve.
 func New(srv *tcf.Server, sess *session.Session) *Agent {
 	return &Agent{
-		srv:        srv,
-		target:     sess.Target(),
-		session:    sess,
-		log:        srv.Logger(),
-		clientMaps: map[string][]map[string]any{},
-		launched:   map[string]*launchedProcess{},
-		adopted:    map[*target.Context]*sync.Once{},
-		hideEntry:  map[int]int{},
-		entryStop:  map[int]bool{},
+		srv:      srv,
+		target:   sess.Target(),
+		session:  sess,
+		log:      srv.Logger(),
+		launched: map[string]*launchedProcess{},
+		adopted:  map[*target.Context]*sync.Once{},
+		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
+		exprData: newDataState(),
+		dprintfs: &dprintfState{streams: map[*tcf.Channel]*stream{}},
 	}
 }
 
@@ -125,11 +122,12 @@ func (a *Agent) lookup(id string) (*target.Context, error) {
 	return a.target.Lookup(target.ID(id))
 }
 
-// onEvent turns one target event into the protocol events of every service, in
-// the order the C agent sends them.
+// onEvent turns one target event into the protocol events of every service,
+// in the order the C agent sends them. Each service's handler sends its own
+// events (runControlEvent, memoryEvent, memoryMap.event, processesEvent);
+// the agent keeps its books (adoption, ownership, caches) around them.
 func (a *Agent) onEvent(e target.Event) {
 	c := e.Context
-	id := string(c.ID())
 	if a.sentEarly(e) {
 		// onEventNow sent it: what is left is bookkeeping.
 		if e.Kind == target.EventStopped {
@@ -140,72 +138,45 @@ func (a *Agent) onEvent(e target.Event) {
 	defer a.sentLate(e)
 	switch e.Kind {
 	case target.EventCreated:
-		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
-		if c.IsProcess() {
-			a.emit("Memory", "contextAdded", []any{memoryContext(c)})
-			if c.Creator() == nil {
-				// (Fork children are adopted by the OnFork hook, while
-				// they are held: both at once would wait for each other.)
-				a.adopt(c)
-			}
+		a.runControlEvent(e)
+		a.memoryEvent(e)
+		if c.IsProcess() && c.Creator() == nil {
+			// (Fork children are adopted by the OnFork hook, while they
+			// are held: both at once would wait for each other.)
+			a.adopt(c)
 		}
 	case target.EventChanged:
-		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
-			// A thread began to exit: its state (name "Zombie") changed, not
-			// its properties, as the C agent reports PTRACE_EVENT_EXIT.
-			a.emit("RunControl", "contextStateChanged", id)
-			return
-		}
-		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
-		if c.IsProcess() {
-			a.emit("Memory", "contextChanged", []any{memoryContext(c)})
-		}
-	case target.EventStopped:
+		a.runControlEvent(e)
+		a.memoryEvent(e)
+	case target.EventStopped, target.EventStarted:
 		a.forgetStack(c)
-		if a.hidden(c) {
-			return
-		}
-		a.emitSuspended(e, a.isEntryStop(c))
-		a.releaseSpent(e.Reason)
-	case target.EventStarted:
-		a.forgetStack(c)
-		if a.hidden(c) {
-			return
-		}
-		a.emit("RunControl", "contextResumed", id)
+		a.runControlEvent(e)
 	case target.EventMemoryMapChanged:
-		a.replies.drop(id)
-		a.emit("MemoryMap", "changed", id)
+		a.replies.drop(string(c.ID()))
+		if a.memoryMap != nil {
+			a.memoryMap.event(e)
+		}
 	case target.EventExited:
 		a.forgetContext(c)
+		a.data().forget(c)
+		if !c.IsProcess() {
+			a.forgetStack(c)
+		}
+		// The process's exit, then the removal of its main thread and of
+		// itself (other threads were removed as they went): the C agent's
+		// order.
+		a.processesEvent(e)
+		a.runControlEvent(e)
+		a.memoryEvent(e)
 		if c.IsProcess() {
-			code := 0
-			if e.Exit != nil {
-				code = e.Exit.TCFCode()
+			a.replies.drop(string(c.ID()))
+			a.processGone(c)
+			if a.memoryMap != nil {
+				a.memoryMap.event(e)
 			}
-			a.emit("Processes", "exited", id, code)
-			a.emit("ProcessesV1", "exited", id, code)
-			// The main thread goes with its process, after exited (the C
-			// agent's order); other threads were removed as they went.
-			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
-			a.emit("RunControl", "contextRemoved", []string{id})
-			a.emit("Memory", "contextRemoved", []string{id})
-			a.replies.drop(id)
-			a.launchMu.Lock()
-			delete(a.hideEntry, c.PID())
-			delete(a.entryStop, c.PID())
-			a.launchMu.Unlock()
 			a.mu.Lock()
-			a.expireStreams(a.launched[id])
-			delete(a.launched, id)
-			delete(a.clientMaps, id)
 			delete(a.adopted, c)
 			a.mu.Unlock()
-		} else {
-			a.forgetStack(c)
-			if c.TID() != c.PID() {
-				a.emit("RunControl", "contextRemoved", []string{id})
-			}
 		}
 	}
 }
@@ -277,39 +248,4 @@ func (a *Agent) adopt(proc *target.Context) {
 			a.plantInProcess(proc)
 		}
 	})
-}
-
-// isEntryStop reports (once) whether a stop is the shown entry stop of a
-// launched process.
-func (a *Agent) isEntryStop(thread *target.Context) bool {
-	if thread.IsProcess() || thread.TID() != thread.PID() {
-		return false
-	}
-	a.launchMu.Lock()
-	defer a.launchMu.Unlock()
-	if a.entryStop[thread.PID()] {
-		delete(a.entryStop, thread.PID())
-		return true
-	}
-	return false
-}
-
-// hidden reports whether a stop or start of thread is one of the two events of
-// a launch's entry stop that clients must not see, and counts it.
-func (a *Agent) hidden(thread *target.Context) bool {
-	if thread.IsProcess() || thread.TID() != thread.PID() {
-		return false
-	}
-	a.launchMu.Lock()
-	defer a.launchMu.Unlock()
-	n := a.hideEntry[thread.PID()]
-	if n == 0 {
-		return false
-	}
-	if n == 1 {
-		delete(a.hideEntry, thread.PID())
-	} else {
-		a.hideEntry[thread.PID()] = n - 1
-	}
-	return true
 }

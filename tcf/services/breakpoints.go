@@ -72,128 +72,115 @@ func (a *Agent) SetConditionEvaluator(f ConditionEvaluator) {
 	a.bps.mu.Unlock()
 }
 
+// breakpoints is the Breakpoints service's commands over the agent's
+// breakpoint table (which run control and the target's listeners share).
+type breakpoints struct {
+	a  *Agent
+	bt *breakpointTable
+}
+
 // RegisterBreakpoints adds the Breakpoints service.
 func (a *Agent) RegisterBreakpoints() {
 	bt := &a.bps
 	bt.byID = map[string]*clientBreakpoint{}
 	bt.byPlanted = map[*target.Breakpoint]*clientBreakpoint{}
+	bs := &breakpoints{a: a, bt: bt}
 	svc := a.srv.Service("Breakpoints")
-	svc.Command("set", func(c *tcf.Call) {
-		args := c.Args()
-		var list []map[string]any
-		args.JSON(&list)
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		ch := c.Channel()
-		keep := map[string]bool{}
-		for _, p := range list {
-			id, _ := p["ID"].(string)
-			keep[id] = true
-		}
-		for _, id := range a.channelBreakpoints(ch) {
-			if !keep[id] {
-				a.release(ch, id)
-			}
-		}
-		for _, p := range list {
-			if err := a.addBreakpoint(ch, p, true); err != nil {
-				c.ReplyError(err)
-				return
-			}
-		}
-		c.ReplyError(nil)
-	})
-	svc.Command("add", func(c *tcf.Call) {
-		args := c.Args()
-		var p map[string]any
-		args.JSON(&p)
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		c.ReplyError(a.addBreakpoint(c.Channel(), p, false))
-	})
-	svc.Command("change", func(c *tcf.Call) {
-		args := c.Args()
-		var p map[string]any
-		args.JSON(&p)
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
+	svc.Command("set", bs.set)
+	svc.Command("add", bs.add)
+	svc.Command("change", bs.change)
+	svc.Command("enable", bs.enable(true))
+	svc.Command("disable", bs.enable(false))
+	svc.Command("remove", bs.remove)
+	svc.Command("getIDs", bs.getIDs)
+	svc.Command("getProperties", bs.getProperties)
+	svc.Command("getStatus", bs.getStatus)
+	svc.Command("getCapabilities", bs.getCapabilities)
+}
+
+// set replaces the channel's breakpoints with a list: those not in it are
+// released, the others added or changed.
+func (bs *breakpoints) set(c *tcf.Call) {
+	a := bs.a
+	args := c.Args()
+	var list []map[string]any
+	args.JSON(&list)
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	ch := c.Channel()
+	keep := map[string]bool{}
+	for _, p := range list {
 		id, _ := p["ID"].(string)
-		bt.mu.Lock()
-		cb := bt.byID[id]
-		bt.mu.Unlock()
-		if cb == nil {
-			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id))
-			return
-		}
-		a.updateBreakpoint(cb, p)
-		c.ReplyError(nil)
-	})
-	enable := func(on bool) func(c *tcf.Call) {
-		return func(c *tcf.Call) {
-			args := c.Args()
-			ids := args.Strings()
-			if err := args.End(); err != nil {
-				c.ReplyError(err)
-				return
-			}
-			for _, id := range ids {
-				bt.mu.Lock()
-				cb := bt.byID[id]
-				var p map[string]any
-				if cb != nil {
-					p = cloneProps(cb.props)
-				}
-				bt.mu.Unlock()
-				if cb == nil {
-					continue
-				}
-				p["Enabled"] = on
-				a.updateBreakpoint(cb, p)
-			}
-			c.ReplyError(nil)
+		keep[id] = true
+	}
+	for _, id := range a.channelBreakpoints(ch) {
+		if !keep[id] {
+			a.release(ch, id)
 		}
 	}
-	svc.Command("enable", enable(true))
-	svc.Command("disable", enable(false))
-	svc.Command("remove", func(c *tcf.Call) {
-		args := c.Args()
-		ids := args.Strings()
-		if err := args.End(); err != nil {
+	for _, p := range list {
+		if err := a.addBreakpoint(ch, p, true); err != nil {
 			c.ReplyError(err)
 			return
 		}
-		for _, id := range ids {
-			a.release(c.Channel(), id)
-		}
-		c.ReplyError(nil)
-	})
-	svc.Command("getIDs", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		bt.mu.Lock()
-		ids := make([]string, 0, len(bt.byID))
-		for id := range bt.byID {
-			ids = append(ids, id)
-		}
-		bt.mu.Unlock()
-		sort.Strings(ids)
-		c.Reply().Error(nil).Data(ids).Send()
-	})
-	svc.Command("getProperties", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
+	}
+	c.ReplyError(nil)
+}
+
+// add adds (or changes) one breakpoint.
+func (bs *breakpoints) add(c *tcf.Call) {
+	a := bs.a
+	args := c.Args()
+	var p map[string]any
+	args.JSON(&p)
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	c.ReplyError(a.addBreakpoint(c.Channel(), p, false))
+}
+
+// change changes the properties of a breakpoint.
+func (bs *breakpoints) change(c *tcf.Call) {
+	a := bs.a
+	bt := bs.bt
+	args := c.Args()
+	var p map[string]any
+	args.JSON(&p)
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	id, _ := p["ID"].(string)
+	bt.mu.Lock()
+	cb := bt.byID[id]
+	bt.mu.Unlock()
+	if cb == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id))
+		return
+	}
+	a.updateBreakpoint(cb, p)
+	c.ReplyError(nil)
+}
+
+// enable makes the command that enables (on) or disables breakpoints.
+func (bs *breakpoints) enable(on bool) func(c *tcf.Call) {
+	return func(c *tcf.Call) {
+		bs.setEnabled(c, on)
+	}
+}
+
+func (bs *breakpoints) setEnabled(c *tcf.Call, on bool) {
+	a, bt := bs.a, bs.bt
+	args := c.Args()
+	ids := args.Strings()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	for _, id := range ids {
 		bt.mu.Lock()
 		cb := bt.byID[id]
 		var p map[string]any
@@ -202,44 +189,106 @@ func (a *Agent) RegisterBreakpoints() {
 		}
 		bt.mu.Unlock()
 		if cb == nil {
-			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
-			return
+			continue
 		}
-		c.Reply().Error(nil).Data(p).Send()
-	})
-	svc.Command("getStatus", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		bt.mu.Lock()
-		cb := bt.byID[id]
-		bt.mu.Unlock()
-		if cb == nil {
-			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(a.status(cb)).Send()
-	})
-	svc.Command("getCapabilities", func(c *tcf.Call) {
-		args := c.Args()
-		if args.Remaining() > 0 {
-			_ = args.String()
-		}
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(map[string]any{
-			"ID": true, "Location": true, "File": true, "Line": true, "Column": true,
-			"Condition": true, "IgnoreCount": true, "Temporary": true, "Enabled": true,
-			"BreakpointType": true, "ContextIds": true, "ContextNames": true, "ContextQuery": true,
-			"ExecPaths": true, "AccessMode": 3, "Size": true, "ClientData": true,
-			"StopGroup": false, "SkipPrologue": true,
-		}).Send()
-	})
+		p["Enabled"] = on
+		a.updateBreakpoint(cb, p)
+	}
+	c.ReplyError(nil)
+}
+
+// remove releases the channel's hold on breakpoints.
+func (bs *breakpoints) remove(c *tcf.Call) {
+	a := bs.a
+	args := c.Args()
+	ids := args.Strings()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	for _, id := range ids {
+		a.release(c.Channel(), id)
+	}
+	c.ReplyError(nil)
+}
+
+// getIDs lists every breakpoint of every channel.
+func (bs *breakpoints) getIDs(c *tcf.Call) {
+	bt := bs.bt
+	if err := c.Args().End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	bt.mu.Lock()
+	ids := make([]string, 0, len(bt.byID))
+	for id := range bt.byID {
+		ids = append(ids, id)
+	}
+	bt.mu.Unlock()
+	sort.Strings(ids)
+	c.Reply().Error(nil).Data(ids).Send()
+}
+
+// getProperties is a breakpoint's properties as last set.
+func (bs *breakpoints) getProperties(c *tcf.Call) {
+	bt := bs.bt
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	bt.mu.Lock()
+	cb := bt.byID[id]
+	var p map[string]any
+	if cb != nil {
+		p = cloneProps(cb.props)
+	}
+	bt.mu.Unlock()
+	if cb == nil {
+		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(p).Send()
+}
+
+// getStatus is a breakpoint's planted instances and errors.
+func (bs *breakpoints) getStatus(c *tcf.Call) {
+	a := bs.a
+	bt := bs.bt
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	bt.mu.Lock()
+	cb := bt.byID[id]
+	bt.mu.Unlock()
+	if cb == nil {
+		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(a.status(cb)).Send()
+}
+
+// getCapabilities lists the breakpoint properties the agent understands.
+func (bs *breakpoints) getCapabilities(c *tcf.Call) {
+	args := c.Args()
+	if args.Remaining() > 0 {
+		_ = args.String()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(map[string]any{
+		"ID": true, "Location": true, "File": true, "Line": true, "Column": true,
+		"Condition": true, "IgnoreCount": true, "Temporary": true, "Enabled": true,
+		"BreakpointType": true, "ContextIds": true, "ContextNames": true, "ContextQuery": true,
+		"ExecPaths": true, "AccessMode": 3, "Size": true, "ClientData": true,
+		"StopGroup": false, "SkipPrologue": true,
+	}).Send()
 }
 
 func cloneProps(p map[string]any) map[string]any {

@@ -29,30 +29,41 @@ import (
 var queryAttrs = []string{"KernelName", "tid", "pid", "ProcessID", "CreatorID", "AncestorName",
 	"AncestorID", "ParentName", "ParentID", "HasState", "IsContainer", "Name", "ID"}
 
+// contextQuerySvc is the ContextQuery service's commands.
+type contextQuerySvc struct {
+	a *Agent
+}
+
 // RegisterContextQuery adds the ContextQuery service.
 func (a *Agent) RegisterContextQuery() {
+	cq := &contextQuerySvc{a: a}
 	svc := a.srv.Service("ContextQuery")
-	svc.Command("getAttrNames", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(queryAttrs).Send()
-	})
-	svc.Command("query", func(c *tcf.Call) {
-		args := c.Args()
-		q := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.QueryContexts(q)
-		if err != nil {
-			c.Reply().Error(err).Data([]string{}).Send()
-			return
-		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
+	svc.Command("getAttrNames", cq.getAttrNames)
+	svc.Command("query", cq.query)
+}
+
+func (cq *contextQuerySvc) getAttrNames(c *tcf.Call) {
+	if err := c.Args().End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(queryAttrs).Send()
+}
+
+func (cq *contextQuerySvc) query(c *tcf.Call) {
+	a := cq.a
+	args := c.Args()
+	q := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ids, err := a.QueryContexts(q)
+	if err != nil {
+		c.Reply().Error(err).Data([]string{}).Send()
+		return
+	}
+	c.Reply().Error(nil).Data(ids).Send()
 }
 
 // Query returns the IDs of the contexts that match q (none when q is not a

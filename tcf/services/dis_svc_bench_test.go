@@ -43,14 +43,3 @@ func BenchmarkFormatPrintf(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkTranslateDWARF translates glibc's PLT CFA expression.
-func BenchmarkTranslateDWARF(b *testing.B) {
-	expr := []byte{0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, ok := translateDWARF(expr, regName); !ok {
-			b.Fatal("not translated")
-		}
-	}
-}

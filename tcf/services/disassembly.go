@@ -80,58 +80,70 @@ func (l *DisassemblyLine) Text() string {
 	return strings.Join(parts, " ")
 }
 
+// disassemblySvc is the Disassembly service's commands.
+type disassemblySvc struct {
+	a *Agent
+}
+
 // RegisterDisassembly adds the Disassembly service.
 func (a *Agent) RegisterDisassembly() {
+	ds := &disassemblySvc{a: a}
 	svc := a.srv.Service("Disassembly")
-	svc.Command("getCapabilities", func(c *tcf.Call) {
-		// The context only matters for its ISA, and every process here is
-		// x86-64; null asks about the agent, an unknown context is an error.
-		args := c.Args()
-		id := args.String()
-		err := args.End()
-		if err == nil && id != "" {
-			_, err = a.lookup(id)
-		}
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		caps := []map[string]any{
-			{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "Intel"},
-			{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "GNU"},
-		}
-		c.Reply().Error(nil).Data(caps).Send()
-	})
-	svc.Command("disassemble", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		size := args.Int64()
-		var params tcf.Props
-		if args.Remaining() > 0 {
-			params = args.Props()
-		}
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		opts, err := disassemblyParams(params)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ctx, err := a.lookup(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		lines, err := a.Disassemble(ctx, addr, size, opts)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(lines).Send()
-	})
+	svc.Command("getCapabilities", ds.getCapabilities)
+	svc.Command("disassemble", ds.disassemble)
+}
+
+func (ds *disassemblySvc) getCapabilities(c *tcf.Call) {
+	a := ds.a
+	// The context only matters for its ISA, and every process here is
+	// x86-64; null asks about the agent, an unknown context is an error.
+	args := c.Args()
+	id := args.String()
+	err := args.End()
+	if err == nil && id != "" {
+		_, err = a.lookup(id)
+	}
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	caps := []map[string]any{
+		{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "Intel"},
+		{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "GNU"},
+	}
+	c.Reply().Error(nil).Data(caps).Send()
+}
+
+func (ds *disassemblySvc) disassemble(c *tcf.Call) {
+	a := ds.a
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	size := args.Int64()
+	var params tcf.Props
+	if args.Remaining() > 0 {
+		params = args.Props()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	opts, err := disassemblyParams(params)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ctx, err := a.lookup(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	lines, err := a.Disassemble(ctx, addr, size, opts)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(lines).Send()
 }
 
 // disassemblyParams reads the disassemble command's parameters.

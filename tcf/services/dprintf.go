@@ -28,46 +28,50 @@ type dprintfState struct {
 	enabled bool
 }
 
-var dprintfData sync.Map // *Agent → *dprintfState
+func (a *Agent) dprintf() *dprintfState { return a.dprintfs }
 
-func (a *Agent) dprintf() *dprintfState {
-	if v, ok := dprintfData.Load(a); ok {
-		return v.(*dprintfState)
-	}
-	v, _ := dprintfData.LoadOrStore(a, &dprintfState{streams: map[*tcf.Channel]*stream{}})
-	return v.(*dprintfState)
+// dprintfSvc is the DPrintf service's commands; its streams are the agent's dprintfState.
+type dprintfSvc struct {
+	a *Agent
 }
 
 // RegisterDPrintf adds the DPrintf service and makes expressions, breakpoint
 // conditions included, understand $printf.
 func (a *Agent) RegisterDPrintf() {
+	dps := &dprintfSvc{a: a}
 	d := a.dprintf()
 	d.mu.Lock()
 	d.enabled = true
 	d.mu.Unlock()
 	svc := a.srv.Service("DPrintf")
-	svc.Command("open", func(c *tcf.Call) {
-		args := c.Args()
-		_ = args.Props() // stream properties: none are defined
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		s, err := a.openDPrintf(c.Channel())
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).String(s.id).Send()
-	})
-	svc.Command("close", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		a.closeDPrintf(c.Channel())
-		c.ReplyError(nil)
-	})
+	svc.Command("open", dps.open)
+	svc.Command("close", dps.close)
+}
+
+func (dps *dprintfSvc) open(c *tcf.Call) {
+	a := dps.a
+	args := c.Args()
+	_ = args.Props() // stream properties: none are defined
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	s, err := a.openDPrintf(c.Channel())
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).String(s.id).Send()
+}
+
+func (dps *dprintfSvc) close(c *tcf.Call) {
+	a := dps.a
+	if err := c.Args().End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	a.closeDPrintf(c.Channel())
+	c.ReplyError(nil)
 }
 
 // openDPrintf returns the channel's DPrintf stream, making it on first use
@@ -84,7 +88,12 @@ func (a *Agent) openDPrintf(ch *tcf.Channel) (*stream, error) {
 		return nil, tcf.Errorf(tcf.CodeUnsupported, "DPrintf needs the Streams service")
 	}
 	if _, had := d.streams[ch]; !had {
-		ch.OnClose(func() { a.closeDPrintf(ch) })
+		ch.OnClose(func() {
+			a.closeDPrintf(ch)
+			d.mu.Lock()
+			delete(d.streams, ch)
+			d.mu.Unlock()
+		})
 	}
 	d.streams[ch] = s
 	return s, nil

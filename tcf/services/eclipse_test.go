@@ -108,12 +108,12 @@ func TestLiveEclipseLaunchSequence(t *testing.T) {
 	}
 
 	// The entry stop, then (the user resumes) the stop at main.
-	pc, reason, _, next := la.suspended(m0, thread)
+	pc, _, _, next := la.suspended(m0, thread)
 	if fn := la.funcAt(thread, pc); fn == "main" {
 		t.Errorf("first stop is already in main: StopAtEntry ignored")
 	}
 	eclipseStep(t, la, 1, 0, "RunControl", "resume", []any{thread, 0, 1})
-	pc, reason, _, _ = la.suspended(next, thread)
+	pc, reason, _, _ := la.suspended(next, thread)
 	if fn := la.funcAt(thread, pc); fn != "main" {
 		t.Fatalf("second stop at 0x%x in %q (%s), want main", pc, fn, reason)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/sondedbg/sonde/expr"
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
@@ -580,7 +579,7 @@ func (a *Agent) globalLookup(thread *target.Context, f *session.Frame) func(stri
 			return nil, nil, 0, err
 		}
 		// The frame's own module was searched first, by the frame.
-		others := make([]*modules.Module, 0, len(mods))
+		others := make([]*session.Module, 0, len(mods))
 		for _, m := range mods {
 			if m != f.Module() {
 				others = append(others, m)

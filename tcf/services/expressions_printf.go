@@ -16,7 +16,7 @@ import (
 // one) and evaluates to int 0, anywhere in an expression:
 // `x > 3 && $printf("%d\n", x)` prints only when x > 3, as C's short
 // circuit says. The format is a string: an array of char, a literal or a
-// variable. The other $names are in expressions_printf_names.go.
+// variable. The other $names are in expressions_intrinsics.go.
 
 // printfOutput receives the text of one $printf call. A nil printfOutput
 // means the call is only checked, never formatted: when the evaluating

@@ -115,9 +115,9 @@ func (a *Agent) entrySettled(thread *target.Context) bool {
 	if thread.TID() != thread.PID() {
 		return true
 	}
-	if !a.launchMu.TryLock() {
+	if !a.launches.mu.TryLock() {
 		return false
 	}
-	defer a.launchMu.Unlock()
-	return a.hideEntry[thread.PID()] == 0 && !a.entryStop[thread.PID()]
+	defer a.launches.mu.Unlock()
+	return a.launches.hideEntry[thread.PID()] == 0 && !a.launches.entryStop[thread.PID()]
 }

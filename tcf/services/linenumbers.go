@@ -28,62 +28,74 @@ type codeArea struct {
 	BasicBlock bool   `json:"BasicBlock,omitempty"`
 }
 
+// lineNumbersSvc is the LineNumbers service's commands, through session.
+type lineNumbersSvc struct {
+	a *Agent
+}
+
 // RegisterLineNumbers adds the LineNumbers service.
 func (a *Agent) RegisterLineNumbers() {
+	ls := &lineNumbersSvc{a: a}
 	svc := a.srv.Service("LineNumbers")
-	svc.Command("mapToSource", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		start, end := args.Uint64(), args.Uint64()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ctx, err := a.scopeContext(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		proc := string(ctx.Process().ID())
-		key := replyKey{kind: kindMapToSource, lo: start, hi: end}
-		if enc, ok := a.replies.get(proc, key); ok {
-			c.Reply().Empty().RawJSON(enc).Send()
-			return
-		}
-		var areas any
-		if list := a.mapToSource(ctx, start, end); len(list) > 0 {
-			areas = list
-		}
-		if enc := a.replies.put(proc, key, areas); enc != nil {
-			c.Reply().Empty().RawJSON(enc).Send()
-			return
-		}
-		c.Reply().Empty().Data(areas).Send()
-	})
-	svc.Command("mapToMemory", func(c *tcf.Call) {
-		args := c.Args()
-		id, file := args.String(), args.String()
-		line, col := args.Int(), args.Int()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ctx, err := a.scopeContext(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		addrs, err := a.session.LineAddresses(ctx, a.MapPath(file), line, col)
-		if err != nil || len(addrs) == 0 {
-			c.Reply().Error(nil).Null().Send()
-			return
-		}
-		var out []codeArea
-		for _, addr := range addrs {
-			out = append(out, a.mapToSource(ctx, addr, addr+1)...)
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
+	svc.Command("mapToSource", ls.mapToSource)
+	svc.Command("mapToMemory", ls.mapToMemory)
+}
+
+func (ls *lineNumbersSvc) mapToSource(c *tcf.Call) {
+	a := ls.a
+	args := c.Args()
+	id := args.String()
+	start, end := args.Uint64(), args.Uint64()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ctx, err := a.scopeContext(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	proc := string(ctx.Process().ID())
+	key := replyKey{kind: kindMapToSource, lo: start, hi: end}
+	if enc, ok := a.replies.get(proc, key); ok {
+		c.Reply().Empty().RawJSON(enc).Send()
+		return
+	}
+	var areas any
+	if list := a.mapToSource(ctx, start, end); len(list) > 0 {
+		areas = list
+	}
+	if enc := a.replies.put(proc, key, areas); enc != nil {
+		c.Reply().Empty().RawJSON(enc).Send()
+		return
+	}
+	c.Reply().Empty().Data(areas).Send()
+}
+
+func (ls *lineNumbersSvc) mapToMemory(c *tcf.Call) {
+	a := ls.a
+	args := c.Args()
+	id, file := args.String(), args.String()
+	line, col := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ctx, err := a.scopeContext(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	addrs, err := a.session.LineAddresses(ctx, a.MapPath(file), line, col)
+	if err != nil || len(addrs) == 0 {
+		c.Reply().Error(nil).Null().Send()
+		return
+	}
+	var out []codeArea
+	for _, addr := range addrs {
+		out = append(out, a.mapToSource(ctx, addr, addr+1)...)
+	}
+	c.Reply().Error(nil).Data(out).Send()
 }
 
 // scopeContext resolves the context argument of symbol-level commands: a

@@ -49,107 +49,128 @@ type memoryRange struct {
 	Msg  any    `json:"msg,omitempty"`
 }
 
+// memorySvc is the Memory service's commands over the target's memory; its events are sent by memoryEvent.
+type memorySvc struct {
+	a *Agent
+}
+
 // RegisterMemory adds the Memory service. Software breakpoints never show in
 // what it reads; writes under them keep them planted.
 func (a *Agent) RegisterMemory() {
+	ms := &memorySvc{a: a}
 	svc := a.srv.Service("Memory")
-	svc.Command("getContext", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil && !ctx.IsProcess() {
-			err = target.Errorf(target.CodeInvalidContext, "memory context", ctx.ID(), errors.New("threads share their process's memory: use the process ID"))
+	svc.Command("getContext", ms.getContext)
+	svc.Command("getChildren", ms.getChildren)
+	svc.Command("get", ms.get)
+	svc.Command("set", ms.set)
+	svc.Command("fill", ms.fill)
+}
+
+func (ms *memorySvc) getContext(c *tcf.Call) {
+	a := ms.a
+	ctx, err := a.contextArg(c)
+	if err == nil && !ctx.IsProcess() {
+		err = target.Errorf(target.CodeInvalidContext, "memory context", ctx.ID(), errors.New("threads share their process's memory: use the process ID"))
+	}
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(memoryContext(ctx)).Send()
+}
+
+func (ms *memorySvc) getChildren(c *tcf.Call) {
+	a := ms.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	out := []string{}
+	if id == "" {
+		for _, p := range a.target.Processes() {
+			out = append(out, string(p.ID()))
 		}
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(memoryContext(ctx)).Send()
-	})
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		out := []string{}
-		if id == "" {
-			for _, p := range a.target.Processes() {
-				out = append(out, string(p.ID()))
-			}
-		} else if _, err := a.lookup(id); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	svc.Command("get", func(c *tcf.Call) {
-		args := c.Args()
-		id, addr := args.String(), args.Uint64()
-		_ = args.Int() // word size: bytes are bytes on x86-64
-		size, mode := args.Int(), args.Int()
-		if err := args.End(); err != nil {
-			c.Reply().Null().Error(err).Null().Send()
-			return
-		}
-		ctx, err := a.memoryArgs(id, size)
-		if err != nil {
-			c.Reply().Null().Error(err).Null().Send()
-			return
-		}
-		// The reply copies the bytes: read them into a reused buffer (no
-		// allocation and clearing of up to maxMemoryTransfer per command),
-		// zeroing only what could not be read.
-		bp := readBuffers.Get().(*[]byte)
-		if cap(*bp) < size {
-			*bp = make([]byte, size)
-		}
-		data := (*bp)[:size]
-		ranges, err := transfer(addr, data, mode, ctx.ReadMemory, rangeCannotRead)
-		for _, r := range ranges {
-			clear(data[r.Addr-addr : r.Addr-addr+r.Size])
-		}
-		c.Reply().Binary(data).Error(err).Data(nullIfEmpty(ranges)).Send()
-		readBuffers.Put(bp)
-	})
-	svc.Command("set", func(c *tcf.Call) {
-		args := c.Args()
-		id, addr := args.String(), args.Uint64()
-		_ = args.Int()
-		size, mode := args.Int(), args.Int()
-		data := args.Binary()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		if len(data) < size {
-			size = len(data)
-		}
-		a.write(c, id, addr, data[:size], mode)
-	})
-	svc.Command("fill", func(c *tcf.Call) {
-		args := c.Args()
-		id, addr := args.String(), args.Uint64()
-		_ = args.Int()
-		size, mode := args.Int(), args.Int()
-		var pattern []int
-		args.JSON(&pattern)
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		if _, err := a.memoryArgs(id, size); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		if len(pattern) == 0 {
-			pattern = []int{0}
-		}
-		data := make([]byte, size)
-		for i := range data {
-			data[i] = byte(pattern[i%len(pattern)])
-		}
-		a.write(c, id, addr, data, mode)
-	})
+	} else if _, err := a.lookup(id); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+func (ms *memorySvc) get(c *tcf.Call) {
+	a := ms.a
+	args := c.Args()
+	id, addr := args.String(), args.Uint64()
+	_ = args.Int() // word size: bytes are bytes on x86-64
+	size, mode := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.Reply().Null().Error(err).Null().Send()
+		return
+	}
+	ctx, err := a.memoryArgs(id, size)
+	if err != nil {
+		c.Reply().Null().Error(err).Null().Send()
+		return
+	}
+	// The reply copies the bytes: read them into a reused buffer (no
+	// allocation and clearing of up to maxMemoryTransfer per command),
+	// zeroing only what could not be read.
+	bp := readBuffers.Get().(*[]byte)
+	if cap(*bp) < size {
+		*bp = make([]byte, size)
+	}
+	data := (*bp)[:size]
+	ranges, err := transfer(addr, data, mode, ctx.ReadMemory, rangeCannotRead)
+	for _, r := range ranges {
+		clear(data[r.Addr-addr : r.Addr-addr+r.Size])
+	}
+	c.Reply().Binary(data).Error(err).Data(nullIfEmpty(ranges)).Send()
+	readBuffers.Put(bp)
+}
+
+func (ms *memorySvc) set(c *tcf.Call) {
+	a := ms.a
+	args := c.Args()
+	id, addr := args.String(), args.Uint64()
+	_ = args.Int()
+	size, mode := args.Int(), args.Int()
+	data := args.Binary()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	if len(data) < size {
+		size = len(data)
+	}
+	a.write(c, id, addr, data[:size], mode)
+}
+
+func (ms *memorySvc) fill(c *tcf.Call) {
+	a := ms.a
+	args := c.Args()
+	id, addr := args.String(), args.Uint64()
+	_ = args.Int()
+	size, mode := args.Int(), args.Int()
+	var pattern []int
+	args.JSON(&pattern)
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	if _, err := a.memoryArgs(id, size); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	if len(pattern) == 0 {
+		pattern = []int{0}
+	}
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(pattern[i%len(pattern)])
+	}
+	a.write(c, id, addr, data, mode)
 }
 
 var errNoProgress = errors.New("memory access made no progress")
@@ -233,4 +254,21 @@ func nullIfEmpty(r []memoryRange) any {
 		return nil
 	}
 	return r
+}
+
+// memoryEvent sends the Memory service's events of a target event: a
+// process is a memory context.
+func (a *Agent) memoryEvent(e target.Event) {
+	c := e.Context
+	if !c.IsProcess() {
+		return
+	}
+	switch e.Kind {
+	case target.EventCreated:
+		a.emit("Memory", "contextAdded", []any{memoryContext(c)})
+	case target.EventChanged:
+		a.emit("Memory", "contextChanged", []any{memoryContext(c)})
+	case target.EventExited:
+		a.emit("Memory", "contextRemoved", []string{string(c.ID())})
+	}
 }

@@ -2,59 +2,74 @@ package services
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
 
-// RegisterMemoryMap adds the MemoryMap service: the file-backed mappings of a
-// process (as the C agent lists them) plus what clients set.
+// memoryMap is the MemoryMap service: the file-backed mappings of a process
+// (as the C agent lists them) plus the regions clients set, per process,
+// forgotten when it exits.
+type memoryMap struct {
+	a      *Agent
+	mu     sync.Mutex
+	client map[string][]map[string]any
+}
+
+// RegisterMemoryMap adds the MemoryMap service.
 func (a *Agent) RegisterMemoryMap() {
+	mm := &memoryMap{a: a, client: map[string][]map[string]any{}}
+	a.memoryMap = mm
 	svc := a.srv.Service("MemoryMap")
-	svc.Command("get", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
+	svc.Command("get", mm.get)
+	svc.Command("set", mm.set)
+}
+
+func (mm *memoryMap) get(c *tcf.Call) {
+	ctx, err := mm.a.contextArg(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	regions, err := ctx.MemoryMap()
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	out := []map[string]any{}
+	for _, r := range regions {
+		if !strings.HasPrefix(r.FileName, "/") {
+			continue
 		}
-		regions, err := ctx.MemoryMap()
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		out := []map[string]any{}
-		for _, r := range regions {
-			if !strings.HasPrefix(r.FileName, "/") {
-				continue
-			}
-			out = append(out, memoryRegion(r))
-		}
-		a.mu.Lock()
-		out = append(out, a.clientMaps[string(ctx.Process().ID())]...)
-		a.mu.Unlock()
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	svc.Command("set", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		var regions []map[string]any
-		args.JSON(&regions)
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		ctx, err := a.lookup(id)
-		if err != nil {
-			c.ReplyError(err)
-			return
-		}
-		pid := string(ctx.Process().ID())
-		a.mu.Lock()
-		a.clientMaps[pid] = regions
-		a.mu.Unlock()
-		c.ReplyError(nil)
-		a.emit("MemoryMap", "changed", pid)
-	})
+		out = append(out, memoryRegion(r))
+	}
+	mm.mu.Lock()
+	out = append(out, mm.client[string(ctx.Process().ID())]...)
+	mm.mu.Unlock()
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+func (mm *memoryMap) set(c *tcf.Call) {
+	args := c.Args()
+	id := args.String()
+	var regions []map[string]any
+	args.JSON(&regions)
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	ctx, err := mm.a.lookup(id)
+	if err != nil {
+		c.ReplyError(err)
+		return
+	}
+	pid := string(ctx.Process().ID())
+	mm.mu.Lock()
+	mm.client[pid] = regions
+	mm.mu.Unlock()
+	c.ReplyError(nil)
+	mm.a.emit("MemoryMap", "changed", pid)
 }
 
 // memoryRegion is one mapping as TCF MemoryMap properties.
@@ -83,4 +98,19 @@ func memoryRegion(r target.MemoryRegion) map[string]any {
 		m["SectionName"] = r.SectionName
 	}
 	return m
+}
+
+// event sends MemoryMap's changed event when a process's mappings changed
+// (the agent dropped the replies cached for the old ones), and forgets what
+// clients set for a process that exited.
+func (mm *memoryMap) event(e target.Event) {
+	id := string(e.Context.ID())
+	switch {
+	case e.Kind == target.EventMemoryMapChanged:
+		mm.a.emit("MemoryMap", "changed", id)
+	case e.Kind == target.EventExited && e.Context.IsProcess():
+		mm.mu.Lock()
+		delete(mm.client, id)
+		mm.mu.Unlock()
+	}
 }

@@ -1,19 +1,18 @@
 package services
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 )
@@ -24,215 +23,284 @@ type launchedProcess struct {
 	pty                   *os.File
 }
 
+// signalInfo is one signal of getSignalList's reply (fields in the order of
+// their names, as a map of them was written).
+type signalInfo struct {
+	Code        int    `json:"Code"`
+	Description string `json:"Description"`
+	Index       int    `json:"Index"`
+	Name        string `json:"Name"`
+}
+
+// launchTable is what launches keep about entry stops.
+type launchTable struct {
+	// mu is held across a launch until its entry stop is known to be
+	// hidden or shown; hideEntry holds the processes started without
+	// StopAtEntry, whose entry stop and the resume after it clients must not
+	// see (the C agent shows neither).
+	mu        sync.Mutex
+	hideEntry map[int]int
+	// entryStop holds the launched processes whose entry stop clients see:
+	// it is reported with the SIGTRAP of the exec, as the C agent does.
+	entryStop map[int]bool
+}
+
+// processes is the Processes service, or ProcessesV1: the same commands,
+// V1's start taking its options as properties.
+type processes struct {
+	a    *Agent
+	name string
+	v1   bool
+}
+
 // RegisterProcesses adds the Processes and ProcessesV1 services.
 func (a *Agent) RegisterProcesses() {
 	for _, name := range []string{"Processes", "ProcessesV1"} {
-		v1 := name == "ProcessesV1"
-		svc := a.srv.Service(name)
-		a.registerProcessCommands(svc, name, v1)
+		p := &processes{a: a, name: name, v1: name == "ProcessesV1"}
+		p.register(a.srv.Service(name))
 	}
 }
 
-func (a *Agent) registerProcessCommands(svc *tcf.Service, name string, v1 bool) {
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		parent := args.String()
-		attachedOnly := args.Bool()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		out := []string{}
-		if parent != "" {
-			c.Reply().Error(nil).Data(out).Send()
-			return
-		}
-		if attachedOnly {
-			for _, p := range a.target.Processes() {
-				out = append(out, string(p.ID()))
-			}
-		} else {
-			for _, pid := range listPIDs() {
-				out = append(out, string(target.ProcessID(pid)))
-			}
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	queryByID(svc, "getContext", func(id string) (any, error) { return a.processContext(id) })
-	svc.Command("attach", func(c *tcf.Call) {
-		pid, err := pidArg(c)
-		if err == nil {
-			var proc *target.Context
-			if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
-				a.adopt(proc)
-				a.requested(c.Channel(), proc) // the attach stop
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("detach", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil {
-			err = ctx.Detach()
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("terminate", func(c *tcf.Call) {
-		pid, err := pidArg(c)
-		if err == nil {
-			if ctx := a.target.LookupPID(pid, 0); ctx != nil {
-				err = ctx.Terminate()
-			} else {
-				err = errnoError("terminate", unix.Kill(pid, unix.SIGKILL))
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("signal", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		sig := args.Int()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		pid, tid, err := target.ParseID(target.ID(id))
-		if err == nil {
-			if ctx, lerr := a.lookup(id); lerr == nil {
-				err = ctx.Signal(target.Signal(sig))
-			} else if tid != 0 {
-				err = errnoError("signal", unix.Tgkill(pid, tid, syscall.Signal(sig)))
-			} else {
-				err = errnoError("signal", unix.Kill(pid, syscall.Signal(sig)))
-			}
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("getSignalList", func(c *tcf.Call) {
-		args := c.Args()
-		_ = args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		var out []map[string]any
-		for s := 1; s <= 64; s++ {
-			sig := target.Signal(s)
-			out = append(out, map[string]any{"Index": s, "Name": sig.Name(), "Description": sig.Description(), "Code": s})
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	svc.Command("getSignalMask", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Null().Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Uint64(wireMask(ctx.DontStop())).Uint64(wireMask(ctx.DontPass())).Uint64(wireMask(ctx.Pending())).Send()
-	})
-	svc.Command("setSignalMask", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		dontStop, dontPass := args.Uint64(), args.Uint64()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		ctx, err := a.lookup(id)
-		if err == nil {
-			ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("getEnvironment", func(c *tcf.Call) {
-		if err := c.Args().End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(os.Environ()).Send()
-	})
-	svc.Command("start", func(c *tcf.Call) {
-		args := c.Args()
-		var req startRequest
-		req.dir = args.String()
-		req.exe = args.String()
-		req.argv = args.Strings()
-		if args.IsNull() {
-			args.Raw()
-			req.inheritEnv = true
-		} else {
-			req.env = args.Strings()
-		}
-		req.attach, req.stopAtEntry, req.stopAtMain = true, true, true
-		if v1 {
-			p := args.Props()
-			flag := func(k string, def bool) bool {
-				if v, ok := p.Bool(k); ok {
-					return v
-				}
-				return def
-			}
-			req.attach = flag("Attach", true)
-			req.stopAtEntry = flag("StopAtEntry", true)
-			req.stopAtMain = flag("StopAtMain", true)
-			req.children = flag("AttachChildren", false)
-			req.terminal = flag("UseTerminal", false)
-			if v, ok := p.Uint64("SigDontStop"); ok {
-				req.dontStop = &v
-			}
-			if v, ok := p.Uint64("SigDontPass"); ok {
-				req.dontPass = &v
-			}
-		} else {
-			req.attach = args.Bool()
-		}
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		a.start(name, req, func(props map[string]any, err error) {
-			if id, _ := props["ID"].(string); err == nil && req.attach {
-				if proc, lerr := a.lookup(id); lerr == nil {
-					a.hold(c.Channel(), proc)
-				}
-			}
-			c.Reply().Error(err).Data(props).Send()
-		})
-	})
-	if v1 {
-		svc.Command("getCapabilities", func(c *tcf.Call) {
-			args := c.Args()
-			if args.Remaining() > 0 {
-				_ = args.String()
-			}
-			if err := args.End(); err != nil {
-				c.Reply().Error(err).Null().Send()
-				return
-			}
-			c.Reply().Error(nil).Data(map[string]any{
-				"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
-				"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
-			}).Send()
-		})
-		svc.Command("setWinSize", func(c *tcf.Call) {
-			args := c.Args()
-			id := args.String()
-			cols, rows := args.Int(), args.Int()
-			if err := args.End(); err != nil {
-				c.ReplyError(err)
-				return
-			}
-			a.mu.Lock()
-			lp := a.launched[id]
-			a.mu.Unlock()
-			if lp == nil || lp.pty == nil {
-				c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
-				return
-			}
-			ws := &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}
-			c.ReplyError(errnoError("set window size", unix.IoctlSetWinsize(int(lp.pty.Fd()), unix.TIOCSWINSZ, ws)))
-		})
+func (p *processes) register(svc *tcf.Service) {
+	svc.Command("getChildren", p.getChildren)
+	queryByID(svc, "getContext", func(id string) (any, error) { return p.a.processContext(id) })
+	svc.Command("attach", p.attach)
+	svc.Command("detach", p.detach)
+	svc.Command("terminate", p.terminate)
+	svc.Command("signal", p.signal)
+	svc.Command("getSignalList", p.getSignalList)
+	svc.Command("getSignalMask", p.getSignalMask)
+	svc.Command("setSignalMask", p.setSignalMask)
+	svc.Command("getEnvironment", p.getEnvironment)
+	svc.Command("start", p.start)
+	if p.v1 {
+		svc.Command("getCapabilities", p.getCapabilities)
+		svc.Command("setWinSize", p.setWinSize)
 	}
+}
+
+// getChildren lists the processes of the system, or only those attached.
+func (p *processes) getChildren(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	parent := args.String()
+	attachedOnly := args.Bool()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	out := []string{}
+	if parent != "" {
+		c.Reply().Error(nil).Data(out).Send()
+		return
+	}
+	if attachedOnly {
+		for _, p := range a.target.Processes() {
+			out = append(out, string(p.ID()))
+		}
+	} else {
+		for _, pid := range listPIDs() {
+			out = append(out, string(target.ProcessID(pid)))
+		}
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+// attach attaches to a process and stops it for the channel.
+func (p *processes) attach(c *tcf.Call) {
+	a := p.a
+	pid, err := pidArg(c)
+	if err == nil {
+		var proc *target.Context
+		if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
+			a.adopt(proc)
+			a.requested(c.Channel(), proc) // the attach stop
+		}
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) detach(c *tcf.Call) {
+	a := p.a
+	ctx, err := a.contextArg(c)
+	if err == nil {
+		err = ctx.Detach()
+	}
+	c.ReplyError(err)
+}
+
+// terminate kills a process, ours or not.
+func (p *processes) terminate(c *tcf.Call) {
+	a := p.a
+	pid, err := pidArg(c)
+	if err == nil {
+		if ctx := a.target.LookupPID(pid, 0); ctx != nil {
+			err = ctx.Terminate()
+		} else {
+			err = errnoError("terminate", unix.Kill(pid, unix.SIGKILL))
+		}
+	}
+	c.ReplyError(err)
+}
+
+// signal sends a signal to a process or thread, ours or not.
+func (p *processes) signal(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	sig := args.Int()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	pid, tid, err := target.ParseID(target.ID(id))
+	if err == nil {
+		if ctx, lerr := a.lookup(id); lerr == nil {
+			err = ctx.Signal(target.Signal(sig))
+		} else if tid != 0 {
+			err = errnoError("signal", unix.Tgkill(pid, tid, syscall.Signal(sig)))
+		} else {
+			err = errnoError("signal", unix.Kill(pid, syscall.Signal(sig)))
+		}
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) getSignalList(c *tcf.Call) {
+	args := c.Args()
+	_ = args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	var out []signalInfo
+	for s := 1; s <= 64; s++ {
+		sig := target.Signal(s)
+		out = append(out, signalInfo{Code: s, Description: sig.Description(), Index: s, Name: sig.Name()})
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+func (p *processes) getSignalMask(c *tcf.Call) {
+	a := p.a
+	ctx, err := a.contextArg(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Null().Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Uint64(wireMask(ctx.DontStop())).Uint64(wireMask(ctx.DontPass())).Uint64(wireMask(ctx.Pending())).Send()
+}
+
+func (p *processes) setSignalMask(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	dontStop, dontPass := args.Uint64(), args.Uint64()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	ctx, err := a.lookup(id)
+	if err == nil {
+		ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
+	}
+	c.ReplyError(err)
+}
+
+func (p *processes) getEnvironment(c *tcf.Call) {
+	if err := c.Args().End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(os.Environ()).Send()
+}
+
+// start launches a program (the V1 service takes its options as properties).
+func (p *processes) start(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	var req startRequest
+	req.dir = args.String()
+	req.exe = args.String()
+	req.argv = args.Strings()
+	if args.IsNull() {
+		args.Raw()
+		req.inheritEnv = true
+	} else {
+		req.env = args.Strings()
+	}
+	req.attach, req.stopAtEntry, req.stopAtMain = true, true, true
+	if p.v1 {
+		props := args.Props()
+		flag := func(k string, def bool) bool {
+			if v, ok := props.Bool(k); ok {
+				return v
+			}
+			return def
+		}
+		req.attach = flag("Attach", true)
+		req.stopAtEntry = flag("StopAtEntry", true)
+		req.stopAtMain = flag("StopAtMain", true)
+		req.children = flag("AttachChildren", false)
+		req.terminal = flag("UseTerminal", false)
+		if v, ok := props.Uint64("SigDontStop"); ok {
+			req.dontStop = &v
+		}
+		if v, ok := props.Uint64("SigDontPass"); ok {
+			req.dontPass = &v
+		}
+	} else {
+		req.attach = args.Bool()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	a.start(p.name, req, func(props map[string]any, err error) {
+		if id, _ := props["ID"].(string); err == nil && req.attach {
+			if proc, lerr := a.lookup(id); lerr == nil {
+				a.hold(c.Channel(), proc)
+			}
+		}
+		c.Reply().Error(err).Data(props).Send()
+	})
+}
+
+// getCapabilities is ProcessesV1's: which start options the agent has.
+func (p *processes) getCapabilities(c *tcf.Call) {
+	args := c.Args()
+	if args.Remaining() > 0 {
+		_ = args.String()
+	}
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(map[string]any{
+		"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
+		"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
+	}).Send()
+}
+
+// setWinSize is ProcessesV1's: resizes the terminal of a launched process.
+func (p *processes) setWinSize(c *tcf.Call) {
+	a := p.a
+	args := c.Args()
+	id := args.String()
+	cols, rows := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	a.mu.Lock()
+	lp := a.launched[id]
+	a.mu.Unlock()
+	if lp == nil || lp.pty == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
+		return
+	}
+	ws := &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}
+	c.ReplyError(errnoError("set window size", unix.IoctlSetWinsize(int(lp.pty.Fd()), unix.TIOCSWINSZ, ws)))
 }
 
 type startRequest struct {
@@ -244,7 +312,6 @@ type startRequest struct {
 	dontStop, dontPass              *uint64
 }
 
-// start launches a program, traced (attach) or not, with its stdio on streams.
 // start launches a program as a Processes start command asks and gives
 // reply the command's result. For a debugged launch, reply runs before any
 // event about the new process's stops can be sent (the reply queued first):
@@ -253,14 +320,14 @@ type startRequest struct {
 // it looks at the process again. (The Eclipse TCF Python client's own
 // benchmark waits for the reply before it listens for that stop.)
 func (a *Agent) start(service string, req startRequest, reply func(map[string]any, error)) {
-	props, err, release := a.launch(service, req)
+	props, release, err := a.launch(service, req)
 	reply(props, err)
 	release()
 }
 
 // launch is start's work. release lets events about the new process go to
 // clients; start calls it once the reply is queued.
-func (a *Agent) launch(service string, req startRequest) (props map[string]any, err error, release func()) {
+func (a *Agent) launch(service string, req startRequest) (props map[string]any, release func(), err error) {
 	if len(req.argv) == 0 {
 		req.argv = []string{req.exe}
 	}
@@ -276,26 +343,26 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	}
 	if !req.attach {
 		props, err = a.startUntraced(service, req, env)
-		return props, err, func() {}
+		return props, func() {}, err
 	}
 	// The entry stop is where sonde sets the process up; without StopAtEntry
 	// clients see neither it nor the resume after it. The listeners wait on
 	// launchMu (or leave the event to the one that waits), so no stop of the
 	// process reaches clients before it is marked hidden, nor before the
 	// reply (release).
-	a.launchMu.Lock()
-	release = a.launchMu.Unlock
+	a.launches.mu.Lock()
+	release = a.launches.mu.Unlock
 	proc, pio, err := a.target.Launch(target.LaunchOptions{
 		Path: req.exe, Argv: req.argv, Env: env, Dir: req.dir,
 		StopAtEntry: true, Stdio: stdio, FollowForks: req.children,
 	})
 	if err == nil && !req.stopAtEntry {
-		a.hideEntry[proc.PID()] = 2
+		a.launches.hideEntry[proc.PID()] = 2
 	} else if err == nil {
-		a.entryStop[proc.PID()] = true
+		a.launches.entryStop[proc.PID()] = true
 	}
 	if err != nil {
-		return nil, err, release
+		return nil, release, err
 	}
 	if req.dontStop != nil || req.dontPass != nil {
 		ds, dp := proc.DontStop(), proc.DontPass()
@@ -315,8 +382,8 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 			// instead, rather than let the program run away from a client
 			// that asked for control before main.
 			a.log.Warn("cannot stop at main; stopping at the entry instead", "process", proc.ID(), "err", err)
-			delete(a.hideEntry, proc.PID())
-			a.entryStop[proc.PID()] = true
+			delete(a.launches.hideEntry, proc.PID())
+			a.launches.entryStop[proc.PID()] = true
 			req.stopAtEntry = true
 		} else if err != nil {
 			a.log.Warn("cannot stop at main", "process", proc.ID(), "err", err)
@@ -324,14 +391,14 @@ func (a *Agent) launch(service string, req startRequest) (props map[string]any, 
 	}
 	if !req.stopAtEntry {
 		if err := proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
-			return nil, err, release
+			return nil, release, err
 		}
 	}
 	if f := afterLaunchResume.Load(); f != nil {
 		(*f)()
 	}
 	props, err = a.launchedContext(string(proc.ID()), req.exe, lp)
-	return props, err, release
+	return props, release, err
 }
 
 // afterLaunchResume, when set (by tests only), runs between a launch's
@@ -454,64 +521,18 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 // stopAtMain plants a one-shot eventpoint at the program's main that stops it
 // with reason "Suspended", as the C agent's StopAtMain does.
 func (a *Agent) stopAtMain(proc *target.Context) error {
-	mods, err := modules.Find(proc)
+	addr, err := a.session.MainAddress(proc)
 	if err != nil {
 		return err
 	}
-	m := mods.Main()
-	if m == nil {
-		return errors.New("no main executable among the modules")
-	}
-	addr, err := symbolAddress(m.Path, "main")
-	if err != nil {
-		return err
-	}
-	addr = a.languageMain(m, addr)
 	_, err = a.target.SetBreakpoint(proc, target.BreakpointSpec{
-		Addr: addr + m.Bias, Internal: true,
+		Addr: addr, Internal: true,
 		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
 			a.target.RemoveBreakpoint(bp)
 			return &target.SuspendReason{Kind: target.ReasonUser}
 		},
 	})
 	return err
-}
-
-// languageMain returns the link-time entry of the program's own main when
-// the ELF main at main is a language runtime's shim without line
-// information, and DWARF marks another function as the main
-// (DW_AT_main_subprogram: Rust's crate::main, Fortran's program), as gdb's
-// start does; else main.
-func (a *Agent) languageMain(m *modules.Module, main uint64) uint64 {
-	b, _ := a.session.Binary(m)
-	if b == nil {
-		return main
-	}
-	if _, ok, _ := b.LineAt(main); ok {
-		return main
-	}
-	if fns, _ := b.MainSubprograms(); len(fns) == 1 && fns[0].Entry != 0 {
-		return fns[0].Entry
-	}
-	return main
-}
-
-// symbolAddress finds a function's link-time address in an ELF file's symbols.
-func symbolAddress(path, name string) (uint64, error) {
-	f, err := elf.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	for _, load := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
-		syms, _ := load()
-		for _, s := range syms {
-			if s.Name == name && elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-				return s.Value, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("%s has no symbol %q", path, name)
 }
 
 // processContext is a process's Processes properties; the process need not be
@@ -596,4 +617,69 @@ func errnoError(op string, err error) error {
 		return nil
 	}
 	return target.Errorf(target.CodeOther, op, "", err)
+}
+
+// processesEvent sends the exited event of Processes and ProcessesV1 when a
+// process is gone.
+func (a *Agent) processesEvent(e target.Event) {
+	c := e.Context
+	if e.Kind != target.EventExited || !c.IsProcess() {
+		return
+	}
+	code := 0
+	if e.Exit != nil {
+		code = e.Exit.TCFCode()
+	}
+	id := string(c.ID())
+	a.emit("Processes", "exited", id, code)
+	a.emit("ProcessesV1", "exited", id, code)
+}
+
+// processGone forgets what a launch kept of a process that is gone; its
+// streams expire a while later, so clients can read what it wrote last.
+func (a *Agent) processGone(proc *target.Context) {
+	a.launches.mu.Lock()
+	delete(a.launches.hideEntry, proc.PID())
+	delete(a.launches.entryStop, proc.PID())
+	a.launches.mu.Unlock()
+	id := string(proc.ID())
+	a.mu.Lock()
+	a.expireStreams(a.launched[id])
+	delete(a.launched, id)
+	a.mu.Unlock()
+}
+
+// isEntryStop reports (once) whether a stop is the shown entry stop of a
+// launched process.
+func (a *Agent) isEntryStop(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launches.mu.Lock()
+	defer a.launches.mu.Unlock()
+	if a.launches.entryStop[thread.PID()] {
+		delete(a.launches.entryStop, thread.PID())
+		return true
+	}
+	return false
+}
+
+// hidden reports whether a stop or start of thread is one of the two events of
+// a launch's entry stop that clients must not see, and counts it.
+func (a *Agent) hidden(thread *target.Context) bool {
+	if thread.IsProcess() || thread.TID() != thread.PID() {
+		return false
+	}
+	a.launches.mu.Lock()
+	defer a.launches.mu.Unlock()
+	n := a.launches.hideEntry[thread.PID()]
+	if n == 0 {
+		return false
+	}
+	if n == 1 {
+		delete(a.launches.hideEntry, thread.PID())
+	} else {
+		a.launches.hideEntry[thread.PID()] = n - 1
+	}
+	return true
 }

@@ -18,84 +18,102 @@ import (
 // thread; the others appear as group contexts.
 var topGroups = map[string]bool{"general": true, "segment": true}
 
+// registersSvc is the Registers service's commands over the registers of stopped threads and their frames.
+type registersSvc struct {
+	a *Agent
+}
+
 // RegisterRegisters adds the Registers service.
 func (a *Agent) RegisterRegisters() {
+	rs := &registersSvc{a: a}
 	svc := a.srv.Service("Registers")
 	queryByID(svc, "getContext", func(id string) (any, error) { return a.registerContext(id) })
 	queryByID(svc, "getChildren", func(id string) (any, error) { return a.registerChildren(id) })
-	svc.Command("get", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
+	svc.Command("get", rs.get)
+	svc.Command("set", rs.set)
+	svc.Command("getm", rs.getm)
+	svc.Command("setm", rs.setm)
+}
+
+func (rs *registersSvc) get(c *tcf.Call) {
+	a := rs.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	v, err := a.readRegister(id, 0, -1)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Binary(v).Send()
+}
+
+func (rs *registersSvc) set(c *tcf.Call) {
+	a := rs.a
+	args := c.Args()
+	id := args.String()
+	v := args.Binary()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	c.ReplyError(a.writeRegister(id, 0, v))
+}
+
+func (rs *registersSvc) getm(c *tcf.Call) {
+	a := rs.a
+	args := c.Args()
+	var locs [][]any
+	args.JSON(&locs)
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	var out []byte
+	for _, l := range locs {
+		id, off, size, err := location(l)
+		if err == nil {
+			var v []byte
+			if v, err = a.readRegister(id, off, size); err == nil {
+				out = append(out, v...)
+				continue
+			}
 		}
-		v, err := a.readRegister(id, 0, -1)
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Binary(out).Send()
+}
+
+func (rs *registersSvc) setm(c *tcf.Call) {
+	a := rs.a
+	args := c.Args()
+	var locs [][]any
+	args.JSON(&locs)
+	data := args.Binary()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	pos := 0
+	for _, l := range locs {
+		id, off, size, err := location(l)
+		if err == nil && pos+size > len(data) {
+			err = tcf.Errorf(tcf.CodeInvalidDataSize, "setm: %d bytes of data for more locations", len(data))
+		}
+		if err == nil {
+			err = a.writeRegister(id, off, data[pos:pos+size])
+		}
 		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Binary(v).Send()
-	})
-	svc.Command("set", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		v := args.Binary()
-		if err := args.End(); err != nil {
 			c.ReplyError(err)
 			return
 		}
-		c.ReplyError(a.writeRegister(id, 0, v))
-	})
-	svc.Command("getm", func(c *tcf.Call) {
-		args := c.Args()
-		var locs [][]any
-		args.JSON(&locs)
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		var out []byte
-		for _, l := range locs {
-			id, off, size, err := location(l)
-			if err == nil {
-				var v []byte
-				if v, err = a.readRegister(id, off, size); err == nil {
-					out = append(out, v...)
-					continue
-				}
-			}
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Binary(out).Send()
-	})
-	svc.Command("setm", func(c *tcf.Call) {
-		args := c.Args()
-		var locs [][]any
-		args.JSON(&locs)
-		data := args.Binary()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		pos := 0
-		for _, l := range locs {
-			id, off, size, err := location(l)
-			if err == nil && pos+size > len(data) {
-				err = tcf.Errorf(tcf.CodeInvalidDataSize, "setm: %d bytes of data for more locations", len(data))
-			}
-			if err == nil {
-				err = a.writeRegister(id, off, data[pos:pos+size])
-			}
-			if err != nil {
-				c.ReplyError(err)
-				return
-			}
-			pos += size
-		}
-		c.ReplyError(nil)
-	})
+		pos += size
+	}
+	c.ReplyError(nil)
 }
 
 // location decodes one [id, offset, size] triple of getm/setm.
@@ -148,15 +166,6 @@ func (a *Agent) parseRegisterID(id string) (thread *target.Context, reg *arch.Re
 		return nil, nil, "", bad
 	}
 	return thread, &regs[n], "", nil
-}
-
-func registerIndex(a *arch.Arch, r *arch.Register) int {
-	for i := range a.Registers {
-		if &a.Registers[i] == r {
-			return i
-		}
-	}
-	return -1
 }
 
 // registerChildren lists a thread's registers and groups, or a group's members.

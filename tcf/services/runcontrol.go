@@ -7,9 +7,16 @@ import (
 	"github.com/sondedbg/sonde/tcf"
 )
 
+// runControl is the RunControl service's commands; its events are sent by
+// runControlEvent, its state is the target's.
+type runControl struct {
+	a *Agent
+}
+
 // RegisterRunControl adds the RunControl service: contexts, state, resume in
 // every mode the target supports, suspend, terminate, detach.
 func (a *Agent) RegisterRunControl() {
+	rc := &runControl{a: a}
 	svc := a.srv.Service("RunControl")
 	queryByID(svc, "getContext", func(id string) (any, error) {
 		ctx, err := a.lookup(id)
@@ -19,129 +26,150 @@ func (a *Agent) RegisterRunControl() {
 		return a.runControlContext(ctx), nil
 	})
 	queryByID(svc, "getChildren", func(id string) (any, error) { return a.children(id) })
-	svc.Command("getState", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		fail := func(err error) { c.Reply().Error(err).Bool(false).Uint64(0).Null().Null().Send() }
-		if err := args.End(); err != nil {
-			fail(err)
-			return
-		}
-		ctx, err := a.thread(id)
+	svc.Command("getState", rc.getState)
+	svc.Command("getMinState", rc.getMinState)
+	svc.Command("resume", rc.resume)
+	svc.Command("suspend", rc.suspend)
+	svc.Command("terminate", rc.terminate)
+	svc.Command("detach", rc.detach)
+	svc.Command("getISA", rc.getISA)
+}
+
+func (rc *runControl) getState(c *tcf.Call) {
+	a := rc.a
+	args := c.Args()
+	id := args.String()
+	fail := func(err error) { c.Reply().Error(err).Bool(false).Uint64(0).Null().Null().Send() }
+	if err := args.End(); err != nil {
+		fail(err)
+		return
+	}
+	ctx, err := a.thread(id)
+	if err != nil {
+		fail(err)
+		return
+	}
+	state, reason, pc := ctx.State()
+	if state == target.StateRunning {
+		c.Reply().Error(nil).Bool(false).Uint64(0).Null().Data(runningParams(state)).Send()
+		return
+	}
+	r, params := a.stateOf(reason)
+	if state == target.StateExiting {
+		params["StateName"] = "Zombie"
+	}
+	c.Reply().Error(nil).Bool(state == target.StateStopped).Uint64(pc).String(r).Data(params).Send()
+}
+
+func (rc *runControl) getMinState(c *tcf.Call) {
+	a := rc.a
+	args := c.Args()
+	id := args.String()
+	fail := func(err error) { c.Reply().Error(err).Bool(false).Null().Null().Send() }
+	if err := args.End(); err != nil {
+		fail(err)
+		return
+	}
+	ctx, err := a.thread(id)
+	if err != nil {
+		fail(err)
+		return
+	}
+	state, reason, _ := ctx.State()
+	if state == target.StateRunning {
+		c.Reply().Error(nil).Bool(false).Null().Data(runningParams(state)).Send()
+		return
+	}
+	r, params := a.stateOf(reason)
+	c.Reply().Error(nil).Bool(state == target.StateStopped).String(r).Data(params).Send()
+}
+
+func (rc *runControl) resume(c *tcf.Call) {
+	a := rc.a
+	args := c.Args()
+	id := args.String()
+	mode := args.Int()
+	count := args.Int()
+	var params tcf.Props
+	if args.Remaining() > 0 {
+		params = args.Props()
+	}
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	ctx, err := a.lookup(id)
+	if err != nil {
+		c.ReplyError(err)
+		return
+	}
+	a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
+	opts := target.ResumeOptions{Count: count}
+	if v, ok := params.Uint64("RangeStart"); ok {
+		opts.RangeStart = v
+	}
+	if v, ok := params.Uint64("RangeEnd"); ok {
+		opts.RangeEnd = v
+	}
+	// The reply is not waited for: a client resuming from a stop wants the
+	// next stop, and the reply rides with it (or follows within 1 ms).
+	c.Defer()
+	ctx.ResumeAsync(target.ResumeMode(mode), opts, func(err error) {
 		if err != nil {
-			fail(err)
-			return
-		}
-		state, reason, pc := ctx.State()
-		if state == target.StateRunning {
-			c.Reply().Error(nil).Bool(false).Uint64(0).Null().Data(runningParams(state)).Send()
-			return
-		}
-		r, params := a.stateOf(reason)
-		if state == target.StateExiting {
-			params["StateName"] = "Zombie"
-		}
-		c.Reply().Error(nil).Bool(state == target.StateStopped).Uint64(pc).String(r).Data(params).Send()
-	})
-	svc.Command("getMinState", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		fail := func(err error) { c.Reply().Error(err).Bool(false).Null().Null().Send() }
-		if err := args.End(); err != nil {
-			fail(err)
-			return
-		}
-		ctx, err := a.thread(id)
-		if err != nil {
-			fail(err)
-			return
-		}
-		state, reason, _ := ctx.State()
-		if state == target.StateRunning {
-			c.Reply().Error(nil).Bool(false).Null().Data(runningParams(state)).Send()
-			return
-		}
-		r, params := a.stateOf(reason)
-		c.Reply().Error(nil).Bool(state == target.StateStopped).String(r).Data(params).Send()
-	})
-	svc.Command("resume", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		mode := args.Int()
-		count := args.Int()
-		var params tcf.Props
-		if args.Remaining() > 0 {
-			params = args.Props()
-		}
-		if err := args.End(); err != nil {
 			c.ReplyError(err)
 			return
 		}
-		ctx, err := a.lookup(id)
-		if err != nil {
-			c.ReplyError(err)
-			return
-		}
-		a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
-		opts := target.ResumeOptions{Count: count}
-		if v, ok := params.Uint64("RangeStart"); ok {
-			opts.RangeStart = v
-		}
-		if v, ok := params.Uint64("RangeEnd"); ok {
-			opts.RangeEnd = v
-		}
-		// The reply is not waited for: a client resuming from a stop wants the
-		// next stop, and the reply rides with it (or follows within 1 ms).
-		c.Defer()
-		ctx.ResumeAsync(target.ResumeMode(mode), opts, func(err error) {
-			if err != nil {
-				c.ReplyError(err)
-				return
-			}
-			c.Reply().Error(nil).SendBehind()
-		})
+		c.Reply().Error(nil).SendBehind()
 	})
-	svc.Command("suspend", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil {
-			a.hold(c.Channel(), ctx)
-			if err = ctx.Suspend(); err == nil {
-				a.requested(c.Channel(), ctx)
-			}
+}
+
+func (rc *runControl) suspend(c *tcf.Call) {
+	a := rc.a
+	ctx, err := a.contextArg(c)
+	if err == nil {
+		a.hold(c.Channel(), ctx)
+		if err = ctx.Suspend(); err == nil {
+			a.requested(c.Channel(), ctx)
 		}
-		c.ReplyError(err)
-	})
-	svc.Command("terminate", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil {
-			err = ctx.Terminate()
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("detach", func(c *tcf.Call) {
-		ctx, err := a.contextArg(c)
-		if err == nil {
-			err = ctx.Detach()
-		}
-		c.ReplyError(err)
-	})
-	svc.Command("getISA", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		if _, err := a.lookup(id); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(map[string]any{
-			"Addr": addr, "Size": uint64(0), "Alignment": 1, "MaxInstrSize": 15,
-			"DefISA": "X86_64", "ISA": "X86_64",
-		}).Send()
-	})
+	}
+	c.ReplyError(err)
+}
+
+func (rc *runControl) terminate(c *tcf.Call) {
+	a := rc.a
+	ctx, err := a.contextArg(c)
+	if err == nil {
+		err = ctx.Terminate()
+	}
+	c.ReplyError(err)
+}
+
+func (rc *runControl) detach(c *tcf.Call) {
+	a := rc.a
+	ctx, err := a.contextArg(c)
+	if err == nil {
+		err = ctx.Detach()
+	}
+	c.ReplyError(err)
+}
+
+func (rc *runControl) getISA(c *tcf.Call) {
+	a := rc.a
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	if _, err := a.lookup(id); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(map[string]any{
+		"Addr": addr, "Size": uint64(0), "Alignment": 1, "MaxInstrSize": 15,
+		"DefISA": "X86_64", "ISA": "X86_64",
+	}).Send()
 }
 
 // contextArg decodes a single context-ID argument and looks it up.
@@ -300,4 +328,41 @@ func isFault(s target.Signal) bool {
 		return true
 	}
 	return false
+}
+
+// runControlEvent sends RunControl's events of a target event.
+func (a *Agent) runControlEvent(e target.Event) {
+	c := e.Context
+	id := string(c.ID())
+	switch e.Kind {
+	case target.EventCreated:
+		a.emit("RunControl", "contextAdded", []any{a.runControlContext(c)})
+	case target.EventChanged:
+		if state, _, _ := c.State(); !c.IsProcess() && (state == target.StateExiting || state == target.StateExited) {
+			// A thread began to exit: its state (name "Zombie") changed, not
+			// its properties, as the C agent reports PTRACE_EVENT_EXIT.
+			a.emit("RunControl", "contextStateChanged", id)
+			return
+		}
+		a.emit("RunControl", "contextChanged", []any{a.runControlContext(c)})
+	case target.EventStopped:
+		if a.hidden(c) {
+			return
+		}
+		a.emitSuspended(e, a.isEntryStop(c))
+		a.releaseSpent(e.Reason)
+	case target.EventStarted:
+		if a.hidden(c) {
+			return
+		}
+		a.emit("RunControl", "contextResumed", id)
+	case target.EventExited:
+		if c.IsProcess() {
+			// The main thread goes with its process.
+			a.emit("RunControl", "contextRemoved", []string{string(target.ThreadID(c.PID(), c.PID()))})
+			a.emit("RunControl", "contextRemoved", []string{id})
+		} else if c.TID() != c.PID() {
+			a.emit("RunControl", "contextRemoved", []string{id})
+		}
+	}
 }

@@ -86,78 +86,93 @@ type stackWalk struct {
 	err  error
 }
 
+// stackTraceSvc is the StackTrace service's commands over the agent's stack cache.
+type stackTraceSvc struct {
+	a *Agent
+}
+
 // RegisterStackTrace adds the StackTrace service.
 func (a *Agent) RegisterStackTrace() {
+	sts := &stackTraceSvc{a: a}
 	a.stacks.mu.Lock()
 	a.stacks.initLocked()
 	a.stacks.mu.Unlock()
 	svc := a.srv.Service("StackTrace")
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
+	svc.Command("getChildren", sts.getChildren)
+	svc.Command("getChildrenRange", sts.getChildrenRange)
+	svc.Command("getContext", sts.getContext)
+}
+
+func (sts *stackTraceSvc) getChildren(c *tcf.Call) {
+	a := sts.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	_, st, err := a.threadStop(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	if st == nil { // a process has no frames
+		c.Reply().Empty().RawJSON([]byte("[]")).Send()
+		return
+	}
+	c.Reply().Empty().RawJSON(st.children).Send()
+}
+
+func (sts *stackTraceSvc) getChildrenRange(c *tcf.Call) {
+	a := sts.a
+	args := c.Args()
+	id := args.String()
+	start, end := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	thread, st, err := a.threadStop(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ids := []string{}
+	if st != nil {
+		for i := max(start, 0); i <= end && i < len(st.trace.Frames); i++ {
+			ids = append(ids, frameID(i, thread))
 		}
-		_, st, err := a.threadStop(id)
+	}
+	c.Reply().Empty().Data(ids).Send()
+}
+
+func (sts *stackTraceSvc) getContext(c *tcf.Call) {
+	a := sts.a
+	args := c.Args()
+	ids := args.Strings()
+	if err := args.End(); err != nil {
+		c.Reply().Null().Error(err).Send()
+		return
+	}
+	out := make([]byte, 0, 192*len(ids)+2)
+	out = append(out, '[')
+	var firstErr error
+	for i, id := range ids {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		enc, err := a.frameContextJSON(id)
 		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		if st == nil { // a process has no frames
-			c.Reply().Empty().RawJSON([]byte("[]")).Send()
-			return
-		}
-		c.Reply().Empty().RawJSON(st.children).Send()
-	})
-	svc.Command("getChildrenRange", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		start, end := args.Int(), args.Int()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		thread, st, err := a.threadStop(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids := []string{}
-		if st != nil {
-			for i := max(start, 0); i <= end && i < len(st.trace.Frames); i++ {
-				ids = append(ids, frameID(i, thread))
+			if firstErr == nil {
+				firstErr = err
 			}
+			out = append(out, "null"...)
+			continue
 		}
-		c.Reply().Empty().Data(ids).Send()
-	})
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		ids := args.Strings()
-		if err := args.End(); err != nil {
-			c.Reply().Null().Error(err).Send()
-			return
-		}
-		out := make([]byte, 0, 192*len(ids)+2)
-		out = append(out, '[')
-		var firstErr error
-		for i, id := range ids {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			enc, err := a.frameContextJSON(id)
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				out = append(out, "null"...)
-				continue
-			}
-			out = append(out, enc...)
-		}
-		out = append(out, ']')
-		c.Reply().RawJSON(out).Error(firstErr).Send()
-	})
+		out = append(out, enc...)
+	}
+	out = append(out, ']')
+	c.Reply().RawJSON(out).Error(firstErr).Send()
 }
 
 func frameID(n int, thread *target.Context) string {

@@ -39,101 +39,126 @@ type streamTable struct {
 	subs    map[*tcf.Channel]map[string]bool
 }
 
+// streamsSvc is the Streams service's commands over the agent's stream table.
+type streamsSvc struct {
+	a *Agent
+}
+
 // RegisterStreams adds the Streams service.
 func (a *Agent) RegisterStreams() {
+	ss := &streamsSvc{a: a}
 	st := &a.streams
 	st.streams = map[string]*stream{}
 	st.subs = map[*tcf.Channel]map[string]bool{}
 	svc := a.srv.Service("Streams")
-	sub := func(c *tcf.Call, on bool) {
-		args := c.Args()
-		typ := args.String()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		ch := c.Channel()
-		st.mu.Lock()
-		m, ok := st.subs[ch]
-		if !ok {
-			m = map[string]bool{}
-			st.subs[ch] = m
-			ch.OnClose(func() { st.mu.Lock(); delete(st.subs, ch); st.mu.Unlock() })
-		}
-		if on {
-			m[typ] = true
-		} else {
-			delete(m, typ)
-		}
-		st.mu.Unlock()
-		c.ReplyError(nil)
+	svc.Command("subscribe", func(c *tcf.Call) { ss.subscribe(c, true) })
+	svc.Command("unsubscribe", func(c *tcf.Call) { ss.subscribe(c, false) })
+	svc.Command("connect", ss.connect)
+	svc.Command("disconnect", ss.disconnect)
+	svc.Command("read", ss.read)
+	svc.Command("write", ss.write)
+	svc.Command("eos", ss.eos)
+}
+
+// subscribe adds (on) or removes the channel's subscription to a stream type;
+// a closed channel's go with it.
+func (ss *streamsSvc) subscribe(c *tcf.Call, on bool) {
+	st := &ss.a.streams
+	args := c.Args()
+	typ := args.String()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
 	}
-	svc.Command("subscribe", func(c *tcf.Call) { sub(c, true) })
-	svc.Command("unsubscribe", func(c *tcf.Call) { sub(c, false) })
-	svc.Command("connect", func(c *tcf.Call) {
-		_, err := a.streamArg(c)
-		c.ReplyError(err)
-	})
-	svc.Command("disconnect", func(c *tcf.Call) {
-		s, err := a.streamArg(c)
-		if err == nil {
+	ch := c.Channel()
+	st.mu.Lock()
+	m, ok := st.subs[ch]
+	if !ok {
+		m = map[string]bool{}
+		st.subs[ch] = m
+		ch.OnClose(func() { st.mu.Lock(); delete(st.subs, ch); st.mu.Unlock() })
+	}
+	if on {
+		m[typ] = true
+	} else {
+		delete(m, typ)
+	}
+	st.mu.Unlock()
+	c.ReplyError(nil)
+}
+
+func (ss *streamsSvc) connect(c *tcf.Call) {
+	a := ss.a
+	_, err := a.streamArg(c)
+	c.ReplyError(err)
+}
+
+func (ss *streamsSvc) disconnect(c *tcf.Call) {
+	a := ss.a
+	s, err := a.streamArg(c)
+	if err == nil {
+		a.disposeStream(s)
+	}
+	c.ReplyError(err)
+}
+
+func (ss *streamsSvc) read(c *tcf.Call) {
+	a := ss.a
+	args := c.Args()
+	id := args.String()
+	max := args.Int()
+	if err := args.End(); err != nil {
+		c.Reply().Null().Error(err).Int64(0).Bool(false).Send()
+		return
+	}
+	s := a.stream(id)
+	if s == nil {
+		c.Reply().Null().Error(tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)).Int64(0).Bool(false).Send()
+		return
+	}
+	if max <= 0 || max > maxStreamRead {
+		max = maxStreamRead
+	}
+	c.Defer()
+	s.read(max, func(data []byte, lost uint64, eos bool) {
+		c.Reply().Binary(data).Error(nil).Uint64(lost).Bool(eos).Send()
+		if eos {
+			// Everything was read: the stream is done with.
 			a.disposeStream(s)
 		}
+	})
+}
+
+func (ss *streamsSvc) write(c *tcf.Call) {
+	a := ss.a
+	args := c.Args()
+	id := args.String()
+	size := args.Int()
+	data := args.Binary()
+	if err := args.End(); err != nil {
 		c.ReplyError(err)
-	})
-	svc.Command("read", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		max := args.Int()
-		if err := args.End(); err != nil {
-			c.Reply().Null().Error(err).Int64(0).Bool(false).Send()
-			return
-		}
-		s := a.stream(id)
-		if s == nil {
-			c.Reply().Null().Error(tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)).Int64(0).Bool(false).Send()
-			return
-		}
-		if max <= 0 || max > maxStreamRead {
-			max = maxStreamRead
-		}
-		c.Defer()
-		s.read(max, func(data []byte, lost uint64, eos bool) {
-			c.Reply().Binary(data).Error(nil).Uint64(lost).Bool(eos).Send()
-			if eos {
-				// Everything was read: the stream is done with.
-				a.disposeStream(s)
-			}
-		})
-	})
-	svc.Command("write", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		size := args.Int()
-		data := args.Binary()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		s := a.stream(id)
-		if s == nil || s.w == nil {
-			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no writable stream %q", id))
-			return
-		}
-		if size < len(data) {
-			data = data[:size]
-		}
-		_, err := s.w.Write(data)
-		c.ReplyError(err)
-	})
-	svc.Command("eos", func(c *tcf.Call) {
-		s, err := a.streamArg(c)
-		if err == nil && s.w != nil {
-			err = s.w.Close()
-			a.disposeStream(s)
-		}
-		c.ReplyError(err)
-	})
+		return
+	}
+	s := a.stream(id)
+	if s == nil || s.w == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no writable stream %q", id))
+		return
+	}
+	if size < len(data) {
+		data = data[:size]
+	}
+	_, err := s.w.Write(data)
+	c.ReplyError(err)
+}
+
+func (ss *streamsSvc) eos(c *tcf.Call) {
+	a := ss.a
+	s, err := a.streamArg(c)
+	if err == nil && s.w != nil {
+		err = s.w.Close()
+		a.disposeStream(s)
+	}
+	c.ReplyError(err)
 }
 
 // streamExpiry is how long the streams of a process that exited are kept for

@@ -26,113 +26,134 @@ const (
 	typeClassFunction = 8
 )
 
+// symbolsSvc is the Symbols service's commands: functions, lines and data symbols through session, and call-frame rules.
+type symbolsSvc struct {
+	a *Agent
+}
+
 // RegisterSymbols adds the Symbols service (functions and static variables by
 // address and by name, and the module of an address).
 func (a *Agent) RegisterSymbols() {
+	ys := &symbolsSvc{a: a}
 	svc := a.srv.Service("Symbols")
 	a.registerSymbolData(svc) // types, variables, frames (symbols_types.go)
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		// Function symbols ("F@<process>@<addr>@<depth>") depend only on
-		// the process's modules: answered from the reply cache.
-		proc := ""
-		if strings.HasPrefix(id, "F@") {
-			if p, _, ok := strings.Cut(id[2:], "@"); ok {
-				proc = p
-			}
-		}
-		key := replyKey{kind: kindSymbol, id: id}
-		if proc != "" {
-			if enc, ok := a.replies.get(proc, key); ok {
-				c.Reply().Empty().RawJSON(enc).Send()
-				return
-			}
-		}
-		props, err := a.symbolContext(id)
-		if err == nil && proc != "" {
-			if enc := a.replies.put(proc, key, props); enc != nil {
-				c.Reply().Empty().RawJSON(enc).Send()
-				return
-			}
-		}
-		c.Reply().Error(err).Data(props).Send()
-	})
-	svc.Command("findByAddr", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		sym, err := a.findByAddr(id, addr)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Empty().RawJSON(sym).Send()
-	})
-	byName := func(c *tcf.Call) (string, []string, error) {
-		args := c.Args()
-		id := args.String()
-		_ = args.Raw() // ip: names are looked up process-wide
-		name := args.String()
-		if err := args.End(); err != nil {
-			return "", nil, err
-		}
-		ids, err := a.findByName(id, name)
-		return name, ids, err
+	svc.Command("getContext", ys.getContext)
+	svc.Command("findByAddr", ys.findByAddr)
+	svc.Command("find", ys.find)
+	svc.Command("findByName", ys.findByName)
+	svc.Command("getSymFileInfo", ys.getSymFileInfo)
+}
+
+func (ys *symbolsSvc) getContext(c *tcf.Call) {
+	a := ys.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
 	}
-	svc.Command("find", func(c *tcf.Call) {
-		_, ids, err := byName(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
+	// Function symbols ("F@<process>@<addr>@<depth>") depend only on
+	// the process's modules: answered from the reply cache.
+	proc := ""
+	if strings.HasPrefix(id, "F@") {
+		if p, _, ok := strings.Cut(id[2:], "@"); ok {
+			proc = p
+		}
+	}
+	key := replyKey{kind: kindSymbol, id: id}
+	if proc != "" {
+		if enc, ok := a.replies.get(proc, key); ok {
+			c.Reply().Empty().RawJSON(enc).Send()
 			return
 		}
-		c.Reply().Error(nil).String(ids[0]).Send()
-	})
-	svc.Command("findByName", func(c *tcf.Call) {
-		_, ids, err := byName(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
+	}
+	props, err := a.symbolContext(id)
+	if err == nil && proc != "" {
+		if enc := a.replies.put(proc, key, props); enc != nil {
+			c.Reply().Empty().RawJSON(enc).Send()
 			return
 		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
-	svc.Command("getSymFileInfo", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ctx, err := a.scopeContext(id)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		mods, err := a.session.Modules(ctx)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		m := mods.ForAddress(addr)
-		if m == nil {
-			c.Reply().Error(nil).Null().Send()
-			return
-		}
-		info := map[string]any{"Addr": m.Start, "Size": m.End - m.Start, "FileName": m.Name}
-		if b, _ := a.session.Binary(m); b != nil && b.DebugFile() != "" {
-			info["DebugFileName"] = b.DebugFile()
-		}
-		c.Reply().Error(nil).Data(info).Send()
-	})
+	}
+	c.Reply().Error(err).Data(props).Send()
+}
+
+func (ys *symbolsSvc) findByAddr(c *tcf.Call) {
+	a := ys.a
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	sym, err := a.findByAddr(id, addr)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Empty().RawJSON(sym).Send()
+}
+
+// byName reads find's and findByName's arguments and looks the name up.
+func (ys *symbolsSvc) byName(c *tcf.Call) (string, []string, error) {
+	args := c.Args()
+	id := args.String()
+	_ = args.Raw() // ip: names are looked up process-wide
+	name := args.String()
+	if err := args.End(); err != nil {
+		return "", nil, err
+	}
+	ids, err := ys.a.findByName(id, name)
+	return name, ids, err
+}
+
+func (ys *symbolsSvc) find(c *tcf.Call) {
+	_, ids, err := ys.byName(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).String(ids[0]).Send()
+}
+
+func (ys *symbolsSvc) findByName(c *tcf.Call) {
+	_, ids, err := ys.byName(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(ids).Send()
+}
+
+func (ys *symbolsSvc) getSymFileInfo(c *tcf.Call) {
+	a := ys.a
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ctx, err := a.scopeContext(id)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	mods, err := a.session.Modules(ctx)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	m := mods.ForAddress(addr)
+	if m == nil {
+		c.Reply().Error(nil).Null().Send()
+		return
+	}
+	info := map[string]any{"Addr": m.Start, "Size": m.End - m.Start, "FileName": m.Name}
+	if b, _ := a.session.Binary(m); b != nil && b.DebugFile() != "" {
+		info["DebugFileName"] = b.DebugFile()
+	}
+	c.Reply().Error(nil).Data(info).Send()
 }
 
 func symNotFound(format string, args ...any) error {

@@ -1,13 +1,11 @@
 package services
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
-	"github.com/sondedbg/sonde/internal/leb128"
-	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/dwarfexpr"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/unwind/cfi"
@@ -28,12 +26,12 @@ import (
 
 // Location command opcodes (ISymbols.CMD_*) the frame commands use.
 const (
-	locNumber   = 1
-	locRdReg    = 2
-	locFP       = 3
-	locRdMem    = 4
-	locAdd      = 5
-	locLocation = 20
+	locNumber   = dwarfexpr.TCFNumber
+	locRdReg    = dwarfexpr.TCFRdReg
+	locFP       = dwarfexpr.TCFFP
+	locRdMem    = dwarfexpr.TCFRdMem
+	locAdd      = dwarfexpr.TCFAdd
+	locLocation = dwarfexpr.TCFLocation
 )
 
 // FrameInfo is the stack-tracing rule at an address.
@@ -46,95 +44,68 @@ type FrameInfo struct {
 	Regs map[string][]any
 }
 
-// frameTables caches the CFI tables of each symbol file.
-var frameTables struct {
-	sync.Mutex
-	m map[*symbols.Binary]*cfiTables
-}
-
-// maxFrameTables bounds the cache; it starts over when full.
-const maxFrameTables = 256
-
-type cfiTables struct {
-	eh, debug *cfi.Table
-}
-
-func tablesOf(b *symbols.Binary) (*cfiTables, error) {
-	frameTables.Lock()
-	defer frameTables.Unlock()
-	if t, ok := frameTables.m[b]; ok {
-		return t, nil
-	}
-	secs, err := b.UnwindSections()
-	if err != nil {
-		return nil, err
-	}
-	t := &cfiTables{}
-	if len(secs.EhFrame.Data) > 0 {
-		t.eh = cfi.NewEHFrame(secs.EhFrame.Data, cfi.Options{Addr: secs.EhFrame.Addr, Hdr: secs.EhFrameHdr.Data, HdrAddr: secs.EhFrameHdr.Addr})
-	}
-	if len(secs.DebugFrame.Data) > 0 {
-		t.debug = cfi.NewDebugFrame(secs.DebugFrame.Data, cfi.Options{Addr: secs.DebugFrame.Addr})
-	}
-	if frameTables.m == nil || len(frameTables.m) >= maxFrameTables {
-		frameTables.m = map[*symbols.Binary]*cfiTables{}
-	}
-	frameTables.m[b] = t
-	return t, nil
-}
-
 // RegisterSymbolFrameInfo adds findFrameInfo and findFrameProps to the
 // Symbols service.
 func (a *Agent) RegisterSymbolFrameInfo() {
+	ys := &symbolsSvc{a: a}
 	svc := a.srv.Service("Symbols")
-	args := func(c *tcf.Call) (*target.Context, uint64, error) {
-		args := c.Args()
-		id := args.String()
-		addr := args.Uint64()
-		if err := args.End(); err != nil {
-			return nil, 0, err
-		}
-		ctx, err := a.lookup(id)
-		return ctx, addr, err
+	svc.Command("findFrameInfo", ys.findFrameInfo)
+	svc.Command("findFrameProps", ys.findFrameProps)
+}
+
+// frameArgs reads findFrameInfo's and findFrameProps' arguments: a context
+// and an address.
+func (ys *symbolsSvc) frameArgs(c *tcf.Call) (*target.Context, uint64, error) {
+	args := c.Args()
+	id := args.String()
+	addr := args.Uint64()
+	if err := args.End(); err != nil {
+		return nil, 0, err
 	}
-	svc.Command("findFrameInfo", func(c *tcf.Call) {
-		var fi FrameInfo
-		ctx, addr, err := args(c)
-		if err == nil {
-			fi, err = a.FrameInfo(ctx, addr)
-		}
-		r := c.Reply().Error(err).Uint64(fi.Addr).Uint64(fi.Size)
-		if fi.FP == nil {
-			r = r.Null()
-		} else {
-			r = r.Data(fi.FP)
-		}
-		if fi.Regs == nil {
-			r = r.Null()
-		} else {
-			r = r.Data(fi.Regs)
-		}
-		r.Send()
-	})
-	svc.Command("findFrameProps", func(c *tcf.Call) {
-		ctx, addr, err := args(c)
-		var fi FrameInfo
-		if err == nil {
-			fi, err = a.FrameInfo(ctx, addr)
-		}
-		props := map[string]any{}
-		if fi.Size != 0 {
-			props["CodeAddr"] = fi.Addr
-			props["CodeSize"] = fi.Size
-		}
-		if fi.FP != nil {
-			props["FP"] = fi.FP
-		}
-		if fi.Regs != nil {
-			props["Regs"] = fi.Regs
-		}
-		c.Reply().Error(err).Data(props).Send()
-	})
+	ctx, err := ys.a.lookup(id)
+	return ctx, addr, err
+}
+
+func (ys *symbolsSvc) findFrameInfo(c *tcf.Call) {
+	a := ys.a
+	var fi FrameInfo
+	ctx, addr, err := ys.frameArgs(c)
+	if err == nil {
+		fi, err = a.FrameInfo(ctx, addr)
+	}
+	r := c.Reply().Error(err).Uint64(fi.Addr).Uint64(fi.Size)
+	if fi.FP == nil {
+		r = r.Null()
+	} else {
+		r = r.Data(fi.FP)
+	}
+	if fi.Regs == nil {
+		r = r.Null()
+	} else {
+		r = r.Data(fi.Regs)
+	}
+	r.Send()
+}
+
+func (ys *symbolsSvc) findFrameProps(c *tcf.Call) {
+	a := ys.a
+	ctx, addr, err := ys.frameArgs(c)
+	var fi FrameInfo
+	if err == nil {
+		fi, err = a.FrameInfo(ctx, addr)
+	}
+	props := map[string]any{}
+	if fi.Size != 0 {
+		props["CodeAddr"] = fi.Addr
+		props["CodeSize"] = fi.Size
+	}
+	if fi.FP != nil {
+		props["FP"] = fi.FP
+	}
+	if fi.Regs != nil {
+		props["Regs"] = fi.Regs
+	}
+	c.Reply().Error(err).Data(props).Send()
 }
 
 // FrameInfo returns the stack-tracing rule at a run-time address of ctx's
@@ -149,44 +120,22 @@ func (a *Agent) FrameInfo(ctx *target.Context, addr uint64) (FrameInfo, error) {
 			regCtx = th[0]
 		}
 	}
-	mods, err := a.session.Modules(proc)
-	if err != nil {
+	rule, err := a.session.FrameRule(proc, addr)
+	var fre *session.FrameRuleError
+	if errors.As(err, &fre) {
+		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "%v", err)
+	}
+	if err != nil || rule == nil {
 		return fi, err
 	}
-	m := mods.ForAddress(addr)
-	if m == nil {
-		return fi, nil
-	}
-	b, err := a.session.Binary(m)
-	if err != nil || b == nil {
-		return fi, nil // no symbol file: no CFI to offer
-	}
-	tabs, err := tablesOf(b)
-	if err != nil {
-		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s: %v", m.Name, err)
-	}
-	var row cfi.Row
-	lpc := addr - m.Bias
-	err = cfi.ErrNoFDE
-	if tabs.eh != nil {
-		err = tabs.eh.RowFor(lpc, &row)
-	}
-	if err != nil && tabs.debug != nil {
-		err = tabs.debug.RowFor(lpc, &row)
-	}
-	if err != nil {
-		if errors.Is(err, cfi.ErrNoFDE) {
-			return fi, nil
-		}
-		return fi, tcf.Errorf(tcf.CodeInvalidDWARF, "call-frame information of %s at 0x%x: %v", m.Name, lpc, err)
-	}
+	row := rule.Row
 	reg := func(dwarf int) string {
 		if id := a.registerID(regCtx, dwarf); id != "" {
 			return id
 		}
 		return fmt.Sprintf("DWARF%d", dwarf)
 	}
-	fi.Addr, fi.Size = row.Start+m.Bias, row.End-row.Start
+	fi.Addr, fi.Size = row.Start, row.End-row.Start
 	fi.FP = cfaCommands(row.CFA, reg)
 	fi.Regs = map[string][]any{}
 	for i, r := range row.Regs {
@@ -242,13 +191,6 @@ func addOffset(cmds []any, off int64) []any {
 	return append(cmds, locNumber, off, locAdd)
 }
 
-// DWARF operations the translation knows, and the location command of the
-// binary and unary operators.
-var dwarfBinaryOps = map[byte]int{
-	0x22: 5, 0x1c: 6, 0x1e: 7, 0x1b: 8, 0x1a: 9, 0x21: 10, 0x27: 11, // plus minus mul div and or xor
-	0x2a: 13, 0x2b: 14, 0x2c: 15, 0x2d: 16, 0x24: 17, 0x25: 18, // ge gt le lt shl shr
-}
-
 // exprCommands translates a CFI DWARF expression into location commands
 // (withCFA: the CFA is pushed first, as for register rules). Expressions
 // that use operations without a command counterpart (stack manipulation,
@@ -258,97 +200,10 @@ func exprCommands(expr []byte, reg func(int) string, withCFA bool) []any {
 	if withCFA {
 		cmds = []any{locFP}
 	}
-	if out, ok := translateDWARF(expr, reg); ok {
+	if out, ok := dwarfexpr.TCFCommands(expr, dwarfexpr.TCFOptions{Reg: reg}); ok {
 		return append(cmds, out...)
 	}
 	return append(cmds, locLocation, expr, map[string]any{
 		"Machine": 62, "ELF64": true, "RegIdType": 0, "AddrSize": 8, "BigEndian": false,
 	})
-}
-
-// translateDWARF turns the common CFI expression operations into commands.
-func translateDWARF(b []byte, reg func(int) string) ([]any, bool) {
-	var out []any
-	for i := 0; i < len(b); {
-		op := b[i]
-		i++
-		switch {
-		case op >= 0x30 && op <= 0x4f: // lit0..lit31
-			out = append(out, locNumber, int64(op-0x30))
-		case op >= 0x70 && op <= 0x8f: // breg0..breg31
-			off, n := leb128.Int(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = addOffset(append(out, locRdReg, reg(int(op-0x70))), off)
-		case op == 0x92: // bregx
-			r, n := leb128.Uint(b[i:])
-			if n == 0 || r > 1<<16 {
-				return nil, false
-			}
-			i += n
-			off, n2 := leb128.Int(b[i:])
-			if n2 == 0 {
-				return nil, false
-			}
-			i += n2
-			out = addOffset(append(out, locRdReg, reg(int(r))), off)
-		case op == 0x10: // constu
-			v, n := leb128.Uint(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v)
-		case op == 0x11: // consts
-			v, n := leb128.Int(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v)
-		case op >= 0x08 && op <= 0x0f: // const1u .. const8s
-			size := 1 << ((op - 0x08) / 2)
-			if len(b)-i < size {
-				return nil, false
-			}
-			var w [8]byte
-			copy(w[:], b[i:i+size])
-			v := binary.LittleEndian.Uint64(w[:])
-			if (op-0x08)%2 == 1 && size < 8 { // signed: sign-extend
-				shift := 64 - 8*uint(size)
-				out = append(out, locNumber, int64(v<<shift)>>shift)
-			} else {
-				out = append(out, locNumber, v)
-			}
-			i += size
-		case op == 0x23: // plus_uconst
-			v, n := leb128.Uint(b[i:])
-			if n == 0 {
-				return nil, false
-			}
-			i += n
-			out = append(out, locNumber, v, locAdd)
-		case op == 0x06: // deref
-			out = append(out, locRdMem, 8, false)
-		case op == 0x94: // deref_size
-			if i >= len(b) || b[i] == 0 || b[i] > 8 {
-				return nil, false
-			}
-			out = append(out, locRdMem, int(b[i]), false)
-			i++
-		case op == 0x1f: // neg
-			out = append(out, 12)
-		case op == 0x9c: // call_frame_cfa
-			out = append(out, locFP)
-		default:
-			cmd, ok := dwarfBinaryOps[op]
-			if !ok {
-				return nil, false
-			}
-			out = append(out, cmd)
-		}
-	}
-	return out, true
 }

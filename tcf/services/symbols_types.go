@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
-	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/dwarfexpr"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
@@ -26,38 +26,6 @@ import (
 // Module starts and DIE offsets are hexadecimal. Types and globals stay
 // valid while the module is mapped (UpdatePolicy 0); locals while the thread
 // stays stopped (UpdatePolicy 1).
-
-// dataState is what the Expressions service and the data side of Symbols
-// keep per agent.
-type dataState struct {
-	exprs  exprTable
-	frames frameStacks
-
-	madeMu sync.Mutex
-	made   map[*variables.Type]int // made-up types by pointer
-	madeBy map[int]madeType
-	nextTS int
-}
-
-type madeType struct {
-	t   *variables.Type
-	mod uint64 // module start of the DWARF types it refers to
-}
-
-var agentData sync.Map // *Agent -> *dataState
-
-func (a *Agent) data() *dataState {
-	if v, ok := agentData.Load(a); ok {
-		return v.(*dataState)
-	}
-	d := &dataState{made: map[*variables.Type]int{}, madeBy: map[int]madeType{}}
-	d.exprs.byID = map[string]*exprEntry{}
-	d.exprs.watching = map[*tcf.Channel]bool{}
-	d.frames.stacks = map[*target.Context]frameStack{}
-	d.frames.envs = map[string]cachedEnv{}
-	v, _ := agentData.LoadOrStore(a, d)
-	return v.(*dataState)
-}
 
 // maxMadeTypes bounds the registry of made-up types; it starts over past it.
 const maxMadeTypes = 1 << 14
@@ -306,7 +274,7 @@ func (a *Agent) readerAt(proc *target.Context, mod uint64) (*variables.Reader, e
 	if err != nil {
 		return nil, err
 	}
-	var m *modules.Module
+	var m *session.Module
 	for _, x := range mods {
 		if x.Start == mod {
 			m = x
@@ -652,12 +620,10 @@ func (a *Agent) findData(ctx, name string) ([]string, error) {
 
 // Location command codes (ISymbols.CMD_*).
 const (
-	cmdNumber   = 1
-	cmdRdReg    = 2
-	cmdFP       = 3
-	cmdRdMem    = 4
-	cmdAdd      = 5
-	cmdLocation = 20
+	cmdNumber   = dwarfexpr.TCFNumber
+	cmdAdd      = dwarfexpr.TCFAdd
+	cmdArg      = dwarfexpr.TCFArg
+	cmdLocation = dwarfexpr.TCFLocation
 )
 
 // locationInfo turns a variable's DWARF location at its frame's pc into TCF
@@ -673,7 +639,7 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if !ok || ref.v == nil {
 		if ok && ref.kind == "M" {
 			f := ref.t.Strip().Fields[ref.index]
-			return map[string]any{"ArgCnt": 1, "ValueCmds": flatCommands([]any{[]any{19, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}})}, nil
+			return map[string]any{"ArgCnt": 1, "ValueCmds": flatCommands([]any{[]any{cmdArg, 0}, []any{cmdNumber, f.Offset}, []any{cmdAdd}})}, nil
 		}
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "%q has no location", id)
 	}
@@ -714,7 +680,7 @@ func (a *Agent) locationInfo(id string) (map[string]any, error) {
 	if ref.ee != nil {
 		thread = ref.ee.thread
 	}
-	props["ValueCmds"] = flatCommands(a.valueCmds(exprBytes, bias, thread, ref.proc))
+	props["ValueCmds"] = a.valueCmds(exprBytes, bias, thread, ref.proc)
 	return props, nil
 }
 
@@ -732,37 +698,16 @@ func flatCommands(cmds []any) []any {
 	return out
 }
 
+// valueCmds writes a variable's location as commands: a place DWARF names
+// in one operation as plain commands, anything else as CMD_LOCATION with
+// the expression and what its evaluation needs.
 func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *target.Context) []any {
-	sleb := func(p []byte) (int64, int, bool) {
-		var v int64
-		var shift uint
-		for i, c := range p {
-			if shift < 64 {
-				v |= int64(c&0x7f) << shift
-			}
-			shift += 7
-			if c&0x80 == 0 {
-				if shift < 64 && c&0x40 != 0 {
-					v |= -1 << shift
-				}
-				return v, i + 1, true
-			}
-		}
-		return 0, 0, false
+	opts := dwarfexpr.TCFOptions{Place: true, AddrBias: bias}
+	if thread != nil {
+		opts.Reg = func(n int) string { return a.registerID(thread, n) }
 	}
-	switch {
-	case len(b) == 9 && b[0] == 0x03: // DW_OP_addr
-		return []any{[]any{cmdNumber, leUint(b[1:]) + bias}}
-	case len(b) >= 2 && b[0] == 0x91: // DW_OP_fbreg: frame base (the CFA for gcc) + offset
-		if off, n, ok := sleb(b[1:]); ok && n == len(b)-1 {
-			return []any{[]any{cmdFP}, []any{cmdNumber, off}, []any{cmdAdd}}
-		}
-	case len(b) >= 2 && b[0] >= 0x70 && b[0] <= 0x8f && thread != nil: // DW_OP_bregN
-		if off, n, ok := sleb(b[1:]); ok && n == len(b)-1 {
-			if rid := a.registerID(thread, int(b[0]-0x70)); rid != "" {
-				return []any{[]any{cmdRdReg, rid}, []any{cmdNumber, off}, []any{cmdAdd}}
-			}
-		}
+	if cmds, ok := dwarfexpr.TCFCommands(b, opts); ok {
+		return cmds
 	}
 	params := map[string]any{"AddrSize": 8, "BigEndian": false, "Machine": 62, "Bias": bias}
 	if thread != nil {
@@ -770,7 +715,7 @@ func (a *Agent) valueCmds(b []byte, bias uint64, thread *target.Context, proc *t
 	} else {
 		params["RegIdScope"] = string(proc.ID())
 	}
-	return []any{[]any{cmdLocation, base64.StdEncoding.EncodeToString(b), params}}
+	return []any{cmdLocation, base64.StdEncoding.EncodeToString(b), params}
 }
 
 // functionParams lists the parameters of a function symbol (F@ IDs of

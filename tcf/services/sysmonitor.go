@@ -12,34 +12,18 @@ import (
 	"github.com/sondedbg/sonde/tcf"
 )
 
+// sysMonitorSvc is the SysMonitor service's commands over /proc.
+type sysMonitorSvc struct {
+	a *Agent
+}
+
 // RegisterSysMonitor adds the SysMonitor service: the system's processes as
 // /proc shows them (attach dialogs and process lists use it).
 func (a *Agent) RegisterSysMonitor() {
+	sm := &sysMonitorSvc{a: a}
 	svc := a.srv.Service("SysMonitor")
-	svc.Command("getChildren", func(c *tcf.Call) {
-		args := c.Args()
-		parent := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		out := []string{}
-		if parent == "" {
-			for _, pid := range listPIDs() {
-				out = append(out, string(target.ProcessID(pid)))
-			}
-		}
-		c.Reply().Error(nil).Data(out).Send()
-	})
-	svc.Command("getContext", func(c *tcf.Call) {
-		pid, err := pidArg(c)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		props, err := procStat(pid)
-		c.Reply().Error(err).Data(props).Send()
-	})
+	svc.Command("getChildren", sm.getChildren)
+	svc.Command("getContext", sm.getContext)
 	list := func(file string) func(c *tcf.Call) {
 		return func(c *tcf.Call) {
 			pid, err := pidArg(c)
@@ -62,6 +46,32 @@ func (a *Agent) RegisterSysMonitor() {
 	}
 	svc.Command("getCommandLine", list("cmdline"))
 	svc.Command("getEnvironment", list("environ"))
+}
+
+func (sm *sysMonitorSvc) getChildren(c *tcf.Call) {
+	args := c.Args()
+	parent := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	out := []string{}
+	if parent == "" {
+		for _, pid := range listPIDs() {
+			out = append(out, string(target.ProcessID(pid)))
+		}
+	}
+	c.Reply().Error(nil).Data(out).Send()
+}
+
+func (sm *sysMonitorSvc) getContext(c *tcf.Call) {
+	pid, err := pidArg(c)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	props, err := procStat(pid)
+	c.Reply().Error(err).Data(props).Send()
 }
 
 // procStat reads a process's /proc/PID/stat and status into SysMonitor

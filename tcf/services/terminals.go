@@ -33,80 +33,99 @@ type terminalTable struct {
 	byID map[string]*terminal
 }
 
+// terminalsSvc is the Terminals service's commands over the agent's terminal table.
+type terminalsSvc struct {
+	a *Agent
+}
+
 // RegisterTerminals adds the Terminals service.
 func (a *Agent) RegisterTerminals() {
+	ts := &terminalsSvc{a: a}
 	tt := &a.terminals
 	tt.byID = map[string]*terminal{}
 	svc := a.srv.Service("Terminals")
-	svc.Command("getContext", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		tt.mu.Lock()
-		t := tt.byID[id]
-		tt.mu.Unlock()
-		if t == nil {
-			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id)).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(t.props()).Send()
-	})
-	svc.Command("launch", func(c *tcf.Call) {
-		args := c.Args()
-		ptyType, enc := args.String(), args.String()
-		env := args.Strings()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		t, err := a.launchTerminal(ptyType, enc, env)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(t.props()).Send()
-	})
-	svc.Command("setWinSize", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		w, h := args.Int(), args.Int()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		tt.mu.Lock()
-		t := tt.byID[id]
-		tt.mu.Unlock()
-		if t == nil {
-			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
-			return
-		}
-		err := unix.IoctlSetWinsize(int(t.pty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(w), Row: uint16(h)})
-		if err == nil {
-			t.width, t.height = w, h
-			a.emit("Terminals", "winSizeChanged", id, w, h)
-		}
-		c.ReplyError(errnoError("set window size", err))
-	})
-	svc.Command("exit", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.ReplyError(err)
-			return
-		}
-		tt.mu.Lock()
-		t := tt.byID[id]
-		tt.mu.Unlock()
-		if t == nil {
-			c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
-			return
-		}
-		c.ReplyError(errnoError("exit", unix.Kill(t.pid, unix.SIGHUP)))
-	})
+	svc.Command("getContext", ts.getContext)
+	svc.Command("launch", ts.launch)
+	svc.Command("setWinSize", ts.setWinSize)
+	svc.Command("exit", ts.exit)
+}
+
+func (ts *terminalsSvc) getContext(c *tcf.Call) {
+	tt := &ts.a.terminals
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	tt.mu.Lock()
+	t := tt.byID[id]
+	tt.mu.Unlock()
+	if t == nil {
+		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id)).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(t.props()).Send()
+}
+
+func (ts *terminalsSvc) launch(c *tcf.Call) {
+	a := ts.a
+	args := c.Args()
+	ptyType, enc := args.String(), args.String()
+	env := args.Strings()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	t, err := a.launchTerminal(ptyType, enc, env)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(t.props()).Send()
+}
+
+func (ts *terminalsSvc) setWinSize(c *tcf.Call) {
+	tt := &ts.a.terminals
+	a := ts.a
+	args := c.Args()
+	id := args.String()
+	w, h := args.Int(), args.Int()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	tt.mu.Lock()
+	t := tt.byID[id]
+	tt.mu.Unlock()
+	if t == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
+		return
+	}
+	err := unix.IoctlSetWinsize(int(t.pty.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(w), Row: uint16(h)})
+	if err == nil {
+		t.width, t.height = w, h
+		a.emit("Terminals", "winSizeChanged", id, w, h)
+	}
+	c.ReplyError(errnoError("set window size", err))
+}
+
+func (ts *terminalsSvc) exit(c *tcf.Call) {
+	tt := &ts.a.terminals
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	tt.mu.Lock()
+	t := tt.byID[id]
+	tt.mu.Unlock()
+	if t == nil {
+		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
+		return
+	}
+	c.ReplyError(errnoError("exit", unix.Kill(t.pid, unix.SIGHUP)))
 }
 
 func (t *terminal) props() map[string]any {

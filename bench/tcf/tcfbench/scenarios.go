@@ -111,7 +111,7 @@ func (b *bench) echo() error {
 				}
 				var s string
 				if err := r.Decode(&s); err != nil || s != "ping" {
-					return fmt.Errorf("Diagnostics.echo answered %q (%v)", s, err)
+					return fmt.Errorf("the Diagnostics service's echo answered %q (%v)", s, err)
 				}
 			}
 			return nil
@@ -146,7 +146,7 @@ func (b *bench) pipelined64() error {
 					}
 					var s string
 					if err := r.Decode(&s); err != nil || s != "ping" {
-						return fmt.Errorf("Diagnostics.echo answered %q (%v)", s, err)
+						return fmt.Errorf("the Diagnostics service's echo answered %q (%v)", s, err)
 					}
 				}
 			}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/expr"
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
 )
@@ -147,17 +146,10 @@ func readEflagsField(ee *exprEnv, reg *arch.Register, f eflagsField) (*expr.Resu
 // DT_DEBUG): r_brk as a void * ($loader_brk), r_state as an int
 // ($loader_state: 0 consistent, 1 adding, 2 deleting objects).
 func (a *Agent) loaderState(ee *exprEnv, name string) (*expr.Result, error) {
-	mods, err := a.session.Modules(ee.thread)
-	if err != nil {
+	if _, err := a.session.Modules(ee.thread); err != nil {
 		return nil, err
 	}
-	var main *modules.Module
-	for _, m := range mods {
-		if m.Main {
-			main = m
-		}
-	}
-	rd, err := modules.FindRDebug(ee.thread.Process(), main)
+	rd, err := a.session.Loader(ee.thread)
 	if err != nil {
 		return nil, tcf.Errorf(tcf.CodeOther, "cannot access loader data: %v", err)
 	}
