@@ -39,6 +39,10 @@ type arena struct {
 
 const arenaChunk = 4 << 20
 
+// maxPending bounds the records waiting to go out (their references, when
+// the records stay in the input's memory and cost no bytes here).
+const maxPending = 1 << 20
+
 // keep copies a record's body into the current arena chunk.
 func (s *Sorter) keep(b []byte) ([]byte, *arena) {
 	if s.cur == nil || cap(s.cur.buf)-len(s.cur.buf) < len(b) {
@@ -98,20 +102,26 @@ func (s *Sorter) Next() (*Record, error) {
 	}
 	p := &s.pending[s.next]
 	s.next++
-	s.bytes -= len(p.body)
-	prev := s.lastOut
-	s.lastOut = p.arena
-	p.arena.live--
-	s.release(prev)
+	if p.arena != nil {
+		s.bytes -= len(p.body)
+	}
+	if p.arena != nil {
+		prev := s.lastOut
+		s.lastOut = p.arena
+		p.arena.live--
+		s.release(prev)
+	}
+	inPlace := p.arena == nil
 	if isHeaderRecord(p.typ) {
 		// Decoded once when read: decoding again would add its attr or
 		// feature to the header twice.
-		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body}
+		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body, InPlace: inPlace}
 		return &s.r.rec, nil
 	}
 	if err := s.r.decode(p.typ, p.misc, p.body, p.off); err != nil {
 		return nil, err
 	}
+	s.r.rec.InPlace = inPlace
 	return &s.r.rec, nil
 }
 
@@ -146,11 +156,16 @@ func (s *Sorter) fill() error {
 		}
 		s.lastTime = t
 		s.roundMax = max(s.roundMax, t)
-		body, a := s.keep(rec.Body)
+		// A record in the input's own memory is kept where it is: only
+		// its reference waits here, not a copy of its 8 KiB stack.
+		body, a := rec.Body, (*arena)(nil)
+		if !rec.InPlace {
+			body, a = s.keep(rec.Body)
+			s.bytes += len(rec.Body)
+		}
 		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: body, arena: a})
 		s.seq++
-		s.bytes += len(rec.Body)
-		if s.bytes > s.limit {
+		if s.bytes > s.limit || len(s.pending) > maxPending {
 			s.sort()
 			s.ready = len(s.pending) / 2
 			return nil

@@ -154,6 +154,11 @@ func TestRecordsMatchPerf(t *testing.T) {
 				t.Errorf("no FORK record from a program that forks")
 			}
 			checkBuildIDs(t, out, r)
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameAsInPlace(t, data)
 		})
 	}
 }
@@ -221,5 +226,48 @@ func TestPipeModeMatchesPerf(t *testing.T) {
 	r2, err := Open(bytes.NewReader(data), int64(len(data)))
 	if err != nil || !r2.Pipe {
 		t.Fatalf("Open of a pipe-mode file: %v, pipe %v", err, r2 != nil && r2.Pipe)
+	}
+	sameAsInPlace(t, data)
+}
+
+// sameAsInPlace reads a recording through Open and through OpenBytes, each
+// behind a Sorter, and checks both hand out the same records in the same
+// order, the in-place ones flagged as such.
+func sameAsInPlace(t *testing.T, data []byte) {
+	t.Helper()
+	r1, err := Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := OpenBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	s1, s2 := NewSorter(r1, 0), NewSorter(r2, 0)
+	compressed := false
+	for n := 0; ; n++ {
+		a, err1 := s1.Next()
+		b, err2 := s2.Next()
+		if err1 != nil || err2 != nil {
+			if err1 != io.EOF || err2 != io.EOF {
+				t.Fatalf("record %d: Open: %v, OpenBytes: %v", n, err1, err2)
+			}
+			break
+		}
+		if a.InPlace {
+			t.Fatalf("record %d at %#x from an io.ReaderAt says it is in place", n, a.Offset)
+		}
+		if r2.CompressedBlocks > 0 {
+			compressed = true
+		}
+		if !compressed && !b.InPlace {
+			t.Fatalf("record %d at %#x from OpenBytes is not in place", n, b.Offset)
+		}
+		if a.Type != b.Type || a.Offset != b.Offset || !bytes.Equal(a.Body, b.Body) ||
+			a.Sample.Time != b.Sample.Time || !bytes.Equal(a.Sample.Stack, b.Sample.Stack) || a.Mmap.Filename != b.Mmap.Filename {
+			t.Fatalf("record %d: Open gives type %d at %#x, OpenBytes type %d at %#x", n, a.Type, a.Offset, b.Type, b.Offset)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -111,7 +112,8 @@ type Reader struct {
 	Stats
 
 	src     *bufio.Reader
-	pos     int64 // offset of the next unread byte of src in the input
+	mem     []byte // the whole input, when it is in memory (OpenBytes): records are decoded in place
+	pos     int64  // offset of the next unread byte of src (of mem) in the input
 	end     int64 // file mode: where the data section ends (-1: read to EOF)
 	buf     []byte
 	rec     Record
@@ -194,6 +196,24 @@ func Open(ra io.ReaderAt, size int64) (*Reader, error) {
 	}
 	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(dataOff), int64(dataLen)), 1<<20)
 	r.pos = int64(dataOff)
+	return r, nil
+}
+
+// OpenBytes reads a perf.data file (or a pipe-mode stream saved to a file)
+// whose bytes are all in memory, typically a read-only mapping of the file.
+// Records are decoded in place: their Body and the Sample's Stack are slices
+// of data (Record.InPlace), valid as long as data is, so a caller may keep
+// them past the next call to Next without copying them.
+func OpenBytes(data []byte) (*Reader, error) {
+	r, err := Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	r.mem = data
+	r.src = nil
+	if r.end < 0 {
+		r.end = int64(len(data)) // pipe mode in a file: its records run to the end
+	}
 	return r, nil
 }
 

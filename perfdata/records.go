@@ -17,6 +17,11 @@ type Record struct {
 	Misc   uint16
 	Offset int64  // where the record starts in the input (inside a decompressed block: where that block's record starts)
 	Body   []byte // the bytes after the 8-byte header
+	// InPlace says Body (and the Sample's Stack, a slice of it) is the
+	// input's own memory (OpenBytes), valid as long as that is rather than
+	// until the next call. The other slices (Callchain, Regs) are the
+	// reader's buffers and are reused all the same.
+	InPlace bool
 
 	Sample Sample // RecordSample
 	Mmap   Mmap   // RecordMmap, RecordMmap2
@@ -149,6 +154,9 @@ func (r *Reader) Next() (*Record, error) {
 
 // readRecord reads one record from the input stream.
 func (r *Reader) readRecord() (*Record, error) {
+	if r.mem != nil {
+		return r.memRecord()
+	}
 	off := r.pos
 	if r.end >= 0 && off >= r.end {
 		return nil, io.EOF
@@ -183,6 +191,37 @@ func (r *Reader) readRecord() (*Record, error) {
 	return &r.rec, nil
 }
 
+// memRecord decodes the next record where it lies in r.mem.
+func (r *Reader) memRecord() (*Record, error) {
+	off := r.pos
+	if off >= r.end {
+		return nil, io.EOF
+	}
+	if r.end-off < 8 {
+		return nil, &FormatError{Offset: off, What: "reading a record header", Err: io.ErrUnexpectedEOF}
+	}
+	h := r.mem[off : off+8]
+	size := int64(le.Uint16(h[6:]))
+	if size < 8 {
+		return nil, formatErr(off, "record of type %d with size %d (less than its header)", le.Uint32(h), size)
+	}
+	if size > r.end-off {
+		return nil, &FormatError{Offset: off, What: "reading a record's body", Err: io.ErrUnexpectedEOF}
+	}
+	body := r.mem[off+8 : off+size : off+size]
+	r.pos += size
+	if err := r.decode(le.Uint32(h), le.Uint16(h[4:]), body, off); err != nil {
+		return nil, err
+	}
+	r.rec.InPlace = true
+	if r.rec.Type == RecordAuxtrace {
+		if err := r.skipAuxtrace(body, off); err != nil {
+			return nil, err
+		}
+	}
+	return &r.rec, nil
+}
+
 // skipAuxtrace skips the trace data that follows an AUXTRACE record in the
 // stream ({u64 size, ...}: size bytes follow the record).
 func (r *Reader) skipAuxtrace(body []byte, off int64) error {
@@ -192,6 +231,13 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 	n := le.Uint64(body)
 	if r.end >= 0 && n > uint64(r.end-r.pos) {
 		return formatErr(off, "auxtrace data of %d bytes past the data section's end", n)
+	}
+	if r.mem != nil {
+		if n > uint64(r.end-r.pos) {
+			return &FormatError{Offset: off, What: "skipping auxtrace data", Err: io.ErrUnexpectedEOF}
+		}
+		r.pos += int64(n)
+		return nil
 	}
 	got, err := io.CopyN(io.Discard, r.src, int64(n))
 	r.pos += got
@@ -204,7 +250,7 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 // decode fills r.rec from one record.
 func (r *Reader) decode(typ uint32, misc uint16, body []byte, off int64) error {
 	rec := &r.rec
-	rec.Type, rec.Misc, rec.Offset, rec.Body = typ, misc, off, body
+	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace = typ, misc, off, body, false
 	rec.ID = SampleIDTrailer{}
 	switch typ {
 	case RecordSample:
