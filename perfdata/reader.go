@@ -114,7 +114,7 @@ type Reader struct {
 	src     *bufio.Reader
 	mem     []byte // the whole input, when it is in memory (OpenBytes): records are decoded in place
 	pos     int64  // offset of the next unread byte of src (of mem) in the input
-	end     int64 // file mode: where the data section ends (-1: read to EOF)
+	end     int64  // file mode: where the data section ends (-1: read to EOF)
 	buf     []byte
 	rec     Record
 	byID    map[uint64]*Attr
