@@ -111,10 +111,17 @@ type Reader struct {
 	Header
 	Stats
 
-	src     *bufio.Reader
-	mem     []byte // the whole input, when it is in memory (OpenBytes): records are decoded in place
-	pos     int64  // offset of the next unread byte of src (of mem) in the input
-	end     int64  // file mode: where the data section ends (-1: read to EOF)
+	src *bufio.Reader
+	pos int64 // offset of the next unread byte of the input
+	// Records are decoded in place from mem, which holds the input's
+	// bytes from offset memOff on: all of it (OpenBytes), or the chunk
+	// being read (file mode, refilled from ra).
+	mem     []byte
+	memOff  int64
+	ra      io.ReaderAt
+	chunk   *Chunk
+	pool    *chunkPool
+	end     int64 // file mode: where the data section ends (-1: read to EOF)
 	buf     []byte
 	rec     Record
 	byID    map[uint64]*Attr
@@ -194,8 +201,8 @@ func Open(ra io.ReaderAt, size int64) (*Reader, error) {
 	if err := r.indexAttrs(); err != nil {
 		return nil, err
 	}
-	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(dataOff), int64(dataLen)), 1<<20)
-	r.pos = int64(dataOff)
+	r.ra, r.pool = ra, &chunkPool{}
+	r.pos, r.memOff = int64(dataOff), int64(dataOff)
 	return r, nil
 }
 
@@ -209,7 +216,7 @@ func OpenBytes(data []byte) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.mem = data
+	r.mem, r.memOff, r.ra, r.chunk = data, 0, nil, nil
 	r.src = nil
 	if r.end < 0 {
 		r.end = int64(len(data)) // pipe mode in a file: its records run to the end

@@ -22,6 +22,9 @@ type Record struct {
 	// until the next call. The other slices (Callchain, Regs) are the
 	// reader's buffers and are reused all the same.
 	InPlace bool
+	// Chunk, for a record read in place from a file in chunks, is the chunk
+	// holding it: Retain keeps Body and Stack valid past the next call.
+	Chunk *Chunk
 
 	Sample Sample // RecordSample
 	Mmap   Mmap   // RecordMmap, RecordMmap2
@@ -154,7 +157,7 @@ func (r *Reader) Next() (*Record, error) {
 
 // readRecord reads one record from the input stream.
 func (r *Reader) readRecord() (*Record, error) {
-	if r.mem != nil {
+	if r.mem != nil || r.ra != nil {
 		return r.memRecord()
 	}
 	off := r.pos
@@ -200,7 +203,12 @@ func (r *Reader) memRecord() (*Record, error) {
 	if r.end-off < 8 {
 		return nil, &FormatError{Offset: off, What: "reading a record header", Err: io.ErrUnexpectedEOF}
 	}
-	h := r.mem[off : off+8]
+	if r.ra != nil && off+8 > r.memOff+int64(len(r.mem)) {
+		if err := r.refill(8); err != nil {
+			return nil, &FormatError{Offset: off, What: "reading a record header", Err: err}
+		}
+	}
+	h := r.mem[off-r.memOff : off-r.memOff+8]
 	size := int64(le.Uint16(h[6:]))
 	if size < 8 {
 		return nil, formatErr(off, "record of type %d with size %d (less than its header)", le.Uint32(h), size)
@@ -208,12 +216,19 @@ func (r *Reader) memRecord() (*Record, error) {
 	if size > r.end-off {
 		return nil, &FormatError{Offset: off, What: "reading a record's body", Err: io.ErrUnexpectedEOF}
 	}
-	body := r.mem[off+8 : off+size : off+size]
+	if r.ra != nil && off+size > r.memOff+int64(len(r.mem)) {
+		if err := r.refill(size); err != nil {
+			return nil, &FormatError{Offset: off, What: "reading a record's body", Err: err}
+		}
+		h = r.mem[:8]
+	}
+	at := off - r.memOff
+	body := r.mem[at+8 : at+size : at+size]
 	r.pos += size
 	if err := r.decode(le.Uint32(h), le.Uint16(h[4:]), body, off); err != nil {
 		return nil, err
 	}
-	r.rec.InPlace = true
+	r.rec.InPlace, r.rec.Chunk = true, r.chunk
 	if r.rec.Type == RecordAuxtrace {
 		if err := r.skipAuxtrace(body, off); err != nil {
 			return nil, err
@@ -232,7 +247,7 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 	if r.end >= 0 && n > uint64(r.end-r.pos) {
 		return formatErr(off, "auxtrace data of %d bytes past the data section's end", n)
 	}
-	if r.mem != nil {
+	if r.mem != nil || r.ra != nil {
 		if n > uint64(r.end-r.pos) {
 			return &FormatError{Offset: off, What: "skipping auxtrace data", Err: io.ErrUnexpectedEOF}
 		}
@@ -250,7 +265,7 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 // decode fills r.rec from one record.
 func (r *Reader) decode(typ uint32, misc uint16, body []byte, off int64) error {
 	rec := &r.rec
-	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace = typ, misc, off, body, false
+	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace, rec.Chunk = typ, misc, off, body, false, nil
 	rec.ID = SampleIDTrailer{}
 	switch typ {
 	case RecordSample:

@@ -49,12 +49,10 @@ func (c *kallsymsClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any
 	var buf bytes.Buffer
 	binary.Write(&buf, binary.LittleEndian, uint64(len(c.k.addrs)))
 	binary.Write(&buf, binary.LittleEndian, c.k.addrs)
-	for _, n := range c.k.names {
-		binary.Write(&buf, binary.LittleEndian, uint32(len(n)))
+	for i := range c.k.addrs {
+		binary.Write(&buf, binary.LittleEndian, uint32(len(c.k.name(i))))
 	}
-	for _, n := range c.k.names {
-		buf.WriteString(n)
-	}
+	buf.WriteString(c.k.text)
 	return []pcache.SectionSpec{{Name: "symbols", Size: int64(buf.Len()), Align: 8}}, buf.Bytes(), nil
 }
 
@@ -76,17 +74,16 @@ func (c *kallsymsClient) Resurrect(_ *pcache.File, secs []pcache.Section) error 
 	}
 	addrs := b[8 : 8+8*n]
 	lens := b[8+8*n : 8+12*n]
-	names := string(b[8+12*n:]) // copied: the section is unmapped at Close
-	k := &KernelSymbols{addrs: make([]uint64, n), names: make([]string, n)}
-	p := 0
+	text := string(b[8+12*n:]) // copied: the section is unmapped at Close
+	k := &KernelSymbols{addrs: make([]uint64, n), ends: make([]uint32, n), text: text}
+	p := uint64(0)
 	for i := uint64(0); i < n; i++ {
 		k.addrs[i] = binary.LittleEndian.Uint64(addrs[8*i:])
-		l := int(binary.LittleEndian.Uint32(lens[4*i:]))
-		if l > len(names)-p || (i > 0 && k.addrs[i] < k.addrs[i-1]) {
+		p += uint64(binary.LittleEndian.Uint32(lens[4*i:]))
+		if p > uint64(len(text)) || (i > 0 && k.addrs[i] < k.addrs[i-1]) {
 			return errKallsymsSection
 		}
-		k.names[i] = names[p : p+l]
-		p += l
+		k.ends[i] = uint32(p)
 	}
 	c.k = k
 	return nil
