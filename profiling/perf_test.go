@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,7 +23,11 @@ type scriptSample struct {
 
 // perfScript runs `perf script` on a recording and parses its samples.
 func perfScript(t *testing.T, path string, args ...string) []scriptSample {
-	argv := append([]string{"script", "-F", "tid,time,ip,sym,dso", "-i", path}, args...)
+	argv := []string{"script", "-i", path}
+	if !slices.Contains(args, "-F") {
+		argv = append(argv, "-F", "tid,time,ip,sym,dso")
+	}
+	argv = append(argv, args...)
 	out, err := exec.Command("perf", argv...).Output()
 	if err != nil {
 		t.Fatalf("perf %s: %v", strings.Join(argv, " "), err)
@@ -45,7 +50,14 @@ func perfScript(t *testing.T, path string, args ...string) []scriptSample {
 			s := &samples[len(samples)-1]
 			// perf spells a versioned dynamic symbol with its version
 			// (__libc_start_main@@GLIBC_2.34); sonde does not.
-			name, _, _ := strings.Cut(strings.Join(f[1:len(f)-1], " "), "@@")
+			name := strings.Join(f[1:len(f)-1], " ")
+			if i := strings.Index(name, "@@"); i >= 0 {
+				off := ""
+				if j := strings.LastIndex(name, "+0x"); j > i {
+					off = name[j:]
+				}
+				name = name[:i] + off
+			}
 			s.names = append(s.names, name)
 			s.mods = append(s.mods, strings.Trim(f[len(f)-1], "()"))
 		}
@@ -53,8 +65,14 @@ func perfScript(t *testing.T, path string, args ...string) []scriptSample {
 	return samples
 }
 
-// sondeSamples reads a recording through OpenRecording.
+// sondeSamples reads a recording through OpenRecording, naming frames as
+// FrameName does.
 func sondeSamples(t *testing.T, path string, opts Options) (map[string]scriptSample, *Recording) {
+	return sondeSamplesNamed(t, path, opts, FrameName)
+}
+
+// sondeSamplesNamed reads a recording through OpenRecording, naming frames with name.
+func sondeSamplesNamed(t *testing.T, path string, opts Options, name func(*Frame) string) (map[string]scriptSample, *Recording) {
 	rec, err := OpenRecording(path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +83,7 @@ func sondeSamples(t *testing.T, path string, opts Options) (map[string]scriptSam
 		k := fmt.Sprintf("%d %d.%06d", s.TID, s.Time/1e9, s.Time%1e9/1e3)
 		var ss scriptSample
 		for i := range s.Frames {
-			ss.names = append(ss.names, FrameName(&s.Frames[i]))
+			ss.names = append(ss.names, name(&s.Frames[i]))
 			ss.mods = append(ss.mods, s.Frames[i].Module)
 		}
 		got[k] = ss
@@ -118,5 +136,55 @@ func TestUserFramesMatchPerfScript(t *testing.T) {
 	}
 	if ratio < 0.99 {
 		t.Errorf("only %.2f%% of samples agree with perf script --no-inline (want 99%%)", 100*ratio)
+	}
+}
+
+// TestScriptOffsetsMatchPerf compares every frame's function+offset, as
+// sonde perf script prints them, with perf script's (-F +symoff), without
+// and with inline frames, kernel frames included.
+func TestScriptOffsetsMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	for _, tc := range []struct {
+		name string
+		args []string
+		opts Options
+	}{
+		{"no-inline", []string{"--no-inline"}, Options{NoInline: true}},
+		{"inline", nil, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := perfScript(t, out, append([]string{"-F", "tid,time,ip,sym,symoff,dso"}, tc.args...)...)
+			got, _ := sondeSamplesNamed(t, out, tc.opts, ScriptName)
+			same, frames, compared := 0, 0, 0
+			var diffs []string
+			for _, w := range want {
+				g, ok := got[w.key]
+				if !ok || len(g.names) != len(w.names) {
+					continue // frame differences are TestUserFramesMatchPerfScript's
+				}
+				compared++
+				for i := range w.names {
+					frames++
+					// perf names the function of an inline frame
+					// by DWARF, sonde too; compare the offsets
+					// wherever both name the same function.
+					if g.names[i] == w.names[i] {
+						same++
+					} else if len(diffs) < 10 {
+						diffs = append(diffs, fmt.Sprintf("%s frame %d: sonde %s, perf %s", w.key, i, g.names[i], w.names[i]))
+					}
+				}
+			}
+			t.Logf("%d of %d frames of %d of %d samples have perf's function+offset", same, frames, compared, len(want))
+			for _, d := range diffs {
+				t.Log(d)
+			}
+			if compared < len(want)*9/10 || same < frames*99/100 {
+				t.Errorf("%d of %d frames of %d of %d samples agree with perf script", same, frames, compared, len(want))
+			}
+		})
 	}
 }
