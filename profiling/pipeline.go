@@ -164,7 +164,10 @@ func (w *worker) walker(proc *snapshot.Process) *walker {
 			clear(w.walkers)
 		}
 		wk = &walker{mem: sampleMem{img: proc.Image().NewReader(memimage.AnyASID)}}
-		wk.u = unwind.New(&wk.mem, proc, nil)
+		// A worker's consecutive samples are mostly of one thread,
+		// whose outer frames stay put: ReuseFrames replays them once
+		// it has read their bytes again and found them unchanged.
+		wk.u = unwind.New(&wk.mem, proc, &unwind.Options{ReuseFrames: true})
 		w.walkers[proc] = wk
 	}
 	return wk

@@ -149,19 +149,24 @@ func inModule(proc *snapshot.Process, pc uint64) bool {
 type worker struct {
 	b       *Builder
 	walkers map[*snapshot.Process]*walker
-	names   map[nameKey][]Frame
-	modIDs  map[*unwind.Module]uint32
+	// names[file] memoizes the frames of the addresses of one file
+	// (Builder.fileID), by nameKey.
+	names  []map[uint64][]Frame
+	modIDs map[*unwind.Module]uint32
 }
 
-// nameKey identifies an address inside a file, whatever the process.
-type nameKey struct {
-	file   uint32 // Builder.fileID of the module's name
-	rel    uint64 // pc minus the module's load bias
-	caller bool
+// nameKey identifies an address inside a file: the address minus the
+// module's load bias, and whether it is a caller's (looked up at pc-1).
+func nameKey(rel uint64, caller bool) uint64 {
+	k := rel << 1
+	if caller {
+		k |= 1
+	}
+	return k
 }
 
 func newWorker(b *Builder) *worker {
-	return &worker{b: b, walkers: map[*snapshot.Process]*walker{}, names: map[nameKey][]Frame{}, modIDs: map[*unwind.Module]uint32{}}
+	return &worker{b: b, walkers: map[*snapshot.Process]*walker{}, modIDs: map[*unwind.Module]uint32{}}
 }
 
 // run produces the stack of every job of a batch, into the batch's samples.
@@ -263,11 +268,23 @@ func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Mod
 		id = w.b.fileID(um.Name)
 		w.modIDs[um] = id
 	}
-	key := nameKey{file: id, rel: lookup - um.Bias, caller: pc != lookup}
-	names, ok := w.names[key]
+	for int(id) >= len(w.names) {
+		w.names = append(w.names, map[uint64][]Frame{})
+	}
+	memo := w.names[id]
+	rel := lookup - um.Bias
+	var key uint64
+	if rel < 1<<63 {
+		key = nameKey(rel, pc != lookup)
+	} else {
+		memo = nil // an address no key holds: looked up every time
+	}
+	names, ok := memo[key]
 	if !ok {
 		names = w.b.lookupNames(proc, um, lookup)
-		w.names[key] = names
+		if memo != nil {
+			memo[key] = names
+		}
 	}
 	for _, n := range names {
 		n.PC = pc
