@@ -163,7 +163,7 @@ func (w *worker) walker(proc *snapshot.Process) *walker {
 		if len(w.walkers) >= maxWalkers {
 			clear(w.walkers)
 		}
-		wk = &walker{mem: sampleMem{img: proc.Image().NewReader(memimage.AnyASID)}}
+		wk = &walker{mem: sampleMem{img: proc.Image()}}
 		// A worker's consecutive samples are mostly of one thread,
 		// whose outer frames stay put: ReuseFrames replays them once
 		// it has read their bytes again and found them unchanged.
@@ -180,11 +180,19 @@ type sampleMem struct {
 	stack     []byte
 	stackAddr uint64
 	maps      []snapshot.Mapping // sorted, disjoint
-	img       *memimage.Reader
+	img       *memimage.Image
+	// readers[i] reads maps[i]'s file: a memimage.Reader keeps a window
+	// of one section, and a walk goes back and forth between files.
+	readers []*memimage.Reader
 }
 
 func (m *sampleMem) reset(stack []byte, addr uint64, maps []snapshot.Mapping) {
-	m.stack, m.stackAddr, m.maps = stack, addr, maps
+	m.stack, m.stackAddr = stack, addr
+	if len(maps) != len(m.maps) || (len(maps) > 0 && &maps[0] != &m.maps[0]) {
+		m.maps = maps
+		clear(m.readers)
+		m.readers = append(m.readers[:0], make([]*memimage.Reader, len(maps))...)
+	}
 }
 
 // ReadMemory implements unwind.CopyIn.
@@ -201,7 +209,12 @@ func (m *sampleMem) ReadMemory(buf []byte, addr uint64) (int, error) {
 	if n := m.maps[i].End - addr; n < uint64(len(want)) {
 		want = want[:n]
 	}
-	n, _ := m.img.ReadFull(want, addr)
+	rd := m.readers[i]
+	if rd == nil {
+		rd = m.img.NewReader(memimage.AnyASID)
+		m.readers[i] = rd
+	}
+	n, _ := rd.ReadFull(want, addr)
 	return n, nil
 }
 
