@@ -67,6 +67,8 @@ type Builder struct {
 	// fileIDs numbers the module names the workers' memos see.
 	fileMu  sync.Mutex
 	fileIDs map[string]uint32
+	// persisted[fileID] is what the persisted cache knows of the file's names.
+	persisted []*fileNames
 	// Lost counts samples the kernel dropped (LOST and LOST_SAMPLES records).
 	Lost uint64
 	// files maps a recorded path to the file to read for it: perf's
@@ -109,8 +111,12 @@ func (b *Builder) fileID(name string) uint32 {
 	return id
 }
 
-// Close releases the files the Builder opened.
-func (b *Builder) Close() error { return b.objects.Close() }
+// Close keeps the names the Builder found in the persisted cache and
+// releases the files it opened.
+func (b *Builder) Close() error {
+	b.storeNames()
+	return b.objects.Close()
+}
 
 func (b *Builder) space(pid uint32) *space {
 	s := b.spaces[pid]

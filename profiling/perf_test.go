@@ -188,3 +188,38 @@ func TestScriptOffsetsMatchPerf(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesCacheWarm reads a recording twice with a fresh persisted cache:
+// the second read takes every name from the cache (no line table or symbol
+// lookup) and gives the same stacks, in both naming modes.
+func TestNamesCacheWarm(t *testing.T) {
+	testprog.RequirePerf(t)
+	t.Setenv("SONDE_CACHE_DIR", t.TempDir())
+	t.Setenv("SONDE_NO_CACHE", "")
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	for _, opts := range []Options{{}, {NoInline: true}} {
+		cold, rec := sondeSamplesNamed(t, out, opts, ScriptName)
+		rec.Close() // stores the names
+		warm, rec := sondeSamplesNamed(t, out, opts, ScriptName)
+		loaded := 0
+		for _, fn := range rec.b.persisted {
+			loaded += len(fn.old)
+			if len(fn.fresh) > 0 {
+				t.Errorf("%s: %d names looked up again on the warm read", fn.module, len(fn.fresh))
+			}
+		}
+		if loaded == 0 {
+			t.Errorf("no name came from the cache (no-inline %v)", opts.NoInline)
+		}
+		if len(warm) != len(cold) {
+			t.Fatalf("%d samples warm, %d cold", len(warm), len(cold))
+		}
+		for k, c := range cold {
+			if w := warm[k]; strings.Join(w.names, ";") != strings.Join(c.names, ";") || strings.Join(w.mods, ";") != strings.Join(c.mods, ";") {
+				t.Fatalf("sample %s: warm %v, cold %v", k, w.names, c.names)
+			}
+		}
+	}
+}

@@ -152,6 +152,7 @@ type worker struct {
 	// names[file] memoizes the frames of the addresses of one file
 	// (Builder.fileID), by nameKey.
 	names  []map[uint64][]Frame
+	files  []*fileNames // Builder.cachedNames by file
 	modIDs map[*unwind.Module]uint32
 }
 
@@ -281,7 +282,21 @@ func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Mod
 	}
 	names, ok := memo[key]
 	if !ok {
-		names = w.b.lookupNames(proc, um, lookup)
+		// Not met by this worker yet: the persisted cache may know it.
+		for int(id) >= len(w.files) {
+			w.files = append(w.files, nil)
+		}
+		fn := w.files[id]
+		if fn == nil {
+			fn = w.b.cachedNames(id, proc, um)
+			w.files[id] = fn
+		}
+		if names, ok = fn.lookup(key); !ok || memo == nil {
+			names = w.b.lookupNames(proc, um, lookup)
+			if memo != nil {
+				fn.add(key, names)
+			}
+		}
 		if memo != nil {
 			memo[key] = names
 		}
