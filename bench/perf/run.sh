@@ -8,8 +8,11 @@
 # (default 12 s at 4000 Hz: the issue's ~300 MB recording; with a fourth
 # argument, reads that recording instead: its binaries must still be there),
 # then times, each in a fresh process with start-up included:
-#   sonde perf folded               (inline frames and lines)
+#   sonde perf folded               (inline frames and lines; the persisted
+#                                    cache warm, as after a first run)
 #   sonde perf folded --no-inline
+#   sonde perf folded, cold cache   (an empty cache each run: kernel symbols
+#                                    from /proc/kallsyms, every line table)
 #   perf script --no-inline         (perf's fastest full unwind)
 #   perf script                     (with inline frames, through addr2line)
 #   cat perf.data > /dev/null       (reading the file from the page cache:
@@ -39,15 +42,18 @@ fi
 samples=$(perf report --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 size=$(du -m "$data" | cut -f1)
 echo "recording: $samples samples, $size MB; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
-names=("sonde perf folded" "sonde perf folded --no-inline" "perf script --no-inline" "perf script" "cat perf.data > /dev/null")
+names=("sonde perf folded" "sonde perf folded --no-inline" "sonde perf folded, cold cache" "perf script --no-inline" "perf script" "cat perf.data > /dev/null")
 cmds=(
 	"$work/sonde perf folded -i $data"
 	"$work/sonde perf folded --no-inline -i $data"
+	"SONDE_CACHE_DIR=\$(mktemp -d -p $work) $work/sonde perf folded -i $data"
 	"perf script --no-inline -i $data"
 	"perf script -i $data"
 	"cat $data"
 )
 cat "$data" >/dev/null # into the page cache
+"$work/sonde" perf folded -i "$data" >/dev/null 2>&1 # and the persisted cache
+"$work/sonde" perf folded --no-inline -i "$data" >/dev/null 2>&1
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 declare -A walls cpus rss
 for _ in $(seq "$runs"); do
