@@ -90,6 +90,7 @@ func NewSorter(r *Reader, limit int) *Sorter {
 	if limit <= 0 {
 		limit = 256 << 20
 	}
+	r.timeOnly = true
 	return &Sorter{r: r, limit: limit}
 }
 
@@ -126,7 +127,10 @@ func (s *Sorter) Next() (*Record, error) {
 		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body, InPlace: inPlace, Chunk: p.chunk}
 		return &s.r.rec, nil
 	}
-	if err := s.r.decode(p.typ, p.misc, p.body, p.off); err != nil {
+	s.r.timeOnly = false
+	err := s.r.decode(p.typ, p.misc, p.body, p.off)
+	s.r.timeOnly = true
+	if err != nil {
 		return nil, err
 	}
 	s.r.rec.InPlace, s.r.rec.Chunk = inPlace, p.chunk

@@ -127,6 +127,9 @@ type Reader struct {
 	byID    map[uint64]*Attr
 	idPos   int // position of the id in a sample when attrs differ (-1: none)
 	idFromE int // position from the end of a non-sample record's trailer (-1: none)
+	// timeOnly: Next decodes only a sample's event and time (a Sorter's
+	// reader: it decodes each sample when it hands it out).
+	timeOnly bool
 
 	inflate  *inflater // the decompressed block being read, if any
 	spare    *inflater // kept for its buffers

@@ -269,6 +269,10 @@ func (r *Reader) decode(typ uint32, misc uint16, body []byte, off int64) error {
 	rec.ID = SampleIDTrailer{}
 	switch typ {
 	case RecordSample:
+		if r.timeOnly {
+			r.sampleTime(body)
+			return nil
+		}
 		return r.decodeSample(body, misc, off)
 	case RecordMmap:
 		return r.decodeMmap(body, misc, off, false)
@@ -487,6 +491,20 @@ func (c *cursor) skip(n uint64) {
 		return
 	}
 	c.p += int(n) * 8
+}
+
+// sampleTime fills in only a sample's event and time, for a Sorter that
+// decodes the rest when the sample goes out (a sample is decoded once).
+func (r *Reader) sampleTime(b []byte) {
+	s := &r.rec.Sample
+	s.Attr, s.Time = r.attrFor(b, true), 0
+	if s.Attr == nil || s.Attr.SampleType&SampleTime == 0 {
+		return
+	}
+	at := 8 * bits.OnesCount64(s.Attr.SampleType&(SampleIdentifier|SampleIP|SampleTID))
+	if at+8 <= len(b) {
+		s.Time = le.Uint64(b[at:])
+	}
 }
 
 func (r *Reader) decodeSample(b []byte, misc uint16, off int64) error {
