@@ -3,13 +3,16 @@ package profiling
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
@@ -221,5 +224,95 @@ func TestNamesCacheWarm(t *testing.T) {
 				t.Fatalf("sample %s: warm %v, cold %v", k, w.names, c.names)
 			}
 		}
+	}
+}
+
+// TestEachMatchesSequential checks the parallel reading against the plain
+// one: Each (samples unwound on several workers, batches back in order)
+// must hand out the samples Builder.Add gives for the time-ordered records,
+// in the same order with the same frames, on a recording of a program that
+// forks (two address spaces, one a copy of the other's mappings).
+func TestEachMatchesSequential(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300", "fork")
+	line := func(s *Sample) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %d %d %d %s:", s.Comm, s.PID, s.TID, s.Time, s.Stop)
+		for i := range s.Frames {
+			f := &s.Frames[i]
+			fmt.Fprintf(&b, " %x %s+%x %s:%d %s %v", f.PC, f.Function, f.Offset, f.File, f.Line, f.Module, f.Inlined)
+		}
+		return b.String()
+	}
+	for _, opts := range []Options{{}, {NoInline: true}} {
+		rec, err := OpenRecording(out, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parallel []string
+		if err := rec.Each(func(s *Sample) error { parallel = append(parallel, line(s)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		rec.Close()
+		rec, err = OpenRecording(out, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sequential []string
+		for {
+			r, err := rec.sorter.Next()
+			if err != nil {
+				break
+			}
+			if s := rec.b.Add(r); s != nil {
+				sequential = append(sequential, line(s))
+			}
+		}
+		rec.Close()
+		if len(parallel) != len(sequential) || len(parallel) == 0 {
+			t.Fatalf("%d samples from Each, %d from Add", len(parallel), len(sequential))
+		}
+		for i := range parallel {
+			if parallel[i] != sequential[i] {
+				t.Fatalf("sample %d:\n  Each %s\n  Add  %s", i, parallel[i], sequential[i])
+			}
+		}
+		t.Logf("%d samples alike (no-inline %v)", len(parallel), opts.NoInline)
+	}
+}
+
+// TestEachStopsOnError: an error from the caller's function ends Each with
+// that error, and the reader and the workers end with it.
+func TestEachStopsOnError(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300")
+	before := runtime.NumGoroutine()
+	rec, err := OpenRecording(out, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("enough")
+	n := 0
+	err = rec.Each(func(*Sample) error {
+		if n++; n == 100 {
+			return stop
+		}
+		return nil
+	})
+	rec.Close()
+	if err != stop || n != 100 {
+		t.Fatalf("Each returned %v after %d samples, want %v after 100", err, n, stop)
+	}
+	// The kernel symbols' loader may still run; everything else is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before+1 {
+		t.Errorf("%d goroutines after Each stopped, %d before", g, before)
 	}
 }
