@@ -27,10 +27,29 @@ func FuzzOpen(f *testing.F) {
 	f.Add([]byte("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Open(bytes.NewReader(data), int64(len(data)))
+		r2, err2 := OpenBytes(data)
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("Open: %v, OpenBytes: %v", err, err2)
+		}
 		if err != nil {
 			return
 		}
-		readAll(r)
+		// Both readers see the same records and stop at the same one.
+		defer r.Close()
+		defer r2.Close()
+		for i := 0; i < 100000; i++ {
+			a, err := r.Next()
+			b, err2 := r2.Next()
+			if (err == nil) != (err2 == nil) {
+				t.Fatalf("record %d: Open: %v, OpenBytes: %v", i, err, err2)
+			}
+			if err != nil {
+				return
+			}
+			if a.Type != b.Type || a.Offset != b.Offset || !bytes.Equal(a.Body, b.Body) {
+				t.Fatalf("record %d: Open gives type %d at %#x, OpenBytes type %d at %#x", i, a.Type, a.Offset, b.Type, b.Offset)
+			}
+		}
 	})
 }
 

@@ -30,6 +30,9 @@ type Sorter struct {
 	cur     *arena
 	free    []*arena
 	lastOut *arena
+	// lastChunk is the chunk of the record Next returned last, which the
+	// Sorter keeps until the next call.
+	lastChunk *Chunk
 }
 
 type arena struct {
@@ -38,6 +41,10 @@ type arena struct {
 }
 
 const arenaChunk = 4 << 20
+
+// maxPending bounds the records waiting to go out (their references, when
+// the records stay in the input's memory and cost no bytes here).
+const maxPending = 1 << 20
 
 // keep copies a record's body into the current arena chunk.
 func (s *Sorter) keep(b []byte) ([]byte, *arena) {
@@ -72,7 +79,8 @@ type pendingRecord struct {
 	misc  uint16
 	off   int64
 	body  []byte
-	arena *arena
+	arena *arena // the arena chunk holding body's copy, if any
+	chunk *Chunk // the input chunk holding body (retained), if any
 }
 
 // NewSorter orders r's records, holding at most limit bytes of records
@@ -82,6 +90,7 @@ func NewSorter(r *Reader, limit int) *Sorter {
 	if limit <= 0 {
 		limit = 256 << 20
 	}
+	r.timeOnly = true
 	return &Sorter{r: r, limit: limit}
 }
 
@@ -98,20 +107,33 @@ func (s *Sorter) Next() (*Record, error) {
 	}
 	p := &s.pending[s.next]
 	s.next++
-	s.bytes -= len(p.body)
-	prev := s.lastOut
-	s.lastOut = p.arena
-	p.arena.live--
-	s.release(prev)
+	if p.arena != nil || p.chunk != nil {
+		s.bytes -= len(p.body)
+	}
+	if p.arena != nil {
+		prev := s.lastOut
+		s.lastOut = p.arena
+		p.arena.live--
+		s.release(prev)
+	}
+	if s.lastChunk != nil {
+		s.lastChunk.Release()
+	}
+	s.lastChunk = p.chunk
+	inPlace := p.arena == nil
 	if isHeaderRecord(p.typ) {
 		// Decoded once when read: decoding again would add its attr or
 		// feature to the header twice.
-		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body}
+		s.r.rec = Record{Type: p.typ, Misc: p.misc, Offset: p.off, Body: p.body, InPlace: inPlace, Chunk: p.chunk}
 		return &s.r.rec, nil
 	}
-	if err := s.r.decode(p.typ, p.misc, p.body, p.off); err != nil {
+	s.r.timeOnly = false
+	err := s.r.decode(p.typ, p.misc, p.body, p.off)
+	s.r.timeOnly = true
+	if err != nil {
 		return nil, err
 	}
+	s.r.rec.InPlace, s.r.rec.Chunk = inPlace, p.chunk
 	return &s.r.rec, nil
 }
 
@@ -146,11 +168,21 @@ func (s *Sorter) fill() error {
 		}
 		s.lastTime = t
 		s.roundMax = max(s.roundMax, t)
-		body, a := s.keep(rec.Body)
-		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: body, arena: a})
+		// A record in the input's own memory is kept where it is: only
+		// its reference waits here, not a copy of its 8 KiB stack (a
+		// chunk's bytes count against the limit: they are held for it).
+		body, a, c := rec.Body, (*arena)(nil), rec.Chunk
+		switch {
+		case c != nil:
+			c.Retain()
+			s.bytes += len(rec.Body)
+		case !rec.InPlace:
+			body, a = s.keep(rec.Body)
+			s.bytes += len(rec.Body)
+		}
+		s.pending = append(s.pending, pendingRecord{time: t, seq: s.seq, typ: rec.Type, misc: rec.Misc, off: rec.Offset, body: body, arena: a, chunk: c})
 		s.seq++
-		s.bytes += len(rec.Body)
-		if s.bytes > s.limit {
+		if s.bytes > s.limit || len(s.pending) > maxPending {
 			s.sort()
 			s.ready = len(s.pending) / 2
 			return nil

@@ -154,6 +154,11 @@ func TestRecordsMatchPerf(t *testing.T) {
 				t.Errorf("no FORK record from a program that forks")
 			}
 			checkBuildIDs(t, out, r)
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameAsInPlace(t, data)
 		})
 	}
 }
@@ -221,5 +226,63 @@ func TestPipeModeMatchesPerf(t *testing.T) {
 	r2, err := Open(bytes.NewReader(data), int64(len(data)))
 	if err != nil || !r2.Pipe {
 		t.Fatalf("Open of a pipe-mode file: %v, pipe %v", err, r2 != nil && r2.Pipe)
+	}
+	sameAsInPlace(t, data)
+}
+
+// sameAsInPlace reads a recording through Open (in chunks, small ones so
+// that records straddle them) and through OpenBytes, each behind a Sorter,
+// and checks both hand out the same records in the same order, in place.
+// It keeps every sample's stack from the chunked reader by retaining its
+// chunk, and checks at the end that none was overwritten.
+func sameAsInPlace(t *testing.T, data []byte) {
+	t.Helper()
+	defer func(n int) { chunkSize = n }(chunkSize)
+	chunkSize = 64 << 10
+	r1, err := Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	r2, err := OpenBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	s1, s2 := NewSorter(r1, 1<<20), NewSorter(r2, 1<<20)
+	type kept struct {
+		stack, want []byte
+		chunk       *Chunk
+	}
+	var keep []kept
+	for n := 0; ; n++ {
+		a, err1 := s1.Next()
+		b, err2 := s2.Next()
+		if err1 != nil || err2 != nil {
+			if err1 != io.EOF || err2 != io.EOF {
+				t.Fatalf("record %d: Open: %v, OpenBytes: %v", n, err1, err2)
+			}
+			break
+		}
+		// Pipe-mode input streams through Open (no chunks); a
+		// decompressed record is nowhere in the input.
+		chunked := !r1.Pipe && r2.CompressedBlocks == 0
+		if chunked && (!a.InPlace || a.Chunk == nil || !b.InPlace || b.Chunk != nil) {
+			t.Fatalf("record %d at %#x: Open's in place %v (chunk %v), OpenBytes' %v (chunk %v)", n, a.Offset, a.InPlace, a.Chunk != nil, b.InPlace, b.Chunk != nil)
+		}
+		if a.Type != b.Type || a.Offset != b.Offset || !bytes.Equal(a.Body, b.Body) ||
+			a.Sample.Time != b.Sample.Time || !bytes.Equal(a.Sample.Stack, b.Sample.Stack) || a.Mmap.Filename != b.Mmap.Filename {
+			t.Fatalf("record %d: Open gives type %d at %#x, OpenBytes type %d at %#x", n, a.Type, a.Offset, b.Type, b.Offset)
+		}
+		if a.Type == RecordSample && a.Chunk != nil && n%7 == 0 {
+			a.Chunk.Retain()
+			keep = append(keep, kept{a.Sample.Stack, b.Sample.Stack, a.Chunk})
+		}
+	}
+	for i, k := range keep {
+		if !bytes.Equal(k.stack, k.want) {
+			t.Fatalf("kept stack %d changed after its chunk was retained", i)
+		}
+		k.chunk.Release()
 	}
 }

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -110,14 +111,25 @@ type Reader struct {
 	Header
 	Stats
 
-	src     *bufio.Reader
-	pos     int64 // offset of the next unread byte of src in the input
+	src *bufio.Reader
+	pos int64 // offset of the next unread byte of the input
+	// Records are decoded in place from mem, which holds the input's
+	// bytes from offset memOff on: all of it (OpenBytes), or the chunk
+	// being read (file mode, refilled from ra).
+	mem     []byte
+	memOff  int64
+	ra      io.ReaderAt
+	chunk   *Chunk
+	pool    *chunkPool
 	end     int64 // file mode: where the data section ends (-1: read to EOF)
 	buf     []byte
 	rec     Record
 	byID    map[uint64]*Attr
 	idPos   int // position of the id in a sample when attrs differ (-1: none)
 	idFromE int // position from the end of a non-sample record's trailer (-1: none)
+	// timeOnly: Next decodes only a sample's event and time (a Sorter's
+	// reader: it decodes each sample when it hands it out).
+	timeOnly bool
 
 	inflate  *inflater // the decompressed block being read, if any
 	spare    *inflater // kept for its buffers
@@ -192,8 +204,26 @@ func Open(ra io.ReaderAt, size int64) (*Reader, error) {
 	if err := r.indexAttrs(); err != nil {
 		return nil, err
 	}
-	r.src = bufio.NewReaderSize(io.NewSectionReader(ra, int64(dataOff), int64(dataLen)), 1<<20)
-	r.pos = int64(dataOff)
+	r.ra, r.pool = ra, &chunkPool{}
+	r.pos, r.memOff = int64(dataOff), int64(dataOff)
+	return r, nil
+}
+
+// OpenBytes reads a perf.data file (or a pipe-mode stream saved to a file)
+// whose bytes are all in memory, typically a read-only mapping of the file.
+// Records are decoded in place: their Body and the Sample's Stack are slices
+// of data (Record.InPlace), valid as long as data is, so a caller may keep
+// them past the next call to Next without copying them.
+func OpenBytes(data []byte) (*Reader, error) {
+	r, err := Open(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	r.mem, r.memOff, r.ra, r.chunk = data, 0, nil, nil
+	r.src = nil
+	if r.end < 0 {
+		r.end = int64(len(data)) // pipe mode in a file: its records run to the end
+	}
 	return r, nil
 }
 

@@ -17,6 +17,14 @@ type Record struct {
 	Misc   uint16
 	Offset int64  // where the record starts in the input (inside a decompressed block: where that block's record starts)
 	Body   []byte // the bytes after the 8-byte header
+	// InPlace says Body (and the Sample's Stack, a slice of it) is the
+	// input's own memory (OpenBytes), valid as long as that is rather than
+	// until the next call. The other slices (Callchain, Regs) are the
+	// reader's buffers and are reused all the same.
+	InPlace bool
+	// Chunk, for a record read in place from a file in chunks, is the chunk
+	// holding it: Retain keeps Body and Stack valid past the next call.
+	Chunk *Chunk
 
 	Sample Sample // RecordSample
 	Mmap   Mmap   // RecordMmap, RecordMmap2
@@ -149,6 +157,9 @@ func (r *Reader) Next() (*Record, error) {
 
 // readRecord reads one record from the input stream.
 func (r *Reader) readRecord() (*Record, error) {
+	if r.mem != nil || r.ra != nil {
+		return r.memRecord()
+	}
 	off := r.pos
 	if r.end >= 0 && off >= r.end {
 		return nil, io.EOF
@@ -183,6 +194,49 @@ func (r *Reader) readRecord() (*Record, error) {
 	return &r.rec, nil
 }
 
+// memRecord decodes the next record where it lies in r.mem.
+func (r *Reader) memRecord() (*Record, error) {
+	off := r.pos
+	if off >= r.end {
+		return nil, io.EOF
+	}
+	if r.end-off < 8 {
+		return nil, &FormatError{Offset: off, What: "reading a record header", Err: io.ErrUnexpectedEOF}
+	}
+	if r.ra != nil && off+8 > r.memOff+int64(len(r.mem)) {
+		if err := r.refill(8); err != nil {
+			return nil, &FormatError{Offset: off, What: "reading a record header", Err: err}
+		}
+	}
+	h := r.mem[off-r.memOff : off-r.memOff+8]
+	size := int64(le.Uint16(h[6:]))
+	if size < 8 {
+		return nil, formatErr(off, "record of type %d with size %d (less than its header)", le.Uint32(h), size)
+	}
+	if size > r.end-off {
+		return nil, &FormatError{Offset: off, What: "reading a record's body", Err: io.ErrUnexpectedEOF}
+	}
+	if r.ra != nil && off+size > r.memOff+int64(len(r.mem)) {
+		if err := r.refill(size); err != nil {
+			return nil, &FormatError{Offset: off, What: "reading a record's body", Err: err}
+		}
+		h = r.mem[:8]
+	}
+	at := off - r.memOff
+	body := r.mem[at+8 : at+size : at+size]
+	r.pos += size
+	if err := r.decode(le.Uint32(h), le.Uint16(h[4:]), body, off); err != nil {
+		return nil, err
+	}
+	r.rec.InPlace, r.rec.Chunk = true, r.chunk
+	if r.rec.Type == RecordAuxtrace {
+		if err := r.skipAuxtrace(body, off); err != nil {
+			return nil, err
+		}
+	}
+	return &r.rec, nil
+}
+
 // skipAuxtrace skips the trace data that follows an AUXTRACE record in the
 // stream ({u64 size, ...}: size bytes follow the record).
 func (r *Reader) skipAuxtrace(body []byte, off int64) error {
@@ -192,6 +246,13 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 	n := le.Uint64(body)
 	if r.end >= 0 && n > uint64(r.end-r.pos) {
 		return formatErr(off, "auxtrace data of %d bytes past the data section's end", n)
+	}
+	if r.mem != nil || r.ra != nil {
+		if n > uint64(r.end-r.pos) {
+			return &FormatError{Offset: off, What: "skipping auxtrace data", Err: io.ErrUnexpectedEOF}
+		}
+		r.pos += int64(n)
+		return nil
 	}
 	got, err := io.CopyN(io.Discard, r.src, int64(n))
 	r.pos += got
@@ -204,10 +265,14 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 // decode fills r.rec from one record.
 func (r *Reader) decode(typ uint32, misc uint16, body []byte, off int64) error {
 	rec := &r.rec
-	rec.Type, rec.Misc, rec.Offset, rec.Body = typ, misc, off, body
+	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace, rec.Chunk = typ, misc, off, body, false, nil
 	rec.ID = SampleIDTrailer{}
 	switch typ {
 	case RecordSample:
+		if r.timeOnly {
+			r.sampleTime(body)
+			return nil
+		}
 		return r.decodeSample(body, misc, off)
 	case RecordMmap:
 		return r.decodeMmap(body, misc, off, false)
@@ -426,6 +491,20 @@ func (c *cursor) skip(n uint64) {
 		return
 	}
 	c.p += int(n) * 8
+}
+
+// sampleTime fills in only a sample's event and time, for a Sorter that
+// decodes the rest when the sample goes out (a sample is decoded once).
+func (r *Reader) sampleTime(b []byte) {
+	s := &r.rec.Sample
+	s.Attr, s.Time = r.attrFor(b, true), 0
+	if s.Attr == nil || s.Attr.SampleType&SampleTime == 0 {
+		return
+	}
+	at := 8 * bits.OnesCount64(s.Attr.SampleType&(SampleIdentifier|SampleIP|SampleTID))
+	if at+8 <= len(b) {
+		s.Time = le.Uint64(b[at:])
+	}
 }
 
 func (r *Reader) decodeSample(b []byte, misc uint16, off int64) error {

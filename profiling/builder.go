@@ -2,10 +2,10 @@ package profiling
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols"
-	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/unwind/snapshot"
 )
 
@@ -32,6 +32,11 @@ type Frame struct {
 	Module   string // the file's path, "[kernel.kallsyms]", "[vdso]"; "" for no file
 	Inlined  bool   // a function inlined into the next frame
 	Kernel   bool
+	// Offset is the lookup address's distance from the start of the ELF
+	// (or kallsyms) symbol holding it, as perf prints it (func+0x12);
+	// HasOffset is false when no symbol holds it.
+	Offset    uint64
+	HasOffset bool
 }
 
 // Sample is one sample with its stack, innermost frame first.
@@ -53,9 +58,17 @@ type Builder struct {
 	opts    Options
 	objects *snapshot.Objects
 	spaces  map[uint32]*space
-	names   map[nameKey][]Frame
-	frames  []unwind.Frame
-	sample  Sample
+	// seq and one are Add's worker and batch (Recording.Each has its own).
+	seq *worker
+	one batch
+	// kernelSyms, when set, finds the kernel's symbols on first use
+	// (OpenRecording loads them while the first records are read).
+	kernelSyms func() *KernelSymbols
+	// fileIDs numbers the module names the workers' memos see.
+	fileMu  sync.Mutex
+	fileIDs map[string]uint32
+	// persisted[fileID] is what the persisted cache knows of the file's names.
+	persisted []*fileNames
 	// Lost counts samples the kernel dropped (LOST and LOST_SAMPLES records).
 	Lost uint64
 	// files maps a recorded path to the file to read for it: perf's
@@ -75,23 +88,35 @@ type space struct {
 	owned bool // proc was built for this space (a forked child shares its parent's until it changes)
 }
 
-// nameKey identifies an address inside a file, whatever the process.
-type nameKey struct {
-	module string
-	rel    uint64 // pc minus the module's load bias
-	caller bool
-}
-
 // NewBuilder makes a Builder. Close releases the files it opened.
 func NewBuilder(opts Options) *Builder {
 	if opts.MaxFrames <= 0 {
 		opts.MaxFrames = 512
 	}
-	return &Builder{opts: opts, objects: snapshot.NewObjects(), spaces: map[uint32]*space{}, names: map[nameKey][]Frame{}}
+	b := &Builder{opts: opts, objects: snapshot.NewObjects(), spaces: map[uint32]*space{}, fileIDs: map[string]uint32{}}
+	b.seq = newWorker(b)
+	return b
 }
 
-// Close releases the files the Builder opened.
-func (b *Builder) Close() error { return b.objects.Close() }
+// fileID numbers a module's name for the workers' memos (a number hashes
+// faster than a path).
+func (b *Builder) fileID(name string) uint32 {
+	b.fileMu.Lock()
+	defer b.fileMu.Unlock()
+	id, ok := b.fileIDs[name]
+	if !ok {
+		id = uint32(len(b.fileIDs))
+		b.fileIDs[name] = id
+	}
+	return id
+}
+
+// Close keeps the names the Builder found in the persisted cache and
+// releases the files it opened.
+func (b *Builder) Close() error {
+	b.storeNames()
+	return b.objects.Close()
+}
 
 func (b *Builder) space(pid uint32) *space {
 	s := b.spaces[pid]
@@ -135,7 +160,11 @@ func (b *Builder) Add(rec *perfdata.Record) *Sample {
 	case perfdata.RecordLost, perfdata.RecordLostSamples:
 		b.Lost += rec.Lost.Lost
 	case perfdata.RecordSample:
-		return b.addSample(rec)
+		bt := &b.one
+		bt.reset()
+		b.prepare(rec, bt)
+		b.seq.run(bt)
+		return &bt.samples[0]
 	}
 	return nil
 }

@@ -2,9 +2,9 @@ package profiling
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -12,42 +12,58 @@ import (
 // Gregg's stackcollapse scripts that flamegraph.pl, inferno and speedscope
 // read: "comm;outermost;...;innermost count" per distinct stack.
 type Folded struct {
-	counts map[string]uint64
-	sb     strings.Builder
+	index  map[string]int // stack → its position in stacks and counts
+	stacks []string
+	counts []uint64
+	buf    []byte
 }
 
 // NewFolded makes an empty aggregation.
-func NewFolded() *Folded { return &Folded{counts: map[string]uint64{}} }
+func NewFolded() *Folded { return &Folded{index: map[string]int{}} }
 
-// Add counts one sample (every sample counts, one with no frame too).
+// Add counts one sample (every sample counts, one with no frame too). The
+// line is built in a reused buffer and looked up without a copy: only a
+// stack not seen before costs an allocation.
 func (f *Folded) Add(s *Sample) {
-	f.sb.Reset()
 	comm := s.Comm
 	if comm == "" {
 		comm = "[unknown]"
 	}
-	f.sb.WriteString(foldName(comm))
+	b := appendFoldName(f.buf[:0], comm)
 	for i := len(s.Frames) - 1; i >= 0; i-- {
-		f.sb.WriteByte(';')
-		f.sb.WriteString(foldName(FrameName(&s.Frames[i])))
+		b = append(b, ';')
+		b = appendFoldName(b, FrameName(&s.Frames[i]))
 	}
 	if len(s.Frames) == 0 {
-		f.sb.WriteString(";[unknown]")
+		b = append(b, ";[unknown]"...)
 	}
-	f.counts[f.sb.String()]++
+	f.buf = b
+	if i, ok := f.index[string(b)]; ok {
+		f.counts[i]++
+		return
+	}
+	k := string(b)
+	f.index[k] = len(f.stacks)
+	f.stacks = append(f.stacks, k)
+	f.counts = append(f.counts, 1)
 }
 
 // WriteTo writes the stacks sorted by name, as stackcollapse does.
 func (f *Folded) WriteTo(w io.Writer) (int64, error) {
-	keys := make([]string, 0, len(f.counts))
-	for k := range f.counts {
-		keys = append(keys, k)
+	order := make([]int, len(f.stacks))
+	for i := range order {
+		order[i] = i
 	}
-	sort.Strings(keys)
+	sort.Slice(order, func(i, j int) bool { return f.stacks[order[i]] < f.stacks[order[j]] })
 	bw := bufio.NewWriter(w)
 	var n int64
-	for _, k := range keys {
-		m, err := fmt.Fprintf(bw, "%s %d\n", k, f.counts[k])
+	var line []byte
+	for _, i := range order {
+		line = append(line[:0], f.stacks[i]...)
+		line = append(line, ' ')
+		line = strconv.AppendUint(line, f.counts[i], 10)
+		line = append(line, '\n')
+		m, err := bw.Write(line)
 		n += int64(m)
 		if err != nil {
 			return n, err
@@ -75,11 +91,21 @@ func baseName(p string) string {
 	return p
 }
 
-// foldName keeps a name from breaking the folded format: ';' separates
-// frames and the count follows the last space-free run.
-func foldName(s string) string {
-	if !strings.ContainsAny(s, ";\n") {
-		return s
+// appendFoldName appends a name, kept from breaking the folded format:
+// ';' separates frames and the count follows the last space-free run.
+func appendFoldName(b []byte, s string) []byte {
+	if strings.IndexByte(s, ';') < 0 && strings.IndexByte(s, '\n') < 0 {
+		return append(b, s...)
 	}
-	return strings.NewReplacer(";", ":", "\n", " ").Replace(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ';':
+			b = append(b, ':')
+		case '\n':
+			b = append(b, ' ')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
 }

@@ -1,8 +1,11 @@
 package profiling
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/pcache"
 )
 
 func FuzzReadKallsyms(f *testing.F) {
@@ -23,5 +26,28 @@ func FuzzReadKallsyms(f *testing.F) {
 		}
 		k.Lookup(0)
 		k.Lookup(^uint64(0))
+	})
+}
+
+// FuzzNamesSection feeds arbitrary bytes to the persisted names' decoder,
+// which must refuse what does not add up rather than panic or allocate by a
+// length it read; what it accepts must encode back to the same bytes.
+func FuzzNamesSection(f *testing.F) {
+	good := &namesClient{module: "m", names: map[uint64][]Frame{
+		42: {{Function: "mix", File: "a.c", Line: 3, Inlined: true, Offset: 0x1f, HasOffset: true}, {Function: "leaf", File: "a.c", Line: 9, Offset: 0x1f, HasOffset: true}},
+		7:  {{}},
+	}}
+	_, enc, _ := good.Size(nil)
+	f.Add(enc.([]byte))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &namesClient{module: "m"}
+		if err := c.Resurrect(nil, []pcache.Section{{Data: data}}); err != nil {
+			return
+		}
+		_, again, _ := c.Size(nil)
+		if !bytes.Equal(again.([]byte), data) {
+			t.Fatalf("accepted a section that does not encode back to itself")
+		}
 	})
 }

@@ -13,7 +13,20 @@ import (
 // KernelSymbols names kernel addresses from a kallsyms listing.
 type KernelSymbols struct {
 	addrs []uint64
-	names []string // slices of one string holding the listing
+	// The names, one after the other in one string: name i is
+	// text[ends[i-1]:ends[i]] (a few MiB in two allocations, not 200k
+	// strings to make and for the collector to trace).
+	text string
+	ends []uint32
+}
+
+// name returns symbol i's name.
+func (k *KernelSymbols) name(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	return k.text[start:k.ends[i]]
 }
 
 // maxKallsyms bounds the listing read (a kernel's is a few MiB).
@@ -29,7 +42,8 @@ func ReadKallsyms(r io.Reader) (*KernelSymbols, error) {
 		return nil, err
 	}
 	text := string(data)
-	k := &KernelSymbols{}
+	var addrs []uint64
+	var names []string // slices of text, gathered into one string below
 	sorted := true
 	for len(text) > 0 {
 		line := text
@@ -58,37 +72,46 @@ func ReadKallsyms(r io.Reader) (*KernelSymbols, error) {
 		if name == "" {
 			continue
 		}
-		if n := len(k.addrs); n > 0 && a < k.addrs[n-1] {
+		if n := len(addrs); n > 0 && a < addrs[n-1] {
 			sorted = false
 		}
-		k.addrs = append(k.addrs, a)
-		k.names = append(k.names, name)
+		addrs = append(addrs, a)
+		names = append(names, name)
+	}
+	idx := make([]int, len(addrs))
+	for i := range idx {
+		idx[i] = i
 	}
 	if !sorted {
-		idx := make([]int, len(k.addrs))
-		for i := range idx {
-			idx[i] = i
-		}
-		sort.SliceStable(idx, func(i, j int) bool { return k.addrs[idx[i]] < k.addrs[idx[j]] })
-		addrs, names := make([]uint64, len(idx)), make([]string, len(idx))
-		for i, j := range idx {
-			addrs[i], names[i] = k.addrs[j], k.names[j]
-		}
-		k.addrs, k.names = addrs, names
+		sort.SliceStable(idx, func(i, j int) bool { return addrs[idx[i]] < addrs[idx[j]] })
 	}
+	k := &KernelSymbols{addrs: make([]uint64, len(idx)), ends: make([]uint32, len(idx))}
+	var sb strings.Builder
+	for i, j := range idx {
+		k.addrs[i] = addrs[j]
+		sb.WriteString(names[j])
+		k.ends[i] = uint32(sb.Len())
+	}
+	k.text = sb.String()
 	return k, nil
 }
 
 // Lookup names the function containing addr ("" when it precedes every symbol).
 func (k *KernelSymbols) Lookup(addr uint64) string {
+	name, _, _ := k.lookup(addr)
+	return name
+}
+
+// lookup names the function containing addr and addr's offset in it.
+func (k *KernelSymbols) lookup(addr uint64) (string, uint64, bool) {
 	if k == nil {
-		return ""
+		return "", 0, false
 	}
 	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr }) - 1
 	if i < 0 {
-		return ""
+		return "", 0, false
 	}
-	return k.names[i]
+	return k.name(i), addr - k.addrs[i], true
 }
 
 // RunningKernel returns the running kernel's symbols when the recording was
@@ -125,7 +148,13 @@ func readLocalKernel() *KernelSymbols {
 
 // kernelFrame names one kernel callchain entry.
 func (b *Builder) kernelFrame(ip uint64) Frame {
-	return Frame{PC: ip, Function: b.opts.Kernel.Lookup(ip), Module: "[kernel.kallsyms]", Kernel: true}
+	k := b.opts.Kernel
+	if k == nil && b.kernelSyms != nil {
+		k = b.kernelSyms()
+	}
+	f := Frame{PC: ip, Module: "[kernel.kallsyms]", Kernel: true}
+	f.Function, f.Offset, f.HasOffset = k.lookup(ip)
+	return f
 }
 
 // hexID formats a build-id.

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
+	"unsafe"
 
 	"github.com/sondedbg/sonde/pcache"
 )
@@ -40,21 +42,24 @@ func kernelIdentity() (key string, id pcache.Identity, ok bool) {
 }
 
 // kallsymsClient persists KernelSymbols as one section: u64 count, count u64
-// addresses, count u32 name lengths, the names.
-type kallsymsClient struct{ k *KernelSymbols }
+// addresses, count u32 name ends (name i runs from end i-1 to end i), the
+// names.
+type kallsymsClient struct {
+	k *KernelSymbols
+	// inPlace makes Resurrect use the section's bytes where they are mapped
+	// instead of copying them: the File must then stay open as long as the
+	// symbols (and the names they gave out) are in use.
+	inPlace bool
+}
 
-func (c *kallsymsClient) ID() pcache.ClientID { return pcache.ClientID{Name: "kallsyms", Version: 1} }
+func (c *kallsymsClient) ID() pcache.ClientID { return pcache.ClientID{Name: "kallsyms", Version: 2} }
 
 func (c *kallsymsClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
 	var buf bytes.Buffer
 	binary.Write(&buf, binary.LittleEndian, uint64(len(c.k.addrs)))
 	binary.Write(&buf, binary.LittleEndian, c.k.addrs)
-	for _, n := range c.k.names {
-		binary.Write(&buf, binary.LittleEndian, uint32(len(n)))
-	}
-	for _, n := range c.k.names {
-		buf.WriteString(n)
-	}
+	binary.Write(&buf, binary.LittleEndian, c.k.ends)
+	buf.WriteString(c.k.text)
 	return []pcache.SectionSpec{{Name: "symbols", Size: int64(buf.Len()), Align: 8}}, buf.Bytes(), nil
 }
 
@@ -71,45 +76,65 @@ func (c *kallsymsClient) Resurrect(_ *pcache.File, secs []pcache.Section) error 
 		return errKallsymsSection
 	}
 	n := binary.LittleEndian.Uint64(b)
-	if n > uint64(len(b))/12 {
+	if n == 0 || n > uint64(len(b))/12 {
 		return errKallsymsSection
 	}
-	addrs := b[8 : 8+8*n]
-	lens := b[8+8*n : 8+12*n]
-	names := string(b[8+12*n:]) // copied: the section is unmapped at Close
-	k := &KernelSymbols{addrs: make([]uint64, n), names: make([]string, n)}
-	p := 0
-	for i := uint64(0); i < n; i++ {
-		k.addrs[i] = binary.LittleEndian.Uint64(addrs[8*i:])
-		l := int(binary.LittleEndian.Uint32(lens[4*i:]))
-		if l > len(names)-p || (i > 0 && k.addrs[i] < k.addrs[i-1]) {
+	addrb := b[8 : 8+8*n]
+	endb := b[8+8*n : 8+12*n]
+	textb := b[8+12*n:]
+	k := &KernelSymbols{}
+	if c.inPlace && uintptr(unsafe.Pointer(&addrb[0]))%8 == 0 {
+		// The mapping is page-aligned and the section 8-aligned: the
+		// arrays are usable as they lie (little-endian, as x86-64 is).
+		k.addrs = unsafe.Slice((*uint64)(unsafe.Pointer(&addrb[0])), n)
+		k.ends = unsafe.Slice((*uint32)(unsafe.Pointer(&endb[0])), n)
+		if len(textb) > 0 {
+			k.text = unsafe.String(&textb[0], len(textb))
+		}
+	} else {
+		k.addrs, k.ends = make([]uint64, n), make([]uint32, n)
+		for i := range k.addrs {
+			k.addrs[i] = binary.LittleEndian.Uint64(addrb[8*i:])
+			k.ends[i] = binary.LittleEndian.Uint32(endb[4*i:])
+		}
+		k.text = string(textb)
+	}
+	// The arrays are checked either way: a lookup must not slice out of
+	// range nor binary-search an unsorted table.
+	for i := uint64(1); i < n; i++ {
+		if k.addrs[i] < k.addrs[i-1] || k.ends[i] < k.ends[i-1] {
 			return errKallsymsSection
 		}
-		k.names[i] = names[p : p+l]
-		p += l
+	}
+	if k.ends[n-1] > uint32(len(k.text)) || uint64(len(textb)) > 1<<32-1 {
+		return errKallsymsSection
 	}
 	c.k = k
 	return nil
 }
 
-// cachedLocalKernel returns the running kernel's symbols from the cache, or
-// reads them and stores them there.
-func cachedLocalKernel() *KernelSymbols {
+// The running kernel's symbols, found once per process: their cache file
+// stays mapped for the process's lifetime, the names pointing into it.
+var localKernel = sync.OnceValue(func() *KernelSymbols {
 	cache := pcache.Default()
 	key, id, ok := kernelIdentity()
 	if cache == nil || !ok {
 		return readLocalKernel()
 	}
-	cl := &kallsymsClient{}
+	cl := &kallsymsClient{inPlace: true}
 	if f, err := cache.Load(key, id, cl); err == nil {
-		f.Close()
-		if cl.k != nil && len(cl.k.addrs) > 0 {
-			return cl.k
+		if cl.k != nil {
+			return cl.k // f stays open: cl.k lies in it
 		}
+		f.Close()
 	}
 	k := readLocalKernel()
 	if k != nil {
 		cache.Store(key, id, &kallsymsClient{k: k})
 	}
 	return k
-}
+})
+
+// cachedLocalKernel returns the running kernel's symbols from the cache, or
+// reads them and stores them there.
+func cachedLocalKernel() *KernelSymbols { return localKernel() }

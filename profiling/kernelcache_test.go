@@ -30,6 +30,18 @@ func TestKallsymsCacheRoundTrip(t *testing.T) {
 			t.Errorf("%#x: %q from the cache, %q read", a, got, want)
 		}
 	}
+	// In place, the symbols lie in the mapped file (kept open meanwhile).
+	in := &kallsymsClient{inPlace: true}
+	f, err = c.Load("kallsyms-test", id, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []uint64{0xffffffff81000000, 0xffffffff81000150, 0xffffffff81000fff} {
+		if got, want := in.k.Lookup(a), k.Lookup(a); got != want || got == "" {
+			t.Errorf("%#x: %q from the mapped cache, %q read", a, got, want)
+		}
+	}
+	f.Close()
 	// A damaged section is refused, not trusted.
 	bad := &kallsymsClient{}
 	if err := bad.Resurrect(nil, []pcache.Section{{Data: []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}}}); err == nil {

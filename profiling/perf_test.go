@@ -3,12 +3,16 @@ package profiling
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
@@ -22,7 +26,11 @@ type scriptSample struct {
 
 // perfScript runs `perf script` on a recording and parses its samples.
 func perfScript(t *testing.T, path string, args ...string) []scriptSample {
-	argv := append([]string{"script", "-F", "tid,time,ip,sym,dso", "-i", path}, args...)
+	argv := []string{"script", "-i", path}
+	if !slices.Contains(args, "-F") {
+		argv = append(argv, "-F", "tid,time,ip,sym,dso")
+	}
+	argv = append(argv, args...)
 	out, err := exec.Command("perf", argv...).Output()
 	if err != nil {
 		t.Fatalf("perf %s: %v", strings.Join(argv, " "), err)
@@ -45,7 +53,14 @@ func perfScript(t *testing.T, path string, args ...string) []scriptSample {
 			s := &samples[len(samples)-1]
 			// perf spells a versioned dynamic symbol with its version
 			// (__libc_start_main@@GLIBC_2.34); sonde does not.
-			name, _, _ := strings.Cut(strings.Join(f[1:len(f)-1], " "), "@@")
+			name := strings.Join(f[1:len(f)-1], " ")
+			if i := strings.Index(name, "@@"); i >= 0 {
+				off := ""
+				if j := strings.LastIndex(name, "+0x"); j > i {
+					off = name[j:]
+				}
+				name = name[:i] + off
+			}
 			s.names = append(s.names, name)
 			s.mods = append(s.mods, strings.Trim(f[len(f)-1], "()"))
 		}
@@ -53,8 +68,14 @@ func perfScript(t *testing.T, path string, args ...string) []scriptSample {
 	return samples
 }
 
-// sondeSamples reads a recording through OpenRecording.
+// sondeSamples reads a recording through OpenRecording, naming frames as
+// FrameName does.
 func sondeSamples(t *testing.T, path string, opts Options) (map[string]scriptSample, *Recording) {
+	return sondeSamplesNamed(t, path, opts, FrameName)
+}
+
+// sondeSamplesNamed reads a recording through OpenRecording, naming frames with name.
+func sondeSamplesNamed(t *testing.T, path string, opts Options, name func(*Frame) string) (map[string]scriptSample, *Recording) {
 	rec, err := OpenRecording(path, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +86,7 @@ func sondeSamples(t *testing.T, path string, opts Options) (map[string]scriptSam
 		k := fmt.Sprintf("%d %d.%06d", s.TID, s.Time/1e9, s.Time%1e9/1e3)
 		var ss scriptSample
 		for i := range s.Frames {
-			ss.names = append(ss.names, FrameName(&s.Frames[i]))
+			ss.names = append(ss.names, name(&s.Frames[i]))
 			ss.mods = append(ss.mods, s.Frames[i].Module)
 		}
 		got[k] = ss
@@ -118,5 +139,180 @@ func TestUserFramesMatchPerfScript(t *testing.T) {
 	}
 	if ratio < 0.99 {
 		t.Errorf("only %.2f%% of samples agree with perf script --no-inline (want 99%%)", 100*ratio)
+	}
+}
+
+// TestScriptOffsetsMatchPerf compares every frame's function+offset, as
+// sonde perf script prints them, with perf script's (-F +symoff), without
+// and with inline frames, kernel frames included.
+func TestScriptOffsetsMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	for _, tc := range []struct {
+		name string
+		args []string
+		opts Options
+	}{
+		{"no-inline", []string{"--no-inline"}, Options{NoInline: true}},
+		{"inline", nil, Options{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := perfScript(t, out, append([]string{"-F", "tid,time,ip,sym,symoff,dso"}, tc.args...)...)
+			got, _ := sondeSamplesNamed(t, out, tc.opts, ScriptName)
+			same, frames, compared := 0, 0, 0
+			var diffs []string
+			for _, w := range want {
+				g, ok := got[w.key]
+				if !ok || len(g.names) != len(w.names) {
+					continue // frame differences are TestUserFramesMatchPerfScript's
+				}
+				compared++
+				for i := range w.names {
+					frames++
+					// perf names the function of an inline frame
+					// by DWARF, sonde too; compare the offsets
+					// wherever both name the same function.
+					if g.names[i] == w.names[i] {
+						same++
+					} else if len(diffs) < 10 {
+						diffs = append(diffs, fmt.Sprintf("%s frame %d: sonde %s, perf %s", w.key, i, g.names[i], w.names[i]))
+					}
+				}
+			}
+			t.Logf("%d of %d frames of %d of %d samples have perf's function+offset", same, frames, compared, len(want))
+			for _, d := range diffs {
+				t.Log(d)
+			}
+			if compared < len(want)*9/10 || same < frames*99/100 {
+				t.Errorf("%d of %d frames of %d of %d samples agree with perf script", same, frames, compared, len(want))
+			}
+		})
+	}
+}
+
+// TestNamesCacheWarm reads a recording twice with a fresh persisted cache:
+// the second read takes every name from the cache (no line table or symbol
+// lookup) and gives the same stacks, in both naming modes.
+func TestNamesCacheWarm(t *testing.T) {
+	testprog.RequirePerf(t)
+	t.Setenv("SONDE_CACHE_DIR", t.TempDir())
+	t.Setenv("SONDE_NO_CACHE", "")
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	for _, opts := range []Options{{}, {NoInline: true}} {
+		cold, rec := sondeSamplesNamed(t, out, opts, ScriptName)
+		rec.Close() // stores the names
+		warm, rec := sondeSamplesNamed(t, out, opts, ScriptName)
+		loaded := 0
+		for _, fn := range rec.b.persisted {
+			loaded += len(fn.old)
+			if len(fn.fresh) > 0 {
+				t.Errorf("%s: %d names looked up again on the warm read", fn.module, len(fn.fresh))
+			}
+		}
+		if loaded == 0 {
+			t.Errorf("no name came from the cache (no-inline %v)", opts.NoInline)
+		}
+		if len(warm) != len(cold) {
+			t.Fatalf("%d samples warm, %d cold", len(warm), len(cold))
+		}
+		for k, c := range cold {
+			if w := warm[k]; strings.Join(w.names, ";") != strings.Join(c.names, ";") || strings.Join(w.mods, ";") != strings.Join(c.mods, ";") {
+				t.Fatalf("sample %s: warm %v, cold %v", k, w.names, c.names)
+			}
+		}
+	}
+}
+
+// TestEachMatchesSequential checks the parallel reading against the plain
+// one: Each (samples unwound on several workers, batches back in order)
+// must hand out the samples Builder.Add gives for the time-ordered records,
+// in the same order with the same frames, on a recording of a program that
+// forks (two address spaces, one a copy of the other's mappings).
+func TestEachMatchesSequential(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300", "fork")
+	line := func(s *Sample) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %d %d %d %s:", s.Comm, s.PID, s.TID, s.Time, s.Stop)
+		for i := range s.Frames {
+			f := &s.Frames[i]
+			fmt.Fprintf(&b, " %x %s+%x %s:%d %s %v", f.PC, f.Function, f.Offset, f.File, f.Line, f.Module, f.Inlined)
+		}
+		return b.String()
+	}
+	for _, opts := range []Options{{}, {NoInline: true}} {
+		rec, err := OpenRecording(out, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parallel []string
+		if err := rec.Each(func(s *Sample) error { parallel = append(parallel, line(s)); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		rec.Close()
+		rec, err = OpenRecording(out, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sequential []string
+		for {
+			r, err := rec.sorter.Next()
+			if err != nil {
+				break
+			}
+			if s := rec.b.Add(r); s != nil {
+				sequential = append(sequential, line(s))
+			}
+		}
+		rec.Close()
+		if len(parallel) != len(sequential) || len(parallel) == 0 {
+			t.Fatalf("%d samples from Each, %d from Add", len(parallel), len(sequential))
+		}
+		for i := range parallel {
+			if parallel[i] != sequential[i] {
+				t.Fatalf("sample %d:\n  Each %s\n  Add  %s", i, parallel[i], sequential[i])
+			}
+		}
+		t.Logf("%d samples alike (no-inline %v)", len(parallel), opts.NoInline)
+	}
+}
+
+// TestEachStopsOnError: an error from the caller's function ends Each with
+// that error, and the reader and the workers end with it.
+func TestEachStopsOnError(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300")
+	before := runtime.NumGoroutine()
+	rec, err := OpenRecording(out, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("enough")
+	n := 0
+	err = rec.Each(func(*Sample) error {
+		if n++; n == 100 {
+			return stop
+		}
+		return nil
+	})
+	rec.Close()
+	if err != stop || n != 100 {
+		t.Fatalf("Each returned %v after %d samples, want %v after 100", err, n, stop)
+	}
+	// The kernel symbols' loader may still run; everything else is gone.
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > before+1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := runtime.NumGoroutine(); g > before+1 {
+		t.Errorf("%d goroutines after Each stopped, %d before", g, before)
 	}
 }

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/debugfile"
@@ -22,11 +22,14 @@ type Recording struct {
 	b      *Builder
 	// Warnings are things the user should know about the stacks' quality
 	// (a file that changed since the recording, a kernel whose symbols
-	// could not be had), each once.
+	// could not be had), each once: those known at OpenRecording, then
+	// those Each found.
 	Warnings []string
 	// Samples counts every sample read; Unwound those whose user stack was
 	// walked from a stack copy.
 	Samples uint64
+
+	kernelWarned bool
 }
 
 // OpenRecording opens a perf.data file ("-": standard input, in pipe mode).
@@ -45,12 +48,14 @@ func OpenRecording(path string, opts Options) (*Recording, error) {
 			rec.file.Close()
 			return nil, serr
 		}
+		// The reader reads the file in chunks and decodes the records
+		// where they lie; the samples' stacks are never copied. (Mapping
+		// the file instead costs more: a fault and a TLB miss for every
+		// page, where a read fills a few buffers again and again.)
 		rec.reader, err = perfdata.Open(rec.file, st.Size())
 	}
 	if err != nil {
-		if rec.file != nil {
-			rec.file.Close()
-		}
+		rec.closeFile()
 		return nil, err
 	}
 	rec.sorter = perfdata.NewSorter(rec.reader, 0)
@@ -67,14 +72,17 @@ func (rec *Recording) prepare() {
 	for _, id := range rec.reader.BuildIDs {
 		switch id.Filename {
 		case "[kernel.kallsyms]":
-			if b.opts.Kernel == nil {
-				b.opts.Kernel = RunningKernel(id.BuildID)
-				if b.opts.Kernel == nil {
-					b.opts.Kernel = cachedKallsyms(id.BuildID)
-				}
-				if b.opts.Kernel == nil {
-					rec.warn("kernel frames are unnamed: the recording's kernel is not the running one (or /proc/kallsyms hides addresses) and perf's build-id cache has no kallsyms for it")
-				}
+			if b.opts.Kernel == nil && b.kernelSyms == nil {
+				// Loaded on another core while the first records are
+				// read; the first kernel frame waits for it.
+				buildID := id.BuildID
+				b.kernelSyms = sync.OnceValue(func() *KernelSymbols {
+					if k := RunningKernel(buildID); k != nil {
+						return k
+					}
+					return cachedKallsyms(buildID)
+				})
+				go b.kernelSyms()
 			}
 		case "[vdso]":
 			if data := localVDSO(); data != nil && sameBuildID(data, id.BuildID) {
@@ -102,38 +110,29 @@ func (rec *Recording) prepare() {
 
 func (rec *Recording) warn(msg string) { rec.Warnings = append(rec.Warnings, msg) }
 
+// checkKernel adds the warning that kernel frames went unnamed, when the
+// recording's kernel symbols could not be found.
+func (rec *Recording) checkKernel() {
+	if rec.b.kernelSyms != nil && rec.b.opts.Kernel == nil && rec.b.kernelSyms() == nil && !rec.kernelWarned {
+		rec.kernelWarned = true
+		rec.warn("kernel frames are unnamed: the recording's kernel is not the running one (or /proc/kallsyms hides addresses) and perf's build-id cache has no kallsyms for it")
+	}
+}
+
 // Header is what the recording says of itself.
 func (rec *Recording) Header() *perfdata.Header { return &rec.reader.Header }
 
 // Lost is how many samples the kernel dropped.
 func (rec *Recording) Lost() uint64 { return rec.b.Lost }
 
-// Each calls fn with every sample's stack, in time order; the Sample is
-// valid during the call.
-func (rec *Recording) Each(fn func(*Sample) error) error {
-	for {
-		r, err := rec.sorter.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		s := rec.b.Add(r)
-		if s == nil {
-			continue
-		}
-		rec.Samples++
-		if err := fn(s); err != nil {
-			return err
-		}
-	}
-}
-
 // Close releases the recording and every file its stacks needed.
 func (rec *Recording) Close() error {
 	rec.reader.Close()
 	rec.b.Close()
+	return rec.closeFile()
+}
+
+func (rec *Recording) closeFile() error {
 	if rec.file != nil {
 		return rec.file.Close()
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/unwind"
+	"github.com/sondedbg/sonde/unwind/snapshot"
 )
 
 // perfToDWARF maps perf's x86-64 user register numbers to DWARF's.
@@ -19,11 +20,11 @@ var perfToDWARF = [...]int{
 	16: 8, 17: 9, 18: 10, 19: 11, 20: 12, 21: 13, 22: 14, 23: 15,
 }
 
-// userRegisters converts a sample's user registers.
-func userRegisters(s *perfdata.Sample) (unwind.Registers, bool) {
-	var regs unwind.Registers
+// userRegisters converts a sample's user registers into regs (zeroed).
+func userRegisters(s *perfdata.Sample, regs *unwind.Registers) bool {
+	*regs = unwind.Registers{}
 	if s.RegsABI == 0 {
-		return regs, false
+		return false
 	}
 	for reg, dw := range perfToDWARF {
 		if v, ok := s.Reg(reg); ok && dw >= 0 && (reg != 12 && reg != 13 && reg != 14 && reg != 15) {
@@ -32,19 +33,60 @@ func userRegisters(s *perfdata.Sample) (unwind.Registers, bool) {
 	}
 	_, okIP := regs.Get(16)
 	_, okSP := regs.Get(7)
-	return regs, okIP && okSP
+	return okIP && okSP
 }
 
-func (b *Builder) addSample(rec *perfdata.Record) *Sample {
+// job is one sample as the Builder saw it in time order: all a worker needs
+// to produce its stack without the Builder's state, which later records
+// change. Its slices are the batch's (or the record's, when in place).
+type job struct {
+	out       Sample // all but Frames
+	proc      *snapshot.Process
+	maps      []snapshot.Mapping // the address space when sampled (for reads outside the stack copy)
+	kernel    span               // kernel callchain ips in the batch's ips
+	user      span               // user ips (a frame-pointer callchain, or the sampled ip)
+	unknownPC uint64             // a user pc in no mapping, shown as [unknown]
+	unknown   bool
+	walk      bool // unwind the stack copy from regs
+	regs      unwind.Registers
+	stack     []byte
+	chunk     *perfdata.Chunk // retained for stack, released when unwound
+}
+
+// span is a stretch of one of a batch's buffers.
+type span struct{ start, end int }
+
+// prepare turns a sample record into a job for a worker, in time order: the
+// address space and the command name are those at the sample's time.
+func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	s := &rec.Sample
-	out := &b.sample
-	*out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period, Frames: out.Frames[:0]}
+	bt.jobs = append(bt.jobs, job{})
+	j := &bt.jobs[len(bt.jobs)-1]
+	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period}
 	sp := b.space(s.PID)
-	out.Comm = sp.comm
+	j.out.Comm = sp.comm
 	// The callchain: kernel frames (innermost), then in frame-pointer
 	// recordings the user frames; in dwarf recordings only the user ip.
-	var user []uint64
 	ctx := perfdata.ContextKernel
+	if rec.CPUMode() == perfdata.MiscUser {
+		ctx = perfdata.ContextUser
+	}
+	j.kernel.start = len(bt.ips)
+	for _, ip := range s.Callchain {
+		if ip >= perfdata.ContextMax {
+			ctx = ip
+			continue
+		}
+		if ctx == perfdata.ContextKernel {
+			bt.ips = append(bt.ips, ip)
+		}
+	}
+	if len(s.Callchain) == 0 && rec.CPUMode() == perfdata.MiscKernel && s.IP != 0 {
+		bt.ips = append(bt.ips, s.IP)
+	}
+	j.kernel.end = len(bt.ips)
+	j.user.start = len(bt.ips)
+	ctx = perfdata.ContextKernel
 	if rec.CPUMode() == perfdata.MiscUser {
 		ctx = perfdata.ContextUser
 	}
@@ -53,41 +95,47 @@ func (b *Builder) addSample(rec *perfdata.Record) *Sample {
 			ctx = ip
 			continue
 		}
-		switch ctx {
-		case perfdata.ContextKernel:
-			out.Frames = append(out.Frames, b.kernelFrame(ip))
-		case perfdata.ContextUser:
-			user = append(user, ip)
+		if ctx == perfdata.ContextUser {
+			bt.ips = append(bt.ips, ip)
 		}
 	}
-	if len(s.Callchain) == 0 && rec.CPUMode() == perfdata.MiscKernel && s.IP != 0 {
-		out.Frames = append(out.Frames, b.kernelFrame(s.IP))
-	}
-	regs, haveRegs := userRegisters(s)
-	if haveRegs && !b.inModule(sp, regs.Values[16]) {
+	j.user.end = len(bt.ips)
+	proc := b.process(sp)
+	j.proc, j.maps = proc, sp.maps
+	haveRegs := userRegisters(s, &j.regs)
+	if haveRegs && !inModule(proc, j.regs.Values[16]) {
 		// A user pc in no mapping: perf's dwarf unwinder gives up there
 		// (a kernel sample during exec, before the new image is mapped;
 		// JIT code). Only a user-mode sample shows it, as [unknown].
 		haveRegs = false
-		user = nil
+		j.user.end = j.user.start
+		bt.ips = bt.ips[:j.user.start]
 		if rec.CPUMode() == perfdata.MiscUser {
-			out.Frames = append(out.Frames, Frame{PC: regs.Values[16]})
+			j.unknown, j.unknownPC = true, j.regs.Values[16]
 		}
 	}
 	switch {
 	case haveRegs:
-		b.unwindUser(out, sp, &regs, s.Stack)
-	case len(user) > 0:
-		b.chainUser(out, sp, user)
+		j.walk = true
+		j.stack = s.Stack
+		switch {
+		case !bt.retain:
+		case rec.Chunk != nil:
+			rec.Chunk.Retain()
+			j.chunk = rec.Chunk
+		case !rec.InPlace:
+			// The record's bytes are reused: the worker gets a copy.
+			j.stack = bt.keep(s.Stack)
+		}
+	case j.user.end > j.user.start:
 	case rec.CPUMode() == perfdata.MiscUser && s.IP != 0:
-		b.chainUser(out, sp, []uint64{s.IP})
+		bt.ips = append(bt.ips, s.IP)
+		j.user.end = len(bt.ips)
 	}
-	return out
 }
 
-// inModule reports whether pc is in one of the space's files.
-func (b *Builder) inModule(sp *space, pc uint64) bool {
-	proc := b.process(sp)
+// inModule reports whether pc is in one of proc's files.
+func inModule(proc *snapshot.Process, pc uint64) bool {
 	if proc == nil {
 		return false
 	}
@@ -95,40 +143,103 @@ func (b *Builder) inModule(sp *space, pc uint64) bool {
 	return um != nil
 }
 
+// worker turns jobs into stacks. Each goroutine has its own: its unwinders
+// and its memo of names per address, so workers share nothing but the
+// Builder's read-only options and the modules' own (concurrent) caches.
+type worker struct {
+	b       *Builder
+	walkers map[*snapshot.Process]*walker
+	// names[file] memoizes the frames of the addresses of one file
+	// (Builder.fileID), by nameKey.
+	names  []map[uint64][]Frame
+	files  []*fileNames // Builder.cachedNames by file
+	modIDs map[*unwind.Module]uint32
+}
+
+// nameKey identifies an address inside a file: the address minus the
+// module's load bias, and whether it is a caller's (looked up at pc-1).
+func nameKey(rel uint64, caller bool) uint64 {
+	k := rel << 1
+	if caller {
+		k |= 1
+	}
+	return k
+}
+
+func newWorker(b *Builder) *worker {
+	return &worker{b: b, walkers: map[*snapshot.Process]*walker{}, modIDs: map[*unwind.Module]uint32{}}
+}
+
+// run produces the stack of every job of a batch, into the batch's samples.
+func (w *worker) run(bt *batch) {
+	bt.samples = bt.samples[:0]
+	bt.frames = bt.frames[:0]
+	bt.ends = bt.ends[:0]
+	for i := range bt.jobs {
+		j := &bt.jobs[i]
+		w.finish(j, bt)
+		if j.chunk != nil {
+			j.chunk.Release()
+			j.chunk, j.stack = nil, nil
+		}
+		bt.samples = append(bt.samples, j.out)
+		bt.ends = append(bt.ends, len(bt.frames))
+	}
+	start := 0
+	for i := range bt.samples {
+		bt.samples[i].Frames = bt.frames[start:bt.ends[i]:bt.ends[i]]
+		start = bt.ends[i]
+	}
+}
+
+// finish appends one job's frames to the batch's frames; out.Stop says why
+// the user walk ended early.
+func (w *worker) finish(j *job, bt *batch) {
+	for _, ip := range bt.ips[j.kernel.start:j.kernel.end] {
+		bt.frames = append(bt.frames, w.b.kernelFrame(ip))
+	}
+	if j.unknown {
+		bt.frames = append(bt.frames, Frame{PC: j.unknownPC})
+	}
+	switch {
+	case j.walk:
+		bt.frames = w.unwindUser(bt.frames, j)
+	case j.user.end > j.user.start:
+		bt.frames = w.chainUser(bt.frames, j.proc, bt.ips[j.user.start:j.user.end])
+	}
+}
+
 // unwindUser walks the sampled stack copy from the user registers.
-func (b *Builder) unwindUser(out *Sample, sp *space, regs *unwind.Registers, stack []byte) {
-	proc := b.process(sp)
-	if proc == nil {
-		pc, _ := regs.Get(16)
-		out.Frames = append(out.Frames, Frame{PC: pc})
-		return
+func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
+	if j.proc == nil {
+		return append(dst, Frame{PC: j.regs.Values[16]})
 	}
-	stackAddr, _ := regs.Get(7)
-	if sp.th == nil {
-		sp.th = proc.Thread(regs, stack, stackAddr)
-	} else {
-		sp.th.Reset(regs, stack, stackAddr)
+	wk := w.walker(j.proc)
+	wk.mem.reset(j.stack, j.regs.Values[7], j.maps)
+	u := wk.u
+	if u.InitRegisters(&j.regs) != nil {
+		return dst
 	}
-	frames, stop, _ := sp.th.Walk(b.frames[:0])
-	b.frames = frames
-	if len(frames) > b.opts.MaxFrames {
-		frames = frames[:b.opts.MaxFrames]
+	for depth := 0; ; depth++ {
+		if depth < w.b.opts.MaxFrames {
+			f := u.Frame()
+			dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
+		}
+		if !u.Step() {
+			break
+		}
 	}
-	for i := range frames {
-		f := &frames[i]
-		out.Frames = b.appendNames(out.Frames, sp, f.Module, f.PC, f.LookupPC())
+	if stop := u.StopReason(); stop != unwind.StopOutermost && stop != unwind.StopDepthLimit {
+		j.out.Stop = stop.String()
 	}
-	if stop != unwind.StopOutermost && stop != unwind.StopDepthLimit {
-		out.Stop = stop.String()
-	}
+	return dst
 }
 
 // chainUser names the user frames of a frame-pointer callchain: the first
 // is the sampled pc, the rest return addresses.
-func (b *Builder) chainUser(out *Sample, sp *space, ips []uint64) {
-	proc := b.process(sp)
+func (w *worker) chainUser(dst []Frame, proc *snapshot.Process, ips []uint64) []Frame {
 	for i, ip := range ips {
-		if i >= b.opts.MaxFrames {
+		if i >= w.b.opts.MaxFrames {
 			break
 		}
 		lookup := ip
@@ -139,21 +250,56 @@ func (b *Builder) chainUser(out *Sample, sp *space, ips []uint64) {
 		if proc != nil {
 			um, _ = proc.LookupModule(ip)
 		}
-		out.Frames = b.appendNames(out.Frames, sp, um, ip, lookup)
+		dst = w.appendNames(dst, proc, um, ip, lookup)
 	}
+	return dst
 }
 
 // appendNames appends the frames one physical frame stands for: its inline
 // chain (or one ELF-symbol frame with NoInline), named once per file address.
-func (b *Builder) appendNames(dst []Frame, sp *space, um *unwind.Module, pc, lookup uint64) []Frame {
+func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Module, pc, lookup uint64) []Frame {
 	if um == nil {
 		return append(dst, Frame{PC: pc})
 	}
-	key := nameKey{module: um.Name, rel: lookup - um.Bias, caller: pc != lookup}
-	names, ok := b.names[key]
+	id, ok := w.modIDs[um]
 	if !ok {
-		names = b.lookupNames(sp, um, lookup)
-		b.names[key] = names
+		if len(w.modIDs) > maxWalkers*64 {
+			clear(w.modIDs)
+		}
+		id = w.b.fileID(um.Name)
+		w.modIDs[um] = id
+	}
+	for int(id) >= len(w.names) {
+		w.names = append(w.names, map[uint64][]Frame{})
+	}
+	memo := w.names[id]
+	rel := lookup - um.Bias
+	var key uint64
+	if rel < 1<<63 {
+		key = nameKey(rel, pc != lookup)
+	} else {
+		memo = nil // an address no key holds: looked up every time
+	}
+	names, ok := memo[key]
+	if !ok {
+		// Not met by this worker yet: the persisted cache may know it.
+		for int(id) >= len(w.files) {
+			w.files = append(w.files, nil)
+		}
+		fn := w.files[id]
+		if fn == nil {
+			fn = w.b.cachedNames(id, proc, um)
+			w.files[id] = fn
+		}
+		if names, ok = fn.lookup(key); !ok || memo == nil {
+			names = w.b.lookupNames(proc, um, lookup)
+			if memo != nil {
+				fn.add(key, names)
+			}
+		}
+		if memo != nil {
+			memo[key] = names
+		}
 	}
 	for _, n := range names {
 		n.PC = pc
@@ -162,20 +308,22 @@ func (b *Builder) appendNames(dst []Frame, sp *space, um *unwind.Module, pc, loo
 	return dst
 }
 
-func (b *Builder) lookupNames(sp *space, um *unwind.Module, lookup uint64) []Frame {
-	proc := sp.proc
+func (b *Builder) lookupNames(proc *snapshot.Process, um *unwind.Module, lookup uint64) []Frame {
 	base := Frame{Module: um.Name}
 	if proc == nil {
 		return []Frame{base}
 	}
+	// The offset perf prints (func+0x12) is from the start of the ELF
+	// symbol that holds the address, for inline frames too.
 	if b.opts.NoInline {
 		bin := proc.Binary(um)
 		if bin == nil {
 			return []Frame{base}
 		}
 		if t, err := bin.Symbols(); err == nil {
-			if sym, _, ok := t.Lookup(lookup - um.Bias); ok {
+			if sym, off, ok := t.Lookup(lookup - um.Bias); ok {
 				base.Function = demangled(perfChoice(sym, t.Aliases(sym.Addr)).Name)
+				base.Offset, base.HasOffset = off, true
 			}
 		}
 		return []Frame{base}
@@ -184,9 +332,13 @@ func (b *Builder) lookupNames(sp *space, um *unwind.Module, lookup uint64) []Fra
 	if len(syms) == 0 {
 		return []Frame{base}
 	}
+	// The outermost function of the chain is the one the ELF symbol names.
+	if start := syms[len(syms)-1].FuncStart; start != 0 && start <= lookup {
+		base.Offset, base.HasOffset = lookup-start, true
+	}
 	out := make([]Frame, len(syms))
 	for i, s := range syms {
-		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Module: um.Name, Inlined: i < len(syms)-1}
+		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Module: um.Name, Inlined: i < len(syms)-1, Offset: base.Offset, HasOffset: base.HasOffset}
 	}
 	return out
 }

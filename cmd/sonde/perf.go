@@ -71,7 +71,12 @@ func runPerf(args []string) int {
 	if s, ok := sink.(*scriptSink); ok {
 		s.w = bw // script streams: to the output file when there is one
 	}
-	if err := rec.Each(sink.add); err != nil {
+	warned := len(rec.Warnings)
+	err = rec.Each(sink.add)
+	for _, w := range rec.Warnings[warned:] {
+		fmt.Fprintf(os.Stderr, "sonde perf: warning: %s\n", w)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde perf: %v\n", err)
 		return 1
 	}

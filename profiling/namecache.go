@@ -1,0 +1,291 @@
+package profiling
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/sondedbg/sonde/pcache"
+	"github.com/sondedbg/sonde/symbols/debugfile"
+	"github.com/sondedbg/sonde/unwind"
+	"github.com/sondedbg/sonde/unwind/snapshot"
+)
+
+// The names of a file's addresses are kept in the persisted cache: the
+// first profile of a program pays for its line tables and scope trees (tens
+// of milliseconds for a libc with debug information), the next ones read
+// the answers. One cache file per binary and naming mode, valid while the
+// binary and its debug file are the same (their sizes, times and build-id).
+
+// fileNames is what the cache knows of one file's addresses.
+type fileNames struct {
+	once   sync.Once
+	module string
+	key    string // the cache key, "" when the file is not cached (the vDSO)
+	id     pcache.Identity
+	old    map[uint64][]Frame // loaded: read-only once once is done
+
+	mu    sync.Mutex
+	fresh map[uint64][]Frame // found by this run, to store
+}
+
+// maxCachedNames bounds one file's persisted names.
+const maxCachedNames = 1 << 18
+
+// cachedNames returns the names the cache has for a module's file, loading
+// them on first use.
+func (b *Builder) cachedNames(id uint32, proc *snapshot.Process, um *unwind.Module) *fileNames {
+	b.fileMu.Lock()
+	for int(id) >= len(b.persisted) {
+		b.persisted = append(b.persisted, &fileNames{})
+	}
+	fn := b.persisted[id]
+	b.fileMu.Unlock()
+	fn.once.Do(func() { b.loadNames(fn, proc, um) })
+	return fn
+}
+
+func (b *Builder) loadNames(fn *fileNames, proc *snapshot.Process, um *unwind.Module) {
+	fn.module = um.Name
+	cache := pcache.Default()
+	bin := proc.Binary(um)
+	if cache == nil || bin == nil || bin.Path() == "" || b.opts.Symbols != nil {
+		return // in memory (the vDSO), or debug files from unusual places
+	}
+	ef := bin.ELF()
+	if ef == nil {
+		return
+	}
+	buildID, _ := debugfile.BuildID(ef)
+	id, err := pcache.StatIdentity(bin.Path(), buildID)
+	if err != nil {
+		return
+	}
+	// The key names the file, the mode and the debug file the names came
+	// from: installing debug information later gives other names.
+	h := sha256.New()
+	mode := "inline"
+	if b.opts.NoInline {
+		mode = "no-inline"
+	}
+	h.Write([]byte(bin.Path() + "\x00" + mode + "\x00" + bin.DebugFile()))
+	if dbg := bin.DebugFile(); dbg != "" && dbg != bin.Path() {
+		if st, err := os.Stat(dbg); err == nil {
+			binary.Write(h, binary.LittleEndian, [2]int64{st.Size(), st.ModTime().UnixNano()})
+		}
+	}
+	sum := h.Sum(nil)
+	fn.key, fn.id = "perfnames-"+hex.EncodeToString(sum[:12]), id
+	cl := &namesClient{module: um.Name}
+	if f, err := cache.Load(fn.key, fn.id, cl); err == nil {
+		f.Close() // the client copied what it keeps
+		fn.old = cl.names
+	}
+}
+
+// lookup returns the cached frames of an address.
+func (fn *fileNames) lookup(key uint64) ([]Frame, bool) {
+	names, ok := fn.old[key]
+	return names, ok
+}
+
+// add records frames this run found, for store.
+func (fn *fileNames) add(key uint64, names []Frame) {
+	if fn.key == "" {
+		return
+	}
+	fn.mu.Lock()
+	if fn.fresh == nil {
+		fn.fresh = map[uint64][]Frame{}
+	}
+	if len(fn.old)+len(fn.fresh) < maxCachedNames {
+		fn.fresh[key] = names
+	}
+	fn.mu.Unlock()
+}
+
+// storeNames writes the names each file gained during the run.
+func (b *Builder) storeNames() {
+	cache := pcache.Default()
+	if cache == nil {
+		return
+	}
+	b.fileMu.Lock()
+	files := append([]*fileNames(nil), b.persisted...)
+	b.fileMu.Unlock()
+	for _, fn := range files {
+		fn.mu.Lock()
+		fresh := fn.fresh
+		fn.fresh = nil
+		fn.mu.Unlock()
+		if len(fresh) == 0 || fn.key == "" {
+			continue
+		}
+		all := make(map[uint64][]Frame, len(fn.old)+len(fresh))
+		for k, v := range fn.old {
+			all[k] = v
+		}
+		for k, v := range fresh {
+			all[k] = v
+		}
+		cache.Store(fn.key, fn.id, &namesClient{module: fn.module, names: all})
+	}
+}
+
+// namesClient persists one file's names as one section: u32 count, then
+// per address its u64 key and u32 frame count, per frame its function and
+// file (u32 length and bytes), u32 line, u8 flags (1 inlined, 2 has an
+// offset) and u64 offset.
+type namesClient struct {
+	module string
+	names  map[uint64][]Frame
+}
+
+func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 1} }
+
+func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
+	keys := make([]uint64, 0, len(c.names))
+	for k := range c.names {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	var b []byte
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(keys)))
+	for _, k := range keys {
+		frames := c.names[k]
+		b = binary.LittleEndian.AppendUint64(b, k)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(frames)))
+		for _, f := range frames {
+			b = appendString(b, f.Function)
+			b = appendString(b, f.File)
+			b = binary.LittleEndian.AppendUint32(b, uint32(f.Line))
+			var flags byte
+			if f.Inlined {
+				flags |= 1
+			}
+			if f.HasOffset {
+				flags |= 2
+			}
+			b = append(b, flags)
+			b = binary.LittleEndian.AppendUint64(b, f.Offset)
+		}
+	}
+	return []pcache.SectionSpec{{Name: "names", Size: int64(len(b)), Align: 8}}, b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
+	return append(b, s...)
+}
+
+func (c *namesClient) Persist(_ *pcache.PersistContext, _ int, w io.Writer, user any) error {
+	_, err := w.Write(user.([]byte))
+	return err
+}
+
+var errNamesSection = errors.New("perfnames section does not add up")
+
+// Resurrect decodes the section, checking every length against what is left.
+func (c *namesClient) Resurrect(_ *pcache.File, secs []pcache.Section) error {
+	d := nameDecoder{b: secs[0].Data}
+	n := d.u32()
+	if d.bad || uint64(n) > uint64(len(d.b))/12 {
+		return errNamesSection
+	}
+	names := make(map[uint64][]Frame, n)
+	strs := map[string]string{} // one copy of each name
+	str := func() string {
+		b := d.bytes()
+		if v, ok := strs[string(b)]; ok {
+			return v
+		}
+		v := string(b) // copied: the section is unmapped at Close
+		strs[v] = v
+		return v
+	}
+	var prev uint64
+	for i := uint32(0); i < n && !d.bad; i++ {
+		key := d.u64()
+		if i > 0 && key <= prev {
+			return errNamesSection // written sorted, each once
+		}
+		prev = key
+		nf := d.u32()
+		if uint64(nf) > uint64(len(d.b)-d.p)/21 {
+			return errNamesSection
+		}
+		frames := make([]Frame, nf)
+		for j := range frames {
+			f := &frames[j]
+			f.Function, f.File = str(), str()
+			f.Line = int(d.u32())
+			flags := d.u8()
+			if flags&^3 != 0 {
+				return errNamesSection
+			}
+			f.Inlined, f.HasOffset = flags&1 != 0, flags&2 != 0
+			f.Offset = d.u64()
+			f.Module = c.module
+		}
+		names[key] = frames
+	}
+	if d.bad || d.p != len(d.b) {
+		return errNamesSection
+	}
+	c.names = names
+	return nil
+}
+
+// nameDecoder reads the section, remembering a read past its end.
+type nameDecoder struct {
+	b   []byte
+	p   int
+	bad bool
+}
+
+func (d *nameDecoder) need(n int) bool {
+	if d.bad || n > len(d.b)-d.p {
+		d.bad = true
+		return false
+	}
+	return true
+}
+
+func (d *nameDecoder) u8() byte {
+	if !d.need(1) {
+		return 0
+	}
+	d.p++
+	return d.b[d.p-1]
+}
+
+func (d *nameDecoder) u32() uint32 {
+	if !d.need(4) {
+		return 0
+	}
+	d.p += 4
+	return binary.LittleEndian.Uint32(d.b[d.p-4:])
+}
+
+func (d *nameDecoder) u64() uint64 {
+	if !d.need(8) {
+		return 0
+	}
+	d.p += 8
+	return binary.LittleEndian.Uint64(d.b[d.p-8:])
+}
+
+// bytes returns a length-prefixed string's bytes, in the section.
+func (d *nameDecoder) bytes() []byte {
+	n := int(d.u32())
+	if !d.need(n) {
+		return nil
+	}
+	d.p += n
+	return d.b[d.p-n : d.p]
+}

@@ -1,0 +1,222 @@
+package profiling
+
+import (
+	"io"
+	"runtime"
+	"sort"
+
+	"github.com/sondedbg/sonde/memimage"
+	"github.com/sondedbg/sonde/perfdata"
+	"github.com/sondedbg/sonde/unwind"
+	"github.com/sondedbg/sonde/unwind/snapshot"
+)
+
+// A recording's samples are unwound on every core. One goroutine reads the
+// records in time order and follows the mappings, so each sample is bound
+// to the address space of its time (a snapshot.Process, never changed once
+// built); it hands samples out in batches. Workers unwind and name the
+// batches' samples, each with its own unwinders and name memo; the caller's
+// goroutine takes the batches back in order. At most a few batches exist at
+// once, so memory stays bounded whatever the file's size.
+
+// batchSize is the number of samples one worker takes at a time: enough to
+// make the hand-over cheap, few enough to keep the cores even at the end.
+const batchSize = 64
+
+// batch is a run of consecutive samples and, once a worker is done, their stacks.
+type batch struct {
+	jobs    []job
+	ips     []uint64 // the jobs' callchain ips
+	stacks  []byte   // copies of stacks whose records are not in place
+	samples []Sample
+	frames  []Frame
+	ends    []int // samples[i]'s frames end at frames[ends[i]]
+	err     error // the reader's error after the last job, if any
+	done    chan struct{}
+	// retain: the jobs outlive the record they come from (Each), so their
+	// stacks' chunks are retained until the worker is done with them.
+	retain bool
+}
+
+func (bt *batch) reset() {
+	bt.jobs = bt.jobs[:0]
+	bt.ips = bt.ips[:0]
+	bt.stacks = bt.stacks[:0]
+	bt.err = nil
+}
+
+// keep copies a stack into the batch.
+func (bt *batch) keep(b []byte) []byte {
+	if cap(bt.stacks)-len(bt.stacks) < len(b) {
+		// A fresh buffer: the jobs before keep their slices of the old one.
+		bt.stacks = make([]byte, 0, max(2*cap(bt.stacks), len(b), 1<<16))
+	}
+	start := len(bt.stacks)
+	bt.stacks = append(bt.stacks, b...)
+	return bt.stacks[start:len(bt.stacks):len(bt.stacks)]
+}
+
+// Each calls fn with every sample's stack, in time order; the Sample is
+// valid during the call.
+func (rec *Recording) Each(fn func(*Sample) error) error {
+	workers := runtime.GOMAXPROCS(0)
+	nb := 2*workers + 2
+	free := make(chan *batch, nb)
+	for i := 0; i < nb; i++ {
+		free <- &batch{done: make(chan struct{}, 1), retain: true}
+	}
+	work := make(chan *batch, nb)
+	order := make(chan *batch, nb)
+	quit := make(chan struct{})
+	for i := 0; i < workers; i++ {
+		go func() {
+			w := newWorker(rec.b)
+			for bt := range work {
+				w.run(bt)
+				bt.done <- struct{}{}
+			}
+		}()
+	}
+	go rec.dispatch(free, work, order, quit)
+	var err error
+	for bt := range order {
+		<-bt.done
+		if err == nil {
+			for i := range bt.samples {
+				rec.Samples++
+				if err = fn(&bt.samples[i]); err != nil {
+					close(quit)
+					break
+				}
+			}
+			if err == nil {
+				err = bt.err
+				if err != nil {
+					close(quit)
+				}
+			}
+		}
+		free <- bt
+	}
+	rec.checkKernel()
+	return err
+}
+
+// dispatch reads the records in time order, follows the address spaces and
+// hands out the samples in batches, until the end, an error or quit.
+func (rec *Recording) dispatch(free, work, order chan *batch, quit chan struct{}) {
+	defer close(order)
+	defer close(work)
+	var bt *batch
+	next := func() bool {
+		select {
+		case bt = <-free:
+			bt.reset()
+			return true
+		case <-quit:
+			return false
+		}
+	}
+	send := func() {
+		order <- bt
+		work <- bt
+		bt = nil
+	}
+	if !next() {
+		return
+	}
+	for {
+		r, err := rec.sorter.Next()
+		if err != nil {
+			if err != io.EOF {
+				bt.err = err
+			}
+			send()
+			return
+		}
+		if r.Type != perfdata.RecordSample {
+			rec.b.Add(r)
+			continue
+		}
+		rec.b.prepare(r, bt)
+		if len(bt.jobs) == batchSize {
+			send()
+			if !next() {
+				return
+			}
+		}
+	}
+}
+
+// maxWalkers bounds a worker's unwinders (one per address space it met).
+const maxWalkers = 64
+
+// walker is one worker's unwinder for one address space.
+type walker struct {
+	u   *unwind.Unwinder
+	mem sampleMem
+}
+
+func (w *worker) walker(proc *snapshot.Process) *walker {
+	wk := w.walkers[proc]
+	if wk == nil {
+		if len(w.walkers) >= maxWalkers {
+			clear(w.walkers)
+		}
+		wk = &walker{mem: sampleMem{img: proc.Image()}}
+		// A worker's consecutive samples are mostly of one thread,
+		// whose outer frames stay put: ReuseFrames replays them once
+		// it has read their bytes again and found them unchanged.
+		wk.u = unwind.New(&wk.mem, proc, &unwind.Options{ReuseFrames: true})
+		w.walkers[proc] = wk
+	}
+	return wk
+}
+
+// sampleMem is the memory of one sample as the unwinder reads it: the stack
+// copy, and the mapped files (code, read-only data) from the image. Other
+// addresses are unreadable, answered without asking the image.
+type sampleMem struct {
+	stack     []byte
+	stackAddr uint64
+	maps      []snapshot.Mapping // sorted, disjoint
+	img       *memimage.Image
+	// readers[i] reads maps[i]'s file: a memimage.Reader keeps a window
+	// of one section, and a walk goes back and forth between files.
+	readers []*memimage.Reader
+}
+
+func (m *sampleMem) reset(stack []byte, addr uint64, maps []snapshot.Mapping) {
+	m.stack, m.stackAddr = stack, addr
+	if len(maps) != len(m.maps) || (len(maps) > 0 && &maps[0] != &m.maps[0]) {
+		m.maps = maps
+		clear(m.readers)
+		m.readers = append(m.readers[:0], make([]*memimage.Reader, len(maps))...)
+	}
+}
+
+// ReadMemory implements unwind.CopyIn.
+func (m *sampleMem) ReadMemory(buf []byte, addr uint64) (int, error) {
+	if off := addr - m.stackAddr; addr >= m.stackAddr && off < uint64(len(m.stack)) {
+		return copy(buf, m.stack[off:]), nil
+	}
+	// A mapped file's bytes, up to the mapping's end.
+	i := sort.Search(len(m.maps), func(i int) bool { return m.maps[i].End > addr })
+	if i == len(m.maps) || addr < m.maps[i].Start || (m.maps[i].Path == "" && m.maps[i].Data == nil) {
+		return 0, nil
+	}
+	want := buf
+	if n := m.maps[i].End - addr; n < uint64(len(want)) {
+		want = want[:n]
+	}
+	rd := m.readers[i]
+	if rd == nil {
+		rd = m.img.NewReader(memimage.AnyASID)
+		m.readers[i] = rd
+	}
+	n, _ := rd.ReadFull(want, addr)
+	return n, nil
+}
+
+// ReadRegister implements unwind.CopyIn; walks start from InitRegisters.
+func (m *sampleMem) ReadRegister(int) (uint64, bool) { return 0, false }
