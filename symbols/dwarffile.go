@@ -310,7 +310,7 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 		return nil, d.fail("resolve name", err)
 	}
 	di := cu.declOf(&e, "")
-	n := &fnName{}
+	n := &fnName{names: d.nameStore()}
 	cu.fillName(n, di, nil, hops)
 	d.declMu.Lock()
 	d.decls[off] = n

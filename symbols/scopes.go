@@ -1,6 +1,8 @@
 package symbols
 
 import (
+	"slices"
+	"sort"
 	"sync"
 
 	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
@@ -42,6 +44,8 @@ type fnName struct {
 	raw     string // DW_AT_name
 	prefix  string // enclosing namespaces and classes from DIE parents, "a::B"
 	linkage string // DW_AT_linkage_name (mangled)
+	// names is where the file keeps demangled names across runs, or nil.
+	names *nameStore
 
 	once    sync.Once
 	display string
@@ -59,8 +63,8 @@ func (n *fnName) Display() string {
 			// gdb shows a linkage name that is not mangled (a C function
 			// renamed by an asm label, like glibc's __GI_ aliases) as is.
 			n.display = n.linkage
-			if d, ok := displayName(n.linkage); ok {
-				n.display = d
+			if r := n.names.demangled(n.linkage); r.ok {
+				n.display = r.display
 			}
 			return
 		}
@@ -104,7 +108,7 @@ func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
 // fillName completes n from di and the DIEs it refers to (abstract origin,
 // specification), following at most a few hops: names come from the first
 // DIE that has them.
-func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, hops int) {
+func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int) {
 	for ; hops < 8; hops++ {
 		if n.linkage == "" && di.linkage.Class != dwarfraw.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
@@ -119,7 +123,7 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, 
 		var other *fnName
 		switch di.ref.Class {
 		case dwarfraw.ClassRef:
-			if next, ok := decls[di.ref.Val]; ok {
+			if next, ok := decls.get(di.ref.Val); ok {
 				di = next
 				continue
 			}
@@ -167,7 +171,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	if cu.hdr.End > cu.hdr.DataOffset {
 		guess = int(min((cu.hdr.End-cu.hdr.DataOffset)/64, 1<<20))
 	}
-	decls := make(map[uint64]declInfo, guess/8)
+	decls := newDeclIndex(guess / 3)
 	nodeDecls := make([]declInfo, 0, guess) // parallel to t.nodes
 	var varDecls []declInfo                 // parallel to t.vars
 	t.nodes = make([]scopeNode, 0, guess)
@@ -210,7 +214,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 				// A declaration or an abstract instance: what other DIEs
 				// refer to for names. DIEs with code are not referred to.
 				if !inlined {
-					decls[e.Offset] = di
+					decls.add(e.Offset, di)
 				}
 				break
 			}
@@ -247,7 +251,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 				varDecls = append(varDecls, cu.declOf(&e, top.prefix))
 				t.vars = append(t.vars, globalVar{addr: addr, declOff: e.Offset})
 			} else if f := e.Field(dwarfraw.AttrDeclaration); f != nil {
-				decls[e.Offset] = cu.declOf(&e, top.prefix) // a static member, say
+				decls.add(e.Offset, cu.declOf(&e, top.prefix)) // a static member, say
 			}
 		case dwarfraw.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
@@ -281,8 +285,10 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		}
 	}
 
+	decls.finish()
 	// Names: one fnName per naming DIE, shared by nodes naming the same thing.
 	names := map[uint64]*fnName{}
+	store := cu.file.nameStore()
 	for i := range t.nodes {
 		n := &t.nodes[i]
 		di := nodeDecls[i]
@@ -292,7 +298,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 		}
 		fn := names[key]
 		if fn == nil {
-			fn = &fnName{}
+			fn = &fnName{names: store}
 			cu.fillName(fn, di, decls, 0)
 			names[key] = fn
 		}
@@ -301,7 +307,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 
 	for i := range t.vars {
 		v := &t.vars[i]
-		v.name = &fnName{}
+		v.name = &fnName{names: store}
 		cu.fillName(v.name, varDecls[i], decls, 0)
 	}
 
@@ -362,4 +368,62 @@ func scopeTag(tag uint16) bool {
 		return true
 	}
 	return false
+}
+
+// declIndex holds the declarations a unit's walk met (what other DIEs name
+// through DW_AT_abstract_origin or DW_AT_specification), by DIE offset. The
+// walk only moves forward, so they arrive sorted and are found by binary
+// search: a large C++ unit has tens of thousands of them, and filling a
+// map of them cost more than the rest of the walk.
+type declIndex struct {
+	offs     []uint64
+	infos    []declInfo
+	unsorted bool // an offset arrived out of order (a damaged sibling link)
+}
+
+func newDeclIndex(capacity int) *declIndex {
+	return &declIndex{offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity)}
+}
+
+func (x *declIndex) add(off uint64, di declInfo) {
+	if n := len(x.offs); n > 0 && x.offs[n-1] >= off {
+		x.unsorted = true
+	}
+	x.offs = append(x.offs, off)
+	x.infos = append(x.infos, di)
+}
+
+// finish sorts what arrived out of order; the last declaration at an
+// offset wins, as a map's assignment would.
+func (x *declIndex) finish() {
+	if !x.unsorted {
+		return
+	}
+	idx := make([]int, len(x.offs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x.offs[idx[a]] < x.offs[idx[b]] })
+	offs := make([]uint64, 0, len(idx))
+	infos := make([]declInfo, 0, len(idx))
+	for _, i := range idx {
+		if n := len(offs); n > 0 && offs[n-1] == x.offs[i] {
+			infos[n-1] = x.infos[i]
+			continue
+		}
+		offs = append(offs, x.offs[i])
+		infos = append(infos, x.infos[i])
+	}
+	x.offs, x.infos, x.unsorted = offs, infos, false
+}
+
+func (x *declIndex) get(off uint64) (declInfo, bool) {
+	if x == nil {
+		return declInfo{}, false
+	}
+	i, ok := slices.BinarySearch(x.offs, off)
+	if !ok {
+		return declInfo{}, false
+	}
+	return x.infos[i], true
 }
