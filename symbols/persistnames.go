@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/sondedbg/sonde/pcache"
@@ -142,8 +143,11 @@ type nameRecord struct {
 }
 
 // namesClient writes the names section: the file's existing records, then
-// the fresh ones, each as uvarint-prefixed linkage, full and display
-// spellings and a flag byte (1: the name demangled).
+// the fresh ones. A record is the uvarint-prefixed linkage name and binutils'
+// spelling, a flag byte (bit 0: the name demangled; bits 1-2: how gdb's
+// spelling is stored: 0 a string of its own follows, 1 the same as
+// binutils', 2 binutils' from a uvarint offset on, the common case of a
+// dropped return type).
 type namesClient struct {
 	fresh map[string]demangleResult // to write
 	data  []byte                    // resurrected
@@ -174,7 +178,15 @@ func (c *namesClient) Size(ctx *pcache.PersistContext) ([]pcache.SectionSpec, an
 		}
 	}
 	sort.Strings(keys) // deterministic files
-	buf := append([]byte(nil), old...)
+	size := len(old)
+	for _, k := range keys {
+		r := c.fresh[k]
+		size += 3*binary.MaxVarintLen64 + len(k) + len(r.full) + 1
+		if !strings.HasSuffix(r.full, r.display) {
+			size += len(r.display)
+		}
+	}
+	buf := append(make([]byte, 0, size), old...)
 	for _, k := range keys {
 		buf = appendName(buf, k, c.fresh[k])
 	}
@@ -196,16 +208,31 @@ func (c *namesClient) Resurrect(f *pcache.File, secs []pcache.Section) error {
 	return errors.New("no names section")
 }
 
+const (
+	displayOwn    = 0
+	displaySame   = 1
+	displaySuffix = 2
+)
+
 func appendName(b []byte, linkage string, r demangleResult) []byte {
-	for _, s := range []string{linkage, r.full, r.display} {
+	for _, s := range []string{linkage, r.full} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	ok := byte(0)
+	flag := byte(0)
 	if r.ok {
-		ok = 1
+		flag = 1
 	}
-	return append(b, ok)
+	switch {
+	case r.display == r.full:
+		return append(b, flag|displaySame<<1)
+	case strings.HasSuffix(r.full, r.display):
+		b = append(b, flag|displaySuffix<<1)
+		return binary.AppendUvarint(b, uint64(len(r.full)-len(r.display)))
+	}
+	b = append(b, flag|displayOwn<<1)
+	b = binary.AppendUvarint(b, uint64(len(r.display)))
+	return append(b, r.display...)
 }
 
 // decodeNames parses a names section. The strings are copied: the cache
@@ -234,14 +261,27 @@ func decodeNames(b []byte) ([]nameRecord, error) {
 		if r.res.full, err = str(); err != nil {
 			return nil, err
 		}
-		if r.res.display, err = str(); err != nil {
-			return nil, err
-		}
-		if off >= len(b) || b[off] > 1 {
+		if off >= len(b) || b[off] > 1|displaySuffix<<1 {
 			return nil, fmt.Errorf("names section: bad flag at offset %d", off)
 		}
-		r.res.ok = b[off] == 1
+		flag := b[off]
 		off++
+		r.res.ok = flag&1 == 1
+		switch flag >> 1 {
+		case displaySame:
+			r.res.display = r.res.full
+		case displaySuffix:
+			n, k := binary.Uvarint(b[off:])
+			if k <= 0 || n > uint64(len(r.res.full)) {
+				return nil, fmt.Errorf("names section: bad display offset at %d", off)
+			}
+			off += k
+			r.res.display = r.res.full[n:]
+		default:
+			if r.res.display, err = str(); err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, r)
 	}
 	return out, nil

@@ -102,6 +102,7 @@ func TestDecodeNames(t *testing.T) {
 		{"_Z1fv", demangleResult{"f()", "f()", true}},
 		{"main", demangleResult{}},
 		{"_ZN2ns1gIiEEvT_", demangleResult{"void ns::g<int>(int)", "ns::g<int>(int)", true}},
+		{"_Zodd", demangleResult{"full spelling", "another", true}},
 	}
 	var b []byte
 	for _, r := range recs {
@@ -115,7 +116,8 @@ func TestDecodeNames(t *testing.T) {
 		b[:len(b)-1],                // no flag
 		b[:5],                       // string cut
 		append(b[:0:0], 0xff, 0xff), // varint past the data
-		append(append([]byte(nil), b...), 1, 'x', 0, 0, 2), // flag 2
+		append(append([]byte(nil), b...), 1, 'x', 0, 6),         // flag 6
+		append(append([]byte(nil), b...), 1, 'x', 1, 'y', 4, 3), // suffix past the name
 	} {
 		if _, err := decodeNames(bad); err == nil {
 			t.Errorf("%q: no error", bad)
