@@ -309,7 +309,7 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 	if err := ur.Next(&e); err != nil {
 		return nil, d.fail("resolve name", err)
 	}
-	di := cu.declOf(&e, "")
+	di := cu.declOf(&e, 0)
 	n := &fnName{names: d.nameStore()}
 	cu.fillName(n, di, nil, hops)
 	d.declMu.Lock()

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/pcache"
+	"github.com/sondedbg/sonde/symbols/internal/dwarfraw"
 )
 
 // resetDemangleCache empties the process's demangling cache, so that what a
@@ -149,14 +150,15 @@ func FuzzDecodeNames(f *testing.F) {
 // link) are found, the last one at an offset winning.
 func TestDeclIndexOutOfOrder(t *testing.T) {
 	x := newDeclIndex(0)
+	mark := func(v uint64) declInfo { return declInfo{name: dwarfraw.Field{Val: v}} }
 	for _, o := range []uint64{10, 30, 20, 30, 5} {
-		x.add(o, declInfo{prefix: string(rune('a' + o%26))})
+		x.add(o, mark(o))
 	}
-	x.add(30, declInfo{prefix: "last"})
+	x.add(30, mark(99))
 	x.finish()
-	for o, want := range map[uint64]string{5: "f", 10: "k", 20: "u", 30: "last"} {
-		if di, ok := x.get(o); !ok || di.prefix != want {
-			t.Errorf("get(%d) = %q %v, want %q", o, di.prefix, ok, want)
+	for o, want := range map[uint64]uint64{5: 5, 10: 10, 20: 20, 30: 99} {
+		if di, ok := x.get(o); !ok || di.name.Val != want {
+			t.Errorf("get(%d) = %d %v, want %d", o, di.name.Val, ok, want)
 		}
 	}
 	if _, ok := x.get(15); ok {
@@ -165,5 +167,8 @@ func TestDeclIndexOutOfOrder(t *testing.T) {
 	var none *declIndex
 	if _, ok := none.get(1); ok {
 		t.Error("nil index found a declaration")
+	}
+	if none.prefixOf(1) != "" || x.prefixOf(7) != "" || x.prefixOf(-1) != "" {
+		t.Error("a bad prefix index gave a prefix")
 	}
 }

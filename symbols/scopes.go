@@ -81,14 +81,16 @@ func (n *fnName) Display() string {
 }
 
 // declInfo is what a DIE contributes to a function's name; strings stay
-// undecoded until a name is needed.
+// undecoded until a name is needed. It holds no pointers (the prefix is an
+// index into the walk's table of prefixes), so the tens of thousands a large
+// C++ unit has are neither scanned nor cleared by the garbage collector.
 type declInfo struct {
 	name, linkage dwarfraw.Field
 	ref           dwarfraw.Field // DW_AT_abstract_origin or DW_AT_specification
-	prefix        string
+	prefix        int32          // declIndex.prefixes[prefix]
 }
 
-func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix string) declInfo {
+func (cu *compUnit) declOf(e *dwarfraw.Entry, prefix int32) declInfo {
 	di := declInfo{prefix: prefix}
 	for _, f := range e.Fields {
 		switch f.Attr {
@@ -115,7 +117,7 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int)
 		}
 		if n.raw == "" && di.name.Class != dwarfraw.ClassNone {
 			n.raw, _ = cu.str(&di.name)
-			n.prefix = di.prefix
+			n.prefix = decls.prefixOf(di.prefix)
 		}
 		if n.raw != "" && n.linkage != "" {
 			return
@@ -178,7 +180,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	t.ranges = make([]dwarfraw.Range, 0, guess)
 	type level struct {
 		node   int32
-		prefix string
+		prefix int32 // in decls.prefixes
 	}
 	var e dwarfraw.Entry
 	if err := ur.Next(&e); err != nil {
@@ -266,11 +268,11 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 				name = "(anonymous namespace)"
 			}
 			if name != "" {
-				if next.prefix != "" {
-					next.prefix += "::" + name
-				} else {
-					next.prefix = name
+				if p := decls.prefixes[next.prefix]; p != "" {
+					name = p + "::" + name
 				}
+				next.prefix = int32(len(decls.prefixes))
+				decls.prefixes = append(decls.prefixes, name)
 			}
 			descend = true
 		}
@@ -379,10 +381,21 @@ type declIndex struct {
 	offs     []uint64
 	infos    []declInfo
 	unsorted bool // an offset arrived out of order (a damaged sibling link)
+	// prefixes are the qualified names of the namespaces and classes the
+	// walk entered ("" first, for none), which declInfo.prefix indexes.
+	prefixes []string
 }
 
 func newDeclIndex(capacity int) *declIndex {
-	return &declIndex{offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity)}
+	return &declIndex{offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity), prefixes: []string{""}}
+}
+
+// prefixOf returns prefix i ("" for none, a nil index or a bad i).
+func (x *declIndex) prefixOf(i int32) string {
+	if x == nil || i <= 0 || int(i) >= len(x.prefixes) {
+		return ""
+	}
+	return x.prefixes[i]
 }
 
 func (x *declIndex) add(off uint64, di declInfo) {
