@@ -13,6 +13,7 @@ package symbols
 import (
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"strings"
 	"sync"
 
@@ -45,9 +46,15 @@ func (b *Binary) functionIndex() map[string]funcAddrs {
 				continue
 			}
 			seen[f] = true
+			read := func(s *elf.Section) ([]byte, error) { return s.Data() }
+			for _, ef := range []*elfFile{b.ef, b.debug} {
+				if ef != nil && ef.f == f {
+					read = ef.fileBytes // the mapped file: no copy
+				}
+			}
 			for _, s := range f.Sections {
 				if s.Type == elf.SHT_SYMTAB || s.Type == elf.SHT_DYNSYM {
-					addFunctions(m, f, s)
+					addFunctions(m, f, s, read)
 				}
 			}
 		}
@@ -60,15 +67,15 @@ func (b *Binary) functionIndex() map[string]funcAddrs {
 // with elfsym's rules: a symbol of a loaded section (not undefined, not a
 // reserved index), STT_FUNC or STT_GNU_IFUNC, named, its @version dropped.
 // A damaged table adds what it can read.
-func addFunctions(m map[string]funcAddrs, f *elf.File, s *elf.Section) {
+func addFunctions(m map[string]funcAddrs, f *elf.File, s *elf.Section, read func(*elf.Section) ([]byte, error)) {
 	if s.Link == 0 || int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type == elf.SHT_NOBITS {
 		return // a debug file's .dynsym has no bytes (nor names)
 	}
-	syms, err := s.Data()
+	syms, err := read(s)
 	if err != nil {
 		return
 	}
-	strs, err := f.Sections[s.Link].Data()
+	strs, err := read(f.Sections[s.Link])
 	if err != nil {
 		return
 	}
@@ -120,4 +127,16 @@ func (b *Binary) symbolFiles() []*elf.File {
 		out = append(out, b.found.MiniDebugInfo)
 	}
 	return out
+}
+
+// fileBytes returns the bytes of an uncompressed section of e as they are
+// in the file (a symbol or string table), without copying them.
+func (e *elfFile) fileBytes(s *elf.Section) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_COMPRESSED != 0 {
+		return s.Data()
+	}
+	if s.Offset > uint64(len(e.data)) || s.Size > uint64(len(e.data))-s.Offset {
+		return nil, errors.New("section extends past the end of the file")
+	}
+	return e.data[s.Offset : s.Offset+s.Size], nil
 }
