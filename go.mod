@@ -11,5 +11,5 @@ require (
 
 require (
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
-	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/klauspost/compress v1.20.4
 )

@@ -95,6 +95,7 @@ type Binary struct {
 	symsOnce  sync.Once
 	syms      *elfsym.Table
 	symsReady atomic.Bool // syms is loaded
+	funcs     funcIndex   // function names to addresses, for FunctionAddress (funcindex.go)
 	elfNames  bool        // Options.SymbolTableNames
 
 	warnMu   sync.Mutex

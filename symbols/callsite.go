@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/symbols/elfsym"
@@ -477,6 +478,13 @@ func (s CallSite) String() string {
 // resolves it through minimal symbols: global (or weak) ones before local
 // ones. global says which it found.
 func (b *Binary) FunctionAddress(name string) (addr uint64, global, ok bool) {
+	if !b.symsReady.Load() && !strings.HasSuffix(name, "@plt") { // PLT stubs are the table's own
+		a := b.functionIndex()[name] // the same answer without building the table
+		if a.hasGlobal {
+			return a.global, true, true
+		}
+		return a.local, false, a.hasLocal
+	}
 	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
 		if s.Addr == 0 {
 			continue

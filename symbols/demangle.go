@@ -54,11 +54,3 @@ func DemangleLinkageName(linkage string) (name string, ok bool) {
 	r := demangled(linkage)
 	return r.full, r.ok
 }
-
-// displayName is a linkage name as gdb shows it: demangled without the
-// return type the demangler prints for template functions. ok is false
-// when the name does not demangle.
-func displayName(linkage string) (string, bool) {
-	r := demangled(linkage)
-	return r.display, r.ok
-}

@@ -18,7 +18,10 @@
 // What is expensive and the same on every run is persisted (package pcache,
 // Options.PersistentCache): the inflated debug sections of large files and
 // their compile-unit index, keyed by the file's build-id, size and
-// modification time, and validated before use (persist.go).
+// modification time, and validated before use (persist.go); and, beside
+// them, the demangled names of the functions a run met (persistnames.go).
+// Compressed sections are inflated with klauspost/compress into huge-page
+// buffers (inflate.go).
 //
 // Conventions follow gdb: look caller frames up at return address - 1 (see
 // Binary.LookupCaller); where several line rows share an address the last

@@ -309,8 +309,8 @@ func (d *dwarfFile) nameAt(off uint64, hops int) (*fnName, error) {
 	if err := ur.Next(&e); err != nil {
 		return nil, d.fail("resolve name", err)
 	}
-	di := cu.declOf(&e, "")
-	n := &fnName{}
+	di := cu.declOf(&e, 0)
+	n := &fnName{names: d.nameStore()}
 	cu.fillName(n, di, nil, hops)
 	d.declMu.Lock()
 	d.decls[off] = n

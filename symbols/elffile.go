@@ -2,12 +2,10 @@ package symbols
 
 import (
 	"bytes"
-	"compress/zlib"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync"
@@ -35,6 +33,10 @@ type elfFile struct {
 	// persist holds the persisted copies of the inflated sections, when the
 	// cache is enabled for this file (see persist.go).
 	persist *persistState
+	// anon are the mappings large inflated sections live in (inflate.go),
+	// unmapped at close.
+	anonMu sync.Mutex
+	anon   [][]byte
 }
 
 type sectionSlot struct {
@@ -97,6 +99,7 @@ func (e *elfFile) close() error {
 	if e.persist != nil {
 		e.persist.close(e)
 	}
+	e.unmapBuffers()
 	if e.mmap && e.data != nil {
 		d := e.data
 		e.data = nil
@@ -183,20 +186,14 @@ func (e *elfFile) inflate(s *elf.Section) ([]byte, error) {
 		return nil, nil
 	}
 	if s.Flags&elf.SHF_COMPRESSED != 0 {
-		if s.FileSize > uint64(len(e.data)) {
+		if s.Offset > uint64(len(e.data)) || s.FileSize > uint64(len(e.data))-s.Offset {
 			return nil, &Error{File: e.name, Op: "read section " + name, Err: errors.New("section extends past the end of the file")}
 		}
-		if s.Size > maxSectionSize {
-			return nil, &Error{File: e.name, Op: "decompress section " + name, Err: fmt.Errorf("claimed size %d is too large", s.Size)}
-		}
-		// Inflate into a buffer of the declared size (within reason: the
-		// header may lie), so it rarely regrows.
-		out := make([]byte, 0, min(s.Size, s.FileSize*64))
-		buf := bytes.NewBuffer(out)
-		if _, err := io.Copy(buf, io.LimitReader(s.Open(), maxSectionSize)); err != nil {
+		out, err := decompressSHF(e.data[s.Offset:s.Offset+s.FileSize], maxSectionSize, e.sectionBuffer)
+		if err != nil {
 			return nil, &Error{File: e.name, Op: "decompress section " + name, Err: err}
 		}
-		return buf.Bytes(), nil
+		return out, nil
 	}
 	if s.Offset > uint64(len(e.data)) || s.Size > uint64(len(e.data))-s.Offset {
 		return nil, &Error{File: e.name, Op: "read section " + name, Err: errors.New("section extends past the end of the file")}
@@ -221,14 +218,9 @@ func (e *elfFile) zdebug(s *elf.Section) ([]byte, error) {
 	if size > maxSectionSize {
 		return fail(fmt.Errorf("claimed size %d is too large", size))
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw[12:]))
+	out, err := inflateZlib(raw[12:], size, e.sectionBuffer)
 	if err != nil {
 		return fail(err)
 	}
-	out := make([]byte, 0, min(size, uint64(len(raw))*16))
-	buf := bytes.NewBuffer(out)
-	if _, err := io.Copy(buf, io.LimitReader(zr, int64(size))); err != nil {
-		return fail(err)
-	}
-	return buf.Bytes(), nil
+	return out, nil
 }

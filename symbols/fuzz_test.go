@@ -32,6 +32,7 @@ func FuzzOpenLookup(f *testing.F) {
 			b.Lookup(addr + i)
 		}
 		b.LookupFunction("main")
+		b.FunctionAddress("main")
 		b.LookupVariable("dw_global_counter")
 		b.LookupLine("dw_inline.c", 30)
 		b.LineAt(addr)

@@ -48,6 +48,9 @@ type persistState struct {
 	pending *inflatedClient
 	loaded  bool  // secs came from a valid cache file
 	err     error // why the cache could not be used or written (informational)
+
+	namesOnce sync.Once
+	names     *nameStore // demangled names (persistnames.go), made on first use
 }
 
 // minIndexedInfo: files with less .debug_info than this index their units
@@ -246,6 +249,7 @@ func (e *elfFile) inflateAll() (map[string][]byte, error) {
 }
 
 func (p *persistState) close(e *elfFile) {
+	p.names.flush()
 	p.flush(e, nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()

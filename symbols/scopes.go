@@ -1,6 +1,8 @@
 package symbols
 
 import (
+	"slices"
+	"sort"
 	"sync"
 
 	"github.com/sondedbg/sonde/dwarf"
@@ -42,6 +44,8 @@ type fnName struct {
 	raw     string // DW_AT_name
 	prefix  string // enclosing namespaces and classes from DIE parents, "a::B"
 	linkage string // DW_AT_linkage_name (mangled)
+	// names is where the file keeps demangled names across runs, or nil.
+	names *nameStore
 
 	once    sync.Once
 	display string
@@ -59,8 +63,8 @@ func (n *fnName) Display() string {
 			// gdb shows a linkage name that is not mangled (a C function
 			// renamed by an asm label, like glibc's __GI_ aliases) as is.
 			n.display = n.linkage
-			if d, ok := displayName(n.linkage); ok {
-				n.display = d
+			if r := n.names.demangled(n.linkage); r.ok {
+				n.display = r.display
 			}
 			return
 		}
@@ -77,14 +81,16 @@ func (n *fnName) Display() string {
 }
 
 // declInfo is what a DIE contributes to a function's name; strings stay
-// undecoded until a name is needed.
+// undecoded until a name is needed. It holds no pointers (the prefix is an
+// index into the walk's table of prefixes), so the tens of thousands a large
+// C++ unit has are neither scanned nor cleared by the garbage collector.
 type declInfo struct {
 	name, linkage dwarf.Field
 	ref           dwarf.Field // DW_AT_abstract_origin or DW_AT_specification
-	prefix        string
+	prefix        int32       // declIndex.prefixes[prefix]
 }
 
-func (cu *compUnit) declOf(e *dwarf.Entry, prefix string) declInfo {
+func (cu *compUnit) declOf(e *dwarf.Entry, prefix int32) declInfo {
 	di := declInfo{prefix: prefix}
 	for _, f := range e.Fields {
 		switch f.Attr {
@@ -104,14 +110,14 @@ func (cu *compUnit) declOf(e *dwarf.Entry, prefix string) declInfo {
 // fillName completes n from di and the DIEs it refers to (abstract origin,
 // specification), following at most a few hops: names come from the first
 // DIE that has them.
-func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, hops int) {
+func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int) {
 	for ; hops < 8; hops++ {
 		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
 		}
 		if n.raw == "" && di.name.Class != dwarf.ClassNone {
 			n.raw, _ = cu.str(&di.name)
-			n.prefix = di.prefix
+			n.prefix = decls.prefixOf(di.prefix)
 		}
 		if n.raw != "" && n.linkage != "" {
 			return
@@ -119,7 +125,7 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls map[uint64]declInfo, 
 		var other *fnName
 		switch di.ref.Class {
 		case dwarf.ClassRef:
-			if next, ok := decls[di.ref.Val]; ok {
+			if next, ok := decls.get(di.ref.Val); ok {
 				di = next
 				continue
 			}
@@ -152,17 +158,17 @@ func (cu *compUnit) scopeTree() (*scopeTree, error) {
 type scopeBuild struct {
 	cu        *compUnit
 	t         *scopeTree
-	decls     map[uint64]declInfo // declarations and abstract instances, by offset
-	nodeDecls []declInfo          // parallel to t.nodes
-	varDecls  []declInfo          // parallel to t.vars
-	rs        []dwarf.Range       // scratch
+	decls     *declIndex    // declarations and abstract instances, by offset
+	nodeDecls []declInfo    // parallel to t.nodes
+	varDecls  []declInfo    // parallel to t.vars
+	rs        []dwarf.Range // scratch
 }
 
 // scopeLevel is one open DIE of the walk: the innermost node and the
 // qualified-name prefix of its children.
 type scopeLevel struct {
 	node   int32
-	prefix string
+	prefix int32 // in decls.prefixes
 }
 
 // buildScopes walks the unit's DIEs once. It descends into functions, lexical
@@ -187,7 +193,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	b := &scopeBuild{cu: cu, t: &scopeTree{
 		nodes:  make([]scopeNode, 0, guess),
 		ranges: make([]dwarf.Range, 0, guess),
-	}, decls: make(map[uint64]declInfo, guess/8), nodeDecls: make([]declInfo, 0, guess)}
+	}, decls: newDeclIndex(guess / 3), nodeDecls: make([]declInfo, 0, guess)}
 	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return nil, cu.fail("read unit DIE", err)
@@ -234,11 +240,11 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
 			descend = top.node >= 0
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
 			if name := cu.scopeName(e); name != "" {
-				if next.prefix != "" {
-					next.prefix += "::" + name
-				} else {
-					next.prefix = name
+				if p := b.decls.prefixes[next.prefix]; p != "" {
+					name = p + "::" + name
 				}
+				next.prefix = int32(len(b.decls.prefixes))
+				b.decls.prefixes = append(b.decls.prefixes, name)
 			}
 			descend = true
 		}
@@ -269,7 +275,7 @@ func (b *scopeBuild) function(e *dwarf.Entry, top scopeLevel) (int32, error) {
 	inlined := e.Tag == dwarf.TagInlinedSubroutine
 	if len(b.rs) == 0 || (inlined && top.node < 0) {
 		if !inlined {
-			b.decls[e.Offset] = di
+			b.decls.add(e.Offset, di)
 		}
 		return -1, err
 	}
@@ -307,7 +313,7 @@ func (b *scopeBuild) variable(e *dwarf.Entry, top scopeLevel) {
 		b.varDecls = append(b.varDecls, cu.declOf(e, top.prefix))
 		b.t.vars = append(b.t.vars, globalVar{addr: addr, declOff: e.Offset})
 	} else if f := e.Field(dwarf.AttrDeclaration); f != nil {
-		b.decls[e.Offset] = cu.declOf(e, top.prefix)
+		b.decls.add(e.Offset, cu.declOf(e, top.prefix))
 	}
 }
 
@@ -331,7 +337,9 @@ func (cu *compUnit) scopeName(e *dwarf.Entry) string {
 // shared by the nodes naming the same thing.
 func (b *scopeBuild) name() {
 	t := b.t
+	b.decls.finish()
 	names := map[uint64]*fnName{}
+	store := b.cu.file.nameStore()
 	for i := range t.nodes {
 		n := &t.nodes[i]
 		di := b.nodeDecls[i]
@@ -341,7 +349,7 @@ func (b *scopeBuild) name() {
 		}
 		fn := names[key]
 		if fn == nil {
-			fn = &fnName{}
+			fn = &fnName{names: store}
 			b.cu.fillName(fn, di, b.decls, 0)
 			names[key] = fn
 		}
@@ -349,7 +357,7 @@ func (b *scopeBuild) name() {
 	}
 	for i := range t.vars {
 		v := &t.vars[i]
-		v.name = &fnName{}
+		v.name = &fnName{names: store}
 		b.cu.fillName(v.name, b.varDecls[i], b.decls, 0)
 	}
 }
@@ -406,4 +414,73 @@ func scopeTag(tag uint16) bool {
 		return true
 	}
 	return false
+}
+
+// declIndex holds the declarations a unit's walk met (what other DIEs name
+// through DW_AT_abstract_origin or DW_AT_specification), by DIE offset. The
+// walk only moves forward, so they arrive sorted and are found by binary
+// search: a large C++ unit has tens of thousands of them, and filling a
+// map of them cost more than the rest of the walk.
+type declIndex struct {
+	offs     []uint64
+	infos    []declInfo
+	unsorted bool // an offset arrived out of order (a damaged sibling link)
+	// prefixes are the qualified names of the namespaces and classes the
+	// walk entered ("" first, for none), which declInfo.prefix indexes.
+	prefixes []string
+}
+
+func newDeclIndex(capacity int) *declIndex {
+	return &declIndex{offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity), prefixes: []string{""}}
+}
+
+// prefixOf returns prefix i ("" for none, a nil index or a bad i).
+func (x *declIndex) prefixOf(i int32) string {
+	if x == nil || i <= 0 || int(i) >= len(x.prefixes) {
+		return ""
+	}
+	return x.prefixes[i]
+}
+
+func (x *declIndex) add(off uint64, di declInfo) {
+	if n := len(x.offs); n > 0 && x.offs[n-1] >= off {
+		x.unsorted = true
+	}
+	x.offs = append(x.offs, off)
+	x.infos = append(x.infos, di)
+}
+
+// finish sorts what arrived out of order; the last declaration at an
+// offset wins, as a map's assignment would.
+func (x *declIndex) finish() {
+	if !x.unsorted {
+		return
+	}
+	idx := make([]int, len(x.offs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x.offs[idx[a]] < x.offs[idx[b]] })
+	offs := make([]uint64, 0, len(idx))
+	infos := make([]declInfo, 0, len(idx))
+	for _, i := range idx {
+		if n := len(offs); n > 0 && offs[n-1] == x.offs[i] {
+			infos[n-1] = x.infos[i]
+			continue
+		}
+		offs = append(offs, x.offs[i])
+		infos = append(infos, x.infos[i])
+	}
+	x.offs, x.infos, x.unsorted = offs, infos, false
+}
+
+func (x *declIndex) get(off uint64) (declInfo, bool) {
+	if x == nil {
+		return declInfo{}, false
+	}
+	i, ok := slices.BinarySearch(x.offs, off)
+	if !ok {
+		return declInfo{}, false
+	}
+	return x.infos[i], true
 }

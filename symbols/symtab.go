@@ -69,8 +69,8 @@ func (b *Binary) completeLinkageName(f *Frame) {
 		if i := strings.IndexByte(name, '.'); i > 0 {
 			name = name[:i]
 		}
-		if d, ok := displayName(name); ok {
-			f.Function, f.LinkageName = d, name
+		if r := b.dw.nameStore().demangled(name); r.ok {
+			f.Function, f.LinkageName = r.display, name
 		}
 		return
 	}

@@ -23,9 +23,6 @@ const maxFuncLines = 150
 var longFuncAllowed = map[string]string{
 	"dwarfexpr/exec.go:Machine.exec": "the DWARF expression interpreter",
 	"unwind/cfi/row.go:executor.run": "the CFA instruction interpreter",
-	// Split on the dwarf branch (issue 23); remove when it is merged.
-	"symbols/scopes.go:compUnit.buildScopes":           "pending: dwarf branch",
-	"symbols/internal/dwarfraw/line.go:ParseLineTable": "pending: dwarf branch",
 }
 
 // TestFunctionLength fails on a non-test function longer than maxFuncLines
