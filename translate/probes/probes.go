@@ -10,6 +10,7 @@ import (
 
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/ptrace"
+	"github.com/sondedbg/sonde/translate"
 )
 
 // Kind says how a probe is implemented.
@@ -44,6 +45,8 @@ type Probe struct {
 	condHits    atomic.Uint64
 	patches     []patch
 	installed   bool // guarded by Set.mu
+	// unredirect ends a conditional stop's resume redirect (AddStopIf).
+	unredirect func()
 	// Latency probes: where the histogram is, and its last value read.
 	lat       *latencyLayout
 	histMu    sync.Mutex
@@ -80,6 +83,10 @@ type Set struct {
 	live atomic.Pointer[[]*Probe]
 	// exited is set when the process is gone: nothing is left to remove.
 	exited atomic.Bool
+	// tt is the address space's translation table, where the trampolines'
+	// tables are (ttStarts: the entries the set added). Guarded by mu.
+	tt       *translate.Table
+	ttStarts []uint64
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -102,6 +109,12 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.readFinal()
+		for _, p := range s.probes {
+			if p.unredirect != nil {
+				p.unredirect()
+				p.unredirect = nil
+			}
+		}
 		s.removeAll(h)
 		s.gone = true
 	})
@@ -117,6 +130,7 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 						c.unregister()
 					}
 				}
+				s.dropTranslations()
 				s.mu.Unlock()
 			}
 		}
@@ -457,6 +471,7 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 			}
 		}
 		p.patches, p.installed = pts, true
+		s.addTranslations(h, "probe "+p.Location, pts)
 		s.publish(p)
 		return nil
 	})
@@ -521,6 +536,10 @@ func (s *Set) RemoveAll() error {
 	s.mu.Unlock()
 	// Breakpoints inside trampolines go before the code they sit in.
 	for _, p := range s.Probes() {
+		if p.unredirect != nil {
+			p.unredirect()
+			p.unredirect = nil
+		}
 		if p.trapInCache && p.bp != nil {
 			if err := s.tg.RemoveBreakpoint(p.bp); err != nil && !gone {
 				errs = append(errs, err)
@@ -603,6 +622,7 @@ func (s *Set) removeAll(h *ptrace.Halted) error {
 		}
 	}
 	s.caches = nil
+	s.dropTranslations()
 	return errors.Join(errs...)
 }
 
