@@ -361,9 +361,16 @@ func (g *condGen) load(v Value) error {
 // holds, every register is put back and the thread reaches trap (a nop
 // where the caller plants a breakpoint: a stop there is the application's
 // state at app, but for the pc), then goes on at the relocated
-// instructions; when it does not, it goes there at once. reloc is the
+// instructions; when it does not, it goes there at once (x nil: every hit
+// stops). reloc is the
 // address the relocated instructions start at (right after the payload).
 func (e *emitter) stopPayload(app uint64, x *Expr) (trap, reloc uint64, err error) {
+	if x == nil {
+		// No condition: every hit stops.
+		trap = e.pc()
+		e.add([]byte{0x90}, Entry{AppPC: app, Payload: true, AppRegs: true, FlagsAt: -1})
+		return trap, e.pc(), nil
+	}
 	g := &condGen{e: e, app: app, spAdj: redZone + 16}
 	e.add(leaSkipRedZone, Entry{AppPC: app, Payload: true, AppRegs: true, FlagsAt: -1})
 	e.add(pushfq, Entry{AppPC: app, Payload: true, AppRegs: true, SPAdjust: redZone, FlagsAt: -1})

@@ -22,12 +22,14 @@ import (
 // AddStopIf adds a conditional stop at addr (named loc), inside fn: onHit
 // runs when the condition holds, with the thread stopped (on the backend's
 // event thread, as any eventpoint handler), and its reason, if not nil, is
-// reported, at addr. The stop's Breakpoint is what the reason names. An
+// reported, at addr (x nil: at every hit). The stop's Breakpoint is what the reason names. An
 // error (an *UnsafeError when the site cannot take a jump) means nothing
 // was planted: the caller falls back to a breakpoint of its own.
 func (s *Set) AddStopIf(loc string, addr uint64, fn *Function, x *Expr, onHit func(*target.Context, *target.Breakpoint) *target.SuspendReason) (*Probe, error) {
-	if err := x.Check(); err != nil {
-		return nil, err
+	if x != nil {
+		if err := x.Check(); err != nil {
+			return nil, err
+		}
 	}
 	if fn == nil {
 		return nil, &UnsafeError{Addr: addr, Reason: "no function symbol with a size contains the address, so the site cannot be checked"}

@@ -1,0 +1,247 @@
+package services
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/translate/probes"
+	"github.com/sondedbg/sonde/translate/probes/ccond"
+	"github.com/sondedbg/sonde/variables"
+	"github.com/sondedbg/sonde/variables/targetframe"
+)
+
+// Breakpoints as fast probes. A software breakpoint with a Condition is
+// planted as a probe with the condition compiled into its payload
+// (translate/probes/ccond) when it can be: the program stops only where the
+// condition holds, and a false condition costs nanoseconds instead of a
+// stop, an evaluation and a resume. The stop is reported at the
+// breakpoint's address with the application's registers (the trampoline's
+// translation table), and hits, IgnoreCount and Temporary work as for any
+// breakpoint. When the condition cannot be compiled or the site cannot
+// take a jump, the breakpoint is an int3 whose condition the agent
+// evaluates at each hit, as before.
+//
+// The "Probe" property (sonde's) asks for it explicitly: true makes a
+// breakpoint without a condition a probe too (every hit stops), false never
+// uses one. The breakpoint's status instances say "Probe": true for
+// planted probes and carry "ProbeFallback" (why not) when one was asked
+// for, or a condition was given, and an int3 was planted instead.
+
+// probePlant is one client breakpoint instance planted as a probe.
+type probePlant struct {
+	set   *probes.Set
+	probe *probes.Probe
+	addr  uint64
+	// compiled: the payload evaluates the Condition (the hit handler does
+	// not evaluate it again: the thread is inside the trampoline then).
+	compiled bool
+}
+
+type probeState struct {
+	mu      sync.Mutex
+	sets    map[*target.Context]*probes.Set
+	planted map[*target.Breakpoint]*probePlant
+	// fallback holds why a breakpoint that wanted a probe got an int3.
+	fallback map[*target.Breakpoint]string
+}
+
+var probeData sync.Map // *Agent -> *probeState
+
+func (a *Agent) probeState() *probeState {
+	if v, ok := probeData.Load(a); ok {
+		return v.(*probeState)
+	}
+	v, _ := probeData.LoadOrStore(a, &probeState{sets: map[*target.Context]*probes.Set{},
+		planted: map[*target.Breakpoint]*probePlant{}, fallback: map[*target.Breakpoint]string{}})
+	return v.(*probeState)
+}
+
+// wantsProbe says whether a breakpoint's properties ask for a probe.
+func wantsProbe(p map[string]any) (want, explicit bool) {
+	if v, ok := p["Probe"].(bool); ok {
+		return v, v
+	}
+	cond, _ := p["Condition"].(string)
+	return strings.TrimSpace(cond) != "", false
+}
+
+// plantProbe plants one instance of a client breakpoint as a probe when its
+// properties ask for one and it can be; ok false leaves it to an int3.
+// why says why not (empty when no probe was wanted).
+func (a *Agent) plantProbe(proc *target.Context, p map[string]any, s target.BreakpointSpec) (bp *target.Breakpoint, why string) {
+	want, _ := wantsProbe(p)
+	if !want || s.Kind != target.BreakpointSoftware {
+		return nil, ""
+	}
+	cond, _ := p["Condition"].(string)
+	cond = strings.TrimSpace(cond)
+	var x *probes.Expr
+	if cond != "" {
+		var err error
+		if x, err = a.compileCondition(proc, s.Addr, cond); err != nil {
+			return nil, err.Error()
+		}
+	}
+	fn, err := a.probeFunction(proc, s.Addr)
+	if err != nil {
+		return nil, err.Error()
+	}
+	set, err := a.probeSet(proc)
+	if err != nil {
+		return nil, err.Error()
+	}
+	loc, _ := p["ID"].(string)
+	pr, err := set.AddStopIf(loc, s.Addr, fn, x, a.onBreakpointHit)
+	if err != nil {
+		return nil, err.Error()
+	}
+	bp = pr.Breakpoint()
+	st := a.probeState()
+	st.mu.Lock()
+	st.planted[bp] = &probePlant{set: set, probe: pr, addr: s.Addr, compiled: cond != ""}
+	st.mu.Unlock()
+	return bp, ""
+}
+
+// noteProbeFallback records why a breakpoint that wanted a probe is an int3.
+func (a *Agent) noteProbeFallback(bp *target.Breakpoint, why string) {
+	if why == "" {
+		return
+	}
+	st := a.probeState()
+	st.mu.Lock()
+	st.fallback[bp] = why
+	st.mu.Unlock()
+}
+
+// probeSet returns the process's probe set, made on first use.
+func (a *Agent) probeSet(proc *target.Context) (*probes.Set, error) {
+	st := a.probeState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s := st.sets[proc]; s != nil {
+		return s, nil
+	}
+	s, err := probes.New(a.target, proc)
+	if err != nil {
+		return nil, err
+	}
+	st.sets[proc] = s
+	return s, nil
+}
+
+// compileCondition compiles a condition at a run-time address of proc.
+func (a *Agent) compileCondition(proc *target.Context, addr uint64, text string) (*probes.Expr, error) {
+	mods, err := a.session.Modules(proc)
+	if err != nil {
+		return nil, err
+	}
+	m := mods.ForAddress(addr)
+	if m == nil {
+		return nil, fmt.Errorf("%#x is in no module", addr)
+	}
+	b, err := a.session.Binary(m)
+	if b == nil {
+		return nil, fmt.Errorf("%s: no symbols: %v", m.Name, err)
+	}
+	r, err := variables.For(b)
+	if r == nil {
+		return nil, fmt.Errorf("%s: no debug information: %v", m.Name, err)
+	}
+	site := ccond.Site{PC: addr, Bias: m.Bias, Binary: b, Reader: r,
+		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
+			return targetframe.FindGlobal(a.session.Binary, mods, name)
+		}}
+	return ccond.Compile(text, site)
+}
+
+// maxProbedFunction bounds the code read to check a probe's site.
+const maxProbedFunction = 4 << 20
+
+// probeFunction reads the function containing addr (ELF symbol bounds), for
+// site analysis.
+func (a *Agent) probeFunction(proc *target.Context, addr uint64) (*probes.Function, error) {
+	name, lo, hi, err := a.session.FunctionBounds(proc, addr)
+	if err != nil {
+		return nil, err
+	}
+	if hi-lo > maxProbedFunction {
+		return nil, fmt.Errorf("function %s is %d bytes long", name, hi-lo)
+	}
+	pad := a.session.PaddingAfter(proc, hi, 15)
+	code := make([]byte, hi-lo+uint64(pad))
+	if _, err := proc.ReadMemory(lo, code); err != nil {
+		return nil, err
+	}
+	return &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}, nil
+}
+
+// plantedAddress is the address a planted instance stands for: a probe's
+// breakpoint sits in its trampoline.
+func (a *Agent) plantedAddress(bp *target.Breakpoint) uint64 {
+	st := a.probeState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if pp := st.planted[bp]; pp != nil {
+		return pp.addr
+	}
+	return bp.Spec.Addr
+}
+
+// conditionCompiled reports whether bp's payload already evaluated the
+// condition.
+func (a *Agent) conditionCompiled(bp *target.Breakpoint) bool {
+	st := a.probeState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	pp := st.planted[bp]
+	return pp != nil && pp.compiled
+}
+
+// removePlanted removes one planted instance: a probe (the set goes with
+// its last probe, freeing its code cache) or a breakpoint.
+func (a *Agent) removePlanted(bp *target.Breakpoint) {
+	st := a.probeState()
+	st.mu.Lock()
+	pp := st.planted[bp]
+	delete(st.planted, bp)
+	delete(st.fallback, bp)
+	st.mu.Unlock()
+	if pp == nil {
+		a.target.RemoveBreakpoint(bp)
+		return
+	}
+	if err := pp.set.Remove(pp.probe); err != nil {
+		a.log.Warn("removing a breakpoint's probe", "addr", fmt.Sprintf("%#x", pp.addr), "err", err)
+	}
+	st.mu.Lock()
+	var proc *target.Context
+	for p, s := range st.sets {
+		if s == pp.set && s.Len() == 0 {
+			proc = p
+		}
+	}
+	if proc != nil {
+		delete(st.sets, proc)
+	}
+	st.mu.Unlock()
+	if proc != nil {
+		if err := pp.set.Close(); err != nil {
+			a.log.Warn("freeing the probes' code cache", "process", proc.ID(), "err", err)
+		}
+	}
+}
+
+// probeStatus adds the probe properties to a status instance.
+func (a *Agent) probeStatus(bp *target.Breakpoint, inst map[string]any) {
+	st := a.probeState()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.planted[bp] != nil {
+		inst["Probe"] = true
+	} else if why := st.fallback[bp]; why != "" {
+		inst["ProbeFallback"] = why
+	}
+}
