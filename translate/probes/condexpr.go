@@ -145,11 +145,20 @@ func (c *Compare) jcc(op string) byte {
 // from rsp up: the application's rax, its rflags, then the 128-byte red
 // zone skipped (spAdj bytes in all above the application's rsp).
 type condGen struct {
-	e      *emitter
-	app    uint64
-	spAdj  int64
+	e     *emitter
+	app   uint64
+	spAdj int64
+	// extra is what the code pushed on top of the save area, and saved
+	// where the application's registers are, relative to the save area
+	// (rax at 0, rflags at 8; registers pushed later at negative offsets).
+	extra  int64
+	saved  map[string]int64
 	labels []uint64 // label -> address, 0 until placed
 	fixups []fixup
+}
+
+func newCondGen(e *emitter, app uint64) *condGen {
+	return &condGen{e: e, app: app, spAdj: redZone + 16, saved: map[string]int64{"rax": 0, "rflags": 8}}
 }
 
 type fixup struct {
@@ -164,8 +173,12 @@ func (g *condGen) place(l int) { g.labels[l] = g.e.pc() }
 // body is the table entry of code between the saves and the restores, with
 // extra bytes pushed on top of them.
 func (g *condGen) body(extra int64) Entry {
-	return Entry{AppPC: g.app, Payload: true, SPAdjust: g.spAdj + extra, FlagsAt: 8 + extra,
-		Spills: map[string]int64{"rax": extra, "rflags": 8 + extra}}
+	top := g.extra + extra
+	spills := make(map[string]int64, len(g.saved))
+	for r, off := range g.saved {
+		spills[r] = top + off
+	}
+	return Entry{AppPC: g.app, Payload: true, SPAdjust: g.spAdj + top, FlagsAt: 8 + top, Spills: spills}
 }
 
 // jumpTo appends a jcc (cc != 0) or jmp rel32 to label l.
@@ -294,11 +307,15 @@ func sizeKey(v Value) [2]int {
 // regToRAX appends code that puts the application's value of register r
 // (plus add, for rsp) into rax.
 func (g *condGen) regToRAX(r string, add int64) error {
+	if off, ok := g.saved[r]; ok && r != "rflags" {
+		mov := []byte{0x48, 0x8b, 0x84, 0x24, 0, 0, 0, 0} // mov disp32(%rsp),%rax: the saved value
+		binary.LittleEndian.PutUint32(mov[4:], uint32(int32(g.extra+off)))
+		g.e.add(mov, g.body(0))
+		return nil
+	}
 	switch r {
-	case "rax":
-		g.e.add([]byte{0x48, 0x8b, 0x04, 0x24}, g.body(0)) // mov (%rsp),%rax: the saved rax
 	case "rsp":
-		off := g.spAdj + add
+		off := g.spAdj + g.extra + add
 		if off != int64(int32(off)) {
 			return fmt.Errorf("stack offset %d out of reach", add)
 		}
@@ -371,7 +388,7 @@ func (e *emitter) stopPayload(app uint64, x *Expr) (trap, reloc uint64, err erro
 		e.add([]byte{0x90}, Entry{AppPC: app, Payload: true, AppRegs: true, FlagsAt: -1})
 		return trap, e.pc(), nil
 	}
-	g := &condGen{e: e, app: app, spAdj: redZone + 16}
+	g := newCondGen(e, app)
 	e.add(leaSkipRedZone, Entry{AppPC: app, Payload: true, AppRegs: true, FlagsAt: -1})
 	e.add(pushfq, Entry{AppPC: app, Payload: true, AppRegs: true, SPAdjust: redZone, FlagsAt: -1})
 	e.add([]byte{0x50}, Entry{AppPC: app, Payload: true, AppRegs: true, SPAdjust: redZone + 8, FlagsAt: 0}) // push %rax

@@ -47,6 +47,8 @@ type Probe struct {
 	installed   bool // guarded by Set.mu
 	// unredirect ends a conditional stop's resume redirect (AddStopIf).
 	unredirect func()
+	// ring is a recording probe's ring buffer (AddRecordIf).
+	ring *Ring
 	// Latency probes: where the histogram is, and its last value read.
 	lat       *latencyLayout
 	histMu    sync.Mutex
@@ -87,6 +89,10 @@ type Set struct {
 	// tables are (ttStarts: the entries the set added). Guarded by mu.
 	tt       *translate.Table
 	ttStarts []uint64
+	// rings are the recording probes' ring buffers, drained every
+	// drainEvery by a goroutine until stopDrain is closed.
+	rings     []*Ring
+	stopDrain chan struct{}
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -195,6 +201,9 @@ func (s *Set) readFinal() {
 		return
 	}
 	for _, p := range *live {
+		if p.ring != nil {
+			p.ring.Drain() // the last records, while the memory exists
+		}
 		var b [8]byte
 		if _, err := s.proc.ReadMemory(p.counter, b[:]); err == nil {
 			p.final.Store(binary.LittleEndian.Uint64(b[:]))
@@ -569,9 +578,17 @@ func (s *Set) RemoveAll() error {
 	return errors.Join(errs...)
 }
 
-// Close removes every probe and stops following the process.
+// Close removes every probe and stops following the process (the rings
+// are drained a last time first).
 func (s *Set) Close() error {
+	s.drainAll()
 	err := s.RemoveAll()
+	s.mu.Lock()
+	if s.stopDrain != nil {
+		close(s.stopDrain)
+		s.stopDrain = nil
+	}
+	s.mu.Unlock()
 	s.unhook()
 	s.unlisten()
 	return err

@@ -82,6 +82,9 @@ func (p *Probe) Breakpoint() *target.Breakpoint { return p.bp }
 // code cache (a thread may still be running in it) until the set is closed.
 func (s *Set) Remove(p *Probe) error {
 	var errs []error
+	if p.ring != nil {
+		p.ring.Drain()
+	}
 	if p.unredirect != nil {
 		p.unredirect()
 		p.unredirect = nil
@@ -120,6 +123,12 @@ func (s *Set) Remove(p *Probe) error {
 	for i, q := range s.probes {
 		if q == p && !p.installed {
 			s.probes = append(s.probes[:i:i], s.probes[i+1:]...)
+			break
+		}
+	}
+	for i, r := range s.rings {
+		if r == p.ring && !p.installed {
+			s.rings = append(s.rings[:i:i], s.rings[i+1:]...)
 			break
 		}
 	}
