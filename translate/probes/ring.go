@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
 )
 
 // Recording probes: at each hit where the condition holds (or at every hit)
