@@ -2,6 +2,7 @@ package services
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -77,6 +78,9 @@ func (a *Agent) plantProbe(proc *target.Context, p map[string]any, s target.Brea
 	}
 	cond, _ := p["Condition"].(string)
 	cond = strings.TrimSpace(cond)
+	if strings.Contains(cond, "$printf") {
+		return a.plantDPrintf(proc, p, s, cond)
+	}
 	var x *probes.Expr
 	if cond != "" {
 		var err error
@@ -134,27 +138,36 @@ func (a *Agent) probeSet(proc *target.Context) (*probes.Set, error) {
 
 // compileCondition compiles a condition at a run-time address of proc.
 func (a *Agent) compileCondition(proc *target.Context, addr uint64, text string) (*probes.Expr, error) {
-	mods, err := a.session.Modules(proc)
+	site, err := a.conditionSite(proc, addr)
 	if err != nil {
 		return nil, err
 	}
+	return ccond.Compile(text, site)
+}
+
+// conditionSite is what compiling a condition at addr needs: the module's
+// DWARF and CFI, and globals of the other modules.
+func (a *Agent) conditionSite(proc *target.Context, addr uint64) (ccond.Site, error) {
+	mods, err := a.session.Modules(proc)
+	if err != nil {
+		return ccond.Site{}, err
+	}
 	m := mods.ForAddress(addr)
 	if m == nil {
-		return nil, fmt.Errorf("%#x is in no module", addr)
+		return ccond.Site{}, fmt.Errorf("%#x is in no module", addr)
 	}
 	b, err := a.session.Binary(m)
 	if b == nil {
-		return nil, fmt.Errorf("%s: no symbols: %v", m.Name, err)
+		return ccond.Site{}, fmt.Errorf("%s: no symbols: %v", m.Name, err)
 	}
 	r, err := variables.For(b)
 	if r == nil {
-		return nil, fmt.Errorf("%s: no debug information: %v", m.Name, err)
+		return ccond.Site{}, fmt.Errorf("%s: no debug information: %v", m.Name, err)
 	}
-	site := ccond.Site{PC: addr, Bias: m.Bias, Binary: b, Reader: r,
+	return ccond.Site{PC: addr, Bias: m.Bias, Binary: b, Reader: r,
 		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
 			return targetframe.FindGlobal(a.session.Binary, mods, name)
-		}}
-	return ccond.Compile(text, site)
+		}}, nil
 }
 
 // maxProbedFunction bounds the code read to check a probe's site.
@@ -244,4 +257,150 @@ func (a *Agent) probeStatus(bp *target.Breakpoint, inst map[string]any) {
 	} else if why := st.fallback[bp]; why != "" {
 		inst["ProbeFallback"] = why
 	}
+}
+
+// plantDPrintf plants a dynamic printf (a Condition of $printf) as a
+// recording probe: the hits where its condition holds write the arguments
+// into the probe's ring buffer, and the agent formats each record into the
+// DPrintf streams as it drains the ring, in the order of the hits, without
+// stopping the program. Records the program overwrote before the agent read
+// them are said so in the stream ("[sonde: N dprintf records lost at ...]").
+func (a *Agent) plantDPrintf(proc *target.Context, p map[string]any, s target.BreakpointSpec, text string) (*target.Breakpoint, string) {
+	if !a.dprintfEnabled() {
+		return nil, "no DPrintf service"
+	}
+	site, err := a.conditionSite(proc, s.Addr)
+	if err != nil {
+		return nil, err.Error()
+	}
+	pf, err := ccond.CompilePrintf(text, site)
+	if err != nil {
+		return nil, err.Error()
+	}
+	// Format once now: a format the arguments do not fit is refused here,
+	// and the int3 path reports it as the C agent does.
+	if _, err := formatPrintf(pf.Format, recordArgs(pf, make([]uint64, len(pf.Values())))); err != nil {
+		return nil, err.Error()
+	}
+	fn, err := a.probeFunction(proc, s.Addr)
+	if err != nil {
+		return nil, err.Error()
+	}
+	set, err := a.probeSet(proc)
+	if err != nil {
+		return nil, err.Error()
+	}
+	loc, _ := p["ID"].(string)
+	pr, _, err := set.AddRecordIf(loc, s.Addr, fn, pf.Cond, pf.Values(), func(vals []uint64) {
+		text, err := formatPrintf(pf.Format, recordArgs(pf, vals))
+		if err != nil {
+			text = "[sonde: " + err.Error() + "]\n"
+		}
+		a.writeDPrintf(text)
+	}, func(n uint64) {
+		a.writeDPrintf(fmt.Sprintf("[sonde: %d dprintf records lost at %s]\n", n, loc))
+	})
+	if err != nil {
+		return nil, err.Error()
+	}
+	bp := &target.Breakpoint{Spec: s, Process: proc} // a handle: no trap is planted
+	st := a.probeState()
+	st.mu.Lock()
+	st.planted[bp] = &probePlant{set: set, probe: pr, addr: s.Addr, compiled: true}
+	st.mu.Unlock()
+	return bp, ""
+}
+
+// recordArgs makes printf arguments of a record's values.
+func recordArgs(pf *ccond.Printf, vals []uint64) []printfArg {
+	out := make([]printfArg, 0, len(pf.Args))
+	k := 0
+	for _, arg := range pf.Args {
+		switch {
+		case arg.Const && arg.IsString:
+			out = append(out, constArg{str: arg.Str, isStr: true})
+		case arg.Const:
+			out = append(out, constArg{n: arg.Int})
+		default:
+			out = append(out, recordedArg{t: arg.Type, size: arg.Value.Size, signed: arg.Value.Signed, bits: vals[k]})
+			k++
+		}
+	}
+	return out
+}
+
+// constArg is a constant $printf argument.
+type constArg struct {
+	n     int64
+	str   string
+	isStr bool
+}
+
+func (c constArg) Int() (int64, error)     { return c.n, nil }
+func (c constArg) Float() (float64, error) { return float64(c.n), nil }
+func (c constArg) IsFloat() bool           { return false }
+func (c constArg) String(max int) (string, error) {
+	if !c.isStr {
+		return "", &printfError{msg: "$printf: %s needs a string, not a number"}
+	}
+	if len(c.str) > max {
+		return c.str[:max], nil
+	}
+	return c.str, nil
+}
+
+// recordedArg is a value a probe recorded: the bits as loaded (extended to
+// 64 bits by the value's signedness), its type.
+type recordedArg struct {
+	t      *variables.Type
+	size   int
+	signed bool
+	bits   uint64
+}
+
+func (r recordedArg) IsFloat() bool {
+	t := r.t.Strip()
+	return t != nil && t.Kind == variables.KindBase && t.Encoding == variables.EncFloat
+}
+
+func (r recordedArg) Int() (int64, error) {
+	if r.IsFloat() {
+		f, err := r.Float()
+		return int64(f), err
+	}
+	return int64(r.bits), nil
+}
+
+func (r recordedArg) Float() (float64, error) {
+	if !r.IsFloat() {
+		return float64(int64(r.bits)), nil
+	}
+	if r.size == 4 {
+		return float64(math.Float32frombits(uint32(r.bits))), nil
+	}
+	return math.Float64frombits(r.bits), nil
+}
+
+func (r recordedArg) String(int) (string, error) {
+	return "", &printfError{msg: "$printf: %s needs a string, not a recorded value"}
+}
+
+// writeDPrintfAtHit writes the text of a dynamic printf evaluated at a stop
+// (an int3's): what recording probes wrote before it is drained first, so
+// that the stream keeps the order of the hits (exactly, for one thread).
+func (a *Agent) writeDPrintfAtHit(text string) {
+	if text == "" {
+		return
+	}
+	st := a.probeState()
+	st.mu.Lock()
+	sets := make([]*probes.Set, 0, len(st.sets))
+	for _, s := range st.sets {
+		sets = append(sets, s)
+	}
+	st.mu.Unlock()
+	for _, s := range sets {
+		s.DrainAll()
+	}
+	a.writeDPrintf(text)
 }

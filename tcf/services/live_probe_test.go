@@ -8,7 +8,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
@@ -132,5 +134,84 @@ func TestLiveBreakpointProbe(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLiveDPrintfProbe: dynamic printfs whose arguments are variables the
+// payload can record are planted as recording probes: every hit where the
+// condition holds prints, in the order of the hits, formatted in the agent
+// from the ring buffer, and the program never stops (no contextSuspended)
+// — one of them on all 1000 calls of a tight loop.
+func TestLiveDPrintfProbe(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"bp_probe.c"}, Flags: []string{"-O2", "-g"}, Name: "bp_probe-O2"})
+	la := startLive(t)
+	var e error
+	var sid string
+	la.decode("DPrintf", "open", []any{nil}, &e, &sid)
+	la.ok("Streams", "connect", sid)
+	m0 := la.events.mark()
+	proc, _ := la.startProcess(prog, []string{"1000"}, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m0, thread)
+	la.ok("Breakpoints", "set", []map[string]any{
+		{"ID": "dp-some", "Enabled": true, "Location": "work",
+			"Condition": `(i < 3 || i == 999) && $printf("some i=%d k=%ld gate=%d small=%hd %s %c\n", i, k, gate, small, "lit", 'x')`},
+		{"ID": "dp-all", "Enabled": true, "Location": "twice", "Condition": `$printf("all %d\n", i)`},
+	})
+	for _, id := range []string{"dp-some", "dp-all"} {
+		var st map[string]any
+		la.decode("Breakpoints", "getStatus", []any{id}, &e, &st)
+		inst, _ := st["Instances"].([]any)
+		if len(inst) != 1 || inst[0].(map[string]any)["Probe"] != true {
+			t.Fatalf("%s: status %v, want a probe", id, st)
+		}
+	}
+	m1 := la.events.mark()
+	la.ok("RunControl", "resume", thread, 0, 1)
+	la.events.wait(t, m1, "Processes.exited", is("Processes", "exited", proc))
+	for _, ev := range la.events.since(m1) {
+		if ev.Service == "RunControl" && ev.Name == "contextSuspended" {
+			t.Errorf("a dynamic printf stopped the program: %v", ev)
+		}
+	}
+	var some, all []string
+	var got strings.Builder
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var data []byte
+		var lost uint64
+		var eos bool
+		la.decode("Streams", "read", []any{sid, 1 << 16}, &data, &e, &lost, &eos)
+		got.Write(data)
+		if strings.Count(got.String(), "\n") >= 1004 || eos {
+			break
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(got.String(), "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "some "):
+			some = append(some, line)
+		case strings.HasPrefix(line, "all "):
+			all = append(all, line)
+		default:
+			t.Errorf("line %q", line)
+		}
+	}
+	wantSome := []string{
+		"some i=0 k=0 gate=3 small=-2 lit x",
+		"some i=1 k=7 gate=3 small=-2 lit x",
+		"some i=2 k=14 gate=3 small=-2 lit x",
+		"some i=999 k=6993 gate=3 small=-2 lit x",
+	}
+	if !slices.Equal(some, wantSome) {
+		t.Errorf("dp-some printed %q, want %q", some, wantSome)
+	}
+	if len(all) != 1000 {
+		t.Fatalf("dp-all printed %d lines, want 1000", len(all))
+	}
+	for i, line := range all {
+		if line != fmt.Sprintf("all %d", i) {
+			t.Fatalf("dp-all line %d: %q", i, line)
+		}
 	}
 }

@@ -195,6 +195,10 @@ func (s *Set) drainer(stop chan struct{}) {
 	}
 }
 
+// DrainAll drains every ring of the set now (a caller that interleaves
+// other output with the records' calls it to keep the order of the hits).
+func (s *Set) DrainAll() { s.drainAll() }
+
 // drainAll drains every ring of the set.
 func (s *Set) drainAll() {
 	s.mu.Lock()
