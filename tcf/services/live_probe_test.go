@@ -1,6 +1,8 @@
 package services_test
 
 import (
+	"bufio"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -214,4 +216,54 @@ func TestLiveDPrintfProbe(t *testing.T) {
 			t.Fatalf("dp-all line %d: %q", i, line)
 		}
 	}
+}
+
+// TestLiveProbeChannelClose: a client attaches to a running program, plants
+// a conditional breakpoint that becomes a probe (a jump into a code cache)
+// and drops its channel: the probe goes, the text of the function is the
+// file's again and no anonymous executable mapping (code cache, scratch
+// area) is left, with the process detached and running.
+func TestLiveProbeChannelClose(t *testing.T) {
+	prog := agentProg(t)
+	la := startLive(t)
+	running := exec.Command(prog, "sleep")
+	rout, _ := running.StdoutPipe()
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { running.Process.Kill(); running.Wait() })
+	bufio.NewReader(rout).ReadString('\n')
+	pid := running.Process.Pid
+	c2 := la.second()
+	c2.ok("Processes", "attach", "P"+strconv.Itoa(pid))
+	m := c2.events.mark()
+	c2.ok("Breakpoints", "add", map[string]any{"ID": "probe-add", "Location": "add", "Condition": "a == 12345 || b < -7"})
+	if inst, _ := c2.statusOf(m, "probe-add"); len(inst) != 1 || inst[0]["Probe"] != true {
+		t.Fatalf("probe-add planted as %v, want a probe", inst)
+	}
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	link := symbolAddr(t, prog, "add")
+	bias := exeLoadBias(t, pid, prog)
+	if codeByte(t, pid, link+bias) != 0xe9 || anonExec(t, pid) == 0 {
+		t.Fatalf("no jump at add (%#x) or no code cache", codeByte(t, pid, link+bias))
+	}
+	c2.c.Close()
+	eventually(t, "probe removed, cache freed, process released", func() (bool, string) {
+		if tp := tracerPid(t, pid); tp != 0 {
+			return false, fmt.Sprintf("traced by %d", tp)
+		}
+		for k := uint64(0); k < 8; k++ {
+			if got, want := codeByte(t, pid, link+bias+k), fileByte(t, f, link+k); got != want {
+				return false, fmt.Sprintf("byte %d of add is %#x, the file has %#x", k, got, want)
+			}
+		}
+		if n := anonExec(t, pid); n != 0 {
+			return false, fmt.Sprintf("%d anonymous executable mappings", n)
+		}
+		return true, ""
+	})
 }
