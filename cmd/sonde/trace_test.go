@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,9 +354,58 @@ func TestTraceArgs(t *testing.T) {
 		t.Errorf("%d JSON hit lines, want %d:\n%s", k, n, out)
 	}
 	_, rep := splitTraceOutput(t, out)
-	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "breakpoint" || r.Fallback == "" {
-		t.Errorf("hot: %+v", r)
+	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "probe" || r.Fallback != "" {
+		t.Errorf("hot: %+v, want a recording probe", r)
 	}
+}
+
+// TestTraceArgsRing: --args on a hot loop of 200,000 calls, far more than
+// the ring holds and sonde drains between two looks: every hit is printed
+// (in order, with the thread's ID) or counted as lost, never both, never
+// neither.
+func TestTraceArgsRing(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 200_000
+	cmd := exec.Command(sonde, "trace", "--args", "--json", "--probe", "hot", "--", path, fmt.Sprint(n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	printed, prev, tid := 0, int64(-1), -1
+	for _, l := range strings.Split(string(out), "\n") {
+		var h struct {
+			Hit  string   `json:"hit"`
+			TID  int      `json:"tid"`
+			Args []string `json:"args"`
+		}
+		if json.Unmarshal([]byte(l), &h) != nil || h.Hit != "hot" {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimPrefix(h.Args[0], "0x"), 16, 64)
+		if err != nil || v <= prev || v >= n {
+			t.Fatalf("hit after rdi %d: %q", prev, l)
+		}
+		if tid == -1 {
+			tid = h.TID
+		}
+		if h.TID <= 0 || h.TID != tid {
+			t.Fatalf("hit %q: tid %d, the program's one thread is %d", l, h.TID, tid)
+		}
+		prev = v
+		printed++
+	}
+	_, rep := splitTraceOutput(t, out)
+	r := rowOf(t, rep, "hot")
+	if r.Kind != "probe" || r.Hits != n || uint64(printed)+r.Lost != n {
+		t.Fatalf("hot: %+v; %d printed + %d lost, want %d", r, printed, r.Lost, n)
+	}
+	if r.Lost > 0 && !strings.Contains(stderr.String(), "hits lost") {
+		t.Errorf("%d lost, and stderr does not say so:\n%s", r.Lost, stderr.String())
+	}
+	t.Logf("%d hits: %d printed, %d lost", n, printed, r.Lost)
 }
 
 // TestTraceIf: --if compiled into the probe counts only where it holds (an

@@ -24,6 +24,9 @@ type Value struct {
 	Base string
 	Off  int64
 	Addr uint64
+	// FS: the value is in the thread's TLS block, at %fs:Off (Reg and
+	// Base empty).
+	FS bool
 	// Size is the value's size in bytes (1, 2, 4 or 8); Signed says how it
 	// is extended to 64 bits.
 	Size   int
@@ -37,6 +40,8 @@ func (v Value) String() string {
 		return fmt.Sprintf("%s:%s", v.Reg, sz)
 	case v.Base != "":
 		return fmt.Sprintf("[%s%+d]:%s", v.Base, v.Off, sz)
+	case v.FS:
+		return fmt.Sprintf("[fs:%#x]:%s", v.Off, sz)
 	}
 	return fmt.Sprintf("[%#x]:%s", v.Addr, sz)
 }
@@ -363,6 +368,13 @@ func (g *condGen) load(v Value) error {
 		}
 		ld := append(append([]byte(nil), loadOps[k]...), 0x80, 0, 0, 0, 0) // disp32(%rax)
 		binary.LittleEndian.PutUint32(ld[len(ld)-4:], uint32(int32(off)))
+		g.e.add(ld, g.body(0))
+	case v.FS:
+		if v.Off != int64(int32(v.Off)) {
+			return fmt.Errorf("%%fs offset %d out of reach", v.Off)
+		}
+		ld := append(append([]byte{0x64}, loadOps[k]...), 0x04, 0x25, 0, 0, 0, 0) // %fs:disp32
+		binary.LittleEndian.PutUint32(ld[len(ld)-4:], uint32(int32(v.Off)))
 		g.e.add(ld, g.body(0))
 	default:
 		ld := append(append([]byte(nil), loadOps[k]...), 0x05, 0, 0, 0, 0) // disp32(%rip)

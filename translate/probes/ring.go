@@ -50,6 +50,9 @@ type Ring struct {
 	recs uint64
 }
 
+// Ring returns a recording probe's ring buffer (nil for other probes).
+func (p *Probe) Ring() *Ring { return p.ring }
+
 // Lost returns the number of records overwritten before sonde read them.
 func (r *Ring) Lost() uint64 {
 	r.mu.Lock()
@@ -268,4 +271,39 @@ func (r *Ring) Drain() error {
 		}
 	}
 	return nil
+}
+
+// glibcTIDOffset is where glibc's struct pthread keeps the thread's ID on
+// x86-64 (tid, right after the TCB header and the list links), from glibc
+// 2.26 to today; TIDOffset checks it in the process before it is used.
+const glibcTIDOffset = 0x2d0
+
+// TIDOffset returns the offset from the thread pointer (%fs) where every
+// thread of the process keeps its own thread ID, so that a payload can
+// record which thread hit (Value{FS: true, Off: off, Size: 4}). Every thread
+// must be stopped, past the dynamic linker's TLS setup (at main, or
+// attached); an error says why there is none.
+func (s *Set) TIDOffset() (int64, error) {
+	threads := s.proc.Children()
+	if len(threads) == 0 {
+		return 0, errors.New("the process has no threads")
+	}
+	for _, th := range threads {
+		regs, err := th.Registers()
+		if err != nil {
+			return 0, fmt.Errorf("thread %d: %w", th.TID(), err)
+		}
+		fs, err := regs.Uint64(regs.Arch.ByName("fs_base"))
+		if err != nil || fs == 0 {
+			return 0, fmt.Errorf("thread %d has no thread pointer yet", th.TID())
+		}
+		var b [4]byte
+		if _, err := s.proc.ReadMemory(fs+glibcTIDOffset, b[:]); err != nil {
+			return 0, fmt.Errorf("thread %d: reading its thread block: %w", th.TID(), err)
+		}
+		if got := int(int32(binary.LittleEndian.Uint32(b[:]))); got != th.TID() {
+			return 0, fmt.Errorf("thread %d: the word at %%fs:%#x is %d, not its ID (not glibc's thread block)", th.TID(), glibcTIDOffset, got)
+		}
+	}
+	return glibcTIDOffset, nil
 }
