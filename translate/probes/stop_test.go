@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/translate"
 )
 
 // stopRecorder collects the stops a run reports and resumes after each.
@@ -118,6 +119,26 @@ func TestFaultInPayloadShowsAppPC(t *testing.T) {
 	if _, err := r.set.AddStopIf("hot", hotAddr, hotFn, x, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A library user's restore-state hook, through the model, runs for the
+	// translation and sees the raw cache pc and the translated one.
+	var hookMu sync.Mutex
+	var hooked []string
+	err := r.tg.AddRestoreHook(r.proc, func(ctx *translate.RestoreContext, raw, tr *translate.Regs, restoreMemory bool) error {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		hooked = append(hooked, fmt.Sprintf("%s raw-in-cache=%v app=%#x", ctx.Entry.Owner, raw.RIP != tr.RIP, tr.RIP))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		hookMu.Lock()
+		defer hookMu.Unlock()
+		if want := fmt.Sprintf("probe hot raw-in-cache=true app=%#x", hotAddr); len(hooked) != 1 || hooked[0] != want {
+			t.Errorf("restore hook calls %q, want [%q]", hooked, want)
+		}
+	}()
 	rec.drain()
 	if err := r.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
 		t.Fatal(err)
