@@ -321,6 +321,7 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 	}
 	resolved := make([][]uint64, len(all))
 	var missing []error
+	atMain := false
 	resolveAll := func() {
 		missing = nil
 		for i, w := range all {
@@ -332,6 +333,13 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 				missing = append(missing, fmt.Errorf("%s: %w", w.loc, err))
 				continue
 			}
+			if !atMain && o.pid == 0 && sess.InInterpreter(proc, addrs) {
+				// At the entry only the dynamic linker's private copies
+				// (memcpy, getpid, ...) are there: the program calls the
+				// libraries', loaded by main.
+				missing = append(missing, fmt.Errorf("%s: only in the dynamic linker so far", w.loc))
+				continue
+			}
 			resolved[i] = addrs
 		}
 	}
@@ -341,6 +349,7 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 		if err := runToMain(sess, tg, proc); err != nil {
 			return fmt.Errorf("%w (and running to main to load the libraries failed: %v)", errors.Join(missing...), err)
 		}
+		atMain = true
 		resolveAll()
 	}
 	if len(missing) > 0 {
@@ -421,6 +430,9 @@ func resolveLocation(sess *session.Session, proc *target.Context, loc string) ([
 	}
 	addrs, err := sess.FunctionAddresses(proc, loc)
 	if err == nil && len(addrs) > 0 {
+		// The definition calls bind to; an indirect function's chosen
+		// implementation.
+		addrs, _ = sess.CalledAddresses(proc, loc, addrs)
 		return addrs, nil
 	}
 	if syms, err2 := sess.SymbolAddresses(proc, loc); err2 == nil && len(syms) > 0 {
@@ -449,7 +461,7 @@ func functionAt(sess *session.Session, proc *target.Context, a uint64) (*probes.
 	if _, err := proc.ReadMemory(lo, code); err != nil {
 		return nil, err
 	}
-	return &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}, nil
+	return withNeighbors(sess, proc, &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}), nil
 }
 
 // runToMain runs a program stopped at its entry to the first instruction of

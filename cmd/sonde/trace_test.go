@@ -468,3 +468,26 @@ func TestTraceLibrary(t *testing.T) {
 		t.Logf("snprintf is a breakpoint on this libc: %s", r.Fallback)
 	}
 }
+
+// TestTraceLibraryNames: --probe getpid and --probe strlen count the code
+// the program's calls run: libc's getpid, not the dynamic linker's private
+// copy (the only one there at the entry), and the implementation libc's
+// strlen resolver chose, not the resolver. One row each, every call counted.
+func TestTraceLibraryNames(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_libcalls.c"}, Flags: []string{"-O2"}})
+	const n = 2000
+	out, err := exec.Command(sonde, "trace", "--json", "--probe", "getpid", "--probe", "strlen", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if len(rep.Probes) != 2 {
+		t.Fatalf("%d rows, want one per name: %+v", len(rep.Probes), rep)
+	}
+	for _, loc := range []string{"getpid", "strlen"} {
+		if r := rowOf(t, rep, loc); r.Hits != n {
+			t.Errorf("%s: %+v, want %d hits", loc, r, n)
+		}
+	}
+}

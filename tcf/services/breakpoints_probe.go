@@ -188,7 +188,20 @@ func (a *Agent) probeFunction(proc *target.Context, addr uint64) (*probes.Functi
 	if _, err := proc.ReadMemory(lo, code); err != nil {
 		return nil, err
 	}
-	return &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}, nil
+	fn := &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}
+	// The functions a short branch into the site can come from.
+	if near, err := a.session.FunctionsNear(proc, lo, hi, 128); err == nil {
+		for _, n := range near {
+			if n.Hi-n.Lo > maxProbedFunction {
+				continue
+			}
+			c := make([]byte, n.Hi-n.Lo)
+			if k, _ := proc.ReadMemory(n.Lo, c); k == len(c) {
+				fn.Neighbors = append(fn.Neighbors, probes.Function{Name: n.Name, Lo: n.Lo, Code: c})
+			}
+		}
+	}
+	return fn, nil
 }
 
 // plantedAddress is the address a planted instance stands for: a probe's

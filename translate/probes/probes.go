@@ -93,6 +93,9 @@ type Set struct {
 	// drainEvery by a goroutine until stopDrain is closed.
 	rings     []*Ring
 	stopDrain chan struct{}
+	// texts are the modules' executable bytes, by file name, for the scan
+	// for branches from other functions (incoming.go).
+	texts map[string][]moduleText
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -402,6 +405,9 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 	}
 	regions, err := s.proc.MemoryMap()
 	if err != nil {
+		return err
+	}
+	if err := s.checkIncoming(regions, fn, sites); err != nil {
 		return err
 	}
 	modName, modLo, modHi := moduleOf(regions, p.Addr)
