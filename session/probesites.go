@@ -245,41 +245,22 @@ func lookupOrder(mods modules.List) []*modules.Module {
 	return append(out, last...)
 }
 
-// maxRelocs bounds the relocations read from one section.
-const maxRelocs = 1 << 20
-
 // ifuncTarget returns the run-time implementation of the indirect function
 // whose resolver is at link-time address resolver in m: the GOT slot of an
-// IRELATIVE relocation with that addend, as the dynamic linker filled it.
+// IRELATIVE relocation of that resolver, as the dynamic linker filled it.
 func (s *Session) ifuncTarget(c *target.Context, m *modules.Module, resolver uint64) (uint64, bool) {
 	b, _ := s.Binary(m)
-	if b == nil || b.ELF() == nil {
+	if b == nil {
 		return 0, false
 	}
-	const rIRelative = 37 // R_X86_64_IRELATIVE
-	for _, sec := range b.ELF().Sections {
-		if sec.Type != elf.SHT_RELA || sec.Entsize != 24 || sec.Size/24 > maxRelocs {
+	slots, _ := b.IRelativeSlots(resolver)
+	for _, slot := range slots {
+		var w [8]byte
+		if n, _ := c.ReadMemory(slot+m.Bias, w[:]); n != 8 {
 			continue
 		}
-		data, err := sec.Data()
-		if err != nil {
-			continue
-		}
-		for i := 0; i+24 <= len(data); i += 24 {
-			off := binary.LittleEndian.Uint64(data[i:])
-			info := binary.LittleEndian.Uint64(data[i+8:])
-			addend := binary.LittleEndian.Uint64(data[i+16:])
-			if uint32(info) != rIRelative || addend != resolver {
-				continue
-			}
-			var w [8]byte
-			if n, _ := c.ReadMemory(off+m.Bias, w[:]); n != 8 {
-				continue
-			}
-			impl := binary.LittleEndian.Uint64(w[:])
-			if m.Contains(impl) && impl != resolver+m.Bias {
-				return impl, true
-			}
+		if impl := binary.LittleEndian.Uint64(w[:]); m.Contains(impl) && impl != resolver+m.Bias {
+			return impl, true
 		}
 	}
 	return 0, false
