@@ -43,6 +43,10 @@ type Entry struct {
 	Spills    []Spill
 	// SPAdjust is added to the generated code's rsp to get the application's.
 	SPAdjust int64
+	// FlagsSpilled: the application's rflags are the 8 bytes at the
+	// generated code's rsp plus FlagsAt (a payload saved them there).
+	FlagsSpilled bool
+	FlagsAt      int64
 	// Owner names who generated the code ("displaced step", a probe's name).
 	Owner string
 	// Stale: the application bytes this code stands for changed since it was
@@ -202,6 +206,16 @@ func (t *Table) Restore(raw Regs, restoreMemory bool, mem Memory) (translated Re
 			return translated, true, fmt.Errorf("spill of %v: %v: %w", s.Reg, err, ErrUntranslatable)
 		}
 		translated.GPR[s.Reg] = le64u(b[:])
+	}
+	if e.FlagsSpilled {
+		var b [8]byte
+		if mem == nil {
+			return translated, true, fmt.Errorf("spilled flags: no memory: %w", ErrUntranslatable)
+		}
+		if n, err := mem.ReadMemory(raw.GPR[4]+uint64(e.FlagsAt), b[:]); n != 8 {
+			return translated, true, fmt.Errorf("spilled flags: %v: %w", err, ErrUntranslatable)
+		}
+		translated.RFLAGS = le64u(b[:])
 	}
 	translated.GPR[4] = raw.GPR[4] + uint64(e.SPAdjust)
 	ctx := &RestoreContext{Entry: e, AppCodeConsistent: !e.Stale, Mem: mem}

@@ -35,10 +35,12 @@ With --latency each --probe LOC (a function's entry) also times its calls:
 exit probes go on every ret and tail jump found by decoding the function (no
 return address is replaced, so C++ exceptions and longjmp pass through), and a
 log2 histogram of the durations is printed per location. With --args every hit
-is printed with the first six integer arguments; those are read at a
-breakpoint (a trap per hit) until probes have a ring buffer. --if EXPR is
-compiled into each probe: hits where it does not hold cost nanoseconds, and
-only those where it holds are counted (or, with --args, trap and are printed).
+is printed with the first six integer arguments and the thread: the probe
+records them in a ring buffer sonde drains while the program runs (no trap;
+if sonde falls more than 1024 hits behind, the overwritten ones are counted
+as lost and said). --if EXPR is compiled into each probe: hits where it does
+not hold cost nanoseconds, and only those where it holds are counted (or,
+with --args, recorded and printed).
 
 LOC is a function (gdb's spellings: name, ns::name, name(int), linkage name),
 FILE:LINE, *ADDR, or any ELF symbol (asm labels included).
@@ -70,7 +72,7 @@ func runTrace(args []string) int {
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON")
 	fs.IntVar(&o.pid, "p", 0, "trace the running process `PID`")
 	fs.BoolVar(&o.latency, "latency", false, "time the calls of each --probe function: log2 histograms of their durations")
-	fs.BoolVar(&o.args, "args", false, "print each hit with the first six integer arguments (rdi, rsi, rdx, rcx, r8, r9); hits then trap to sonde")
+	fs.BoolVar(&o.args, "args", false, "print each hit with the first six integer arguments (rdi, rsi, rdx, rcx, r8, r9), recorded by the probe without stopping the program")
 	fs.StringVar(&o.cond, "if", "", "count (or with --args print) only the hits where `EXPR` holds: ARG OP NUMBER, ARG one of arg0..arg5, a register (rax, rbx, ..., r15) or a global variable (64-bit), OP one of == != < <= > >= (signed); compiled into the probe")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -103,6 +105,8 @@ type traceRow struct {
 	Hits     uint64         `json:"hits"`
 	Fallback string         `json:"fallback"`
 	Latency  *latencyReport `json:"latency,omitempty"`
+	// Lost: --args records the program overwrote before sonde read them.
+	Lost uint64 `json:"lost,omitempty"`
 }
 
 // latencyReport is a probe's histogram of call durations: the calls that
@@ -229,6 +233,9 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 	rows := make([]traceRow, 0)
 	for _, p := range set.Probes() {
 		rows = append(rows, traceRow{Location: p.Location, Address: fmt.Sprintf("%#x", p.Addr), Kind: string(p.Kind), Hits: p.Hits(), Fallback: p.Fallback, Latency: latencyOf(p)})
+		if r := p.Ring(); r != nil {
+			rows[len(rows)-1].Lost = r.Lost()
+		}
 	}
 	if o.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -314,6 +321,7 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 	}
 	resolved := make([][]uint64, len(all))
 	var missing []error
+	atMain := false
 	resolveAll := func() {
 		missing = nil
 		for i, w := range all {
@@ -325,14 +333,23 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 				missing = append(missing, fmt.Errorf("%s: %w", w.loc, err))
 				continue
 			}
+			if !atMain && o.pid == 0 && sess.InInterpreter(proc, addrs) {
+				// At the entry only the dynamic linker's private copies
+				// (memcpy, getpid, ...) are there: the program calls the
+				// libraries', loaded by main.
+				missing = append(missing, fmt.Errorf("%s: only in the dynamic linker so far", w.loc))
+				continue
+			}
 			resolved[i] = addrs
 		}
 	}
 	resolveAll()
-	if len(missing) > 0 && o.pid == 0 {
+	// --args records the thread ID from the thread block, set up by main.
+	if (len(missing) > 0 || o.args) && o.pid == 0 {
 		if err := runToMain(sess, tg, proc); err != nil {
 			return fmt.Errorf("%w (and running to main to load the libraries failed: %v)", errors.Join(missing...), err)
 		}
+		atMain = true
 		resolveAll()
 	}
 	if len(missing) > 0 {
@@ -345,6 +362,17 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 			return fmt.Errorf("--if %q: %w", o.cond, err)
 		}
 		cond = &c
+	}
+	if o.args {
+		tidOff, tidErr := set.TIDOffset()
+		for i, w := range all {
+			for _, a := range resolved[i] {
+				if err := o.plantArgs(sess, proc, set, w.loc, a, w.probe, cond, tidOff, tidErr, stdout, os.Stderr); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}
 	for i, w := range all {
 		if cond != nil {
@@ -402,6 +430,9 @@ func resolveLocation(sess *session.Session, proc *target.Context, loc string) ([
 	}
 	addrs, err := sess.FunctionAddresses(proc, loc)
 	if err == nil && len(addrs) > 0 {
+		// The definition calls bind to; an indirect function's chosen
+		// implementation.
+		addrs, _ = sess.CalledAddresses(proc, loc, addrs)
 		return addrs, nil
 	}
 	if syms, err2 := sess.SymbolAddresses(proc, loc); err2 == nil && len(syms) > 0 {
@@ -430,7 +461,7 @@ func functionAt(sess *session.Session, proc *target.Context, a uint64) (*probes.
 	if _, err := proc.ReadMemory(lo, code); err != nil {
 		return nil, err
 	}
-	return &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}, nil
+	return withNeighbors(sess, proc, &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}), nil
 }
 
 // runToMain runs a program stopped at its entry to the first instruction of

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -353,9 +354,58 @@ func TestTraceArgs(t *testing.T) {
 		t.Errorf("%d JSON hit lines, want %d:\n%s", k, n, out)
 	}
 	_, rep := splitTraceOutput(t, out)
-	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "breakpoint" || r.Fallback == "" {
-		t.Errorf("hot: %+v", r)
+	if r := rowOf(t, rep, "hot"); r.Hits != n || r.Kind != "probe" || r.Fallback != "" {
+		t.Errorf("hot: %+v, want a recording probe", r)
 	}
+}
+
+// TestTraceArgsRing: --args on a hot loop of 200,000 calls, far more than
+// the ring holds and sonde drains between two looks: every hit is printed
+// (in order, with the thread's ID) or counted as lost, never both, never
+// neither.
+func TestTraceArgsRing(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := buildPrCount(t, true)
+	const n = 200_000
+	cmd := exec.Command(sonde, "trace", "--args", "--json", "--probe", "hot", "--", path, fmt.Sprint(n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	printed, prev, tid := 0, int64(-1), -1
+	for _, l := range strings.Split(string(out), "\n") {
+		var h struct {
+			Hit  string   `json:"hit"`
+			TID  int      `json:"tid"`
+			Args []string `json:"args"`
+		}
+		if json.Unmarshal([]byte(l), &h) != nil || h.Hit != "hot" {
+			continue
+		}
+		v, err := strconv.ParseInt(strings.TrimPrefix(h.Args[0], "0x"), 16, 64)
+		if err != nil || v <= prev || v >= n {
+			t.Fatalf("hit after rdi %d: %q", prev, l)
+		}
+		if tid == -1 {
+			tid = h.TID
+		}
+		if h.TID <= 0 || h.TID != tid {
+			t.Fatalf("hit %q: tid %d, the program's one thread is %d", l, h.TID, tid)
+		}
+		prev = v
+		printed++
+	}
+	_, rep := splitTraceOutput(t, out)
+	r := rowOf(t, rep, "hot")
+	if r.Kind != "probe" || r.Hits != n || uint64(printed)+r.Lost != n {
+		t.Fatalf("hot: %+v; %d printed + %d lost, want %d", r, printed, r.Lost, n)
+	}
+	if r.Lost > 0 && !strings.Contains(stderr.String(), "hits lost") {
+		t.Errorf("%d lost, and stderr does not say so:\n%s", r.Lost, stderr.String())
+	}
+	t.Logf("%d hits: %d printed, %d lost", n, printed, r.Lost)
 }
 
 // TestTraceIf: --if compiled into the probe counts only where it holds (an
@@ -416,5 +466,28 @@ func TestTraceLibrary(t *testing.T) {
 	}
 	if r.Kind != "probe" {
 		t.Logf("snprintf is a breakpoint on this libc: %s", r.Fallback)
+	}
+}
+
+// TestTraceLibraryNames: --probe getpid and --probe strlen count the code
+// the program's calls run: libc's getpid, not the dynamic linker's private
+// copy (the only one there at the entry), and the implementation libc's
+// strlen resolver chose, not the resolver. One row each, every call counted.
+func TestTraceLibraryNames(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_libcalls.c"}, Flags: []string{"-O2"}})
+	const n = 2000
+	out, err := exec.Command(sonde, "trace", "--json", "--probe", "getpid", "--probe", "strlen", "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rep := splitTraceOutput(t, out)
+	if len(rep.Probes) != 2 {
+		t.Fatalf("%d rows, want one per name: %+v", len(rep.Probes), rep)
+	}
+	for _, loc := range []string{"getpid", "strlen"} {
+		if r := rowOf(t, rep, loc); r.Hits != n {
+			t.Errorf("%s: %+v, want %d hits", loc, r, n)
+		}
 	}
 }

@@ -587,7 +587,7 @@ func (b *Backend) translateStop(th *thread) {
 	if owner.tt.Len() == 0 || b.noTranslateBack || th.loadRegs() != nil {
 		return
 	}
-	if t, ok, _ := owner.tt.Restore(regsOf(th), true, procMemory{b, th.proc}); ok {
+	if t, ok, err := owner.tt.Restore(regsOf(th), true, procMemory{b, th.proc}); ok && err == nil {
 		setRegsFrom(th, t)
 		th.flushRegs()
 	}

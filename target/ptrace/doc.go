@@ -65,8 +65,14 @@
 // blocks holds the process's other threads until the call returns (system calls
 // are never stepped displaced). With several threads hitting a breakpoint that
 // must be stepped in place, stray SIGTRAP stops can be reported (seen with 8
-// threads under TestDisplacedStepNonStop's negative control); displaced
-// stepping avoids that path for everything but system calls. The scratch area
+// threads under TestDisplacedStepNonStop's negative control,
+// SONDE_DSTEP_CONTROL=1): they come with pc 0 and the thread is still
+// running for the backend (a resume says so), i.e. a SIGTRAP status was
+// handled after its thread had been restarted — its siginfo and registers
+// were unreadable, so it was taken for a signal. Marking a thread whose
+// status stopOthers defers as stopped is not the fix (the control then
+// hangs). Displaced stepping avoids that path for everything but system
+// calls. The scratch area
 // shows in the memory map while the process is traced. A thread in
 // uninterruptible sleep (D state) delays Suspend until it wakes. Resuming a
 // thread of a job-control-stopped process makes it run (as under gdb); detaching

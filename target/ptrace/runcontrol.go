@@ -103,6 +103,7 @@ func (b *Backend) cancelStep(th *thread) {
 // advance moves a stopped thread on according to its step (nil: run freely),
 // first executing the instruction under a breakpoint at its PC if there is one.
 func (b *Backend) advance(th *thread, sig int) error {
+	b.redirect(th) // resuming from a probe's stop skips its payload
 	for {
 		s := th.step
 		var pc uint64

@@ -287,7 +287,7 @@ func (bs *breakpoints) getCapabilities(c *tcf.Call) {
 		"Condition": true, "IgnoreCount": true, "Temporary": true, "Enabled": true,
 		"BreakpointType": true, "ContextIds": true, "ContextNames": true, "ContextQuery": true,
 		"ExecPaths": true, "AccessMode": 3, "Size": true, "ClientData": true,
-		"StopGroup": false, "SkipPrologue": true,
+		"StopGroup": false, "SkipPrologue": true, "Probe": true,
 	}).Send()
 }
 
@@ -479,7 +479,7 @@ func (a *Agent) plantedAsResolved(cb *clientBreakpoint, proc *target.Context) bo
 		return false
 	}
 	for i, bp := range list {
-		if bp.Spec.Addr != addrs[i] {
+		if a.plantedAddress(bp) != addrs[i] {
 			return false
 		}
 	}
@@ -509,7 +509,7 @@ func (a *Agent) unplant(cb *clientBreakpoint, proc *target.Context) {
 	}
 	bt.mu.Unlock()
 	for _, bp := range list {
-		a.target.RemoveBreakpoint(bp)
+		a.removePlanted(bp) // a probe or a breakpoint
 	}
 }
 
@@ -533,11 +533,17 @@ func (a *Agent) plant(cb *clientBreakpoint, proc *target.Context) {
 		s.Addr = addr
 		s.Internal = true
 		s.OnHit = a.onBreakpointHit
+		pbp, why := a.plantProbe(proc, p, s) // breakpoints_probe.go
+		if pbp != nil {
+			planted = append(planted, pbp)
+			continue
+		}
 		bp, perr := a.target.SetBreakpoint(proc, s)
 		if perr != nil {
 			err = perr
 			continue
 		}
+		a.noteProbeFallback(bp, why)
 		planted = append(planted, bp)
 	}
 	if len(addrs) == 0 && err == nil {
@@ -745,9 +751,10 @@ func (a *Agent) status(cb *clientBreakpoint) map[string]any {
 				typ = "Hardware"
 			}
 			inst = append(inst, map[string]any{
-				"LocationContext": string(proc.ID()), "Address": bp.Spec.Addr, "Size": uint64(max(bp.Spec.Size, 1)),
+				"LocationContext": string(proc.ID()), "Address": a.plantedAddress(bp), "Size": uint64(max(bp.Spec.Size, 1)),
 				"BreakpointType": typ, "HitCount": cb.hits,
 			})
+			a.probeStatus(bp, inst[len(inst)-1])
 		}
 	}
 	for proc, e := range cb.errors {
@@ -780,7 +787,7 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	// As the C agent: a hit whose condition is false does not count; the
 	// ignore count skips the first counted hits.
 	var condErr string
-	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" {
+	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" && !a.conditionCompiled(bp) {
 		if cond == nil {
 			condErr = "cannot evaluate the condition: no expression service"
 		} else if ok, err := cond(thread, expr); err != nil {

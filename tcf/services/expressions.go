@@ -451,7 +451,7 @@ func (a *Agent) evalCondition(thread *target.Context, text string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return expr.Condition(text, a.withIntrinsics(ee, a.writeDPrintf))
+	return expr.Condition(text, a.withIntrinsics(ee, a.writeDPrintfAtHit))
 }
 
 // scopeEnv prepares the evaluation environment of a frame, thread or

@@ -148,7 +148,18 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 			t.Fatalf("%s planted as %v, want one per process", fn, inst)
 		}
 	}
+	// A conditional breakpoint planted as a probe: a jump into a code cache.
+	m = la.events.mark()
+	la.ok("Breakpoints", "add", map[string]any{"ID": "probe-add", "Location": "add", "Condition": "a == 12345 && b > 0"})
+	if inst, _ := la.statusOf(m, "probe-add"); len(inst) != 2 || inst[0]["Probe"] != true || inst[1]["Probe"] != true {
+		t.Fatalf("probe-add planted as %v, want a probe per process", inst)
+	}
 	pids := []int{pidOf(launched), running.Process.Pid}
+	for _, pid := range pids {
+		if n := anonExec(t, pid); n == 0 {
+			t.Fatalf("pid %d: no code cache mapped", pid)
+		}
+	}
 	f, err := elf.Open(prog)
 	if err != nil {
 		t.Fatal(err)
@@ -191,12 +202,17 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 		if i == 0 && !freeze(pid) {
 			continue
 		}
-		for _, fn := range fns {
+		for _, fn := range append(fns, "add") {
 			link := symbolAddr(t, prog, fn)
-			got := codeByte(t, pid, link+exeLoadBias(t, pid, prog))
-			if want := fileByte(t, f, link); got != want {
-				t.Errorf("pid %d: first byte of %s is %#x, the file has %#x", pid, fn, got, want)
+			for k := uint64(0); k < 8; k++ {
+				got := codeByte(t, pid, link+k+exeLoadBias(t, pid, prog))
+				if want := fileByte(t, f, link+k); got != want {
+					t.Errorf("pid %d: byte %d of %s is %#x, the file has %#x", pid, k, fn, got, want)
+				}
 			}
+		}
+		if n := anonExec(t, pid); n != 0 {
+			t.Errorf("pid %d: %d anonymous executable mappings left (code cache, scratch area)", pid, n)
 		}
 	}
 	syscall.Kill(pids[0], syscall.SIGKILL)
@@ -283,4 +299,22 @@ func freeze(pid int) bool {
 func mapsFile(pid int, path string) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	return err == nil && strings.Contains(string(b), path)
+}
+
+// anonExec counts a process's anonymous executable mappings: sonde's code
+// caches and scratch areas (the vDSO and vsyscall pages have names).
+func anonExec(t *testing.T, pid int) int {
+	t.Helper()
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 5 && strings.Contains(f[1], "x") {
+			n++
+		}
+	}
+	return n
 }

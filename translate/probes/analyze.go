@@ -19,6 +19,10 @@ type Function struct {
 	// 15 bytes are looked at): alignment nops or int3s, never executed, where
 	// a probe on the function's last ret may spill over.
 	Padding []byte
+	// Neighbors are the functions within a short branch's reach (128
+	// bytes) of this one: their direct branches into a patched range are
+	// found by decoding them (incoming.go). Nil when unknown.
+	Neighbors []Function
 }
 
 // bytesAt returns the n bytes of the function (and its padding) at addr, or

@@ -105,6 +105,26 @@ func BenchmarkProbeCost(b *testing.B) {
 				return perCall(b, out)
 			})
 		})
+		b.Run("sonde-stop-if-false-"+suffix, func(b *testing.B) {
+			// A conditional breakpoint as the agent plants it (AddStopIf):
+			// `x == -1 || x == -2 && gvar != 0`, compiled, never true.
+			measure(b, func() [2]float64 {
+				r := start(b, path, fmt.Sprint(n))
+				addr, fn := r.function("hot")
+				x := Value{Reg: "rdi", Size: 8, Signed: true}
+				cond := &Expr{Op: "||", L: &Expr{Cmp: &Compare{Value: x, Op: "==", Const: -1}},
+					R: &Expr{Cmp: &Compare{Value: x, Op: "==", Const: -2}}}
+				if _, err := r.set.AddStopIf("hot", addr, fn, cond, nil); err != nil {
+					b.Fatal(err)
+				}
+				out := r.finish()
+				r.tg.Close()
+				return perCall(b, out)
+			})
+		})
+		b.Run("gdb-break-if-false-"+suffix, func(b *testing.B) {
+			gdbRun(b, path, slow, "break hot if $rdi == -1 || $rdi == -2", "run")
+		})
 		b.Run("sonde-breakpoint-"+suffix, func(b *testing.B) {
 			measure(b, func() [2]float64 {
 				r := start(b, path, fmt.Sprint(slow))

@@ -60,8 +60,23 @@
 // (ptrace.Backend.AddGenerated): a thread suspended or stopped by an
 // asynchronous signal there is single-stepped out to application code before
 // the stop is reported, so no client ever sees a cache PC or a spilled
-// register. A fault inside a trampoline (a relocated load) is reported where
-// it happened for now; package translate, which is to own every byte sonde
-// changes, is meant to use the tables for that (and for the RestoreState
-// hook).
+// register. Every trampoline's table is also in the address space's
+// translate.Table (ptrace.Halted.Translations), so that any other stop there
+// — a fault in a relocated instruction or in a payload, a conditional stop's
+// trap — is reported at the application pc with the application's registers
+// (spilled ones read back from the payload's save area), and library users'
+// restore-state hooks (target.Target.AddRestoreHook) run for it.
+//
+// # Conditional stops and recording
+//
+// AddStopIf compiles a condition (Expr: comparisons of registers, frame
+// slots or globals with constants, && and ||; package ccond makes one from a
+// C condition) into the payload; where it holds, the payload restores every
+// register and reaches a breakpoint of the backend's, so the stop is the
+// application's state at the probed pc, and resuming from it goes on at the
+// relocated instructions (ptrace.Backend.AddResumeRedirect) rather than
+// through the payload again. AddRecordIf writes values into a bounded ring
+// buffer in the cache at each hit where its condition holds, drained by a
+// goroutine without stopping the program; overwritten records are counted
+// (Ring.Lost).
 package probes

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/ptrace"
+	"github.com/sondedbg/sonde/translate"
 )
 
 // Kind says how a probe is implemented.
@@ -44,6 +45,10 @@ type Probe struct {
 	condHits    atomic.Uint64
 	patches     []patch
 	installed   bool // guarded by Set.mu
+	// unredirect ends a conditional stop's resume redirect (AddStopIf).
+	unredirect func()
+	// ring is a recording probe's ring buffer (AddRecordIf).
+	ring *Ring
 	// Latency probes: where the histogram is, and its last value read.
 	lat       *latencyLayout
 	histMu    sync.Mutex
@@ -80,6 +85,17 @@ type Set struct {
 	live atomic.Pointer[[]*Probe]
 	// exited is set when the process is gone: nothing is left to remove.
 	exited atomic.Bool
+	// tt is the address space's translation table, where the trampolines'
+	// tables are (ttStarts: the entries the set added). Guarded by mu.
+	tt       *translate.Table
+	ttStarts []uint64
+	// rings are the recording probes' ring buffers, drained every
+	// drainEvery by a goroutine until stopDrain is closed.
+	rings     []*Ring
+	stopDrain chan struct{}
+	// texts are the modules' executable bytes, by file name, for the scan
+	// for branches from other functions (incoming.go).
+	texts map[string][]moduleText
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -102,6 +118,12 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.readFinal()
+		for _, p := range s.probes {
+			if p.unredirect != nil {
+				p.unredirect()
+				p.unredirect = nil
+			}
+		}
 		s.removeAll(h)
 		s.gone = true
 	})
@@ -117,6 +139,7 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 						c.unregister()
 					}
 				}
+				s.dropTranslations()
 				s.mu.Unlock()
 			}
 		}
@@ -181,6 +204,9 @@ func (s *Set) readFinal() {
 		return
 	}
 	for _, p := range *live {
+		if p.ring != nil {
+			p.ring.Drain() // the last records, while the memory exists
+		}
 		var b [8]byte
 		if _, err := s.proc.ReadMemory(p.counter, b[:]); err == nil {
 			p.final.Store(binary.LittleEndian.Uint64(b[:]))
@@ -381,6 +407,9 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 	if err != nil {
 		return err
 	}
+	if err := s.checkIncoming(regions, fn, sites); err != nil {
+		return err
+	}
 	modName, modLo, modHi := moduleOf(regions, p.Addr)
 	return s.backend.Halt(s.proc, func(h *ptrace.Halted) error {
 		s.mu.Lock()
@@ -457,6 +486,7 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 			}
 		}
 		p.patches, p.installed = pts, true
+		s.addTranslations(h, "probe "+p.Location, pts)
 		s.publish(p)
 		return nil
 	})
@@ -521,6 +551,10 @@ func (s *Set) RemoveAll() error {
 	s.mu.Unlock()
 	// Breakpoints inside trampolines go before the code they sit in.
 	for _, p := range s.Probes() {
+		if p.unredirect != nil {
+			p.unredirect()
+			p.unredirect = nil
+		}
 		if p.trapInCache && p.bp != nil {
 			if err := s.tg.RemoveBreakpoint(p.bp); err != nil && !gone {
 				errs = append(errs, err)
@@ -550,9 +584,17 @@ func (s *Set) RemoveAll() error {
 	return errors.Join(errs...)
 }
 
-// Close removes every probe and stops following the process.
+// Close removes every probe and stops following the process (the rings
+// are drained a last time first).
 func (s *Set) Close() error {
+	s.drainAll()
 	err := s.RemoveAll()
+	s.mu.Lock()
+	if s.stopDrain != nil {
+		close(s.stopDrain)
+		s.stopDrain = nil
+	}
+	s.mu.Unlock()
 	s.unhook()
 	s.unlisten()
 	return err
@@ -603,6 +645,7 @@ func (s *Set) removeAll(h *ptrace.Halted) error {
 		}
 	}
 	s.caches = nil
+	s.dropTranslations()
 	return errors.Join(errs...)
 }
 
