@@ -56,12 +56,15 @@ func (p *chunkPool) get(size int) *Chunk {
 			return c
 		}
 	}
-	c := &Chunk{buf: make([]byte, 0, size), pool: p}
+	c := &Chunk{buf: make([]byte, 0, max(size, chunkSize)), pool: p}
 	c.refs.Store(1)
 	return c
 }
 
 func (p *chunkPool) put(c *Chunk) {
+	if cap(c.buf) > chunkSize {
+		return // an oversized chunk for one big record: let it go
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free) < 64 {
@@ -69,105 +72,28 @@ func (p *chunkPool) put(c *Chunk) {
 	}
 }
 
-// chunkHeadroom is the room before a chunk's bytes for the start of the
-// record the previous chunk ends in (records are at most 64 KiB).
-const chunkHeadroom = 64 << 10
-
-// A goroutine reads the chunks ahead of the records being decoded, so the
-// kernel's copy of the file into memory (most of a reader's work) runs on
-// another core than the decoding.
-type fetched struct {
-	c   *Chunk
-	off int64 // where in the input the chunk's bytes (after the headroom) start
-	n   int
-	err error
-}
-
-// startFetch starts reading the input ahead from off.
-func (r *Reader) startFetch(off int64) {
-	out, stop := make(chan fetched, 2), make(chan struct{})
-	r.fetch, r.stopFetch = out, stop
-	size := int64(chunkSize)
-	go func(ra io.ReaderAt, off, end int64, pool *chunkPool) {
-		defer close(out)
-		for off < end {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			want := min(size, end-off)
-			c := pool.get(chunkHeadroom + int(size))
-			c.buf = c.buf[:chunkHeadroom+int(want)]
-			n, err := ra.ReadAt(c.buf[chunkHeadroom:], off)
-			if int64(n) == want {
-				err = nil
-			} else if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
-			select {
-			case out <- fetched{c, off, n, err}:
-			case <-stop:
-				c.Release()
-				return
-			}
-			if err != nil {
-				return
-			}
-			off += want
-		}
-	}(r.ra, off, r.end, r.pool)
-}
-
-// stopFetching ends the read-ahead and releases what it read.
-func (r *Reader) stopFetching() {
-	if r.fetch == nil {
-		return
-	}
-	close(r.stopFetch)
-	for f := range r.fetch {
-		f.c.Release()
-	}
-	r.fetch = nil
-}
-
 // refill makes r.mem hold at least need bytes from r.pos on (fewer at the
-// end of the input): the next chunk read ahead, preceded in its headroom by
-// what is left of the current one.
+// end of the input): a new chunk starting with what is left of the current
+// one, then as much of the input as fits.
 func (r *Reader) refill(need int64) error {
-	if r.fetch == nil {
-		r.startFetch(r.memOff + int64(len(r.mem)))
-	}
 	var left []byte // the start of the record being read
 	if at := r.pos - r.memOff; at >= 0 && at < int64(len(r.mem)) {
 		left = r.mem[at:]
 	}
-	for {
-		f, ok := <-r.fetch
-		if !ok {
-			return io.ErrUnexpectedEOF
-		}
-		if len(left) == 0 && f.off+int64(f.n) <= r.pos && f.err == nil {
-			f.c.Release() // skipped (AUXTRACE data)
-			continue
-		}
-		start := chunkHeadroom - len(left)
-		if len(left) > 0 {
-			copy(f.c.buf[start:], left) // left ends where f starts
-		} else {
-			start = chunkHeadroom + int(max(r.pos-f.off, 0))
-			start = min(start, chunkHeadroom+f.n)
-		}
-		if r.chunk != nil {
-			r.chunk.Release()
-		}
-		r.chunk, r.mem, r.memOff = f.c, f.c.buf[start:chunkHeadroom+f.n], r.pos
-		if int64(len(r.mem)) < min(need, r.end-r.pos) {
-			if f.err != nil {
-				return noEOF(f.err)
-			}
-			return io.ErrUnexpectedEOF
-		}
-		return nil
+	want := min(max(need, int64(chunkSize)), r.end-r.pos)
+	c := r.pool.get(int(want))
+	c.buf = append(c.buf[:0], left...)
+	n, err := r.ra.ReadAt(c.buf[len(left):want], r.pos+int64(len(left)))
+	c.buf = c.buf[:len(left)+n]
+	if n < int(want)-len(left) && err == nil {
+		err = io.ErrUnexpectedEOF
 	}
+	if r.chunk != nil {
+		r.chunk.Release()
+	}
+	r.chunk, r.mem, r.memOff = c, c.buf, r.pos
+	if int64(len(c.buf)) < min(need, r.end-r.pos) {
+		return noEOF(err)
+	}
+	return nil
 }

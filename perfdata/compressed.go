@@ -203,6 +203,5 @@ func (in *inflater) next(r *Reader) (*Record, error) {
 // started. It does not close the input.
 func (r *Reader) Close() error {
 	r.compress.close()
-	r.stopFetching()
 	return nil
 }

@@ -116,20 +116,17 @@ type Reader struct {
 	// Records are decoded in place from mem, which holds the input's
 	// bytes from offset memOff on: all of it (OpenBytes), or the chunk
 	// being read (file mode, refilled from ra).
-	mem    []byte
-	memOff int64
-	ra     io.ReaderAt
-	chunk  *Chunk
-	pool   *chunkPool
-	// fetch delivers the chunks a goroutine reads ahead (file mode).
-	fetch     chan fetched
-	stopFetch chan struct{}
-	end       int64 // file mode: where the data section ends (-1: read to EOF)
-	buf       []byte
-	rec       Record
-	byID      map[uint64]*Attr
-	idPos     int // position of the id in a sample when attrs differ (-1: none)
-	idFromE   int // position from the end of a non-sample record's trailer (-1: none)
+	mem     []byte
+	memOff  int64
+	ra      io.ReaderAt
+	chunk   *Chunk
+	pool    *chunkPool
+	end     int64 // file mode: where the data section ends (-1: read to EOF)
+	buf     []byte
+	rec     Record
+	byID    map[uint64]*Attr
+	idPos   int // position of the id in a sample when attrs differ (-1: none)
+	idFromE int // position from the end of a non-sample record's trailer (-1: none)
 	// timeOnly: Next decodes only a sample's event and time (a Sorter's
 	// reader: it decodes each sample when it hands it out).
 	timeOnly bool
