@@ -267,3 +267,62 @@ func TestLiveProbeChannelClose(t *testing.T) {
 		return true, ""
 	})
 }
+
+// TestLiveBreakpointProbeTemporaryIgnore: IgnoreCount and Temporary work on
+// a breakpoint planted as a probe: the first holding hits are skipped (and
+// counted), the stop after them removes the breakpoint, its probe and code
+// cache (the function's bytes are the file's again) and the program runs
+// to its end from the stop.
+func TestLiveBreakpointProbeTemporaryIgnore(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"bp_probe.c"}, Flags: []string{"-O2", "-g"}, Name: "bp_probe-O2"})
+	la := startLive(t)
+	m0 := la.events.mark()
+	proc, _ := la.startProcess(prog, []string{"1000"}, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(m0, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "tmp", "Location": "work", "Condition": "i >= 500 && k > 0",
+		"IgnoreCount": 2, "Temporary": true})
+	var e error
+	var st map[string]any
+	la.decode("Breakpoints", "getStatus", []any{"tmp"}, &e, &st)
+	inst, _ := st["Instances"].([]any)
+	if len(inst) != 1 || inst[0].(map[string]any)["Probe"] != true {
+		t.Fatalf("status %v, want a probe", st)
+	}
+	addr := num(inst[0].(map[string]any)["Address"])
+	pc, reason, params := la.resume(thread, 0)
+	if reason != "Breakpoint" || pc != addr || !slices.Equal(anyStrings(params["BPs"]), []string{"tmp"}) {
+		t.Fatalf("stop %q %v at %#x, want tmp at %#x", reason, params, pc, addr)
+	}
+	frames := la.topFrames(thread, 1)
+	var props map[string]any
+	la.decode("Expressions", "create", []any{frames[0], nil, "i"}, &e, &props)
+	var val []byte
+	var vprops map[string]any
+	if err := la.call("Expressions", "evaluate", props["ID"]).Decode(&val, &e, &vprops); err != nil || e != nil || len(val) < 2 || int(val[0])|int(val[1])<<8 != 502 {
+		t.Fatalf("i = %v (%v %v), want 502 (500 and 501 ignored)", val, err, e)
+	}
+	var ids []string
+	la.decode("Breakpoints", "getIDs", []any{}, &e, &ids)
+	if slices.Contains(ids, "tmp") {
+		t.Errorf("the Temporary breakpoint is still there: %v", ids)
+	}
+	pid := pidOf(proc)
+	f, err := elf.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	link := symbolAddr(t, prog, "work")
+	for k := uint64(0); k < 8; k++ {
+		if got, want := codeByte(t, pid, addr+k), fileByte(t, f, link+k); got != want {
+			t.Errorf("byte %d of work is %#x after the Temporary stop, the file has %#x", k, got, want)
+		}
+	}
+	if n := anonExec(t, pid); n > 1 { // the displaced-stepping scratch area may stay until detach
+		t.Errorf("%d anonymous executable mappings: the code cache was not freed", n)
+	}
+	if code := la.runToExit(thread, proc); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}
