@@ -92,6 +92,10 @@ func (c *client) read(r io.Reader) {
 			c.mu.Unlock()
 			return
 		}
+		if os.Getenv("DAP_TRACE") != "" {
+			b, _ := json.Marshal(m)
+			fmt.Fprintf(os.Stderr, "%s %.200s\n", time.Now().Format("05.000"), b)
+		}
 		c.msgs = append(c.msgs, m)
 		c.used = append(c.used, false)
 		c.cond.Broadcast()

@@ -18,7 +18,7 @@ func (d *debuggee) listen() {
 		switch e.Kind {
 		case target.EventCreated:
 			if !e.Context.IsProcess() && d.configured.Load() {
-				d.s.sendEvent("thread", godap.ThreadEventBody{Reason: "started", ThreadId: e.Context.TID()})
+				d.threadStarted(e.Context)
 			}
 		case target.EventStopped:
 			d.onStop(e)
@@ -49,15 +49,17 @@ func (d *debuggee) onStop(e target.Event) {
 	}
 	switch r.Kind {
 	case target.ReasonUser, target.ReasonContainer:
+		// Only a pause shows such a stop, once: the stops of launch and
+		// attach (which may be delivered after configurationDone) and those
+		// of the other threads a pause stopped are not announced.
 		d.pauseMu.Lock()
 		asked := d.pauseFor == th
-		hide := !asked && d.pausing != nil
 		if asked {
 			d.pauseFor = nil
 		}
 		d.pauseMu.Unlock()
-		if hide {
-			return // another thread of the suspend a pause asked for
+		if !asked {
+			return
 		}
 		body.Reason = "pause"
 		body.AllThreadsStopped = asked
@@ -118,5 +120,19 @@ func waitTimeout(w waiter, limit time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(limit):
+	}
+}
+
+// threadStarted announces a thread once.
+func (d *debuggee) threadStarted(th *target.Context) {
+	d.pauseMu.Lock()
+	if d.announced == nil {
+		d.announced = map[*target.Context]bool{}
+	}
+	seen := d.announced[th]
+	d.announced[th] = true
+	d.pauseMu.Unlock()
+	if !seen {
+		d.s.sendEvent("thread", godap.ThreadEventBody{Reason: "started", ThreadId: th.TID()})
 	}
 }

@@ -45,6 +45,8 @@ type debuggee struct {
 	pauseMu  sync.Mutex
 	pausing  map[*target.Context]bool
 	pauseFor *target.Context
+	// announced are the threads a thread event was sent for.
+	announced map[*target.Context]bool
 }
 
 // initialize answers with what sonde really supports.
@@ -379,7 +381,7 @@ func (s *Server) configurationDone(r *request) (any, error) {
 		return nil, nil
 	}
 	for _, th := range d.proc.Children() {
-		s.sendEvent("thread", godap.ThreadEventBody{Reason: "started", ThreadId: th.TID()})
+		d.threadStarted(th)
 	}
 	switch {
 	case d.core:

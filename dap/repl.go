@@ -72,7 +72,7 @@ func (s *Server) replBacktrace(d *debuggee, frameID int) (string, error) {
 		}
 		b.WriteString(sf.Name)
 		if sf.Source != nil {
-			fmt.Fprintf(&b, " at %s:%d", sf.Source.Path, sf.Line)
+			fmt.Fprintf(&b, " at %s:%d", firstNonEmpty(sf.Source.Path, sf.Source.Name), sf.Line)
 		}
 		b.WriteByte('\n')
 	}

@@ -263,10 +263,12 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
+// sourceOf names a source file; a path the compiler recorded relative to
+// a build directory not known here has no path a client could open.
 func sourceOf(path string) *godap.Source {
-	p := path
-	if abs, err := filepath.Abs(p); err == nil {
-		p = abs
+	p := filepath.Clean(path)
+	if !filepath.IsAbs(p) {
+		return &godap.Source{Name: p, PresentationHint: "deemphasize"}
 	}
 	return &godap.Source{Name: filepath.Base(p), Path: p}
 }
@@ -365,9 +367,16 @@ func (d *debuggee) globalLookup(th *target.Context, f *targetframe.Frame) func(s
 		if err != nil {
 			return nil, nil, 0, err
 		}
+		// The executable first: a program's own globals are what is asked
+		// for most, and searching a large library's DWARF first is slow.
 		others := mods[:0:0]
 		for _, m := range mods {
-			if f == nil || m != f.Module() {
+			if m.Main && (f == nil || m != f.Module()) {
+				others = append(others, m)
+			}
+		}
+		for _, m := range mods {
+			if !m.Main && (f == nil || m != f.Module()) {
 				others = append(others, m)
 			}
 		}
