@@ -67,6 +67,9 @@ func (d *debuggee) onStop(e target.Event) {
 		body.Reason = "step"
 	case target.ReasonBreakpoint, target.ReasonWatchpoint:
 		body.Reason, body.HitBreakpointIds = d.s.bps.stopReason(r)
+		if len(body.HitBreakpointIds) == 0 && isStepInto(r) {
+			body.Reason = "step"
+		}
 		if r.Message != "" {
 			body.Description = r.Message
 			body.Text = r.Message
