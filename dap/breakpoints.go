@@ -11,6 +11,7 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables/targetframe"
 )
@@ -200,6 +201,16 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 	switch cb.kind {
 	case kindSource:
+		if addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
+			locs, _ := b.LookupLine(cb.path, cb.line)
+			out := make([]uint64, 0, len(locs))
+			for _, l := range locs {
+				out = append(out, l.Addr)
+			}
+			return out
+		}); len(addrs) > 0 {
+			return addrs, nil
+		}
 		addrs, err := d.sess.LineAddresses(d.proc, cb.path, cb.line, 0)
 		if len(addrs) == 0 {
 			// The client's path may differ from the one the compiler
@@ -210,7 +221,18 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 		}
 		return addrs, err
 	case kindFunction:
-		addrs, err := d.sess.FunctionAddresses(d.proc, cb.name)
+		addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
+			insts, _ := b.LookupFunction(cb.name)
+			out := make([]uint64, 0, len(insts))
+			for _, in := range insts {
+				out = append(out, in.Entry)
+			}
+			return out
+		})
+		var err error
+		if len(addrs) == 0 {
+			addrs, err = d.sess.FunctionAddresses(d.proc, cb.name)
+		}
 		for i, a := range addrs {
 			addrs[i] = d.sess.AfterPrologue(d.proc, a)
 		}
@@ -229,6 +251,33 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 		return addrs, err
 	}
 	return nil, nil
+}
+
+// inExecutable runs a lookup in the main executable's symbols only and
+// returns its addresses run-time: a program's own source lines and
+// functions are what breakpoints are mostly for, and looking in the
+// executable first spares reading the debug information of every library
+// (the dynamic linker's alone took 150 ms) before the program starts.
+func (d *debuggee) inExecutable(lookup func(b *symbols.Binary) []uint64) []uint64 {
+	mods, err := d.sess.Modules(d.proc)
+	if err != nil {
+		return nil
+	}
+	for _, m := range mods {
+		if !m.Main {
+			continue
+		}
+		b, _ := d.sess.Binary(m)
+		if b == nil {
+			return nil
+		}
+		addrs := lookup(b)
+		for i := range addrs {
+			addrs[i] += m.Bias
+		}
+		return addrs
+	}
+	return nil
 }
 
 // unplant removes a breakpoint from the target.
@@ -541,3 +590,4 @@ func parseAddr(s string) (uint64, error) {
 	}
 	return v, nil
 }
+
