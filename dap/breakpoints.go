@@ -590,4 +590,3 @@ func parseAddr(s string) (uint64, error) {
 	}
 	return v, nil
 }
-
