@@ -102,7 +102,9 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 	case reason.Signal != 0:
 		body.ExceptionId = reason.Signal.Name()
 		body.Description = reason.Signal.Description()
-		if si := reason.SigInfo; si != nil && si.HasAddr {
+		if reason.Message != "" {
+			body.Description = reason.Message
+		} else if si := reason.SigInfo; si != nil && si.HasAddr {
 			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
 		}
 	case reason.Kind == target.ReasonBreakpoint:
