@@ -263,8 +263,14 @@ func TestThreads(t *testing.T) {
 		}
 	}
 	c.request("continue", map[string]any{"threadId": pid})
-	c.request("disconnect", nil)
+	c.request("terminate", nil)
+	exited := c.event("exited")
+	term := c.event("terminated")
+	if exited.GetSeq() > term.GetSeq() {
+		t.Errorf("exited (seq %d) after terminated (seq %d)", exited.GetSeq(), term.GetSeq())
+	}
 	waitGone(t, pid)
+	c.request("disconnect", nil)
 }
 
 // TestSignalStops: a fault stops the program with reason exception (and
