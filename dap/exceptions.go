@@ -58,7 +58,7 @@ func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
 			cb.name = f
 			d.plant(cb)
 			list = append(list, cb)
-			out = append(out, cb.dapBreakpoint())
+			out = append(out, s.bps.view(cb))
 		default:
 			out = append(out, godap.Breakpoint{Verified: false, Message: fmt.Sprintf("unknown exception filter %q", f)})
 		}
@@ -264,7 +264,7 @@ func (s *Server) setDataBreakpoints(r *request) (any, error) {
 			d.plant(cb)
 		}
 		list = append(list, cb)
-		out = append(out, cb.dapBreakpoint())
+		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
 	s.bps.data = list
