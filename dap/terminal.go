@@ -54,8 +54,12 @@ func (s *Server) startInTerminal(a launchArgs, prog string) (*debuggee, error) {
 	if cwd == "" {
 		cwd = filepath.Dir(prog)
 	}
+	kind := "integrated"
+	if a.Console == "externalTerminal" {
+		kind = "external"
+	}
 	req := &runInTerminalRequest{Request: godap.Request{ProtocolMessage: godap.ProtocolMessage{Type: "request"}, Command: "runInTerminal"},
-		Arguments: godap.RunInTerminalRequestArguments{Kind: "integrated", Title: "sonde: " + filepath.Base(prog), Cwd: cwd,
+		Arguments: godap.RunInTerminalRequestArguments{Kind: kind, Title: "sonde: " + filepath.Base(prog), Cwd: cwd,
 			Args: append([]string{"/bin/sh", "-c", terminalScript, fifo, prog}, a.Args...), Env: env}}
 	s.send(&req.Request.ProtocolMessage, req)
 
