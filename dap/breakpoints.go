@@ -11,9 +11,9 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
-	"github.com/sondedbg/sonde/session"
 )
 
 // Breakpoints the client sets are planted as the target's internal
