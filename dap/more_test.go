@@ -143,6 +143,9 @@ func TestCxxExceptions(t *testing.T) {
 	if caught := varByName(t, locals, "caught"); caught.Value != "1" {
 		t.Errorf("caught: %+v", caught)
 	}
+	if w := varByName(t, locals, "word"); w.Value != `"sonde"` || w.VariablesReference == 0 {
+		t.Errorf("std::string word: %+v", w)
+	}
 	d := varByName(t, locals, "d")
 	kids := c.vars(d.VariablesReference, nil)
 	base := varByName(t, kids, "Base")

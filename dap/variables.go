@@ -271,6 +271,11 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 			}
 		}
 	}
+	if err == nil {
+		if text, ok := summary(fe, v); ok {
+			return text
+		}
+	}
 	if fe.reader == nil {
 		if err != nil {
 			return "<" + variables.ErrorMessage(err) + ">"
