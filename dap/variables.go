@@ -161,6 +161,7 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 		if filter == "named" {
 			return nil, nil
 		}
+		start = max(start, 0)
 		if count <= 0 {
 			count = n
 		}
