@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
@@ -111,15 +112,16 @@ func (s *Session) HasPrologue(thread *target.Context, pc uint64) bool {
 }
 
 // PrologueEnd returns where the prologue of the function entered at entry
-// ends, the way gdb finds it for GCC code: when the function sets up a frame
-// (HasPrologue), at its second statement row in the line table — the start
-// of its second line, or, in a function written on one line, the row GCC
-// starts after the prologue. ok is false without such a prologue, without
-// line information, or when no second row lies inside the function.
+// ends, the way gdb finds it: at the function's second statement row in the
+// line table — the start of its second line, or, in a function written on
+// one line, the row the compiler starts after the prologue. For GCC code gdb
+// trusts that row only when the function sets up a frame (HasPrologue):
+// optimized GCC code has no prologue and its first line is already the body.
+// LLVM (clang, rustc) always starts a row after the prologue, frame pointer
+// or not, so its code is skipped by the line table alone. ok is false without
+// a prologue to skip, without line information, or when no second row lies
+// inside the function.
 func (s *Session) PrologueEnd(c *target.Context, entry uint64) (uint64, bool) {
-	if !s.HasPrologue(c, entry) {
-		return 0, false
-	}
 	mods, err := s.Modules(c)
 	if err != nil {
 		return 0, false
@@ -130,6 +132,9 @@ func (s *Session) PrologueEnd(c *target.Context, entry uint64) (uint64, bool) {
 	}
 	b, _ := s.Binary(m)
 	if b == nil {
+		return 0, false
+	}
+	if !producedByLLVM(b, entry-m.Bias) && !s.HasPrologue(c, entry) {
 		return 0, false
 	}
 	end, ok := nextStatementRow(b, entry-m.Bias)
@@ -144,6 +149,18 @@ func (s *Session) PrologueEnd(c *target.Context, entry uint64) (uint64, bool) {
 		return 0, false
 	}
 	return end, true
+}
+
+// producedByLLVM reports whether the unit holding the link-time address pc
+// was compiled by an LLVM back end: clang ("clang version …") or rustc
+// ("clang LLVM (rustc version …)"), as gdb's producer_is_llvm decides.
+func producedByLLVM(b *symbols.Binary, pc uint64) bool {
+	u, ok := b.CompileUnit(pc)
+	if !ok {
+		return false
+	}
+	p := u.Producer
+	return strings.HasPrefix(p, "clang ") || strings.Contains(p, " clang version ") || strings.HasPrefix(p, "Apple clang ")
 }
 
 // nextStatementRow returns the address of the first statement row after pc

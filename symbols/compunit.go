@@ -5,10 +5,11 @@ package symbols
 // and where the unit is, so that readers of its DIEs (package variables)
 // can decode that unit alone.
 type CompileUnit struct {
-	Name    string // DW_AT_name: the primary source file, as given to the compiler
-	CompDir string // DW_AT_comp_dir: the compilation directory
-	Version uint16 // the unit's DWARF version
-	Offset  uint64 // of the unit header in .debug_info
+	Name     string // DW_AT_name: the primary source file, as given to the compiler
+	CompDir  string // DW_AT_comp_dir: the compilation directory
+	Producer string // DW_AT_producer: the compiler and its options
+	Version  uint16 // the unit's DWARF version
+	Offset   uint64 // of the unit header in .debug_info
 }
 
 // CompileUnit returns the compilation unit covering the link-time address
@@ -23,5 +24,5 @@ func (b *Binary) CompileUnit(pc uint64) (u CompileUnit, ok bool) {
 	if cu == nil || cu.readUnitDIE() != nil {
 		return u, false
 	}
-	return CompileUnit{Name: cu.name, CompDir: cu.compDir, Version: cu.hdr.Version, Offset: cu.hdr.Offset}, true
+	return CompileUnit{Name: cu.name, CompDir: cu.compDir, Producer: cu.producer, Version: cu.hdr.Version, Offset: cu.hdr.Offset}, true
 }

@@ -21,6 +21,7 @@ type compUnit struct {
 	dieErr       error
 	name         string
 	compDir      string
+	producer     string // DW_AT_producer
 	lowPC        uint64
 	hasLowPC     bool
 	ranges       []dwarf.Range
@@ -140,6 +141,8 @@ func (cu *compUnit) decodeUnitDIE() error {
 			cu.name, _ = cu.str(f)
 		case dwarf.AttrCompDir:
 			cu.compDir, _ = cu.str(f)
+		case dwarf.AttrProducer:
+			cu.producer, _ = cu.str(f)
 		case dwarf.AttrLowPC:
 			if v, err := cu.addr(f); err == nil {
 				cu.lowPC, cu.hasLowPC = v, true
