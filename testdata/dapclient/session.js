@@ -139,6 +139,25 @@ class Session {
 			cp.spawn = spawn;
 		}
 		this.dc._adapterProcess.on('exit', (code, sig) => { this.adapterExit = { code, sig }; });
+		this.raw = [];
+		this.dc._adapterProcess.stdout.on('data', d => this.raw.push(d));
+	}
+
+	// checkFraming: the adapter's stdout held DAP messages and nothing else
+	// (no byte of the program's output, no log line).
+	checkFraming() {
+		let buf = Buffer.concat(this.raw);
+		let n = 0;
+		while (buf.length > 0) {
+			const m = /^Content-Length: ([0-9]+)\r\n\r\n/.exec(buf.subarray(0, 64).toString('latin1'));
+			if (!m) throw new Failure(`stdout: after ${n} messages, not a DAP header: ${show(buf.subarray(0, 80).toString())}`);
+			const start = m[0].length, len = parseInt(m[1], 10);
+			if (buf.length < start + len) throw new Failure(`stdout: message ${n + 1} is cut short`);
+			JSON.parse(buf.subarray(start, start + len).toString('utf8'));
+			buf = buf.subarray(start + len);
+			n++;
+		}
+		ok(`stdout: ${n} DAP messages and nothing else`);
 	}
 
 	onEvent(ev) {
@@ -199,6 +218,8 @@ class Session {
 	}
 
 	async close() {
+		if (this.closed) return;
+		this.closed = true;
 		try {
 			if (!this.adapterExit) await this.req('disconnect', { terminateDebuggee: true }, { allowFail: true, ms: 5000 });
 		} catch (e) { /* the adapter is gone or silent: stopped below */ }
@@ -431,6 +452,8 @@ async function launchScenario() {
 		check(exited.index < terminated.index, 'exited before terminated');
 		issue(/result 34/.test(s.output()), 'the program\'s stdout as output events', show(s.output()));
 		await s.req('disconnect', {}, { allowFail: true, ms: 5000 });
+		await s.close();
+		s.checkFraming();
 	} finally {
 		await s.close();
 	}
