@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # DAP adapter benchmark: `sonde dap` against lldb-vscode-14 (Debian's lldb),
 # driven by the same client (testdata/dapclient/session.js --mode bench,
-# Microsoft's DebugClient) on the same programs (testdata/dap_prog.c, .cc,
+# Microsoft's DebugClient) on the same programs (testdata/dapclient_prog.c, .cc,
 # .rs at -O0), in the same run, alternating adapters run by run:
 #
 #   launch->stop  from the launch request (initialized, setBreakpoints and
@@ -9,6 +9,7 @@
 #                 stopped event
 #   round         at that stop: stackTrace, then scopes of the top frame,
 #                 then variables of its Locals (what an editor asks on a stop)
+#   step round    the same round at the stop of a `next` from there (warm)
 #
 #   bench/dap/run.sh [RUNS]        (default 11; SONDE=/path/to/sonde to use a built one)
 #
@@ -34,9 +35,9 @@ else
 	(cd "$repo" && go build -o "$work/sonde" ./cmd/sonde)
 fi
 rustc=$(command -v rustc || echo "$HOME/.cargo/bin/rustc")
-gcc -g -O0 -o "$work/dap_prog_c" "$repo/testdata/dap_prog.c"
-g++ -g -O0 -o "$work/dap_prog_cc" "$repo/testdata/dap_prog.cc"
-"$rustc" -g -C opt-level=0 -o "$work/dap_prog_rs" "$repo/testdata/dap_prog.rs"
+gcc -g -O0 -o "$work/dapclient_prog_c" "$repo/testdata/dapclient_prog.c"
+g++ -g -O0 -o "$work/dapclient_prog_cc" "$repo/testdata/dapclient_prog.cc"
+"$rustc" -g -C opt-level=0 -o "$work/dapclient_prog_rs" "$repo/testdata/dapclient_prog.rs"
 
 session() { # lang program source adapter...: one timed session, its BENCH line
 	local lang=$1 prog=$2 src=$3
@@ -46,7 +47,7 @@ session() { # lang program source adapter...: one timed session, its BENCH line
 }
 
 out=$work/bench.jsonl
-for spec in "c dap_prog_c dap_prog.c" "cpp dap_prog_cc dap_prog.cc" "rust dap_prog_rs dap_prog.rs"; do
+for spec in "c dapclient_prog_c dapclient_prog.c" "cpp dapclient_prog_cc dapclient_prog.cc" "rust dapclient_prog_rs dapclient_prog.rs"; do
 	set -- $spec
 	lang=$1 prog=$work/$2 src=$repo/testdata/$3
 	session "$lang" "$prog" "$src" "$work/sonde" dap >/dev/null
@@ -67,14 +68,25 @@ for (const line of fs.readFileSync(process.argv[2], 'utf8').trim().split('\n')) 
 	(rows[k] = rows[k] || []).push(r.all[0]);
 }
 const med = xs => { const s = xs.slice().sort((a, b) => a - b), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
-console.log('| program | adapter | runs | launch->stop ms | round ms | launch->stop x lldb | round x lldb |');
-console.log('|---|---|---|---|---|---|---|');
+console.log('| program | adapter | runs | launch->stop ms | round ms (first stop) | round ms (after a step) | launch->stop x lldb | round x lldb | step round x lldb |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+const detail = [];
 for (const lang of ['c', 'cpp', 'rust']) {
 	const l = rows[`${lang}/lldb`], s = rows[`${lang}/sonde`];
 	if (!l || !s) continue;
-	const L = [med(l.map(r => r.launchToStop)), med(l.map(r => r.round))];
-	const S = [med(s.map(r => r.launchToStop)), med(s.map(r => r.round))];
-	console.log(`| ${lang} | sonde dap | ${s.length} | ${S[0].toFixed(1)} | ${S[1].toFixed(1)} | ${(S[0] / L[0]).toFixed(2)} | ${(S[1] / L[1]).toFixed(2)} |`);
-	console.log(`| ${lang} | lldb-vscode-14 | ${l.length} | ${L[0].toFixed(1)} | ${L[1].toFixed(1)} | 1.00 | 1.00 |`);
+	const m = (rs, k) => med(rs.map(r => r[k]));
+	const L = ['launchToStop', 'round', 'stepRound'].map(k => m(l, k));
+	const S = ['launchToStop', 'round', 'stepRound'].map(k => m(s, k));
+	console.log(`| ${lang} | sonde dap | ${s.length} | ${S[0].toFixed(1)} | ${S[1].toFixed(1)} | ${S[2].toFixed(1)} | ${(S[0] / L[0]).toFixed(2)} | ${(S[1] / L[1]).toFixed(2)} | ${(S[2] / L[2]).toFixed(2)} |`);
+	console.log(`| ${lang} | lldb-vscode-14 | ${l.length} | ${L[0].toFixed(1)} | ${L[1].toFixed(1)} | ${L[2].toFixed(1)} | 1.00 | 1.00 | 1.00 |`);
+	for (const [who, rs] of [['sonde dap', s], ['lldb-vscode-14', l]]) {
+		for (const at of ['first', 'step']) {
+			detail.push(`| ${lang} | ${who} | ${at} | ${['stackTrace', 'scopes', 'variables'].map(k => med(rs.map(r => r[at][k])).toFixed(1)).join(' | ')} |`);
+		}
+	}
 }
+console.log('\nmedian ms of each request of the round:\n');
+console.log('| program | adapter | stop | stackTrace | scopes | variables |');
+console.log('|---|---|---|---|---|---|');
+for (const d of detail) console.log(d);
 JS

@@ -1,6 +1,6 @@
 // session.js drives a debug adapter through a complete DAP session with
 // Microsoft's DebugClient (@vscode/debugadapter-testsupport, the client VS
-// Code adapter suites use), on one of testdata/dap_prog.{c,cc,rs}.
+// Code adapter suites use), on one of testdata/dapclient_prog.{c,cc,rs}.
 //
 //	node session.js [options] -- ADAPTER [ARGS...]
 //
@@ -12,6 +12,8 @@
 //	--lldb14          lldb-vscode 14 (Debian bookworm): where it does not do
 //	                  what issue 24 asks, print a NOTE instead of failing
 //	--verbose         the adapter's stderr and every event on stderr
+//	--port N          connect to an adapter serving on 127.0.0.1:N (sonde dap
+//	                  --listen) instead of starting ADAPTER
 //
 // Each check prints "ok ..." or "FAIL ..."; the exit status is 0 when all
 // passed, 1 on a failure, 3 with a "SKIP ..." line when the machine cannot
@@ -43,11 +45,12 @@ function parseArgs(argv) {
 		case '--runs': o.runs = parseInt(val(), 10); break;
 		case '--lldb14': o.lldb14 = true; break;
 		case '--verbose': o.verbose = true; break;
+		case '--port': o.port = parseInt(val(), 10); break;
 		case '--': o.adapter = argv.slice(i + 1); i = argv.length; break;
 		default: usage(`unknown option ${a}`);
 		}
 	}
-	if (!o.program || !o.source || !o.lang || o.adapter.length === 0) usage('--program, --source, --lang and an adapter are needed');
+	if (!o.program || !o.source || !o.lang || (o.adapter.length === 0) === (o.port === undefined)) usage('--program, --source, --lang and an adapter or a --port are needed');
 	if (!['launch', 'core', 'attach', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
 	return o;
 }
@@ -117,7 +120,7 @@ const REQUEST_TIMEOUT = 15000;
 // requests time out.
 class Session {
 	constructor() {
-		this.dc = new DebugClient('env', opt.adapter[0], 'cppdbg', { stdio: 'pipe' }, opt.verbose);
+		this.dc = new DebugClient('env', opt.adapter[0] || '', 'cppdbg', { stdio: 'pipe' }, opt.verbose);
 		this.log = [];
 		this.taken = new Set();
 		this.waiters = [];
@@ -129,6 +132,15 @@ class Session {
 	}
 
 	async start() {
+		this.raw = [];
+		if (opt.port !== undefined) {
+			await this.dc.start(opt.port);
+			this.dc._socket.setNoDelay(true);
+			this.dc._socket.on('data', d => this.raw.push(d));
+			this.dc._socket.on('close', () => { this.adapterExit = { socket: 'closed' }; });
+			this.dc._socket.on('error', e => { this.adapterExit = { socket: String(e) }; if (opt.verbose) process.stderr.write(`socket: ${e}\n`); });
+			return;
+		}
 		// DebugClient.start spawns [runtime, executable]: env(1) as the
 		// runtime, and the rest of the adapter's command line appended.
 		const spawn = cp.spawn;
@@ -139,7 +151,6 @@ class Session {
 			cp.spawn = spawn;
 		}
 		this.dc._adapterProcess.on('exit', (code, sig) => { this.adapterExit = { code, sig }; });
-		this.raw = [];
 		this.dc._adapterProcess.stdout.on('data', d => this.raw.push(d));
 	}
 
@@ -223,6 +234,10 @@ class Session {
 		try {
 			if (!this.adapterExit) await this.req('disconnect', { terminateDebuggee: true }, { allowFail: true, ms: 5000 });
 		} catch (e) { /* the adapter is gone or silent: stopped below */ }
+		if (this.dc._socket) {
+			this.dc._socket.end();
+			return;
+		}
 		const p = this.dc._adapterProcess;
 		if (p && !this.adapterExit) {
 			await new Promise(resolve => {
@@ -332,7 +347,7 @@ async function launchScenario() {
 		// env as "VAR=VALUE" strings, and keys a launch.json carries that
 		// the adapter must ignore.
 		const launched = s.req('launch', {
-			name: 'dap_prog', type: 'sonde', request: 'launch',
+			name: 'dapclient_prog', type: 'sonde', request: 'launch',
 			program: opt.program, args: [], cwd: path.dirname(opt.program),
 			env: ['SONDE_DAPCLIENT=1'], stopOnEntry: false,
 		});
@@ -587,8 +602,23 @@ function median(xs) {
 	return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+// round times what an editor asks at a stop: stackTrace, scopes of the top
+// frame, variables of its Locals; the total and each request, in ms.
+async function round(s, tid) {
+	const t0 = process.hrtime.bigint();
+	const st = await s.req('stackTrace', { threadId: tid, startFrame: 0, levels: 20 });
+	const t1 = process.hrtime.bigint();
+	const sc = await s.req('scopes', { frameId: st.body.stackFrames[0].id });
+	const t2 = process.hrtime.bigint();
+	const loc = sc.body.scopes.find(x => /^locals$/i.test(x.name));
+	const v = await s.req('variables', { variablesReference: loc.variablesReference });
+	const t3 = process.hrtime.bigint();
+	return { total: ms(t0, t3), stackTrace: ms(t0, t1), scopes: ms(t1, t2), variables: ms(t2, t3), names: v.body.variables.map(x => x.name) };
+}
+
 // benchOnce: one session; returns the time from the launch request to the
-// first breakpoint stop, and of stackTrace + scopes + variables at that stop.
+// first breakpoint stop, the round at that stop (the first: cold), and the
+// round at the stop of a `next` after it (warm).
 async function benchOnce() {
 	const s = new Session();
 	try {
@@ -603,14 +633,14 @@ async function benchOnce() {
 		await launched;
 		const ev = await s.next('stopped');
 		const t1 = ev.at;
-		const t2 = process.hrtime.bigint();
-		const st = await s.req('stackTrace', { threadId: ev.body.threadId, startFrame: 0, levels: 20 });
-		const sc = await s.req('scopes', { frameId: st.body.stackFrames[0].id });
-		const loc = sc.body.scopes.find(x => /^locals$/i.test(x.name));
-		const v = await s.req('variables', { variablesReference: loc.variablesReference });
-		const t3 = process.hrtime.bigint();
-		check(v.body.variables.some(x => x.name === 'arr'), 'bench: the stop\'s locals hold arr');
-		return { launchToStop: ms(t0, t1), round: ms(t2, t3) };
+		const first = await round(s, ev.body.threadId);
+		check(first.names.includes('arr'), 'bench: the stop\'s locals hold arr', show(first.names));
+		await s.req('next', { threadId: ev.body.threadId });
+		await s.next('stopped');
+		const step = await round(s, ev.body.threadId);
+		delete first.names;
+		delete step.names;
+		return { launchToStop: ms(t0, t1), round: first.total, stepRound: step.total, first, step };
 	} finally {
 		await s.close();
 	}
@@ -620,9 +650,10 @@ async function benchScenario() {
 	const runs = [];
 	for (let i = 0; i < opt.runs; i++) runs.push(await benchOnce());
 	const out = {
-		adapter: opt.adapter.join(' '), lang: opt.lang, runs: opt.runs,
+		adapter: opt.port === undefined ? opt.adapter.join(' ') : `127.0.0.1:${opt.port}`, lang: opt.lang, runs: opt.runs,
 		launchToStopMs: median(runs.map(r => r.launchToStop)),
 		roundMs: median(runs.map(r => r.round)),
+		stepRoundMs: median(runs.map(r => r.stepRound)),
 		all: runs,
 	};
 	console.log(`BENCH ${JSON.stringify(out)}`);

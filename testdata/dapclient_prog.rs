@@ -1,10 +1,10 @@
-// dap_prog.rs: the Rust program the DAP client scenario (testdata/dapclient)
-// debugs; the shape and the "@NAME" markers of dap_prog.c.
+// dapclient_prog.rs: the Rust program the DAP client scenario (testdata/dapclient)
+// debugs; the shape and the "@NAME" markers of dapclient_prog.c.
 //
-//	dap_prog_rs         compute(&p, 2) and exit with its result (27, or 34
+//	dapclient_prog_rs         compute(&p, 2) and exit with its result (27, or 34
 //	                    when the scenario has set local.x to 10)
-//	dap_prog_rs wait    print "ready" and loop (to be attached to)
-//	dap_prog_rs crash   abort() in crash(), for a core
+//	dapclient_prog_rs wait    print "ready" and loop (to be attached to)
+//	dapclient_prog_rs crash   abort() in crash(), for a core
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
 

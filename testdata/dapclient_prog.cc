@@ -1,11 +1,11 @@
-// dap_prog.cc: the C++ program the DAP client scenario (testdata/dapclient)
-// debugs; the shape and the "@NAME" markers of dap_prog.c, with a class, a
+// dapclient_prog.cc: the C++ program the DAP client scenario (testdata/dapclient)
+// debugs; the shape and the "@NAME" markers of dapclient_prog.c, with a class, a
 // std::string and a std::vector.
 //
-//	dap_prog_cc         Calc(2).compute(&p) and exit with its result (27, or
+//	dapclient_prog_cc         Calc(2).compute(&p) and exit with its result (27, or
 //	                    34 when the scenario has set local.x to 10)
-//	dap_prog_cc wait    print "ready" and loop (to be attached to)
-//	dap_prog_cc crash   abort() in crash(), for a core
+//	dapclient_prog_cc wait    print "ready" and loop (to be attached to)
+//	dapclient_prog_cc crash   abort() in crash(), for a core
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

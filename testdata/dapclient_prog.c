@@ -1,12 +1,12 @@
-// dap_prog: the C program the DAP client scenario (testdata/dapclient)
+// dapclient_prog: the C program the DAP client scenario (testdata/dapclient)
 // debugs. The scenario finds its lines by their "@NAME" markers, so the
 // program can change as long as the markers stay on lines of the same role.
-// dap_prog.cc and dap_prog.rs have the same shape in C++ and Rust.
+// dapclient_prog.cc and dapclient_prog.rs have the same shape in C++ and Rust.
 //
-//	dap_prog         compute(&p, 2) and exit with its result (27, or 34 when
+//	dapclient_prog         compute(&p, 2) and exit with its result (27, or 34 when
 //	                 the scenario has set local.x to 10 in compute)
-//	dap_prog wait    print "ready" and loop (to be attached to)
-//	dap_prog crash   abort() in crash(), for a core
+//	dapclient_prog wait    print "ready" and loop (to be attached to)
+//	dapclient_prog crash   abort() in crash(), for a core
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
