@@ -4,7 +4,7 @@
 //
 //	node session.js [options] -- ADAPTER [ARGS...]
 //
-//	--mode launch|core|attach|bench   the scenario (default launch)
+//	--mode launch|entry|core|attach|bench   the scenario (default launch)
 //	--program PATH    the built test program
 //	--source PATH     its source (lines are found by their "@NAME" markers)
 //	--lang c|cpp|rust
@@ -51,12 +51,12 @@ function parseArgs(argv) {
 		}
 	}
 	if (!o.program || !o.source || !o.lang || (o.adapter.length === 0) === (o.port === undefined)) usage('--program, --source, --lang and an adapter or a --port are needed');
-	if (!['launch', 'core', 'attach', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
+	if (!['launch', 'entry', 'core', 'attach', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
 	return o;
 }
 
 function usage(msg) {
-	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|core|attach|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|entry|core|attach|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -474,6 +474,58 @@ async function launchScenario() {
 	}
 }
 
+// ---- entry: stopOnEntry, env as an object, disconnect ends the program ----------------
+
+// pidsOf lists the processes running program.
+function pidsOf(program) {
+	const out = [];
+	for (const d of fs.readdirSync('/proc')) {
+		if (!/^[0-9]+$/.test(d)) continue;
+		try {
+			if (fs.readlinkSync(`/proc/${d}/exe`) === program) out.push(parseInt(d, 10));
+		} catch (e) { /* gone, or not ours */ }
+	}
+	return out;
+}
+
+async function entryScenario() {
+	const before = new Set(pidsOf(opt.program));
+	const s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		const launched = s.req('launch', {
+			program: opt.program, args: [], cwd: path.dirname(opt.program),
+			env: { SONDE_DAPCLIENT: '2' }, stopOnEntry: true,
+		});
+		await s.next('initialized');
+		await s.req('configurationDone', {});
+		await launched;
+		ok('launch {stopOnEntry: true, env as an object}');
+		const ev = await stopped(s, 'entry', 'stopOnEntry');
+		const r = await s.req('threads');
+		check(r.body.threads.some(t => t.id === ev.body.threadId), 'entry: threads lists the stopped thread', show(r.body.threads));
+		const mine = pidsOf(opt.program).filter(p => !before.has(p));
+		check(mine.length === 1, 'entry: the program runs', show(mine));
+		const st = procStatus(mine[0]);
+		check(st.TracerPid !== '0' && /^t/.test(st.State), 'entry: the program is traced and stopped', `${st.State}, TracerPid ${st.TracerPid}`);
+		const environ = fs.readFileSync(`/proc/${mine[0]}/environ`, 'utf8').split('\0');
+		issue(environ.includes('SONDE_DAPCLIENT=2'), 'entry: env as an object ({SONDE_DAPCLIENT: "2"}) reached the program');
+		await s.req('disconnect', {});
+		ok('disconnect (launched: ends the program)');
+		await s.close();
+		let gone = false;
+		for (let i = 0; i < 50 && !gone; i++) {
+			gone = !fs.existsSync(`/proc/${mine[0]}`) || /^Z/.test(procStatus(mine[0]).State);
+			if (!gone) await sleep(100);
+		}
+		check(gone, 'disconnect: the launched program is gone', fs.existsSync(`/proc/${mine[0]}`) ? procStatus(mine[0]).State : '');
+	} finally {
+		await s.close();
+		for (const p of pidsOf(opt.program)) if (!before.has(p)) try { process.kill(p, 'SIGKILL'); } catch (e) { /* gone */ }
+	}
+}
+
 // ---- core: a post-mortem session -------------------------------------------------
 
 // makeCore runs the program until abort() dumps a core and returns its path.
@@ -662,7 +714,7 @@ async function benchScenario() {
 // ---- main ---------------------------------------------------------------------
 
 async function main() {
-	const scenario = { launch: launchScenario, core: coreScenario, attach: attachScenario, bench: benchScenario }[opt.mode];
+	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, bench: benchScenario }[opt.mode];
 	try {
 		await scenario();
 	} catch (e) {
