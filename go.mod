@@ -10,6 +10,7 @@ require (
 )
 
 require (
+	github.com/google/go-dap v0.12.0 // indirect
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b // indirect
 	github.com/klauspost/compress v1.20.4 // indirect
 )

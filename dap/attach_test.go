@@ -1,0 +1,229 @@
+package dap
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// procStatus returns a field of /proc/PID/status ("" when the process is
+// gone).
+func procStatus(pid int, field string) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && k == field {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// gone reports whether pid has ended (a zombie counts: its parent reaps it).
+func gone(pid int) bool {
+	s := procStatus(pid, "State")
+	return s == "" || strings.HasPrefix(s, "Z")
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	for i := 0; i < 400; i++ {
+		if gone(pid) {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	t.Errorf("process %d still there: %s", pid, procStatus(pid, "State"))
+}
+
+// TestStopOnEntryPauseDisconnect: stopOnEntry stops before the program's
+// first instruction runs; pause stops a running program; disconnect kills
+// a launched program.
+func TestStopOnEntryPauseDisconnect(t *testing.T) {
+	prog := buildProg(t)
+	c := newClient(t)
+	pid := c.launch(prog, map[string]any{"stopOnEntry": true}, "wait")
+	c.request("configurationDone", nil)
+	st := c.stopped()
+	if st.Body.Reason != "entry" || st.Body.ThreadId != pid {
+		t.Fatalf("stopped: %+v", st.Body)
+	}
+	if out := c.output("stdout"); out != "" {
+		t.Errorf("the program ran before its entry stop: %q", out)
+	}
+	c.request("continue", map[string]any{"threadId": pid})
+	c.wait("program output", func(m godap.Message) bool {
+		o, ok := m.(*godap.OutputEvent)
+		return ok && o.Body.Category == "stdout"
+	})
+	c.request("pause", map[string]any{"threadId": pid})
+	st = c.stopped()
+	if st.Body.Reason != "pause" || st.Body.ThreadId != pid || !st.Body.AllThreadsStopped {
+		t.Fatalf("pause: %+v", st.Body)
+	}
+	if e := c.evaluate("counter > 0", 0, "repl"); e.Body.Result != "true" && e.Body.Result != "1" {
+		t.Errorf("counter > 0: %+v", e.Body)
+	}
+	if e := c.evaluate("bt", 0, "repl"); !strings.Contains(e.Body.Result, "main") {
+		t.Errorf("bt: %q", e.Body.Result)
+	}
+	if e := c.evaluate("info registers rip", 0, "repl"); !strings.HasPrefix(e.Body.Result, "rip") {
+		t.Errorf("info registers rip: %q", e.Body.Result)
+	}
+	if e := c.evaluate("x/2dw &g_origin", 0, "repl"); !strings.Contains(e.Body.Result, "\t1\t2") {
+		t.Errorf("x/2dw &g_origin: %q", e.Body.Result)
+	}
+	c.request("disconnect", nil)
+	waitGone(t, pid)
+}
+
+// startWaiting runs the test program in its endless mode, outside sonde.
+func startWaiting(t *testing.T, prog string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(prog, "wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// TestAttachDetach: an attached program runs on after configurationDone
+// (no stopped event); breakpoints stop it; disconnect with
+// terminateDebuggee false leaves it running, untraced, not stopped.
+func TestAttachDetach(t *testing.T) {
+	prog := buildProg(t)
+	cmd := startWaiting(t, prog)
+	pid := cmd.Process.Pid
+	c := newClient(t)
+	c.initialize()
+	c.request("attach", map[string]any{"pid": strconv.Itoa(pid), "program": prog})
+	c.event("initialized")
+	c.request("configurationDone", nil)
+	c.noEvent("stopped", 300*time.Millisecond)
+	if s := procStatus(pid, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
+		t.Errorf("attached program is %s after configurationDone", s)
+	}
+	bps := c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": testprog.Source("dap_prog.c")},
+		"breakpoints": []map[string]any{{"line": markerLine(t, "dap_prog.c", "add")}}}).(*godap.SetBreakpointsResponse).Body.Breakpoints
+	if !bps[0].Verified {
+		t.Fatalf("%+v", bps)
+	}
+	st := c.stopped()
+	if st.Body.Reason != "breakpoint" || st.Body.ThreadId != pid {
+		t.Fatalf("stopped: %+v", st.Body)
+	}
+	frames := c.stack(pid)
+	if frames[0].Name != "add" || frames[1].Name != "main" {
+		t.Errorf("frames: %+v", frames)
+	}
+	// A watch through setVariable: the new value is returned.
+	scopes := c.scopes(frames[0].Id)
+	args := scopeByName(t, scopes, "Arguments").VariablesReference
+	sv := c.request("setVariable", map[string]any{"variablesReference": args, "name": "a", "value": "40"}).(*godap.SetVariableResponse)
+	if sv.Body.Value != "40" {
+		t.Errorf("setVariable: %+v", sv.Body)
+	}
+	if a := varByName(t, c.vars(args, nil), "a"); a.Value != "40" {
+		t.Errorf("a after setVariable: %+v", a)
+	}
+	se := c.request("setExpression", map[string]any{"expression": "g_origin.x", "value": "7", "frameId": frames[0].Id}).(*godap.SetExpressionResponse)
+	if se.Body.Value != "7" {
+		t.Errorf("setExpression: %+v", se.Body)
+	}
+	c.request("disconnect", map[string]any{"terminateDebuggee": false})
+	time.Sleep(100 * time.Millisecond)
+	if tr := procStatus(pid, "TracerPid"); tr != "0" {
+		t.Errorf("TracerPid %s after detach", tr)
+	}
+	if s := procStatus(pid, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
+		t.Errorf("detached program is %s", s)
+	}
+}
+
+// TestVanishedClient: a client that goes away without disconnect leaves a
+// launched program killed and an attached one detached and running.
+func TestVanishedClient(t *testing.T) {
+	prog := buildProg(t)
+	c := newClient(t)
+	pid := c.launch(prog, nil, "wait")
+	c.request("configurationDone", nil)
+	c.stdin.Close()
+	waitGone(t, pid)
+
+	cmd := startWaiting(t, prog)
+	c = newClient(t)
+	c.initialize()
+	c.request("attach", map[string]any{"pid": cmd.Process.Pid})
+	c.event("initialized")
+	c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "add"}}})
+	c.request("configurationDone", nil)
+	c.stopped() // stopped at a breakpoint, when the client vanishes
+	c.stdin.Close()
+	c.cmd.Wait()
+	if tr := procStatus(cmd.Process.Pid, "TracerPid"); tr != "0" {
+		t.Errorf("TracerPid %s after the client vanished", tr)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if s := procStatus(cmd.Process.Pid, "State"); !strings.HasPrefix(s, "S") && !strings.HasPrefix(s, "R") {
+		t.Errorf("program is %s after the client vanished", s)
+	}
+	// Its code is as it was: it keeps calling add without trapping.
+	cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// TestCoreFile: attach to a core file: the crashed thread is shown
+// stopped with the signal, its stack and variables readable; running and
+// writing are refused.
+func TestCoreFile(t *testing.T) {
+	prog := buildProg(t)
+	dir := t.TempDir()
+	sh := exec.Command("sh", "-c", "ulimit -c unlimited; exec "+prog+" crash")
+	sh.Dir = dir
+	sh.Run()
+	cores, _ := filepath.Glob(filepath.Join(dir, "core*"))
+	if len(cores) == 0 {
+		pattern, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+		t.Skipf("no core file was written (core_pattern %q)", strings.TrimSpace(string(pattern)))
+	}
+	c := newClient(t)
+	c.initialize()
+	c.request("attach", map[string]any{"program": prog, "coreFile": cores[0]})
+	c.event("initialized")
+	c.request("configurationDone", nil)
+	st := c.stopped()
+	if st.Body.Reason != "exception" || !strings.Contains(st.Body.Description, "SIGSEGV") {
+		t.Fatalf("stopped: %+v", st.Body)
+	}
+	frames := c.stack(st.Body.ThreadId)
+	if frames[0].Name != "main" || frames[0].Line != markerLine(t, "dap_prog.c", "crash") {
+		t.Fatalf("frames: %+v", frames)
+	}
+	locals := c.vars(scopeByName(t, c.scopes(frames[0].Id), "Locals").VariablesReference, nil)
+	sh2 := varByName(t, locals, "sh")
+	if sh2.VariablesReference == 0 || !strings.Contains(sh2.Value, "tags = {10, 20, 30, 40, 50}") {
+		t.Errorf("sh: %+v", sh2)
+	}
+	info := c.request("exceptionInfo", map[string]any{"threadId": st.Body.ThreadId}).(*godap.ExceptionInfoResponse)
+	if info.Body.ExceptionId != "SIGSEGV" {
+		t.Errorf("exceptionInfo: %+v", info.Body)
+	}
+	if er := c.errorResponse(c.send("continue", map[string]any{"threadId": st.Body.ThreadId})); !strings.Contains(er.Message, "read-only") {
+		t.Errorf("continue on a core: %q", er.Message)
+	}
+	if er := c.errorResponse(c.send("setExpression", map[string]any{"expression": "g_origin.x", "value": "7", "frameId": frames[0].Id})); er.Message == "" {
+		t.Errorf("setExpression on a core: %+v", er)
+	}
+	c.request("disconnect", nil)
+}

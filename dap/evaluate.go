@@ -1,0 +1,285 @@
+package dap
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/variables"
+)
+
+// evaluate answers watch, hover and repl requests with the C/C++ expression
+// language of package expr, in the frame named (the top frame of a stopped
+// thread when none is, the process's globals when no thread is stopped). In
+// the repl a few debugger commands are understood too (see repl.go).
+func (s *Server) evaluate(r *request) (any, error) {
+	var a godap.EvaluateArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	text := strings.TrimSpace(a.Expression)
+	if a.Context == "repl" {
+		if out, ok, err := s.replCommand(d, a.FrameId, text); ok {
+			if err != nil {
+				return nil, err
+			}
+			return godap.EvaluateResponseBody{Result: out}, nil
+		}
+	}
+	if text == "" {
+		return nil, errorf("empty expression")
+	}
+	fe, h, err := s.evalEnv(d, a.FrameId)
+	if err != nil {
+		return nil, err
+	}
+	res, err := expr.Eval(text, fe.env)
+	if err != nil {
+		return nil, err
+	}
+	hex := a.Format != nil && a.Format.Hex
+	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: typeName(res.Type)}
+	if res.Value != nil || res.HasAddress {
+		dv := godap.Variable{}
+		s.describeParts(&dv, h, res.Type, text)
+		body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
+	}
+	if res.HasAddress {
+		body.MemoryReference = hexAddr(res.Address)
+	}
+	if a.Context == "repl" || a.Context == "hover" {
+		body.Type = typeName(res.Type)
+	}
+	return body, nil
+}
+
+// evalEnv returns the environment of a frame id, or of the first stopped
+// thread's top frame, or the globals.
+func (s *Server) evalEnv(d *debuggee, frameID int) (*frameEnv, varHandle, error) {
+	if frameID != 0 {
+		ref, ok := s.handles.frame(frameID)
+		if !ok {
+			return nil, varHandle{}, errorf("no frame %d (frames are valid while their thread is stopped)", frameID)
+		}
+		fe, err := d.env(ref.thread, ref.index)
+		return fe, varHandle{frame: frameID, thread: ref.thread}, err
+	}
+	for _, th := range d.proc.Children() {
+		if st, _, _ := th.State(); st == target.StateStopped {
+			if fe, err := d.env(th, 0); err == nil {
+				return fe, varHandle{frame: s.handles.frameID(th, 0), thread: th}, nil
+			}
+		}
+	}
+	return d.globalEnv(), varHandle{}, nil
+}
+
+// globalEnv evaluates in the process's static data: no registers.
+func (d *debuggee) globalEnv() *frameEnv {
+	f := &staticFrame{proc: d.proc}
+	return &frameEnv{env: &expr.Env{Frame: f, Arch: d.tgt.Arch(), Global: d.globalLookup(d.proc, nil)}}
+}
+
+// staticFrame is a frame with memory and no registers.
+type staticFrame struct{ proc *target.Context }
+
+func (f *staticFrame) ReadMemory(buf []byte, addr uint64) (int, error) {
+	return f.proc.ReadMemory(addr, buf)
+}
+func (f *staticFrame) Register(reg int) ([]byte, error) {
+	return nil, errors.New("no registers: no thread is stopped")
+}
+func (f *staticFrame) PC() uint64                                   { return 0 }
+func (f *staticFrame) Exact() bool                                  { return true }
+func (f *staticFrame) CFA() (uint64, error)                         { return 0, errors.New("no frame") }
+func (f *staticFrame) Bias() uint64                                 { return 0 }
+func (f *staticFrame) Caller() (variables.Frame, *variables.Reader) { return nil, nil }
+func (f *staticFrame) WriteMemory(addr uint64, data []byte) error {
+	_, err := f.proc.WriteMemory(addr, data)
+	return err
+}
+func (f *staticFrame) WriteRegister(reg int, data []byte) error {
+	return errors.New("no registers: no thread is stopped")
+}
+
+// assign evaluates lhs = rhs in fe and returns the new value of lhs.
+func (s *Server) assign(d *debuggee, fe *frameEnv, lhs, rhs string, hex bool) (*expr.Result, string, error) {
+	if d.core {
+		return nil, "", errReadOnly
+	}
+	if _, err := expr.Eval("("+lhs+") = ("+rhs+")", fe.env); err != nil {
+		return nil, "", err
+	}
+	// Registers or memory changed: what was read at this stop is stale.
+	s.invalidateValues(d)
+	res, err := expr.Eval(lhs, fe.env)
+	if err != nil {
+		return nil, "", err
+	}
+	return res, s.formatResult(fe, res, hex), nil
+}
+
+// invalidateValues drops cached unwinds whose registers or memory may have
+// changed, keeping frame and variable references (they are re-evaluated).
+func (s *Server) invalidateValues(d *debuggee) {
+	s.handles.mu.Lock()
+	for _, st := range s.handles.stops {
+		st.mu.Lock()
+		st.stack = nil
+		st.envs = map[int]*frameEnv{}
+		st.mu.Unlock()
+	}
+	s.handles.mu.Unlock()
+	if s.client.SupportsInvalidatedEvent {
+		s.sendEvent("invalidated", godap.InvalidatedEventBody{Areas: []godap.InvalidatedAreas{"variables"}})
+	}
+}
+
+func (s *Server) setVariable(r *request) (any, error) {
+	var a godap.SetVariableArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	h, ok := s.handles.variable(a.VariablesReference)
+	if !ok {
+		return nil, errorf("no variables reference %d", a.VariablesReference)
+	}
+	fe, err := s.handleEnv(d, h)
+	if err != nil {
+		return nil, err
+	}
+	lhs, err := s.childExpr(h, fe, a.Name)
+	if err != nil {
+		return nil, err
+	}
+	hex := a.Format != nil && a.Format.Hex
+	fe, err = s.handleEnv(d, h)
+	if err != nil {
+		return nil, err
+	}
+	res, text, err := s.assign(d, fe, lhs, a.Value, hex)
+	if err != nil {
+		return nil, err
+	}
+	fe, _ = s.handleEnv(d, h)
+	body := godap.SetVariableResponseBody{Value: text, Type: typeName(res.Type)}
+	dv := godap.Variable{}
+	if fe != nil {
+		s.describeParts(&dv, h, res.Type, lhs)
+	}
+	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
+	return body, nil
+}
+
+// childExpr is the expression naming the child called name of a
+// reference.
+func (s *Server) childExpr(h varHandle, fe *frameEnv, name string) (string, error) {
+	switch h.kind {
+	case varArgs, varLocals:
+		return name, nil
+	case varRegisters:
+		return "$" + name, nil
+	}
+	vars, err := s.children(h, fe, "", 0, 0, false)
+	if err != nil {
+		return "", err
+	}
+	for _, v := range vars {
+		if v.Name == name {
+			return v.EvaluateName, nil
+		}
+	}
+	return "", errorf("%s has no member %q", h.expr, name)
+}
+
+func (s *Server) setExpression(r *request) (any, error) {
+	var a godap.SetExpressionArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	fe, h, err := s.evalEnv(d, a.FrameId)
+	if err != nil {
+		return nil, err
+	}
+	hex := a.Format != nil && a.Format.Hex
+	res, text, err := s.assign(d, fe, a.Expression, a.Value, hex)
+	if err != nil {
+		return nil, err
+	}
+	body := godap.SetExpressionResponseBody{Value: text, Type: typeName(res.Type)}
+	dv := godap.Variable{}
+	s.describeParts(&dv, h, res.Type, a.Expression)
+	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
+	return body, nil
+}
+
+// completions offers the names visible in the frame (and repl commands)
+// that start with the word being typed.
+func (s *Server) completions(r *request) (any, error) {
+	var a godap.CompletionsArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	col := a.Column - 1 // 1-based, in UTF-16 units; ASCII is what expressions are
+	if col < 0 || col > len(a.Text) {
+		col = len(a.Text)
+	}
+	start := col
+	for start > 0 && isIdentByte(a.Text[start-1]) {
+		start--
+	}
+	prefix := a.Text[start:col]
+	seen := map[string]bool{}
+	var targets []godap.CompletionItem
+	add := func(label, typ string) {
+		if strings.HasPrefix(label, prefix) && !seen[label] {
+			seen[label] = true
+			targets = append(targets, godap.CompletionItem{Label: label, Type: godap.CompletionItemType(typ), Start: start + 1, Length: len(prefix)})
+		}
+	}
+	if fe, _, err := s.evalEnv(d, a.FrameId); err == nil {
+		for _, v := range fe.args {
+			add(v.Name, "variable")
+		}
+		for _, v := range fe.locals {
+			add(v.Name, "variable")
+		}
+	}
+	if start == 0 {
+		for _, c := range replCommands {
+			add(c, "keyword")
+		}
+	}
+	sort.Slice(targets, func(i, j int) bool { return targets[i].Label < targets[j].Label })
+	if targets == nil {
+		targets = []godap.CompletionItem{}
+	}
+	return godap.CompletionsResponseBody{Targets: targets}, nil
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+var _ = fmt.Sprintf

@@ -1,0 +1,271 @@
+package dap
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/sondedbg/sonde/target"
+	"golang.org/x/sys/unix"
+)
+
+// Exception breakpoints: C++ throw and catch are breakpoints on the C++
+// runtime's __cxa_throw and __cxa_begin_catch (planted when libstdc++
+// loads); signals stop the program unless the "signals" filter is off.
+
+var exceptionFilters = []godap.ExceptionBreakpointsFilter{
+	{Filter: "cpp_throw", Label: "C++: on throw", Description: "Stop when a C++ exception is thrown (__cxa_throw)"},
+	{Filter: "cpp_catch", Label: "C++: on catch", Description: "Stop when a C++ exception is caught (__cxa_begin_catch)"},
+	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE and SIGWINCH pass)", Default: true},
+}
+
+var exceptionFunctions = map[string]string{
+	"cpp_throw": "__cxa_throw",
+	"cpp_catch": "__cxa_begin_catch",
+}
+
+func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
+	var a godap.SetExceptionBreakpointsArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, _ := s.current()
+	s.bps.mu.Lock()
+	old := s.bps.excepts
+	s.bps.excepts = nil
+	s.bps.mu.Unlock()
+	for _, cb := range old {
+		d.unplant(cb)
+	}
+	filters := append([]string(nil), a.Filters...)
+	for _, fo := range a.FilterOptions {
+		filters = append(filters, fo.FilterId)
+	}
+	var list []*clientBreakpoint
+	out := []godap.Breakpoint{}
+	signals := false
+	for _, f := range filters {
+		switch {
+		case f == "signals":
+			signals = true
+			out = append(out, godap.Breakpoint{Verified: true})
+		case exceptionFunctions[f] != "":
+			cb := s.bps.newBP(kindException)
+			cb.name = f
+			d.plant(cb)
+			list = append(list, cb)
+			out = append(out, cb.dapBreakpoint())
+		default:
+			out = append(out, godap.Breakpoint{Verified: false, Message: fmt.Sprintf("unknown exception filter %q", f)})
+		}
+	}
+	s.bps.mu.Lock()
+	s.bps.excepts = list
+	s.bps.mu.Unlock()
+	if d != nil && !d.core {
+		stop := target.DefaultDontStop
+		if !signals {
+			for sig := target.Signal(1); sig <= 64; sig++ {
+				if sig != target.Signal(unix.SIGTRAP) && sig != target.Signal(unix.SIGSTOP) && sig != target.Signal(unix.SIGKILL) {
+					stop = stop.With(sig)
+				}
+			}
+		}
+		d.proc.SetSignalMasks(stop, d.proc.DontPass())
+	}
+	return godap.SetExceptionBreakpointsResponseBody{Breakpoints: out}, nil
+}
+
+func (s *Server) exceptionInfo(r *request) (any, error) {
+	var a godap.ExceptionInfoArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	th, err := d.thread(a.ThreadId)
+	if err != nil {
+		return nil, err
+	}
+	_, reason, _ := th.State()
+	if reason == nil {
+		return nil, errorf("thread %d is not stopped by an exception", a.ThreadId)
+	}
+	body := godap.ExceptionInfoResponseBody{BreakMode: "always"}
+	switch {
+	case reason.Signal != 0:
+		body.ExceptionId = reason.Signal.Name()
+		body.Description = reason.Signal.Description()
+		if si := reason.SigInfo; si != nil && si.HasAddr {
+			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
+		}
+	case reason.Kind == target.ReasonBreakpoint:
+		kind := ""
+		s.bps.mu.Lock()
+		for _, tb := range reason.Breakpoints {
+			if cb := s.bps.byPlanted[tb]; cb != nil && cb.kind == kindException {
+				kind = cb.name
+			}
+		}
+		s.bps.mu.Unlock()
+		if kind == "" {
+			return nil, errorf("thread %d is not stopped by an exception", a.ThreadId)
+		}
+		body.ExceptionId = "C++ exception"
+		body.Description = "C++ exception " + strings.TrimPrefix(kind, "cpp_")
+		if kind == "cpp_throw" {
+			if name := thrownType(th); name != "" {
+				body.ExceptionId = name
+				body.Description = "C++ exception of type " + name + " thrown"
+			}
+		}
+	default:
+		body.ExceptionId = reason.Kind.String()
+		body.Description = reason.Message
+	}
+	return body, nil
+}
+
+// thrownType reads the mangled type name of the exception a thread stopped
+// at __cxa_throw is throwing: its second argument is the std::type_info,
+// whose second word points to the name.
+func thrownType(th *target.Context) string {
+	regs, err := th.GeneralRegisters()
+	if err != nil {
+		return ""
+	}
+	tinfo, err := regs.DWARF(4) // rsi
+	if err != nil || tinfo == 0 {
+		return ""
+	}
+	var w [8]byte
+	if n, _ := th.ReadMemory(tinfo+8, w[:]); n != 8 {
+		return ""
+	}
+	var name [256]byte
+	n, _ := th.ReadMemory(binary.LittleEndian.Uint64(w[:]), name[:])
+	s := name[:n]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimPrefix(string(s), "*")
+}
+
+// Data breakpoints are hardware watchpoints on data with an address: a
+// variable (or an expression) of 1, 2, 4 or 8 bytes, aligned.
+
+func (s *Server) dataBreakpointInfo(r *request) (any, error) {
+	var a godap.DataBreakpointInfoArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	no := func(why string) (any, error) {
+		return godap.DataBreakpointInfoResponseBody{DataId: nil, Description: why}, nil
+	}
+	if d.core {
+		return no("a core file cannot run")
+	}
+	text := a.Name
+	var fe *frameEnv
+	if a.VariablesReference != 0 {
+		h, ok := s.handles.variable(a.VariablesReference)
+		if !ok {
+			return no("the variable's container is gone")
+		}
+		if fe, err = s.handleEnv(d, h); err != nil {
+			return no(err.Error())
+		}
+		if text, err = s.childExpr(h, fe, a.Name); err != nil {
+			return no(err.Error())
+		}
+	} else {
+		if fe, _, err = s.evalEnv(d, a.FrameId); err != nil {
+			return no(err.Error())
+		}
+	}
+	res, err := evalText(text, fe)
+	if err != nil {
+		return no(err.Error())
+	}
+	size := res.Type.ByteSize()
+	if !res.HasAddress {
+		return no(text + " is not in memory")
+	}
+	switch size {
+	case 1, 2, 4, 8:
+	default:
+		return no(fmt.Sprintf("%s is %d bytes: a watchpoint covers 1, 2, 4 or 8", text, size))
+	}
+	if res.Address%uint64(size) != 0 {
+		return no(fmt.Sprintf("%s at 0x%x is not aligned to its size", text, res.Address))
+	}
+	id := fmt.Sprintf("0x%x/%d", res.Address, size)
+	return godap.DataBreakpointInfoResponseBody{DataId: id, Description: fmt.Sprintf("%s (%d bytes at 0x%x)", text, size, res.Address),
+		AccessTypes: []godap.DataBreakpointAccessType{"write", "readWrite"}, CanPersist: false}, nil
+}
+
+func parseDataID(id string) (uint64, int, error) {
+	a, sz, ok := strings.Cut(id, "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("data id %q is not ADDRESS/SIZE", id)
+	}
+	addr, err := parseAddr(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := strconv.Atoi(sz)
+	if err != nil {
+		return 0, 0, fmt.Errorf("data id %q is not ADDRESS/SIZE", id)
+	}
+	return addr, n, nil
+}
+
+func (s *Server) setDataBreakpoints(r *request) (any, error) {
+	var a godap.SetDataBreakpointsArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, _ := s.current()
+	s.bps.mu.Lock()
+	old := s.bps.data
+	s.bps.data = nil
+	s.bps.mu.Unlock()
+	for _, cb := range old {
+		d.unplant(cb)
+	}
+	var list []*clientBreakpoint
+	out := []godap.Breakpoint{}
+	for _, w := range a.Breakpoints {
+		cb := s.bps.newBP(kindData)
+		cb.name, cb.cond, cb.hitCond = w.DataId, w.Condition, w.HitCondition
+		addr, size, err := parseDataID(w.DataId)
+		switch {
+		case err != nil:
+			cb.message = err.Error()
+		case w.AccessType == "read":
+			cb.message = "x86 cannot watch reads alone: use readWrite"
+		default:
+			cb.addr, cb.size, cb.access = addr, size, target.AccessWrite
+			if w.AccessType == "readWrite" {
+				cb.access = target.AccessReadWrite
+			}
+			d.plant(cb)
+		}
+		list = append(list, cb)
+		out = append(out, cb.dapBreakpoint())
+	}
+	s.bps.mu.Lock()
+	s.bps.data = list
+	s.bps.mu.Unlock()
+	return godap.SetDataBreakpointsResponseBody{Breakpoints: out}, nil
+}

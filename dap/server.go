@@ -1,0 +1,321 @@
+// Package dap is sonde's Debug Adapter Protocol server: the front end that
+// VS Code, Neovim (nvim-dap), Zed, Helix and Emacs (dape) start to debug C,
+// C++ and Rust programs, live or from a core file. It speaks the protocol
+// (go-dap's message types over its own bounded framing) and drives the
+// target model, the session and the expression evaluator; it never goes
+// through the TCF layer.
+//
+// One Server serves one client over one stream. Requests are handled one at
+// a time, in order; target events (stops, exits, library loads, program
+// output) become DAP events as they happen. Argument names follow lldb-dap
+// so that existing editor configurations carry over.
+package dap
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+
+	godap "github.com/google/go-dap"
+)
+
+// Options configure a Server.
+type Options struct {
+	// DebugDirs are searched for separate debug files (default
+	// /usr/lib/debug); launch and attach arguments may add more.
+	DebugDirs []string
+	// Log, when set, receives the server's own diagnostics (never the
+	// client's stream).
+	Log func(format string, args ...any)
+}
+
+// Server is one DAP session with one client.
+type Server struct {
+	opts Options
+	in   *Reader
+	out  *Writer
+
+	// client capabilities from initialize.
+	client godap.InitializeRequestArguments
+
+	mu   sync.Mutex
+	dbg  *debuggee // nil before launch/attach and after disconnect
+	done bool      // disconnect answered: the serve loop ends
+
+	handles handleTable
+	bps     breakpointTable
+}
+
+// NewServer makes a server for one client.
+func NewServer(opts Options) *Server {
+	return &Server{opts: opts}
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.opts.Log != nil {
+		s.opts.Log(format, args...)
+	}
+}
+
+// envelope is the part of every message the dispatcher reads first.
+type envelope struct {
+	Seq       int             `json:"seq"`
+	Type      string          `json:"type"`
+	Command   string          `json:"command"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// request is one decoded client request.
+type request struct {
+	seq     int
+	command string
+	args    json.RawMessage
+}
+
+// decode unmarshals the request's arguments into v; absent arguments leave
+// v as it is. A type mismatch is an error naming the field.
+func (r *request) decode(v any) error {
+	if len(r.args) == 0 || string(r.args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(r.args, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%s: argument %q must be %s, not %s", r.command, te.Field, kindName(te.Type.Kind().String()), te.Value)
+		}
+		return fmt.Errorf("%s: bad arguments: %v", r.command, err)
+	}
+	return nil
+}
+
+func kindName(k string) string {
+	switch k {
+	case "int", "int64", "uint64", "int32":
+		return "an integer"
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return k
+}
+
+// handler answers one request: the response body (nil for none) or an
+// error that becomes an error response.
+type handler func(s *Server, r *request) (any, error)
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"initialize":                (*Server).initialize,
+		"launch":                    (*Server).launch,
+		"attach":                    (*Server).attach,
+		"configurationDone":         (*Server).configurationDone,
+		"disconnect":                (*Server).disconnect,
+		"terminate":                 (*Server).terminate,
+		"setBreakpoints":            (*Server).setBreakpoints,
+		"setFunctionBreakpoints":    (*Server).setFunctionBreakpoints,
+		"setInstructionBreakpoints": (*Server).setInstructionBreakpoints,
+		"setExceptionBreakpoints":   (*Server).setExceptionBreakpoints,
+		"dataBreakpointInfo":        (*Server).dataBreakpointInfo,
+		"setDataBreakpoints":        (*Server).setDataBreakpoints,
+		"threads":                   (*Server).threads,
+		"stackTrace":                (*Server).stackTrace,
+		"scopes":                    (*Server).scopes,
+		"variables":                 (*Server).variables,
+		"evaluate":                  (*Server).evaluate,
+		"setVariable":               (*Server).setVariable,
+		"setExpression":             (*Server).setExpression,
+		"continue":                  (*Server).continue_,
+		"next":                      (*Server).next,
+		"stepIn":                    (*Server).stepIn,
+		"stepOut":                   (*Server).stepOut,
+		"pause":                     (*Server).pause,
+		"readMemory":                (*Server).readMemory,
+		"writeMemory":               (*Server).writeMemory,
+		"disassemble":               (*Server).disassemble,
+		"modules":                   (*Server).modules,
+		"exceptionInfo":             (*Server).exceptionInfo,
+		"source":                    (*Server).source,
+		"completions":               (*Server).completions,
+		"stepInTargets":             (*Server).stepInTargets,
+		"restart":                   (*Server).restart,
+	}
+}
+
+// Serve answers requests read from r with responses and events written to
+// w until the client disconnects or the stream ends. A client that vanishes
+// leaves the target as it asked: a launched program is killed, an attached
+// one detached.
+func (s *Server) Serve(r io.Reader, w io.Writer) error {
+	s.in = NewReader(r)
+	s.out = NewWriter(w)
+	defer s.shutdown()
+	for {
+		body, err := s.in.Read()
+		if err != nil {
+			var fe *FrameError
+			if errors.As(err, &fe) {
+				s.logf("%v", err)
+				s.sendError(0, "", 1, fe.Error())
+				continue
+			}
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		s.handle(body)
+		s.mu.Lock()
+		done := s.done
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+	}
+}
+
+// handle decodes and answers one message; it never panics on input.
+func (s *Server) handle(body []byte) {
+	var env envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		s.sendError(0, "", 1, fmt.Sprintf("malformed message: %v", err))
+		return
+	}
+	if env.Type != "request" {
+		if env.Type == "response" {
+			return // answers to our reverse requests (runInTerminal)
+		}
+		s.sendError(env.Seq, env.Command, 1, fmt.Sprintf("message type %q is not a request", env.Type))
+		return
+	}
+	h := handlers[env.Command]
+	if h == nil {
+		s.sendError(env.Seq, env.Command, 1, fmt.Sprintf("unknown request %q", env.Command))
+		return
+	}
+	req := &request{seq: env.Seq, command: env.Command, args: env.Arguments}
+	var resp any
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.logf("panic in %s: %v\n%s", env.Command, p, debug.Stack())
+				err = fmt.Errorf("internal error in %s: %v", env.Command, p)
+			}
+		}()
+		resp, err = h(s, req)
+		return err
+	}()
+	if err != nil {
+		s.sendError(env.Seq, env.Command, 2, err.Error())
+		return
+	}
+	s.sendResponse(env.Seq, env.Command, resp)
+	if f, ok := resp.(afterResponse); ok {
+		f.after()
+	}
+}
+
+// afterResponse is a response body with work to do once the response is
+// sent (events that must follow it: initialized after launch, stopped after
+// configurationDone).
+type afterResponse interface{ after() }
+
+// withAfter is a response body plus what follows it.
+type withAfter struct {
+	body any
+	then func()
+}
+
+func (w withAfter) after()                       { w.then() }
+func (w withAfter) MarshalJSON() ([]byte, error) { return json.Marshal(w.body) }
+
+type response struct {
+	godap.Response
+	Body any `json:"body,omitempty"`
+}
+
+type event struct {
+	godap.Event
+	Body any `json:"body,omitempty"`
+}
+
+func (s *Server) sendResponse(seq int, command string, body any) {
+	if w, ok := body.(withAfter); ok && w.body == nil {
+		body = nil
+	}
+	m := &response{Response: godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"},
+		RequestSeq: seq, Success: true, Command: command}, Body: body}
+	s.send(&m.Response.ProtocolMessage, m)
+}
+
+func (s *Server) sendError(seq int, command string, id int, msg string) {
+	m := &godap.ErrorResponse{Response: godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"},
+		RequestSeq: seq, Success: false, Command: command, Message: msg},
+		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: id, Format: msg, ShowUser: true}}}
+	s.send(&m.Response.ProtocolMessage, m)
+}
+
+// sendEvent sends an event; it may be called from any goroutine.
+func (s *Server) sendEvent(name string, body any) {
+	m := &event{Event: godap.Event{ProtocolMessage: godap.ProtocolMessage{Type: "event"}, Event: name}, Body: body}
+	s.send(&m.Event.ProtocolMessage, m)
+}
+
+// send numbers and writes m.
+func (s *Server) send(pm *godap.ProtocolMessage, m godap.Message) {
+	if s.out == nil {
+		return
+	}
+	if err := s.out.Send(pm, m); err != nil {
+		s.logf("write: %v", err)
+	}
+}
+
+// Close leaves the target as a vanished client's launch or attach implies:
+// a launched program is killed, an attached one detached. Serve calls it
+// when the stream ends; a signal handler may call it too.
+func (s *Server) Close() { s.shutdown() }
+
+// shutdown leaves the target as the client asked (or, for a client that
+// vanished, as its launch or attach implies).
+func (s *Server) shutdown() {
+	s.mu.Lock()
+	d := s.dbg
+	s.dbg = nil
+	s.mu.Unlock()
+	if d != nil {
+		d.end(d.launched)
+	}
+}
+
+// output sends text as an output event.
+func (s *Server) output(category, text string) {
+	s.sendEvent("output", godap.OutputEventBody{Category: category, Output: text})
+}
+
+// errorf makes an error for an error response.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+var errNoDebuggee = errors.New("no program is being debugged: send launch or attach first")
+
+// current returns the debuggee, or errNoDebuggee.
+func (s *Server) current() (*debuggee, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dbg == nil {
+		return nil, errNoDebuggee
+	}
+	return s.dbg, nil
+}
+
+var stderr io.Writer = os.Stderr

@@ -1,0 +1,120 @@
+package dap
+
+import (
+	"fmt"
+	"sync"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/sondedbg/sonde/disasm"
+	"github.com/sondedbg/sonde/target"
+)
+
+// Step-in targets: the functions the current line calls (the direct calls
+// in its code). Stepping into one runs the line with a one-shot breakpoint
+// past that function's prologue: the step ends there if the call is made,
+// at the next line if it is not.
+
+type stepInTarget struct {
+	name  string
+	entry uint64
+}
+
+var stepTargets sync.Map // *target.Context → []stepInTarget
+
+func (s *Server) stepInTargets(r *request) (any, error) {
+	var a godap.StepInTargetsArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.runnable()
+	if err != nil {
+		return nil, err
+	}
+	ref, ok := s.handles.frame(a.FrameId)
+	if !ok {
+		return nil, errorf("no frame %d", a.FrameId)
+	}
+	tr, _, err := d.trace(ref.thread)
+	if err != nil {
+		return nil, err
+	}
+	pc := tr.Frames[ref.index].PC
+	lr, ok := d.sess.LineRange(ref.thread, pc)
+	if !ok || lr.End <= lr.Start || lr.End-lr.Start > 1<<16 {
+		return godap.StepInTargetsResponseBody{Targets: []godap.StepInTarget{}}, nil
+	}
+	code := make([]byte, lr.End-lr.Start)
+	n, _ := d.proc.ReadMemory(lr.Start, code)
+	var targets []stepInTarget
+	out := []godap.StepInTarget{}
+	for off := 0; off < n; {
+		in, _ := disasm.Decode(code[off:n], lr.Start+uint64(off))
+		if in.Len <= 0 {
+			break
+		}
+		off += in.Len
+		if _, isCall := in.IsCall(); !isCall {
+			continue
+		}
+		dest, ok := in.BranchTarget()
+		if !ok {
+			continue
+		}
+		name, lo, _, err := d.sess.FunctionBounds(d.proc, dest)
+		if err != nil || name == "" {
+			name = fmt.Sprintf("0x%x", dest)
+		} else if lo != dest {
+			name = fmt.Sprintf("%s+%d", name, dest-lo)
+		}
+		targets = append(targets, stepInTarget{name: name, entry: dest})
+		out = append(out, godap.StepInTarget{Id: len(targets), Label: name})
+	}
+	stepTargets.Store(ref.thread, targets)
+	return godap.StepInTargetsResponseBody{Targets: out}, nil
+}
+
+// stepInto steps a thread over its line with a stop at the entry of the
+// step-in target id.
+func (d *debuggee) stepInto(th *target.Context, id int) error {
+	v, _ := stepTargets.Load(th)
+	targets, _ := v.([]stepInTarget)
+	if id <= 0 || id > len(targets) {
+		return errorf("no step-in target %d (ask stepInTargets first)", id)
+	}
+	entry := d.sess.AfterPrologue(d.proc, targets[id-1].entry)
+	var once sync.Once
+	var tb *target.Breakpoint
+	remove := func() {
+		once.Do(func() {
+			if tb != nil {
+				go d.tgt.RemoveBreakpoint(tb)
+			}
+		})
+	}
+	tb, err := d.tgt.SetBreakpoint(d.proc, target.BreakpointSpec{Addr: entry, Internal: true,
+		OnHit: func(hit *target.Context, _ *target.Breakpoint) *target.SuspendReason {
+			if hit != th {
+				return nil
+			}
+			remove()
+			return &target.SuspendReason{Kind: target.ReasonStep}
+		}})
+	if err != nil {
+		return err
+	}
+	// If the line ends without the call, the breakpoint goes with the stop.
+	var rm func()
+	rm = d.tgt.AddListener(func(e target.Event) {
+		if e.Kind == target.EventStopped && e.Context == th || e.Kind == target.EventExited && e.Context.Process() == d.proc {
+			remove()
+			go rm()
+		}
+	})
+	if err := th.Resume(target.ResumeStepOverLine, target.ResumeOptions{}); err != nil {
+		remove()
+		rm()
+		return err
+	}
+	return nil
+}

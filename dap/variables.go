@@ -1,0 +1,336 @@
+package dap
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/variables"
+)
+
+// Values: a variable or an expression is shown as gdb prints it (integers
+// in decimal, structs as {a = 1, ...}); one with parts (a struct, an array,
+// a pointer) gets a reference whose children are the expressions naming
+// those parts, evaluated when the client expands it. Every child carries
+// that expression as its evaluateName, so "add to watch" and setVariable
+// work on it.
+
+// maxChildren bounds one page of children.
+const maxChildren = 10000
+
+func (s *Server) variables(r *request) (any, error) {
+	var a godap.VariablesArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	h, ok := s.handles.variable(a.VariablesReference)
+	if !ok {
+		return nil, errorf("no variables reference %d (references are valid while their thread is stopped)", a.VariablesReference)
+	}
+	hex := a.Format != nil && a.Format.Hex
+	fe, err := s.handleEnv(d, h)
+	if err != nil {
+		return nil, err
+	}
+	var out []godap.Variable
+	switch h.kind {
+	case varArgs:
+		out = s.listVars(h, fe, fe.args, hex)
+	case varLocals:
+		out = s.listVars(h, fe, fe.locals, hex)
+	case varRegisters:
+		out = s.registerVars(fe)
+	case varChildren:
+		out, err = s.children(h, fe, a.Filter, a.Start, a.Count, hex)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if out == nil {
+		out = []godap.Variable{}
+	}
+	if h.kind != varChildren && (a.Start > 0 || a.Count > 0) {
+		out = page(out, a.Start, a.Count)
+	}
+	return godap.VariablesResponseBody{Variables: out}, nil
+}
+
+func page[T any](s []T, start, count int) []T {
+	if start >= len(s) {
+		return s[:0]
+	}
+	s = s[max(start, 0):]
+	if count > 0 && count < len(s) {
+		s = s[:count]
+	}
+	return s
+}
+
+// handleEnv returns the environment a reference evaluates in.
+func (s *Server) handleEnv(d *debuggee, h varHandle) (*frameEnv, error) {
+	if h.frame == 0 {
+		return d.globalEnv(), nil
+	}
+	ref, ok := s.handles.frame(h.frame)
+	if !ok {
+		return nil, errorf("the frame of this reference is gone")
+	}
+	return d.env(ref.thread, ref.index)
+}
+
+// listVars reads a frame's arguments or locals.
+func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable, hex bool) []godap.Variable {
+	out := make([]godap.Variable, 0, len(vars))
+	for _, v := range vars {
+		val, err := fe.reader.Read(v, fe.frame)
+		dv := godap.Variable{Name: v.Name, Type: typeName(v.Type), EvaluateName: v.Name}
+		dv.Value = s.formatValue(fe, val, err, hex)
+		if err == nil {
+			s.describeParts(&dv, h, v.Type, v.Name)
+			if val.Place == variables.PlaceMemory {
+				dv.MemoryReference = hexAddr(val.Address)
+			}
+		}
+		out = append(out, dv)
+	}
+	return out
+}
+
+// describeParts gives a value with parts its children's reference.
+func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Type, exprText string) {
+	st := t.Strip()
+	if st == nil {
+		return
+	}
+	switch {
+	case st.Kind == variables.KindArray:
+		if st.Count == 0 {
+			return
+		}
+		if st.Count > 0 {
+			dv.IndexedVariables = int(min(st.Count, 1<<31-1))
+		}
+	case st.IsComposite():
+		if len(st.Fields) == 0 {
+			return
+		}
+		dv.NamedVariables = len(st.Fields)
+	case st.Kind == variables.KindPointer:
+		if !derefable(st) {
+			return
+		}
+	default:
+		return
+	}
+	dv.VariablesReference = s.handles.varRef(varHandle{frame: h.frame, thread: h.thread, kind: varChildren, expr: exprText})
+}
+
+// derefable reports whether a pointer's target is worth expanding.
+func derefable(p *variables.Type) bool {
+	e := p.Elem.Strip()
+	if e == nil || e.Kind == variables.KindFunction || e.Declaration {
+		return false
+	}
+	return e.ByteSize() > 0
+}
+
+// children lists the parts of an expression's value.
+func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count int, hex bool) ([]godap.Variable, error) {
+	res, err := expr.Eval(h.expr, fe.env)
+	if err != nil {
+		return nil, err
+	}
+	t := res.Type.Strip()
+	if h.view != nil {
+		t = h.view
+	}
+	var names, exprs []string
+	paren := "(" + h.expr + ")"
+	switch {
+	case t.Kind == variables.KindArray:
+		n := int(min(max(t.Count, 0), 1<<31-1))
+		if filter == "named" {
+			return nil, nil
+		}
+		if count <= 0 {
+			count = n
+		}
+		count = min(count, maxChildren)
+		for i := start; i < n && i < start+count; i++ {
+			names = append(names, "["+strconv.Itoa(i+int(t.Lower))+"]")
+			exprs = append(exprs, paren+"["+strconv.Itoa(i+int(t.Lower))+"]")
+		}
+	case t.IsComposite():
+		s.fieldChildren(h, t, paren+".", &names, &exprs)
+	case t.Kind == variables.KindPointer:
+		if e := t.Elem.Strip(); e != nil && e.IsComposite() {
+			s.fieldChildren(h, e, paren+"->", &names, &exprs)
+		} else {
+			names = append(names, "*"+h.expr)
+			exprs = append(exprs, "*"+paren)
+		}
+	}
+	out := make([]godap.Variable, 0, len(names))
+	for i, n := range names {
+		if exprs[i] == "" {
+			continue
+		}
+		out = append(out, s.evalVariable(h, fe, n, exprs[i], hex))
+	}
+	return out, nil
+}
+
+// fieldChildren names a struct's members as expressions on base (which
+// ends in "." or "->").
+func (s *Server) fieldChildren(h varHandle, t *variables.Type, base string, names, exprs *[]string) {
+	obj := strings.TrimSuffix(strings.TrimSuffix(base, "."), "->")
+	for _, f := range t.Fields {
+		switch {
+		case f.Base:
+			bt := f.Type.String()
+			*names = append(*names, bt)
+			if strings.HasSuffix(base, "->") {
+				*exprs = append(*exprs, "*("+bt+"*)"+obj)
+			} else {
+				*exprs = append(*exprs, "*("+bt+"*)&"+obj)
+			}
+		case f.Name == "":
+			// An anonymous struct or union: its members are named on the
+			// container, so list them where it is.
+			if ft := f.Type.Strip(); ft != nil && ft.IsComposite() {
+				s.fieldChildren(h, ft, base, names, exprs)
+			}
+		case f.Artificial:
+		default:
+			*names = append(*names, f.Name)
+			*exprs = append(*exprs, base+f.Name)
+		}
+	}
+}
+
+// evalVariable evaluates one child expression into a DAP variable.
+func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex bool) godap.Variable {
+	dv := godap.Variable{Name: name, EvaluateName: text}
+	res, err := expr.Eval(text, fe.env)
+	if err != nil {
+		dv.Value = "<" + err.Error() + ">"
+		return dv
+	}
+	dv.Type = typeName(res.Type)
+	dv.Value = s.formatResult(fe, res, hex)
+	if res.Value != nil || res.HasAddress {
+		s.describeParts(&dv, h, res.Type, text)
+	}
+	if res.HasAddress {
+		dv.MemoryReference = hexAddr(res.Address)
+	}
+	return dv
+}
+
+func typeName(t *variables.Type) string {
+	if t == nil {
+		return "void"
+	}
+	return t.String()
+}
+
+// formatResult prints an evaluated expression.
+func (s *Server) formatResult(fe *frameEnv, res *expr.Result, hex bool) string {
+	v := variables.Value{Type: res.Type, Bytes: res.Value, Address: res.Address}
+	if res.HasAddress {
+		v.Place = variables.PlaceMemory
+	} else {
+		v.Place = variables.PlaceComputed
+	}
+	var err error
+	if res.Value == nil && res.LoadErr != nil {
+		err = res.LoadErr
+	}
+	return s.formatValue(fe, v, err, hex)
+}
+
+// formatValue prints a value as gdb does, integers in hex when asked.
+func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex bool) string {
+	if err == nil && hex && v.Bytes != nil {
+		if t := v.Type.Strip(); t != nil && (t.IsInteger() || t.Kind == variables.KindEnum) {
+			if u, err := v.Uint(); err == nil {
+				return fmt.Sprintf("0x%x", u)
+			}
+		}
+	}
+	if fe.reader == nil {
+		if err != nil {
+			return "<" + variables.ErrorMessage(err) + ">"
+		}
+		if t := v.Type.Strip(); t != nil && t.IsInteger() && len(v.Bytes) <= 8 {
+			var w [8]byte
+			copy(w[:], v.Bytes)
+			if t.IsSigned() {
+				n, _ := v.Int()
+				return strconv.FormatInt(n, 10)
+			}
+			return strconv.FormatUint(binary.LittleEndian.Uint64(w[:]), 10)
+		}
+		return fmt.Sprintf("%x", v.Bytes)
+	}
+	return fe.reader.Format(v, err, fe.frame, variables.FormatOptions{Symbol: s.symbolizer(fe)})
+}
+
+// symbolizer names the function a code pointer points into, as gdb's
+// print does ("0x401136 <main+4>"); nil when no process is known.
+func (s *Server) symbolizer(fe *frameEnv) func(uint64) string {
+	d, err := s.current()
+	if err != nil || d.sess == nil {
+		return nil
+	}
+	return func(addr uint64) string {
+		_, frames, err := d.sess.Symbolize(d.proc, addr, false)
+		if err != nil || len(frames) == 0 || frames[len(frames)-1].Function == "" {
+			return ""
+		}
+		f := frames[len(frames)-1]
+		name := f.Function
+		if i := strings.IndexByte(name, '('); i > 0 {
+			name = name[:i]
+		}
+		if f.Start != 0 && addr > f.Start {
+			return fmt.Sprintf("%s+%d", name, addr-f.Start)
+		}
+		return name
+	}
+}
+
+// registerVars lists a frame's general registers (caller frames: those the
+// unwinder recovered).
+func (s *Server) registerVars(fe *frameEnv) []godap.Variable {
+	d, _ := s.current()
+	if d == nil {
+		return nil
+	}
+	var out []godap.Variable
+	for _, reg := range d.tgt.Arch().Registers {
+		if reg.Group != "general" || reg.DWARF < 0 || reg.Size > 8 {
+			continue
+		}
+		b, err := fe.frame.Register(reg.DWARF)
+		if err != nil {
+			continue
+		}
+		var w [8]byte
+		copy(w[:], b)
+		out = append(out, godap.Variable{Name: reg.Name, Value: fmt.Sprintf("0x%0*x", reg.Size*2, binary.LittleEndian.Uint64(w[:])),
+			EvaluateName: "$" + reg.Name})
+	}
+	return out
+}
+
+var errReadOnly = errors.New("a core file is read-only")
