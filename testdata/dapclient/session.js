@@ -11,6 +11,9 @@
 //	--runs N          bench: sessions to time (default 5)
 //	--lldb14          lldb-vscode 14 (Debian bookworm): where it does not do
 //	                  what issue 24 asks, print a NOTE instead of failing
+//	--known NAME      a bug of the adapter under test, known and reported:
+//	                  the checks tagged NAME print KNOWN instead of failing
+//	                  (and say FIXED when they pass); repeatable
 //	--verbose         the adapter's stderr and every event on stderr
 //	--port N          connect to an adapter serving on 127.0.0.1:N (sonde dap
 //	                  --listen) instead of starting ADAPTER
@@ -30,7 +33,7 @@ const { DebugClient } = require('@vscode/debugadapter-testsupport');
 // ---- options ---------------------------------------------------------------
 
 function parseArgs(argv) {
-	const o = { mode: 'launch', runs: 5, lldb14: false, verbose: false, adapter: [] };
+	const o = { mode: 'launch', runs: 5, lldb14: false, verbose: false, adapter: [], known: new Set() };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		const val = () => {
@@ -45,6 +48,7 @@ function parseArgs(argv) {
 		case '--runs': o.runs = parseInt(val(), 10); break;
 		case '--lldb14': o.lldb14 = true; break;
 		case '--verbose': o.verbose = true; break;
+		case '--known': o.known.add(val()); break;
 		case '--port': o.port = parseInt(val(), 10); break;
 		case '--': o.adapter = argv.slice(i + 1); i = argv.length; break;
 		default: usage(`unknown option ${a}`);
@@ -93,7 +97,19 @@ function issue(cond, what, detail) {
 	console.log(`NOTE lldb-vscode-14 differs: ${what}${detail === undefined ? '' : ': ' + detail}`);
 }
 
-function show(v) { return JSON.stringify(v); }
+// known is check for a behaviour an adapter is known to get wrong (a bug
+// reported, not yet fixed), named by tag: with --known tag a miss prints
+// KNOWN and the scenario goes on; a pass prints FIXED, so the flag goes.
+function known(tag, cond, what, detail) {
+	if (!opt.known.has(tag)) {
+		check(cond, what, detail);
+		return;
+	}
+	if (cond) console.log(`FIXED ${tag}: ${what} (drop --known ${tag})`);
+	else console.log(`KNOWN ${tag}: ${what}${detail === undefined ? '' : ': ' + detail}`);
+}
+
+function show(v) { return JSON.stringify(v, (k, x) => (typeof x === "bigint" ? String(x) : x)); }
 
 // ---- the program's lines ---------------------------------------------------
 
@@ -151,6 +167,9 @@ class Session {
 			cp.spawn = spawn;
 		}
 		this.dc._adapterProcess.on('exit', (code, sig) => { this.adapterExit = { code, sig }; });
+		// A write to an adapter that died fails the request (it times out,
+		// saying how the adapter ended), not node.
+		this.dc._adapterProcess.stdin.on('error', e => { this.stdinError = e; });
 		this.dc._adapterProcess.stdout.on('data', d => this.raw.push(d));
 	}
 
@@ -211,12 +230,13 @@ class Session {
 	async req(command, args, { allowFail = false, ms = REQUEST_TIMEOUT } = {}) {
 		let timer;
 		const timeout = new Promise((_, reject) => {
-			timer = setTimeout(() => reject(new Failure(`${command}: no response within ${ms} ms`)), ms);
+			timer = setTimeout(() => reject(new Failure(`${command}: no response within ${ms} ms${this.adapterExit ? `; the adapter ended: ${show(this.adapterExit)}` : ''}`)), ms);
 		});
 		const sent = new Promise(resolve => this.dc.doSend(command, args, resolve));
 		try {
 			const r = await Promise.race([sent, timeout]);
 			if (opt.verbose) process.stderr.write(`response ${show(r)}\n`);
+			if (command === 'disconnect' && r.success) this.disconnected = true;
 			if (!r.success && !allowFail) throw new Failure(`${command} ${show(args)} failed: ${r.message || ''} ${show(r.body || {})}`);
 			return r;
 		} finally {
@@ -232,7 +252,7 @@ class Session {
 		if (this.closed) return;
 		this.closed = true;
 		try {
-			if (!this.adapterExit) await this.req('disconnect', { terminateDebuggee: true }, { allowFail: true, ms: 5000 });
+			if (!this.adapterExit && !this.disconnected) await this.req('disconnect', { terminateDebuggee: true }, { allowFail: true, ms: 5000 });
 		} catch (e) { /* the adapter is gone or silent: stopped below */ }
 		if (this.dc._socket) {
 			this.dc._socket.end();
@@ -276,13 +296,14 @@ function findFrame(fr, fn) {
 	return fr.find(f => re.test(frameName(f)));
 }
 
-function checkFrame(f, fn, line, what) {
+function checkFrame(f, fn, line, what, tag) {
 	check(f !== undefined, `${what}: a frame of ${fn}`);
 	check(new RegExp(fn).test(frameName(f)), `${what}: frame named ${fn}`, frameName(f));
 	const p = f.source && f.source.path;
 	check(typeof p === 'string' && path.isAbsolute(p), `${what}: absolute source.path`, show(f.source));
 	check(path.basename(p) === path.basename(opt.source), `${what}: source is ${path.basename(opt.source)}`, p);
-	check(f.line === line, `${what}: line ${line}`, `got ${f.line}`);
+	if (tag) known(tag, f.line === line, `${what}: line ${line}`, `got ${f.line}`);
+	else check(f.line === line, `${what}: line ${line}`, `got ${f.line}`);
 }
 
 // variables lists a reference's children by name.
@@ -444,7 +465,16 @@ async function launchScenario() {
 		await s.req('stepIn', { threadId: tid });
 		ev = await stopped(s, 'step', 'stepIn');
 		fr = await frames(s, tid);
-		checkFrame(fr[0], FN.add, L.IN_ADD, 'stepIn: into add');
+		// A step into a function stops after its prologue (gdb, lldb): in
+		// Rust (LLVM code without a frame pointer) too.
+		checkFrame(fr[0], FN.add, L.IN_ADD, 'stepIn: into add', 'step-in-prologue');
+		if (fr[0].line !== L.IN_ADD && opt.known.has('step-in-prologue')) {
+			// Stopped in the prologue: step to the body's first line.
+			await s.req('next', { threadId: tid });
+			await stopped(s, 'step', 'next out of the prologue');
+			fr = await frames(s, tid);
+			checkFrame(fr[0], FN.add, L.IN_ADD, 'next out of the prologue: in add');
+		}
 		checkFrame(fr[1], FN.compute, L.CALL_ADD, 'stepIn: caller');
 		({ all } = await frameVars(s, fr[0].id));
 		check(intValue(all.get('a')) === 30 && intValue(all.get('b')) === 4, 'stepIn: a is 30 (local.x set to 10 + 20), b is 4', show([...all.values()].map(v => [v.name, v.value])));
