@@ -227,3 +227,80 @@ func TestCoreFile(t *testing.T) {
 	}
 	c.request("disconnect", nil)
 }
+
+// TestThreads: a launched program's threads are announced with thread
+// events and listed; pause stops them all (one stopped event, with
+// allThreadsStopped); every thread's stack can be shown.
+func TestThreads(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O0"}})
+	c := newClient(t)
+	pid := c.launch(prog, nil, "threads", "3")
+	c.request("configurationDone", nil)
+	c.wait("ready", func(m godap.Message) bool {
+		o, ok := m.(*godap.OutputEvent)
+		return ok && strings.Contains(o.Body.Output, "ready")
+	})
+	started := map[int]bool{}
+	for len(started) < 4 {
+		e := c.event("thread").(*godap.ThreadEvent)
+		if e.Body.Reason == "started" {
+			started[e.Body.ThreadId] = true
+		}
+	}
+	threads := c.request("threads", nil).(*godap.ThreadsResponse).Body.Threads
+	if len(threads) != 4 || threads[0].Id != pid {
+		t.Fatalf("threads: %+v", threads)
+	}
+	c.request("pause", map[string]any{"threadId": pid})
+	st := c.stopped()
+	if st.Body.Reason != "pause" || !st.Body.AllThreadsStopped {
+		t.Fatalf("pause: %+v", st.Body)
+	}
+	c.noEvent("stopped", 200*time.Millisecond)
+	for _, th := range threads {
+		if f := c.stack(th.Id); len(f) < 2 {
+			t.Errorf("thread %d: %+v", th.Id, f)
+		}
+	}
+	c.request("continue", map[string]any{"threadId": pid})
+	c.request("terminate", nil)
+	exited := c.event("exited")
+	term := c.event("terminated")
+	if exited.GetSeq() > term.GetSeq() {
+		t.Errorf("exited (seq %d) after terminated (seq %d)", exited.GetSeq(), term.GetSeq())
+	}
+	waitGone(t, pid)
+	c.request("disconnect", nil)
+}
+
+// TestSignalStops: a fault stops the program with reason exception (and
+// exceptionInfo names the signal); with the signals filter off it is not
+// stopped and dies of it.
+func TestSignalStops(t *testing.T) {
+	prog := buildProg(t)
+	c := newClient(t)
+	c.launch(prog, nil, "crash")
+	c.request("configurationDone", nil)
+	st := c.stopped()
+	if st.Body.Reason != "exception" || !strings.Contains(st.Body.Description, "SIGSEGV") {
+		t.Fatalf("stopped: %+v", st.Body)
+	}
+	if f := c.stack(st.Body.ThreadId); f[0].Name != "main" || f[0].Line != markerLine(t, "dap_prog.c", "crash") {
+		t.Errorf("frame 0: %+v", f[0])
+	}
+	info := c.request("exceptionInfo", map[string]any{"threadId": st.Body.ThreadId}).(*godap.ExceptionInfoResponse)
+	if info.Body.ExceptionId != "SIGSEGV" || !strings.Contains(info.Body.Description, "0x0") {
+		t.Errorf("exceptionInfo: %+v", info.Body)
+	}
+	c.request("disconnect", nil)
+
+	c = newClient(t)
+	c.launch(prog, nil, "crash")
+	c.request("setExceptionBreakpoints", map[string]any{"filters": []string{}})
+	c.request("configurationDone", nil)
+	if e := c.event("exited").(*godap.ExitedEvent); e.Body.ExitCode != 128+11 {
+		t.Errorf("exit code %d, want 139 (SIGSEGV)", e.Body.ExitCode)
+	}
+	c.noEvent("stopped", 0)
+	c.request("disconnect", nil)
+}

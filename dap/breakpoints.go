@@ -11,6 +11,7 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables/targetframe"
 )
@@ -55,7 +56,10 @@ type clientBreakpoint struct {
 	hitCond string
 	logMsg  string
 
+	table *breakpointTable
+	// Guarded by table.mu: what is planted and what the client is told.
 	hits     int64
+	removed  bool // replaced by the client: nothing may be planted for it
 	planted  []*target.Breakpoint
 	verified bool
 	message  string
@@ -78,7 +82,7 @@ func (t *breakpointTable) newBP(kind bpKind) *clientBreakpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.next++
-	return &clientBreakpoint{id: t.next, kind: kind}
+	return &clientBreakpoint{id: t.next, kind: kind, table: t}
 }
 
 // all returns every client breakpoint.
@@ -120,8 +124,9 @@ func (t *breakpointTable) replantAll(d *debuggee) {
 		if cb.kind == kindData {
 			continue // addresses of another run
 		}
-		cb.planted = nil
-		cb.verified = false
+		t.mu.Lock()
+		cb.planted, cb.verified = nil, false
+		t.mu.Unlock()
 		d.plant(cb)
 	}
 }
@@ -153,18 +158,29 @@ func (t *breakpointTable) stopReason(r *target.SuspendReason) (string, []int) {
 }
 
 // plant resolves a breakpoint's location in the debuggee and plants it.
+// It may run on the handler goroutine or, for a library load, where the
+// target reports it (the tracer thread): the table's lock is never held
+// across a call into the target, and a breakpoint the client removed
+// meanwhile has what was just planted for it removed again.
 func (d *debuggee) plant(cb *clientBreakpoint) {
-	if d == nil || d.proc == nil || d.core {
-		if d != nil && d.core {
+	if d == nil {
+		return
+	}
+	t := &d.s.bps
+	if d.proc == nil || d.core {
+		if d.core {
+			t.mu.Lock()
 			cb.message = "a core file cannot run: breakpoints do not apply"
+			t.mu.Unlock()
 		}
 		return
 	}
 	addrs, err := d.resolve(cb)
+	msg := ""
 	if err != nil {
-		cb.message = err.Error()
+		msg = err.Error()
 	}
-	t := &d.s.bps
+	var planted []*target.Breakpoint
 	for _, a := range addrs {
 		spec := target.BreakpointSpec{Addr: a, Internal: true, OnHit: d.onHit}
 		if cb.kind == kindData {
@@ -172,34 +188,62 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 		}
 		tb, err := d.tgt.SetBreakpoint(d.proc, spec)
 		if err != nil {
-			cb.message = err.Error()
+			msg = err.Error()
 			continue
 		}
-		t.mu.Lock()
-		if t.byPlanted == nil {
-			t.byPlanted = map[*target.Breakpoint]*clientBreakpoint{}
-		}
-		t.byPlanted[tb] = cb
-		cb.planted = append(cb.planted, tb)
-		t.mu.Unlock()
+		planted = append(planted, tb)
 	}
-	cb.verified = len(cb.planted) > 0
-	if cb.verified {
-		cb.message = ""
-		if cb.kind == kindSource || cb.kind == kindFunction {
-			if _, frames, err := d.sess.Symbolize(d.proc, cb.planted[0].Spec.Addr, false); err == nil && len(frames) > 0 {
-				cb.at, cb.atLine = frames[0].File, frames[0].Line
-			}
+	var at string
+	var atLine int
+	if len(planted) > 0 && (cb.kind == kindSource || cb.kind == kindFunction) {
+		if _, frames, err := d.sess.Symbolize(d.proc, planted[0].Spec.Addr, false); err == nil && len(frames) > 0 {
+			at, atLine = frames[0].File, frames[0].Line
 		}
-	} else if cb.message == "" {
+	}
+	t.mu.Lock()
+	if cb.removed {
+		t.mu.Unlock()
+		for _, tb := range planted {
+			d.tgt.RemoveBreakpoint(tb)
+		}
+		return
+	}
+	if t.byPlanted == nil {
+		t.byPlanted = map[*target.Breakpoint]*clientBreakpoint{}
+	}
+	for _, tb := range planted {
+		t.byPlanted[tb] = cb
+	}
+	cb.planted = append(cb.planted, planted...)
+	cb.verified = len(cb.planted) > 0
+	switch {
+	case cb.verified:
+		cb.message = ""
+		if at != "" {
+			cb.at, cb.atLine = at, atLine
+		}
+	case msg != "":
+		cb.message = msg
+	case cb.message == "":
 		cb.message = "no code found here in the loaded modules (yet)"
 	}
+	t.mu.Unlock()
 }
 
 // resolve finds a breakpoint's addresses.
 func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 	switch cb.kind {
 	case kindSource:
+		if addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
+			locs, _ := b.LookupLine(cb.path, cb.line)
+			out := make([]uint64, 0, len(locs))
+			for _, l := range locs {
+				out = append(out, l.Addr)
+			}
+			return out
+		}); len(addrs) > 0 {
+			return addrs, nil
+		}
 		addrs, err := d.sess.LineAddresses(d.proc, cb.path, cb.line, 0)
 		if len(addrs) == 0 {
 			// The client's path may differ from the one the compiler
@@ -210,7 +254,18 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 		}
 		return addrs, err
 	case kindFunction:
-		addrs, err := d.sess.FunctionAddresses(d.proc, cb.name)
+		addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
+			insts, _ := b.LookupFunction(cb.name)
+			out := make([]uint64, 0, len(insts))
+			for _, in := range insts {
+				out = append(out, in.Entry)
+			}
+			return out
+		})
+		var err error
+		if len(addrs) == 0 {
+			addrs, err = d.sess.FunctionAddresses(d.proc, cb.name)
+		}
 		for i, a := range addrs {
 			addrs[i] = d.sess.AfterPrologue(d.proc, a)
 		}
@@ -231,26 +286,60 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 	return nil, nil
 }
 
-// unplant removes a breakpoint from the target.
-func (d *debuggee) unplant(cb *clientBreakpoint) {
-	if d == nil {
-		cb.planted = nil
-		return
+// inExecutable runs a lookup in the main executable's symbols only and
+// returns its addresses run-time: a program's own source lines and
+// functions are what breakpoints are mostly for, and looking in the
+// executable first spares reading the debug information of every library
+// (the dynamic linker's alone took 150 ms) before the program starts.
+func (d *debuggee) inExecutable(lookup func(b *symbols.Binary) []uint64) []uint64 {
+	mods, err := d.sess.Modules(d.proc)
+	if err != nil {
+		return nil
 	}
-	t := &d.s.bps
-	for _, tb := range cb.planted {
-		if tb.Process.Target() == d.tgt {
-			d.tgt.RemoveBreakpoint(tb)
+	for _, m := range mods {
+		if !m.Main {
+			continue
 		}
-		t.mu.Lock()
-		delete(t.byPlanted, tb)
-		t.mu.Unlock()
+		b, _ := d.sess.Binary(m)
+		if b == nil {
+			return nil
+		}
+		addrs := lookup(b)
+		for i := range addrs {
+			addrs[i] += m.Bias
+		}
+		return addrs
 	}
-	cb.planted = nil
+	return nil
 }
 
-// dapBreakpoint is the protocol's view of a client breakpoint.
-func (cb *clientBreakpoint) dapBreakpoint() godap.Breakpoint {
+// unplant removes a breakpoint from the target, for good.
+func (d *debuggee) unplant(cb *clientBreakpoint) {
+	var t *breakpointTable
+	if d != nil {
+		t = &d.s.bps
+	} else {
+		t = cb.table
+	}
+	t.mu.Lock()
+	cb.removed = true
+	list := cb.planted
+	cb.planted = nil
+	for _, tb := range list {
+		delete(t.byPlanted, tb)
+	}
+	t.mu.Unlock()
+	for _, tb := range list {
+		if d != nil && tb.Process.Target() == d.tgt {
+			d.tgt.RemoveBreakpoint(tb)
+		}
+	}
+}
+
+// view is the protocol's view of a client breakpoint.
+func (t *breakpointTable) view(cb *clientBreakpoint) godap.Breakpoint {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	b := godap.Breakpoint{Id: cb.id, Verified: cb.verified, Message: cb.message}
 	switch cb.kind {
 	case kindSource:
@@ -405,13 +494,17 @@ func (d *debuggee) modulesChanged(proc *target.Context) {
 	if proc != d.proc {
 		return
 	}
-	for _, cb := range d.s.bps.all() {
-		if cb.verified || cb.kind == kindData {
+	t := &d.s.bps
+	for _, cb := range t.all() {
+		t.mu.Lock()
+		skip := cb.verified || cb.removed || cb.kind == kindData
+		t.mu.Unlock()
+		if skip {
 			continue
 		}
 		d.plant(cb)
-		if cb.verified {
-			d.s.sendEvent("breakpoint", godap.BreakpointEventBody{Reason: "changed", Breakpoint: cb.dapBreakpoint()})
+		if b := t.view(cb); b.Verified {
+			d.s.sendEvent("breakpoint", godap.BreakpointEventBody{Reason: "changed", Breakpoint: b})
 		}
 	}
 	d.moduleEvents()
@@ -457,7 +550,7 @@ func (s *Server) setBreakpoints(r *request) (any, error) {
 			d.plant(cb)
 		}
 		list = append(list, cb)
-		out = append(out, cb.dapBreakpoint())
+		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
 	s.bps.sources[path] = list
@@ -489,7 +582,7 @@ func (s *Server) setFunctionBreakpoints(r *request) (any, error) {
 			d.plant(cb)
 		}
 		list = append(list, cb)
-		out = append(out, cb.dapBreakpoint())
+		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
 	s.bps.functions = list
@@ -523,7 +616,7 @@ func (s *Server) setInstructionBreakpoints(r *request) (any, error) {
 			d.plant(cb)
 		}
 		list = append(list, cb)
-		out = append(out, cb.dapBreakpoint())
+		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
 	s.bps.insns = list

@@ -21,7 +21,7 @@ import (
 // messages, decoding what it sends with go-dap's own decoder (so every
 // response and event is checked against the protocol's types).
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	seq    int
@@ -31,11 +31,12 @@ type client struct {
 	used   []bool
 	err    error
 	stderr *strings.Builder
+	closed bool
 }
 
 const waitLimit = 20 * time.Second
 
-func newClient(t *testing.T) *client {
+func newClient(t testing.TB) *client {
 	t.Helper()
 	cmd := exec.Command(testprog.Sonde(t), "dap")
 	stdin, err := cmd.StdinPipe()
@@ -53,22 +54,51 @@ func newClient(t *testing.T) *client {
 		t.Fatal(err)
 	}
 	go c.read(stdout)
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if s := c.stderr.String(); s != "" {
-			t.Logf("sonde dap stderr:\n%s", s)
-		}
-	})
+	t.Cleanup(c.close)
 	return c
 }
+
+// close ends the adapter (closing its input, as a vanishing client does).
+func (c *client) close() {
+	c.mu.Lock()
+	closed := c.closed
+	c.closed = true
+	c.mu.Unlock()
+	if closed {
+		return
+	}
+	c.stdin.Close()
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+	if s := c.stderr.String(); s != "" {
+		c.t.Logf("sonde dap stderr:\n%s", s)
+	}
+}
+
+// forget drops the messages taken so far (long benchmarks).
+func (c *client) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var msgs []godap.Message
+	var used []bool
+	for i, m := range c.msgs {
+		if !c.used[i] {
+			msgs = append(msgs, m)
+			used = append(used, false)
+		}
+	}
+	c.msgs, c.used = msgs, used
+}
+
+func newBenchClient(b *testing.B) *client { return newClient(b) }
+
+func markerLineB(b *testing.B, file, name string) int { return markerLine(b, file, name) }
 
 type lockedWriter struct {
 	mu sync.Mutex
@@ -232,7 +262,7 @@ func (c *client) output(category string) string {
 }
 
 // markerLine returns the line of a /* BP:name */ marker in a testdata file.
-func markerLine(t *testing.T, file, name string) int {
+func markerLine(t testing.TB, file, name string) int {
 	t.Helper()
 	b, err := os.ReadFile(testprog.Source(file))
 	if err != nil {
@@ -247,7 +277,7 @@ func markerLine(t *testing.T, file, name string) int {
 	return 0
 }
 
-func buildProg(t *testing.T) string {
+func buildProg(t testing.TB) string {
 	return testprog.Build(t, testprog.Spec{Sources: []string{"dap_prog.c"}, Flags: []string{"-O0"}})
 }
 

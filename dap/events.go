@@ -67,18 +67,23 @@ func (d *debuggee) onStop(e target.Event) {
 		body.Reason = "step"
 	case target.ReasonBreakpoint, target.ReasonWatchpoint:
 		body.Reason, body.HitBreakpointIds = d.s.bps.stopReason(r)
+		if len(body.HitBreakpointIds) == 0 && isStepInto(r) {
+			body.Reason = "step"
+		}
 		if r.Message != "" {
 			body.Description = r.Message
 			body.Text = r.Message
 		}
-	case target.ReasonSignal:
-		body.Reason = "exception"
-		body.Description = "signal " + r.Signal.Name()
-		body.Text = r.Signal.Name() + ": " + r.Signal.Description()
-	case target.ReasonException, target.ReasonError:
+	case target.ReasonSignal, target.ReasonException, target.ReasonError:
 		body.Reason = "exception"
 		body.Description = r.Message
-		body.Text = r.Message
+		if r.Signal != 0 {
+			if body.Description == "" {
+				body.Description = r.Signal.Description()
+			}
+			body.Description = r.Signal.Name() + ": " + body.Description
+		}
+		body.Text = body.Description
 	case target.ReasonSharedLibrary, target.ReasonEvent:
 		// Not asked for: let the thread go on.
 		th.Resume(target.ResumeContinue, target.ResumeOptions{})

@@ -58,7 +58,7 @@ func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
 			cb.name = f
 			d.plant(cb)
 			list = append(list, cb)
-			out = append(out, cb.dapBreakpoint())
+			out = append(out, s.bps.view(cb))
 		default:
 			out = append(out, godap.Breakpoint{Verified: false, Message: fmt.Sprintf("unknown exception filter %q", f)})
 		}
@@ -102,7 +102,9 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 	case reason.Signal != 0:
 		body.ExceptionId = reason.Signal.Name()
 		body.Description = reason.Signal.Description()
-		if si := reason.SigInfo; si != nil && si.HasAddr {
+		if reason.Message != "" {
+			body.Description = reason.Message
+		} else if si := reason.SigInfo; si != nil && si.HasAddr {
 			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
 		}
 	case reason.Kind == target.ReasonBreakpoint:
@@ -262,7 +264,7 @@ func (s *Server) setDataBreakpoints(r *request) (any, error) {
 			d.plant(cb)
 		}
 		list = append(list, cb)
-		out = append(out, cb.dapBreakpoint())
+		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
 	s.bps.data = list

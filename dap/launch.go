@@ -484,6 +484,9 @@ func (s *Server) restart(r *request) (any, error) {
 		return nil, err
 	}
 	nd.configured.Store(true)
+	for _, th := range nd.proc.Children() {
+		nd.threadStarted(th)
+	}
 	if err := nd.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
 		return nil, errorf("restart: %v", err)
 	}

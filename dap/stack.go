@@ -3,7 +3,6 @@ package dap
 import (
 	"fmt"
 	"path/filepath"
-	"sort"
 	"sync"
 
 	godap "github.com/google/go-dap"
@@ -188,7 +187,6 @@ func (s *Server) threads(r *request) (any, error) {
 		}
 		out = append(out, godap.Thread{Id: th.TID(), Name: name})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
 	return godap.ThreadsResponseBody{Threads: out}, nil
 }
 

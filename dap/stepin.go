@@ -83,27 +83,22 @@ func (d *debuggee) stepInto(th *target.Context, id int) error {
 		return errorf("no step-in target %d (ask stepInTargets first)", id)
 	}
 	entry := d.sess.AfterPrologue(d.proc, targets[id-1].entry)
-	var once sync.Once
-	var tb *target.Breakpoint
-	remove := func() {
-		once.Do(func() {
-			if tb != nil {
-				go d.tgt.RemoveBreakpoint(tb)
-			}
-		})
-	}
-	tb, err := d.tgt.SetBreakpoint(d.proc, target.BreakpointSpec{Addr: entry, Internal: true,
-		OnHit: func(hit *target.Context, _ *target.Breakpoint) *target.SuspendReason {
-			if hit != th {
-				return nil
-			}
-			remove()
-			return &target.SuspendReason{Kind: target.ReasonStep}
-		}})
+	// A client breakpoint as far as the stepper is concerned (an internal
+	// one would not end the step); onStop reports its hit as the step's end.
+	tb, err := d.tgt.SetBreakpoint(d.proc, target.BreakpointSpec{Addr: entry})
 	if err != nil {
 		return err
 	}
-	// If the line ends without the call, the breakpoint goes with the stop.
+	stepIntoBPs.Store(tb, true)
+	var once sync.Once
+	remove := func() {
+		once.Do(func() {
+			stepIntoBPs.Delete(tb)
+			go d.tgt.RemoveBreakpoint(tb)
+		})
+	}
+	// When the step ends (at the target or the next line), the breakpoint
+	// goes.
 	var rm func()
 	rm = d.tgt.AddListener(func(e target.Event) {
 		if e.Kind == target.EventStopped && e.Context == th || e.Kind == target.EventExited && e.Context.Process() == d.proc {
@@ -117,4 +112,17 @@ func (d *debuggee) stepInto(th *target.Context, id int) error {
 		return err
 	}
 	return nil
+}
+
+// stepIntoBPs are the breakpoints of steps into a target.
+var stepIntoBPs sync.Map // *target.Breakpoint → true
+
+// isStepInto reports whether a stop is at a step-into target.
+func isStepInto(r *target.SuspendReason) bool {
+	for _, bp := range r.Breakpoints {
+		if _, ok := stepIntoBPs.Load(bp); ok {
+			return true
+		}
+	}
+	return false
 }

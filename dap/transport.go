@@ -105,12 +105,9 @@ func (r *Reader) Read() ([]byte, error) {
 		return nil, &FrameError{start, "header has no Content-Length"}
 	}
 	if length > MaxContent {
-		// Skip what we can without holding it: the body is discarded.
-		n, err := io.CopyN(io.Discard, r.r, int64(length))
-		r.off += n
-		if err != nil {
-			return nil, io.ErrUnexpectedEOF
-		}
+		// Not skipped (a client that sent a wrong length would keep the
+		// server waiting for bytes that never come): what follows is read
+		// as header lines until the next Content-Length.
 		return nil, &FrameError{start, fmt.Sprintf("Content-Length %d is over the limit of %d bytes", length, MaxContent)}
 	}
 	body := make([]byte, length)

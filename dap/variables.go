@@ -197,7 +197,11 @@ func (s *Server) fieldChildren(h varHandle, t *variables.Type, base string, name
 		switch {
 		case f.Base:
 			bt := f.Type.String()
-			*names = append(*names, bt)
+			name := bt
+			if n := f.Type.Strip(); n != nil && n.Name != "" {
+				name = n.Name
+			}
+			*names = append(*names, name)
 			if strings.HasSuffix(base, "->") {
 				*exprs = append(*exprs, "*("+bt+"*)"+obj)
 			} else {

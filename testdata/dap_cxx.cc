@@ -1,0 +1,35 @@
+/* dap_cxx: C++ for the DAP server's tests (package dap): exceptions thrown
+ * and caught, a derived class. Lines are found by the BP: markers. */
+#include <cstdio>
+#include <stdexcept>
+
+struct Base {
+	int id = 7;
+	virtual ~Base() {}
+};
+struct Derived : Base {
+	double ratio = 0.5;
+	const char *label = "d";
+};
+
+__attribute__((noinline)) int thrower(int n)
+{
+	if (n > 1)
+		throw std::runtime_error("too big"); /* BP:throw */
+	return n;
+}
+
+int main()
+{
+	Derived d;
+	int caught = 0;
+	for (int i = 0; i < 3; i++) {
+		try {
+			thrower(i);
+		} catch (const std::exception &e) {
+			caught++;
+			std::printf("caught %s\n", e.what());
+		}
+	}
+	return caught + d.id; /* BP:cxxret */
+}
