@@ -59,12 +59,14 @@ func TestDAPDebugClient(t *testing.T) {
 // dcKnown lists sonde dap's known bugs, by scenario: the scenario's checks
 // tagged so print KNOWN (or FIXED, when the flag can go) instead of failing.
 //
-// step-in-prologue: a stepIn into a Rust function stops on the line of its
-// `fn`, in the prologue (LLVM code without a frame pointer:
-// session.HasPrologue sees no push %rbp and the step does not skip to the
-// second line-table row); gdb and lldb stop on its first body line.
+// rust-prologue: a stepIn into a Rust function, and a function breakpoint
+// on one, stop on the line of its `fn`, in the prologue: LLVM code without a
+// frame pointer has no push %rbp, so session.HasPrologue says there is no
+// prologue and neither the step (dap/run.go) nor AfterPrologue moves to the
+// second line-table row. gdb and lldb stop on the first line of the body.
 var dcKnown = map[string][]string{
-	"rust/launch": {"--known", "step-in-prologue"},
+	"rust/launch": {"--known", "rust-prologue"},
+	"rust/entry":  {"--known", "rust-prologue"},
 }
 
 // TestDAPDebugClientSocket: the launch session of the C program over the

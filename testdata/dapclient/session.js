@@ -385,6 +385,8 @@ async function launchScenario() {
 		// The first stop: threads, stack, scopes, variables, evaluate, setVariable.
 		let ev = await stopped(s, 'breakpoint', 'breakpoint at @BP1');
 		const tid = ev.body.threadId;
+		issue(bps[0].id !== undefined && Array.isArray(ev.body.hitBreakpointIds) && ev.body.hitBreakpointIds.includes(bps[0].id),
+			'stopped: hitBreakpointIds names the breakpoint', show({ id: bps[0].id, hit: ev.body.hitBreakpointIds }));
 		r = await s.req('threads');
 		check(r.body.threads.some(t => t.id === tid), 'threads: the stopped thread is listed', show(r.body.threads));
 		let fr = await frames(s, tid);
@@ -423,6 +425,8 @@ async function launchScenario() {
 
 		r = await evaluate(s, top, 'scale * 10 + local.y');
 		check(r.success && intValue(r.body) === 24, 'evaluate "scale * 10 + local.y" is 24', show(r.body || r.message));
+		r = await evaluate(s, top, 'bt', 'repl');
+		issue(r.success && /compute/.test(r.body.result) && /main/.test(r.body.result), 'evaluate (repl) "bt" prints the stack', show(r.body || r.message));
 		r = await evaluate(s, top, 'arr[2]', 'hover');
 		check(r.success && intValue(r.body) === 3, 'evaluate (hover) "arr[2]" is 3', show(r.body || r.message));
 
@@ -467,8 +471,8 @@ async function launchScenario() {
 		fr = await frames(s, tid);
 		// A step into a function stops after its prologue (gdb, lldb): in
 		// Rust (LLVM code without a frame pointer) too.
-		checkFrame(fr[0], FN.add, L.IN_ADD, 'stepIn: into add', 'step-in-prologue');
-		if (fr[0].line !== L.IN_ADD && opt.known.has('step-in-prologue')) {
+		checkFrame(fr[0], FN.add, L.IN_ADD, 'stepIn: into add', 'rust-prologue');
+		if (fr[0].line !== L.IN_ADD && opt.known.has('rust-prologue')) {
 			// Stopped in the prologue: step to the body's first line.
 			await s.req('next', { threadId: tid });
 			await stopped(s, 'step', 'next out of the prologue');
@@ -535,6 +539,14 @@ async function entryScenario() {
 		const ev = await stopped(s, 'entry', 'stopOnEntry');
 		const r = await s.req('threads');
 		check(r.body.threads.some(t => t.id === ev.body.threadId), 'entry: threads lists the stopped thread', show(r.body.threads));
+		// A function breakpoint, set while stopped at the entry.
+		const fname = opt.lang === 'rust' ? 'dapclient_prog::add' : FN.add;
+		const fb = await s.req('setFunctionBreakpoints', { breakpoints: [{ name: fname }] });
+		check(fb.body.breakpoints.length === 1 && fb.body.breakpoints[0].verified, `setFunctionBreakpoints ${fname}: verified`, show(fb.body.breakpoints));
+		await s.req('continue', { threadId: ev.body.threadId });
+		const fev = await stopped(s, 'function breakpoint', `function breakpoint ${fname}`);
+		const ffr = await frames(s, fev.body.threadId);
+		checkFrame(ffr[0], FN.add, L.IN_ADD, 'function breakpoint: in add, after its prologue', 'rust-prologue');
 		const mine = pidsOf(opt.program).filter(p => !before.has(p));
 		check(mine.length === 1, 'entry: the program runs', show(mine));
 		const st = procStatus(mine[0]);
