@@ -40,12 +40,14 @@ const dcScenarioTimeout = 90 * time.Second
 // stopOnEntry and env as an object ended by disconnect, a core
 // (attach {program, coreFile}: stack and locals) and attach {pid} with pause
 // and disconnect {terminateDebuggee: false} leaving the program running and
-// untraced, for C, C++ and Rust.
+// untraced, and a client that vanishes (stdin and stdout closed) from a
+// paused attached program (it runs on, untraced) and from a launched one at
+// a breakpoint (it is gone), for C, C++ and Rust.
 func TestDAPDebugClient(t *testing.T) {
 	node, modules := dcClient(t)
 	sonde := testprog.Sonde(t)
 	for _, p := range dcPrograms(t) {
-		for _, mode := range []string{"launch", "entry", "core", "attach"} {
+		for _, mode := range []string{"launch", "entry", "core", "attach", "vanish"} {
 			t.Run(p.lang+"/"+mode, func(t *testing.T) {
 				if p.program == "" {
 					t.Skipf("SKIP: %s", p.source)

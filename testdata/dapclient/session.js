@@ -4,7 +4,7 @@
 //
 //	node session.js [options] -- ADAPTER [ARGS...]
 //
-//	--mode launch|entry|core|attach|bench   the scenario (default launch)
+//	--mode launch|entry|core|attach|vanish|bench   the scenario (default launch)
 //	--program PATH    the built test program
 //	--source PATH     its source (lines are found by their "@NAME" markers)
 //	--lang c|cpp|rust
@@ -55,12 +55,12 @@ function parseArgs(argv) {
 		}
 	}
 	if (!o.program || !o.source || !o.lang || (o.adapter.length === 0) === (o.port === undefined)) usage('--program, --source, --lang and an adapter or a --port are needed');
-	if (!['launch', 'entry', 'core', 'attach', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
+	if (!['launch', 'entry', 'core', 'attach', 'vanish', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
 	return o;
 }
 
 function usage(msg) {
-	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|entry|core|attach|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|entry|core|attach|vanish|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -558,10 +558,10 @@ async function entryScenario() {
 		await s.close();
 		let gone = false;
 		for (let i = 0; i < 50 && !gone; i++) {
-			gone = !fs.existsSync(`/proc/${mine[0]}`) || /^Z/.test(procStatus(mine[0]).State);
+			gone = /^(Z|gone)/.test(procStatus(mine[0]).State);
 			if (!gone) await sleep(100);
 		}
-		check(gone, 'disconnect: the launched program is gone', fs.existsSync(`/proc/${mine[0]}`) ? procStatus(mine[0]).State : '');
+		check(gone, 'disconnect: the launched program is gone', procStatus(mine[0]).State);
 	} finally {
 		await s.close();
 		for (const p of pidsOf(opt.program)) if (!before.has(p)) try { process.kill(p, 'SIGKILL'); } catch (e) { /* gone */ }
@@ -619,9 +619,18 @@ async function coreScenario() {
 
 // ---- attach {pid}, pause, detach leaving it running ------------------------------------
 
+// procStatus returns /proc/PID/status by field; State "gone" when the
+// process is no more.
 function procStatus(pid) {
 	const st = {};
-	for (const line of fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
+	let text;
+	try {
+		text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+	} catch (e) {
+		if (e.code === 'ENOENT' || e.code === 'ESRCH') return { State: 'gone', TracerPid: 'gone' };
+		throw e;
+	}
+	for (const line of text.split('\n')) {
 		const i = line.indexOf(':');
 		if (i > 0) st[line.slice(0, i)] = line.slice(i + 1).trim();
 	}
@@ -683,6 +692,94 @@ async function attachScenario() {
 	} finally {
 		await s.close();
 		prog.kill('SIGKILL');
+	}
+}
+
+// ---- vanish: a client that goes away without disconnecting --------------------------
+
+// vanish closes the adapter's stdin and stdout (or the socket): the client is
+// gone, as when an editor crashes.
+async function vanish(s) {
+	if (s.dc._socket) {
+		s.dc._socket.destroy();
+	} else {
+		s.dc._adapterProcess.stdin.destroy();
+		s.dc._adapterProcess.stdout.destroy();
+	}
+	s.closed = true;
+}
+
+// vanishScenario: the client of an attach vanishes while the program is
+// stopped (paused): the program must run on, untraced; the client of a
+// launch vanishes while the program sits at a breakpoint: the program must
+// be gone (the default of a launch's disconnect).
+async function vanishScenario() {
+	const prog = cp.spawn(opt.program, ['wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
+	await new Promise((resolve, reject) => {
+		const t = setTimeout(() => reject(new Failure('the program did not say "ready"')), 10000);
+		prog.stdout.once('data', () => { clearTimeout(t); resolve(); });
+	});
+	prog.stdout.resume();
+	const pid = prog.pid;
+	let s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		const attached = s.req('attach', { pid, program: opt.program });
+		await s.next('initialized');
+		await s.req('configurationDone', {});
+		await attached;
+		await sleep(300); // a user's pause comes later
+		const threads = (await s.req('threads')).body.threads;
+		await s.req('pause', { threadId: threads[0].id });
+		await s.next('stopped');
+		const st = procStatus(pid);
+		check(/^t/.test(st.State) && st.TracerPid !== '0', 'attach, pause: the program is stopped and traced', `${st.State}, TracerPid ${st.TracerPid}`);
+		await vanish(s);
+		let st2;
+		for (let i = 0; i < 50; i++) {
+			st2 = procStatus(pid);
+			if (st2.TracerPid === '0' && /^[RS]/.test(st2.State)) break;
+			await sleep(100);
+		}
+		check(st2.TracerPid === '0' && /^[RS]/.test(st2.State), 'attach, client vanished: the program runs on, untraced', `${st2.State}, TracerPid ${st2.TracerPid}`);
+	} finally {
+		prog.kill('SIGKILL');
+	}
+
+	const before = new Set(pidsOf(opt.program));
+	s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		const launched = s.req('launch', { program: opt.program, args: [], cwd: path.dirname(opt.program) });
+		await s.next('initialized');
+		await s.req('setBreakpoints', { source: { path: opt.source }, breakpoints: [{ line: L.BP1 }] });
+		await s.req('configurationDone', {});
+		await launched;
+		await s.next('stopped');
+		const mine = pidsOf(opt.program).filter(p => !before.has(p));
+		check(mine.length === 1, 'launch, at a breakpoint: the program runs', show(mine));
+		await vanish(s);
+		let gone = false;
+		for (let i = 0; i < 50 && !gone; i++) {
+			gone = /^(Z|gone)/.test(procStatus(mine[0]).State);
+			if (!gone) await sleep(100);
+		}
+		check(gone, 'launch, client vanished: the program is gone', gone ? '' : procStatus(mine[0]).State);
+		const p = s.dc._adapterProcess;
+		if (p) {
+			let ended = s.adapterExit !== undefined;
+			for (let i = 0; i < 50 && !ended; i++) {
+				await sleep(100);
+				ended = s.adapterExit !== undefined;
+			}
+			check(ended, 'client vanished: the adapter ended', show(s.adapterExit));
+		}
+	} finally {
+		const p = s.dc._adapterProcess;
+		if (p && !s.adapterExit) p.kill('SIGKILL');
+		for (const q of pidsOf(opt.program)) if (!before.has(q)) try { process.kill(q, 'SIGKILL'); } catch (e) { /* gone */ }
 	}
 }
 
@@ -756,7 +853,7 @@ async function benchScenario() {
 // ---- main ---------------------------------------------------------------------
 
 async function main() {
-	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, bench: benchScenario }[opt.mode];
+	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, vanish: vanishScenario, bench: benchScenario }[opt.mode];
 	try {
 		await scenario();
 	} catch (e) {
