@@ -67,6 +67,7 @@ func TestStopOnEntryPauseDisconnect(t *testing.T) {
 		o, ok := m.(*godap.OutputEvent)
 		return ok && o.Body.Category == "stdout"
 	})
+	time.Sleep(100 * time.Millisecond) // past the first calls of add
 	c.request("pause", map[string]any{"threadId": pid})
 	st = c.stopped()
 	if st.Body.Reason != "pause" || st.Body.ThreadId != pid || !st.Body.AllThreadsStopped {

@@ -34,7 +34,7 @@ type client struct {
 	closed bool
 }
 
-const waitLimit = 20 * time.Second
+const waitLimit = 15 * time.Second
 
 func newClient(t testing.TB) *client {
 	t.Helper()

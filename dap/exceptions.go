@@ -20,7 +20,7 @@ import (
 var exceptionFilters = []godap.ExceptionBreakpointsFilter{
 	{Filter: "cpp_throw", Label: "C++: on throw", Description: "Stop when a C++ exception is thrown (__cxa_throw)"},
 	{Filter: "cpp_catch", Label: "C++: on catch", Description: "Stop when a C++ exception is caught (__cxa_begin_catch)"},
-	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE and SIGWINCH pass)", Default: true},
+	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE, SIGWINCH and SIGCONT pass)", Default: true},
 }
 
 var exceptionFunctions = map[string]string{
@@ -67,7 +67,9 @@ func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
 	s.bps.excepts = list
 	s.bps.mu.Unlock()
 	if d != nil && !d.core {
-		stop := target.DefaultDontStop
+		// SIGCONT passes too: it is how a job-control stop ends (and how
+		// a program run in the client's terminal is let go).
+		stop := target.DefaultDontStop.With(target.Signal(unix.SIGCONT))
 		if !signals {
 			for sig := target.Signal(1); sig <= 64; sig++ {
 				if sig != target.Signal(unix.SIGTRAP) && sig != target.Signal(unix.SIGSTOP) && sig != target.Signal(unix.SIGKILL) {

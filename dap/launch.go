@@ -134,6 +134,10 @@ type launchArgs struct {
 	DebugDirs   []string `json:"debugDirs"`
 	Sysroot     string   `json:"sysroot"`
 	NoDebug     bool     `json:"noDebug"`
+	// RunInTerminal (lldb-dap) or console "integratedTerminal" /
+	// "externalTerminal" start the program in the client's terminal.
+	RunInTerminal bool   `json:"runInTerminal"`
+	Console       string `json:"console"`
 }
 
 // pidArg accepts a process ID as a number or a numeric string (editors'
@@ -203,6 +207,9 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 		if _, err := os.Stat(prog); err != nil {
 			return nil, errorf("launch: program %q: %v", a.Program, err)
 		}
+	}
+	if (a.RunInTerminal || strings.HasSuffix(a.Console, "Terminal")) && s.client.SupportsRunInTerminalRequest {
+		return s.startInTerminal(a, prog)
 	}
 	env := os.Environ()
 	if len(a.Env) > 0 {

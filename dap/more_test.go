@@ -2,6 +2,9 @@ package dap
 
 import (
 	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -227,5 +230,54 @@ func TestStepInTargetsCompletionsRestart(t *testing.T) {
 		t.Fatalf("after restart: process %+v, stopped %+v", proc.Body, st.Body)
 	}
 	waitGone(t, old)
+	c.request("disconnect", nil)
+}
+
+// TestRunInTerminal: with runInTerminal the client's terminal (here, the
+// test) starts the program; sonde attaches before it runs, its
+// breakpoints stop it, its output goes to the terminal, not to output
+// events, and its exit code is reported.
+func TestRunInTerminal(t *testing.T) {
+	prog := buildProg(t)
+	c := newClient(t)
+	c.request("initialize", map[string]any{"adapterID": "sonde", "linesStartAt1": true, "supportsRunInTerminalRequest": true})
+	seq := c.send("launch", map[string]any{"program": prog, "args": []string{"run"}, "runInTerminal": true, "env": map[string]string{"DAP_GREETING": "terminal"}})
+	req := c.wait("runInTerminal", func(m godap.Message) bool {
+		_, ok := m.(*godap.RunInTerminalRequest)
+		return ok
+	}).(*godap.RunInTerminalRequest)
+	a := req.Arguments
+	cmd := exec.Command(a.Args[0], a.Args[1:]...)
+	cmd.Dir = a.Cwd
+	cmd.Env = os.Environ()
+	for k, v := range a.Env {
+		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
+	}
+	var term strings.Builder
+	cmd.Stdout = &term
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	c.send("runInTerminal-response", nil) // an unknown request, answered with an error: the server reads on
+	c.response(seq)
+	c.event("initialized")
+	c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": testprog.Source("dap_prog.c")},
+		"breakpoints": []map[string]any{{"line": markerLine(t, "dap_prog.c", "add")}}})
+	c.request("configurationDone", nil)
+	c.event("breakpoint")
+	st := c.stopped()
+	if f := c.stack(st.Body.ThreadId); st.Body.Reason != "breakpoint" || f[0].Name != "add" || st.Body.ThreadId != cmd.Process.Pid {
+		t.Fatalf("stopped: %+v %+v (shell %d)", st.Body, f[0], cmd.Process.Pid)
+	}
+	c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": testprog.Source("dap_prog.c")}, "breakpoints": []any{}})
+	c.request("continue", map[string]any{"threadId": st.Body.ThreadId})
+	if e := c.event("exited").(*godap.ExitedEvent); e.Body.ExitCode != 3 {
+		t.Errorf("exit code %d", e.Body.ExitCode)
+	}
+	cmd.Wait()
+	if !strings.Contains(term.String(), "hello terminal") || strings.Contains(c.output("stdout"), "hello") {
+		t.Errorf("terminal %q, output events %q", term.String(), c.output("stdout"))
+	}
 	c.request("disconnect", nil)
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"sync"
 
@@ -318,4 +317,3 @@ func (s *Server) current() (*debuggee, error) {
 	return s.dbg, nil
 }
 
-var stderr io.Writer = os.Stderr
