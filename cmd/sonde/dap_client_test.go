@@ -235,20 +235,33 @@ func dcClient(t *testing.T) (node, modules string) {
 	if err != nil {
 		t.Skip("SKIP: npm is not installed (scripts/setup installs it): the DebugClient package cannot be installed")
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Install beside dir and rename it into place: a concurrent test
+	// process never sees half an installation.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
 	for _, f := range []string{"package.json", "package-lock.json"} {
-		copyFile(t, testprog.Source("dapclient/"+f), filepath.Join(dir, f))
+		copyFile(t, testprog.Source("dapclient/"+f), filepath.Join(tmp, f))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
+	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Skipf("SKIP: npm ci of testdata/dapclient failed (no registry?): %v\n%s", err, out)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".done"), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !dcFileExists(filepath.Join(dir, ".done")) {
+		os.RemoveAll(dir) // an installation cut short
+	}
+	if err := os.Rename(tmp, dir); err != nil && !dcFileExists(filepath.Join(dir, ".done")) {
 		t.Fatal(err)
 	}
 	return node, modules
