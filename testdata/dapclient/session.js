@@ -423,6 +423,12 @@ async function launchScenario() {
 			console.log(`info std::vector history_ shows ${show(h.value)}, expandable: ${h.variablesReference > 0}`);
 		}
 
+		// Paging: the caller alone.
+		r = await s.req('stackTrace', { threadId: tid, startFrame: 1, levels: 1 });
+		check(r.body.stackFrames.length === 1 && findFrame(r.body.stackFrames, 'main') !== undefined, 'stackTrace {startFrame: 1, levels: 1}: main alone', show(r.body.stackFrames.map(frameName)));
+		// The program among the modules.
+		r = await s.req('modules', { startModule: 0, moduleCount: 0 }, { allowFail: true });
+		issue(r.success && r.body.modules.some(m => path.basename(m.path || m.name || '') === path.basename(opt.program)), 'modules: the program is listed', show(r.success ? r.body.modules.map(m => m.name) : r.message));
 		r = await evaluate(s, top, 'scale * 10 + local.y');
 		check(r.success && intValue(r.body) === 24, 'evaluate "scale * 10 + local.y" is 24', show(r.body || r.message));
 		r = await evaluate(s, top, 'bt', 'repl');
@@ -492,6 +498,17 @@ async function launchScenario() {
 		check(fr[0].line === L.AFTER_ADD, `next: line ${L.AFTER_ADD}`, `line ${fr[0].line}`);
 		r = await evaluate(s, fr[0].id, 'r');
 		check(r.success && intValue(r.body) === 34, 'evaluate "r" is 34', show(r.body || r.message));
+		// Hex, as a client asks with format {hex: true}, in whichever scope
+		// holds scale (Locals, or Arguments). Last: lldb-vscode 14 keeps
+		// hex for what it evaluates after.
+		let hexScale, hexErr;
+		for (const sc of (await s.req('scopes', { frameId: fr[0].id })).body.scopes) {
+			if (hexScale !== undefined || !sc.variablesReference) continue;
+			r = await s.req('variables', { variablesReference: sc.variablesReference, format: { hex: true } }, { allowFail: true });
+			if (r.success) hexScale = r.body.variables.find(v => v.name === 'scale');
+			else hexErr = r.message;
+		}
+		issue(hexScale !== undefined && /^0x0*2$/i.test(hexScale.value), 'variables {format: {hex: true}}: scale is 0x2', show(hexScale || hexErr));
 
 		// To the end: exited with the code, then terminated.
 		await s.req('continue', { threadId: tid });
