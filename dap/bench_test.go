@@ -60,3 +60,27 @@ func BenchmarkStopRound(b *testing.B) {
 	b.StopTimer()
 	c.request("disconnect", nil)
 }
+
+// BenchmarkFirstStopRound: the round of BenchmarkStopRound at a program's
+// first stop, a new adapter each time (nothing read before but what the
+// launch needed).
+func BenchmarkFirstStopRound(b *testing.B) {
+	prog := testprog.Build(b, testprog.Spec{Sources: []string{"dap_prog.c"}, Flags: []string{"-O0"}})
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c := newBenchClient(b)
+		c.initialize()
+		c.request("launch", map[string]any{"program": prog})
+		c.event("initialized")
+		c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "add"}}})
+		c.request("configurationDone", nil)
+		st := c.stopped()
+		b.StartTimer()
+		frames := c.request("stackTrace", map[string]any{"threadId": st.Body.ThreadId, "startFrame": 0, "levels": 20}).(*godap.StackTraceResponse).Body.StackFrames
+		scopes := c.scopes(frames[0].Id)
+		c.vars(scopeByName(b, scopes, "Locals").VariablesReference, nil)
+		b.StopTimer()
+		c.request("disconnect", nil)
+		c.close()
+	}
+}

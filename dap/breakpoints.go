@@ -11,9 +11,9 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
-	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // Breakpoints the client sets are planted as the target's internal
@@ -397,10 +397,10 @@ func (d *debuggee) onHit(th *target.Context, tb *target.Breakpoint) *target.Susp
 }
 
 // topEnv is the environment of a stopped thread's innermost frame, built
-// without a backtrace (breakpoint conditions and log messages need no
-// symbols of callers).
+// from a walk without symbols (breakpoint conditions and log messages need
+// none of the callers').
 func (d *debuggee) topEnv(th *target.Context) (*frameEnv, error) {
-	st, err := targetframe.Unwind(d.sess, th)
+	st, err := d.sess.Stack(th, session.StackOptions{NoSymbols: true})
 	if err != nil {
 		return nil, err
 	}

@@ -321,7 +321,7 @@ func varByName(t *testing.T, vs []godap.Variable, name string) godap.Variable {
 	return godap.Variable{}
 }
 
-func scopeByName(t *testing.T, ss []godap.Scope, name string) godap.Scope {
+func scopeByName(t testing.TB, ss []godap.Scope, name string) godap.Scope {
 	t.Helper()
 	for _, s := range ss {
 		if s.Name == name {

@@ -134,7 +134,7 @@ func (s *Server) invalidateValues(d *debuggee) {
 	s.handles.mu.Lock()
 	for _, st := range s.handles.stops {
 		st.mu.Lock()
-		st.stack = nil
+		st.stack, st.trace = nil, nil
 		st.envs = map[int]*frameEnv{}
 		st.mu.Unlock()
 	}

@@ -316,4 +316,3 @@ func (s *Server) current() (*debuggee, error) {
 	}
 	return s.dbg, nil
 }
-

@@ -12,19 +12,19 @@ import (
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // Frames and variable containers get numbers that are valid while their
 // thread stays stopped (DAP's rule); a thread that runs drops its own.
 
 // threadStop is what is known of one stopped thread, computed on demand
-// and kept until it runs: its backtrace (once), the register-carrying
-// unwind value reading needs (once), the environments of its frames.
+// and kept until it runs: one walk of its stack (the backtrace and the
+// frames with registers that values are read in), the environments of its
+// frames.
 type threadStop struct {
 	mu    sync.Mutex
+	stack *session.Stack
 	trace *unwind.Trace
-	stack *targetframe.Stack
 	envs  map[int]*frameEnv
 }
 
@@ -154,12 +154,13 @@ func (d *debuggee) trace(th *target.Context) (*unwind.Trace, *threadStop, error)
 	st := d.s.handles.stop(th)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.trace == nil {
-		tr, err := d.sess.Backtrace(th, session.StackOptions{})
-		if err != nil && len(tr.Frames) == 0 {
+	if st.stack == nil {
+		stack, err := d.sess.Stack(th, session.StackOptions{})
+		if err != nil {
 			return nil, nil, err
 		}
-		st.trace = &tr
+		tr := stack.Trace()
+		st.stack, st.trace = stack, &tr
 	}
 	return st.trace, st, nil
 }
@@ -276,7 +277,7 @@ func hexAddr(a uint64) string { return fmt.Sprintf("0x%x", a) }
 // frameEnv is everything evaluation in one frame needs.
 type frameEnv struct {
 	env    *expr.Env
-	frame  *targetframe.Frame
+	frame  *session.Frame
 	reader *variables.Reader
 	args   []*variables.Variable
 	locals []*variables.Variable
@@ -297,18 +298,8 @@ func (d *debuggee) env(th *target.Context, index int) (*frameEnv, error) {
 	if fe := st.envs[index]; fe != nil {
 		return fe, nil
 	}
-	if st.stack == nil {
-		stack, err := targetframe.Unwind(d.sess, th)
-		if err != nil {
-			return nil, err
-		}
-		st.stack = stack
-	}
 	sf := tr.Frames[index]
-	f := st.stack.Frame(sf.Physical)
-	if f == nil || f.PC() != sf.PC {
-		f = st.stack.FrameAt(sf.PC, 0)
-	}
+	f := st.stack.FrameOf(index)
 	if f == nil {
 		return nil, errorf("frame %d has no registers", index)
 	}
@@ -323,7 +314,7 @@ func (d *debuggee) env(th *target.Context, index int) (*frameEnv, error) {
 
 // frameEnvOf builds the environment of a physical frame at an inline
 // depth (0: the innermost function at its pc).
-func (d *debuggee) frameEnvOf(th *target.Context, f *targetframe.Frame, inline int) *frameEnv {
+func (d *debuggee) frameEnvOf(th *target.Context, f *session.Frame, inline int) *frameEnv {
 	fe := &frameEnv{frame: f}
 	fe.env = &expr.Env{Frame: f, Arch: d.tgt.Arch(), Function: f.FunctionAddress, Global: d.globalLookup(th, f)}
 	r, err := f.Reader()
@@ -359,7 +350,7 @@ func (d *debuggee) frameEnvOf(th *target.Context, f *targetframe.Frame, inline i
 }
 
 // globalLookup resolves names in the process's other modules.
-func (d *debuggee) globalLookup(th *target.Context, f *targetframe.Frame) func(string) (*variables.Variable, *variables.Reader, uint64, error) {
+func (d *debuggee) globalLookup(th *target.Context, f *session.Frame) func(string) (*variables.Variable, *variables.Reader, uint64, error) {
 	return func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
 		mods, err := d.sess.Modules(th)
 		if err != nil {
@@ -378,7 +369,7 @@ func (d *debuggee) globalLookup(th *target.Context, f *targetframe.Frame) func(s
 				others = append(others, m)
 			}
 		}
-		return targetframe.FindGlobal(d.sess.Binary, others, name)
+		return d.sess.FindGlobal(others, name)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -57,7 +56,7 @@ func TestCxxExpressionsMatchGDB(t *testing.T) {
 			vartest.LinkDWO(t, exe)
 			stop := vartest.GDBStop(t, exe, "stop_here", cxxExprs)
 			_, th := stop.Open(t)
-			st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+			st, err := vartest.Stack(th)
 			if err != nil {
 				t.Fatal(err)
 			}

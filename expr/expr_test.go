@@ -7,8 +7,8 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -46,7 +46,7 @@ var frameExprs = map[int][]string{
 	2: {"p.x + p.y", "argc", "r"},
 }
 
-func envFor(t *testing.T, st *targetframe.Stack, i int) *expr.Env {
+func envFor(t *testing.T, st *session.Stack, i int) *expr.Env {
 	f := st.Frame(i)
 	r, err := f.Reader()
 	if err != nil {
@@ -65,7 +65,7 @@ func TestExpressionsMatchGDB(t *testing.T) {
 			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: b.flags, Name: "ex_vars_" + b.name})
 			stop := vartest.GDBStop(t, exe, "stop_here", frameExprs)
 			_, th := stop.Open(t)
-			st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+			st, err := vartest.Stack(th)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestErrors(t *testing.T) {
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O0"}, Name: "ex_vars_O0"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{0: {"n"}})
 	_, th := stop.Open(t)
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -19,7 +18,7 @@ func FuzzEvalInFrame(f *testing.F) {
 	exe := testprog.Build(f, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O2", "-gdwarf-5"}, Name: "ex_vars_O2-dwarf5"})
 	stop := vartest.GDBStop(f, exe, "stop_here", map[int][]string{0: {"n"}})
 	_, th := stop.Open(f)
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -18,7 +17,7 @@ func TestImplicitPointers(t *testing.T) {
 		exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_inline.c"}, Flags: flags, Name: "ex_inline_ip"})
 		stop := vartest.GDBStop(t, exe, "leaf2", exprs)
 		_, th := stop.Open(t)
-		st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+		st, err := vartest.Stack(th)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -40,7 +39,7 @@ func TestSplitDWARF4MatchesGDB(t *testing.T) {
 			vartest.LinkDWO(t, exe)
 			stop := vartest.GDBStop(t, exe, "stop_here", split4Exprs)
 			_, th := stop.Open(t)
-			st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+			st, err := vartest.Stack(th)
 			if err != nil {
 				t.Fatal(err)
 			}

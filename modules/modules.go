@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sondedbg/sonde/procmaps"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -299,18 +300,10 @@ func headersFromMemory(p Process, r target.MemoryRegion) (*elf.File, error) {
 
 // loadBias finds the bias from a mapping whose file offset a PT_LOAD covers.
 func loadBias(f *elf.File, g []target.MemoryRegion) (uint64, bool) {
-	const page = 4096
+	progs := procmaps.Progs(f)
 	for _, r := range g {
-		for _, ph := range f.Progs {
-			if ph.Type != elf.PT_LOAD {
-				continue
-			}
-			segStart := ph.Off &^ (page - 1)
-			if r.Offset < segStart || r.Offset >= ph.Off+ph.Filesz {
-				continue
-			}
-			// Run-time address of file offset r.Offset is r.Addr.
-			return r.Addr - (ph.Vaddr - ph.Off + r.Offset), true
+		if bias, ok := procmaps.LoadBias(progs, r.Addr, r.Offset); ok {
+			return bias, true
 		}
 	}
 	return 0, false

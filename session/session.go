@@ -1,9 +1,14 @@
 // Package session joins a debug target to what sonde knows about its code: for
 // each process, its load modules (kept current across dlopen and exec), their
 // symbol files (opened lazily and shared between processes), and an unwinder
-// whose callbacks read through the target. Front ends — the CLI and the TCF
-// agent — use a Session so they never glue the layers together themselves; it
-// is also the target's StepAdvisor for line stepping and step-out.
+// whose callbacks read through the target. One walk of a stopped thread's
+// stack gives its backtrace and its frames with every recovered register, as
+// variables.Frame values (frames.go), from which values are read (values.go,
+// tls.go). Front ends — the CLI, the TCF agent, the DAP server — use a Session
+// so they never glue the layers together themselves: it also answers where a
+// program starts, the CFI rule at an address, link-map names and symbol names
+// (program.go, framerule.go). It is the target's StepAdvisor for line
+// stepping and step-out.
 //
 // It works the same for every backend: live processes and core files are both
 // target contexts.
@@ -84,6 +89,7 @@ type file struct {
 	binary  *symbols.Binary
 	sources unwind.Sources
 	err     error
+	cfi     cfiTables // for FrameRule
 }
 
 // procState is a Session's knowledge of one process.

@@ -226,6 +226,14 @@ type threadUnwind struct {
 	// frames a walk shares with the last one (unwind.Options.ReuseFrames),
 	// which holds only while the modules are the same.
 	mods modules.List
+	// The last walk (see StackOf): its backtrace, the registers and modules
+	// it started from, its physical frames (a buffer kept from walk to walk)
+	// and, once made, its Stack.
+	lastTrace unwind.Trace
+	lastRegs  *target.Registers
+	lastMods  modules.List
+	phys      []unwind.Frame
+	last      *Stack
 }
 
 var threadExt = target.NewExtension[threadUnwind]()
@@ -283,15 +291,12 @@ type StackOptions struct {
 }
 
 // Backtrace unwinds a stopped thread's stack, with inline frames and symbols.
+// It is Stack's backtrace: StackOf finds the frames with their registers
+// of the same walk.
 func (s *Session) Backtrace(thread *target.Context, opts StackOptions) (unwind.Trace, error) {
 	var t unwind.Trace
 	err := s.withUnwinder(thread, opts.Registers, func(u *unwind.Unwinder) error {
-		t = u.Backtrace(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols})
-		if !opts.NoSymbols && !opts.NoTailCalls {
-			if mods, err := s.Modules(thread); err == nil {
-				s.addTailCalls(mods, procExt.Get(thread.Process()), &t)
-			}
-		}
+		t = s.walkStack(thread, threadExt.Get(thread), u, opts)
 		return nil
 	})
 	return t, err

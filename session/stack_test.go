@@ -21,7 +21,13 @@ import (
 // frame pointers) and returns its pid once it blocks.
 func deepTarget(tb testing.TB) (path string, pid int) {
 	tb.Helper()
-	path = testprog.Build(tb, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2", "-fomit-frame-pointer"}, Name: "stk-deep-O2-nofp"})
+	return startDeep(tb, []string{"-O2", "-fomit-frame-pointer"}, "stk-deep-O2-nofp")
+}
+
+// startDeep is deepTarget built with flags.
+func startDeep(tb testing.TB, flags []string, name string) (path string, pid int) {
+	tb.Helper()
+	path = testprog.Build(tb, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: flags, Name: name})
 	cmd := exec.Command(path, "deep", "300")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -43,6 +43,19 @@ func (u *Unwinder) Symbolize() ([]Symbol, error) {
 // Backtrace walks from the current frame to the end of the stack and returns
 // every frame, expanding inline chains from the client's symbolic information.
 func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
+	return u.backtrace(opts, nil)
+}
+
+// BacktraceFrames is Backtrace that also appends the physical frames of the
+// same walk, with every register recovered, to phys (StackFrame.Physical
+// indexes them): a debugger reads variables from those registers without
+// walking the stack a second time.
+func (u *Unwinder) BacktraceFrames(opts BacktraceOptions, phys []Frame) (Trace, []Frame) {
+	t := u.backtrace(opts, &phys)
+	return t, phys
+}
+
+func (u *Unwinder) backtrace(opts BacktraceOptions, phys *[]Frame) Trace {
 	// Sized for the last walk's depth: a stop's stack is usually the
 	// previous stop's give or take a few frames, and growing a slice of
 	// frames this large copies (and write-barriers) every frame again.
@@ -69,6 +82,9 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 				sf.Index, sf.Physical = len(t.Frames), physical
 				sf.SP, sf.CFA, sf.Method = f.SP, f.CFA, f.Method
 				t.Frames = append(t.Frames, sf)
+			}
+			if phys != nil {
+				*phys = append(*phys, *f)
 			}
 			physical++
 			if !u.Step() {
@@ -102,6 +118,9 @@ func (u *Unwinder) Backtrace(opts BacktraceOptions) Trace {
 				sf.Kind = KindInline
 			}
 			t.Frames = append(t.Frames, sf)
+		}
+		if phys != nil {
+			*phys = append(*phys, *f)
 		}
 		physical++
 		if !u.Step() {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -16,7 +15,7 @@ func BenchmarkFrameLocals(b *testing.B) {
 	exe := testprog.Build(b, testprog.Spec{Sources: []string{"ex_many.c"}, Flags: []string{"-O0"}})
 	stop := vartest.GDBStop(b, exe, "stop_here", map[int][]string{1: {"v0"}})
 	_, th := stop.Open(b)
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		b.Fatal(err)
 	}

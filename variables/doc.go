@@ -15,7 +15,7 @@
 // to and returned by a Reader are link-time addresses; values are read at
 // run time through a Frame, an interface over memory and the registers of
 // one stack frame, so the same code serves live threads, core files and any
-// frame of a backtrace (package targetframe implements it over a target).
+// frame of a backtrace (package session implements it over a target).
 //
 // DIE offsets a Reader hands out (Type.Offset, Variable.Offset) name one DIE
 // of one file and can be given back to Reader.Type and Reader.VariableAt.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -69,7 +68,7 @@ func checkSplit4(t *testing.T, exe string, optimized bool) {
 	}
 	stop := vartest.GDBStop(t, exe, "stop_here", want)
 	_, th := stop.Open(t)
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -84,7 +83,7 @@ func TestLocalsAndParamsMatchGDB(t *testing.T) {
 			exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: b.flags, Name: "ex_vars_" + b.name})
 			stop := vartest.GDBStop(t, exe, "stop_here", frames)
 			_, th := stop.Open(t)
-			st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+			st, err := vartest.Stack(th)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +132,7 @@ func TestGlobalsAndTypes(t *testing.T) {
 			globals := []string{"g_int", "g_double", "s_counter", "g_color", "g_uc", "g_short", "g_float", "g_big", "g_str", "g_null"}
 			stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{0: globals})
 			_, th := stop.Open(t)
-			st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+			st, err := vartest.Stack(th)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,7 +186,7 @@ func TestConcurrentReads(t *testing.T) {
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O2", "-gdwarf-5"}, Name: "ex_vars_O2-dwarf5"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{0: {"n"}})
 	_, th := stop.Open(t)
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +270,7 @@ func TestSplitDWARF(t *testing.T) {
 
 // checkSplit compares the split build's variables with gdb's.
 func checkSplit(t *testing.T, th *target.Context, stop *vartest.Stop, frames map[int][]string) {
-	st, err := targetframe.Unwind(&vartest.Binaries{}, th)
+	st, err := vartest.Stack(th)
 	if err != nil {
 		t.Fatal(err)
 	}

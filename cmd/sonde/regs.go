@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/sondedbg/sonde/arch"
-	"github.com/sondedbg/sonde/symbols/elfsym"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -32,7 +32,8 @@ func runRegs(args []string) int {
 	if opened == nil {
 		return code
 	}
-	snap, err := snapshotRegisters(opened.process)
+	sess := session.New(opened.target, session.Options{})
+	snap, err := snapshotRegisters(sess, opened.process)
 	opened.close() // the process continues before anything is formatted
 	if err == nil && *onlyTID != 0 {
 		err = snap.only(*onlyTID)
@@ -53,12 +54,12 @@ func runRegs(args []string) int {
 	return 0
 }
 
-// regsSnapshot is what regs prints: every thread's registers and the memory
-// map (to name the code addresses).
+// regsSnapshot is what regs prints: every thread's registers and the names
+// of the code addresses in them.
 type regsSnapshot struct {
 	pid     int
 	threads []threadRegs
-	regions []target.MemoryRegion
+	symbols map[uint64]string // pc -> "symbol+offset"
 }
 
 type threadRegs struct {
@@ -81,8 +82,8 @@ func (s *regsSnapshot) only(tid int) error {
 	return fmt.Errorf("process %d has no thread %d (its threads: %v)", s.pid, tid, tids)
 }
 
-func snapshotRegisters(proc *target.Context) (*regsSnapshot, error) {
-	s := &regsSnapshot{pid: proc.PID()}
+func snapshotRegisters(sess *session.Session, proc *target.Context) (*regsSnapshot, error) {
+	s := &regsSnapshot{pid: proc.PID(), symbols: map[uint64]string{}}
 	for _, th := range proc.Children() {
 		r, err := th.Registers()
 		s.threads = append(s.threads, threadRegs{tid: th.TID(), name: th.Name(), regs: r, err: err})
@@ -90,7 +91,19 @@ func snapshotRegisters(proc *target.Context) (*regsSnapshot, error) {
 	if len(s.threads) == 0 {
 		return nil, fmt.Errorf("%s has no threads", proc.ID())
 	}
-	s.regions, _ = proc.MemoryMap()
+	// Named while the process is held: the session reads its modules.
+	for _, th := range s.threads {
+		if th.regs == nil {
+			continue
+		}
+		pc := th.regs.PC()
+		if name, off, ok := sess.SymbolAt(proc, pc); ok {
+			if off != 0 {
+				name = fmt.Sprintf("%s+%d", name, off)
+			}
+			s.symbols[pc] = name
+		}
+	}
 	return s, nil
 }
 
@@ -118,10 +131,10 @@ var eflagsNames = map[int]string{0: "CF", 2: "PF", 4: "AF", 6: "ZF", 7: "SF", 8:
 
 // naturalValue is gdb's second column: pointers in hex (code with <symbol+off>),
 // flags as a list, everything else as a signed decimal.
-func (s *regsSnapshot) naturalValue(reg *arch.Register, v uint64, syms *symbolCache) string {
+func (s *regsSnapshot) naturalValue(reg *arch.Register, v uint64) string {
 	switch {
 	case reg.Role == arch.RolePC:
-		if name := syms.describe(v); name != "" {
+		if name := s.symbols[v]; name != "" {
 			return fmt.Sprintf("0x%x <%s>", v, name)
 		}
 		return fmt.Sprintf("0x%x", v)
@@ -142,7 +155,6 @@ func (s *regsSnapshot) naturalValue(reg *arch.Register, v uint64, syms *symbolCa
 }
 
 func writeRegs(w io.Writer, s *regsSnapshot) error {
-	syms := newSymbolCache(s.regions)
 	for i, th := range s.threads {
 		if i > 0 {
 			fmt.Fprintln(w)
@@ -159,7 +171,7 @@ func writeRegs(w io.Writer, s *regsSnapshot) error {
 		for _, reg := range shownRegisters(th.regs) {
 			v, _ := th.regs.Uint64(reg)
 			raw := fmt.Sprintf("0x%x", v)
-			if _, err := fmt.Fprintf(w, "%-15s%-19s %s\n", reg.Name, raw, s.naturalValue(reg, v, syms)); err != nil {
+			if _, err := fmt.Fprintf(w, "%-15s%-19s %s\n", reg.Name, raw, s.naturalValue(reg, v)); err != nil {
 				return err
 			}
 		}
@@ -186,7 +198,6 @@ type regJSON struct {
 }
 
 func writeRegsJSON(w io.Writer, s *regsSnapshot) error {
-	syms := newSymbolCache(s.regions)
 	out := regsJSON{PID: s.pid}
 	for _, th := range s.threads {
 		tj := threadRegsJSON{TID: th.tid, Name: th.name}
@@ -195,7 +206,7 @@ func writeRegsJSON(w io.Writer, s *regsSnapshot) error {
 		} else {
 			for _, reg := range shownRegisters(th.regs) {
 				v, _ := th.regs.Uint64(reg)
-				tj.Registers = append(tj.Registers, regJSON{reg.Name, fmt.Sprintf("0x%x", v), s.naturalValue(reg, v, syms)})
+				tj.Registers = append(tj.Registers, regJSON{reg.Name, fmt.Sprintf("0x%x", v), s.naturalValue(reg, v)})
 			}
 		}
 		out.Threads = append(out.Threads, tj)
@@ -203,49 +214,4 @@ func writeRegsJSON(w io.Writer, s *regsSnapshot) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// symbolCache names code addresses from the ELF symbols of the mapped files.
-type symbolCache struct {
-	regions []target.MemoryRegion
-	tables  map[string]*elfsym.Table
-}
-
-func newSymbolCache(regions []target.MemoryRegion) *symbolCache {
-	return &symbolCache{regions: regions, tables: map[string]*elfsym.Table{}}
-}
-
-// describe returns "symbol+offset" for addr, or "".
-func (c *symbolCache) describe(addr uint64) string {
-	for _, r := range c.regions {
-		if !r.Contains(addr) || !strings.HasPrefix(r.FileName, "/") {
-			continue
-		}
-		t, ok := c.tables[r.FileName]
-		if !ok {
-			t, _ = elfsym.Open(r.FileName)
-			c.tables[r.FileName] = t
-		}
-		if t == nil {
-			return ""
-		}
-		// The load bias: the file's first mapping is at file offset 0.
-		var base uint64
-		for _, m := range c.regions {
-			if m.FileName == r.FileName && m.Offset == 0 {
-				base = m.Addr
-				break
-			}
-		}
-		for _, bias := range []uint64{base, 0} {
-			if sym, off, ok := t.Lookup(addr - bias); ok {
-				if off == 0 {
-					return sym.Name
-				}
-				return fmt.Sprintf("%s+%d", sym.Name, off)
-			}
-		}
-		return ""
-	}
-	return ""
 }

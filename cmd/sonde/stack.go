@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/arch"
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
@@ -69,7 +68,7 @@ func runStack(args []string) int {
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
 		args: !*noArgs || *full, full: *full,
-		names: loadedNames(sess, opened.process)}
+		names: sess.LoadedNames(opened.process)}
 	threads, err := gdbThreadOrder(opened.process, *onlyTID)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde stack: %v\n", err)
@@ -163,7 +162,7 @@ type stackFrame struct {
 	showAddress bool
 }
 
-func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool, names map[*modules.Module]string) threadStack {
+func threadReport(th *target.Context, trace unwind.Trace, err error, noLines bool, names map[*session.Module]string) threadStack {
 	ts := threadStack{TID: th.TID(), Name: th.Name(), Frames: []stackFrame{}}
 	if err != nil {
 		ts.StopReason, ts.Error = "error", err.Error()
@@ -178,7 +177,7 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 			Inlined: f.Kind == unwind.KindInline}
 		if f.Module != nil {
 			sf.Module = f.Module.Name
-			if m, ok := f.Module.Client.(*modules.Module); ok {
+			if m, ok := f.Module.Client.(*session.Module); ok {
 				sf.inLibrary = !m.Main
 				if n := names[m]; n != "" {
 					sf.Module = n
@@ -216,37 +215,11 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 	return ts
 }
 
-// loadedNames returns the names the dynamic linker gave the process's
-// shared libraries (its link map's l_name: "/lib/x86_64-linux-gnu/libc.so.6"
-// where the memory map shows the resolved "/usr/lib/..."), which gdb prints
-// in "from LIB". Empty for static executables and when the map is unreadable.
-func loadedNames(sess *session.Session, proc *target.Context) map[*modules.Module]string {
-	names := map[*modules.Module]string{}
-	mods, err := sess.Modules(proc)
-	if err != nil {
-		return names
-	}
-	rd, err := modules.FindRDebug(proc, mods.Main())
-	if err != nil || rd == nil {
-		return names
-	}
-	entries, _ := modules.LinkMap(proc, rd.Map)
-	for _, e := range entries {
-		if e.Name == "" || e.Dynamic == 0 {
-			continue
-		}
-		if m := mods.ForAddress(e.Dynamic); m != nil && !m.Main && !m.VDSO {
-			names[m] = e.Name
-		}
-	}
-	return names
-}
-
 // stackOpts are the flags that shape one thread's stack.
 type stackOpts struct {
 	noInline, noLines, pastMain, live bool
 	args, full                        bool                       // read arguments (and locals): stack_args.go
-	names                             map[*modules.Module]string // see loadedNames
+	names                             map[*session.Module]string // see Session.LoadedNames
 }
 
 // stackOf unwinds, symbolizes and names one stopped thread's frames.

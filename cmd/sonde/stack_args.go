@@ -1,7 +1,8 @@
 package main
 
 // Arguments and locals of `sonde stack` frames, printed as gdb's bt and
-// bt full print them; targetframe.FrameVariables reads and formats them.
+// bt full print them; session's Stack.FrameVariables reads and formats them
+// from the registers of the walk that made the backtrace.
 
 import (
 	"fmt"
@@ -11,7 +12,6 @@ import (
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
-	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // stackVar is one argument or local in the JSON (field names are a
@@ -28,7 +28,10 @@ type stackVar struct {
 // addFrameVars fills the frames' arguments (and locals with full) from the
 // thread's stop; frames without DWARF keep none.
 func addFrameVars(sess *session.Session, th *target.Context, trace unwind.Trace, frames []stackFrame, full bool) {
-	vars, _ := targetframe.FrameVariables(sess, th, trace, targetframe.FrameVarsOptions{Locals: full})
+	var vars []session.FrameVars
+	if st, err := sess.StackOf(th, trace); err == nil {
+		vars = st.FrameVariables(len(trace.Frames), session.FrameVarsOptions{Locals: full})
+	}
 	for i := range frames {
 		frames[i].Args = []stackVar{}
 		if full {

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/unwind"
@@ -24,7 +23,7 @@ func untilMain(frames []unwind.StackFrame) []unwind.StackFrame {
 		if f.Kind != unwind.KindNormal || !f.HasSymbol || f.Symbol.Function != "main" || f.Module == nil {
 			continue
 		}
-		if m, ok := f.Module.Client.(*modules.Module); ok && m.Main {
+		if m, ok := f.Module.Client.(*session.Module); ok && m.Main {
 			return frames[:i+1]
 		}
 	}
@@ -51,7 +50,7 @@ func markAddresses(sess *session.Session, trace unwind.Trace, frames []stackFram
 		if noLines || f.PC != f.LookupPC || f.Module == nil {
 			continue
 		}
-		m, ok := f.Module.Client.(*modules.Module)
+		m, ok := f.Module.Client.(*session.Module)
 		if !ok {
 			continue
 		}
@@ -137,7 +136,7 @@ func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 		var b *symbols.Binary
 		var link uint64
 		if f.Module != nil {
-			if m, ok := f.Module.Client.(*modules.Module); ok {
+			if m, ok := f.Module.Client.(*session.Module); ok {
 				b, _ = sess.Binary(m)
 				link = f.LookupPC - m.Bias
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"debug/elf"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -211,7 +210,7 @@ func (r *fileResolver) frames(dst []symbols.Frame, addr uint64) ([]symbols.Frame
 }
 
 func (r *fileResolver) addrWidth() int {
-	if r.b.ELF().Class == elf.ELFCLASS32 {
+	if r.b.ELF().Class == 1 { // ELFCLASS32
 		return 8
 	}
 	return 16

@@ -82,9 +82,8 @@ func addFileSections(im *memimage.Image, asid memimage.ASID, pid int) error {
 			continue
 		}
 		if f := strings.Fields(line); len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
-			r, err := parseMapsLine(line)
-			if err == nil {
-				cur = &r
+			if rs, err := parseMaps([]byte(line)); err == nil && len(rs) == 1 {
+				cur = &rs[0]
 			}
 		}
 	}

@@ -8,29 +8,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sondedbg/sonde/procmaps"
 	"github.com/sondedbg/sonde/target"
 )
 
-// parseMaps parses the text of /proc/PID/maps. Lines it cannot parse are an
-// error naming the line; an anonymous writable mapping right after the file's
-// last mapping is marked as that file's BSS.
+// parseMaps parses the text of /proc/PID/maps (package procmaps). Lines it
+// cannot parse are an error naming the line; an anonymous writable mapping
+// right after the file's last mapping is marked as that file's BSS.
 func parseMaps(data []byte) ([]target.MemoryRegion, error) {
-	var out []target.MemoryRegion
-	line := 0
-	for len(data) > 0 {
-		line++
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			l, data = data, nil
-		}
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		r, err := parseMapsLine(string(l))
-		if err != nil {
-			return out, fmt.Errorf("maps line %d: %w", line, err)
+	maps, err := procmaps.Parse(data)
+	out := make([]target.MemoryRegion, 0, len(maps))
+	for _, m := range maps {
+		r := target.MemoryRegion{Addr: m.Start, Size: m.End - m.Start, Offset: m.Offset,
+			DevMajor: m.DevMajor, DevMinor: m.DevMinor, Inode: m.Inode, FileName: m.Name}
+		for _, p := range []struct {
+			on   bool
+			perm target.Perm
+		}{{m.Read, target.PermRead}, {m.Write, target.PermWrite}, {m.Exec, target.PermExec}, {m.Shared, target.PermShared}} {
+			if p.on {
+				r.Perm |= p.perm
+			}
 		}
 		if n := len(out); n > 0 && r.Inode == 0 && r.FileName == "" && r.Perm&target.PermWrite != 0 {
 			prev := out[n-1]
@@ -40,68 +37,7 @@ func parseMaps(data []byte) ([]target.MemoryRegion, error) {
 		}
 		out = append(out, r)
 	}
-	return out, nil
-}
-
-func parseMapsLine(l string) (target.MemoryRegion, error) {
-	var r target.MemoryRegion
-	f := strings.Fields(l)
-	if len(f) < 5 {
-		return r, fmt.Errorf("%d fields, want at least 5: %q", len(f), l)
-	}
-	lo, hi, ok := strings.Cut(f[0], "-")
-	if !ok {
-		return r, fmt.Errorf("address range %q has no '-'", f[0])
-	}
-	start, err1 := strconv.ParseUint(lo, 16, 64)
-	end, err2 := strconv.ParseUint(hi, 16, 64)
-	if err1 != nil || err2 != nil || end < start {
-		return r, fmt.Errorf("bad address range %q", f[0])
-	}
-	if len(f[1]) != 4 {
-		return r, fmt.Errorf("bad permissions %q", f[1])
-	}
-	for i, c := range f[1] {
-		switch {
-		case i == 0 && c == 'r':
-			r.Perm |= target.PermRead
-		case i == 1 && c == 'w':
-			r.Perm |= target.PermWrite
-		case i == 2 && c == 'x':
-			r.Perm |= target.PermExec
-		case i == 3 && c == 's':
-			r.Perm |= target.PermShared
-		case c == '-' || (i == 3 && c == 'p'):
-		default:
-			return r, fmt.Errorf("bad permissions %q", f[1])
-		}
-	}
-	off, err := strconv.ParseUint(f[2], 16, 64)
-	if err != nil {
-		return r, fmt.Errorf("bad offset %q", f[2])
-	}
-	maj, min, ok := strings.Cut(f[3], ":")
-	dmaj, err1 := strconv.ParseUint(maj, 16, 32)
-	dmin, err2 := strconv.ParseUint(min, 16, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return r, fmt.Errorf("bad device %q", f[3])
-	}
-	ino, err := strconv.ParseUint(f[4], 10, 64)
-	if err != nil {
-		return r, fmt.Errorf("bad inode %q", f[4])
-	}
-	r.Addr, r.Size, r.Offset = start, end-start, off
-	r.DevMajor, r.DevMinor, r.Inode = uint32(dmaj), uint32(dmin), ino
-	if len(f) > 5 {
-		// The name is everything after the inode; it may contain spaces.
-		rest := l
-		for i := 0; i < 5; i++ {
-			rest = strings.TrimLeft(rest, " \t")
-			rest = rest[strings.IndexAny(rest+" ", " \t"):]
-		}
-		r.FileName = strings.TrimLeft(rest, " \t")
-	}
-	return r, nil
+	return out, err
 }
 
 // procStatus is what sonde reads from /proc/PID/status.

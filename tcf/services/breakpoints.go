@@ -11,7 +11,6 @@ import (
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // Breakpoints: client-chosen IDs shared by every channel, reference-counted
@@ -629,7 +628,7 @@ func (a *Agent) staticData(proc *target.Context, text string) (addr uint64, size
 	}
 	env := &expr.Env{Frame: staticFrame{proc}, Arch: a.target.Arch(),
 		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-			return targetframe.FindGlobal(a.session.Binary, mods, name)
+			return a.session.FindGlobal(mods, name)
 		}}
 	res, err := expr.Eval(text, env)
 	if err != nil {

@@ -10,11 +10,11 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 )
 
 // Expressions: a client creates an expression in the scope of a thread or a
@@ -55,14 +55,14 @@ type cachedEnv struct {
 
 type frameStack struct {
 	trace *unwind.Trace
-	stack *targetframe.Stack
+	stack *session.Stack
 }
 
 // exprEnv is everything an expression in one scope needs.
 type exprEnv struct {
 	env     *expr.Env
 	thread  *target.Context
-	frame   *targetframe.Frame
+	frame   *session.Frame
 	frameID string
 	vars    []*variables.Variable // visible variables: innermost scope first, declaration order
 }
@@ -552,14 +552,14 @@ func (a *Agent) buildEnv(thread *target.Context, tr *unwind.Trace, n int) (*expr
 
 // frameStack returns the register-carrying unwind for the thread's current
 // trace.
-func (a *Agent) frameStack(thread *target.Context, tr *unwind.Trace) (*targetframe.Stack, error) {
+func (a *Agent) frameStack(thread *target.Context, tr *unwind.Trace) (*session.Stack, error) {
 	a.data().frames.mu.Lock()
 	fs, ok := a.data().frames.stacks[thread]
 	a.data().frames.mu.Unlock()
 	if ok && fs.trace == tr {
 		return fs.stack, nil
 	}
-	st, err := targetframe.Unwind(a.session, thread)
+	st, err := a.session.StackOf(thread, *tr)
 	if err != nil {
 		return nil, err
 	}
@@ -573,7 +573,7 @@ func (a *Agent) frameStack(thread *target.Context, tr *unwind.Trace) (*targetfra
 }
 
 // globalLookup resolves names in the other modules of the process.
-func (a *Agent) globalLookup(thread *target.Context, f *targetframe.Frame) func(string) (*variables.Variable, *variables.Reader, uint64, error) {
+func (a *Agent) globalLookup(thread *target.Context, f *session.Frame) func(string) (*variables.Variable, *variables.Reader, uint64, error) {
 	return func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
 		mods, err := a.session.Modules(thread)
 		if err != nil {
@@ -586,7 +586,7 @@ func (a *Agent) globalLookup(thread *target.Context, f *targetframe.Frame) func(
 				others = append(others, m)
 			}
 		}
-		return targetframe.FindGlobal(a.session.Binary, others, name)
+		return a.session.FindGlobal(others, name)
 	}
 }
 
@@ -648,7 +648,7 @@ func (a *Agent) resolveSymbolRef(ee *exprEnv, id string) (expr.SymbolRef, error)
 
 // biasedFrame is a frame seen from another module (for its globals).
 type biasedFrame struct {
-	*targetframe.Frame
+	*session.Frame
 	bias uint64
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sondedbg/sonde/memimage"
+	"github.com/sondedbg/sonde/procmaps"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/unwind"
 )
@@ -143,20 +144,11 @@ func (p *Process) loadBias(m Mapping) (uint64, error) {
 		if err != nil {
 			return 0, err
 		}
-		for _, ph := range f.Progs {
-			progs = append(progs, ph.ProgHeader)
-		}
+		progs = procmaps.Progs(f)
 		f.Close()
 	}
-	const page = 4096
-	for _, ph := range progs {
-		if ph.Type != elf.PT_LOAD {
-			continue
-		}
-		if m.Offset < ph.Off&^(page-1) || m.Offset >= ph.Off+max(ph.Filesz, 1) {
-			continue
-		}
-		return m.Start - (ph.Vaddr - ph.Off + m.Offset), nil
+	if bias, ok := procmaps.LoadBias(progs, m.Start, m.Offset); ok {
+		return bias, nil
 	}
 	return 0, errNoSegment
 }

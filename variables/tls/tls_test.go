@@ -14,9 +14,9 @@ import (
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/variables"
-	"github.com/sondedbg/sonde/variables/targetframe"
 	"github.com/sondedbg/sonde/variables/tls"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
@@ -82,9 +82,9 @@ func readReport(t *testing.T, path string) map[int]report {
 
 // env is an expression environment in frame 0 of a thread that finds
 // globals of every module, as the TCF Expressions service does.
-func env(t testing.TB, bins targetframe.Binaries, th *target.Context) (*expr.Env, *targetframe.Stack) {
+func env(t testing.TB, bins *session.Session, th *target.Context) (*expr.Env, *session.Stack) {
 	t.Helper()
-	st, err := targetframe.Unwind(bins, th)
+	st, err := bins.Stack(th, session.StackOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func env(t testing.TB, bins targetframe.Binaries, th *target.Context) (*expr.Env
 		t.Fatal(err)
 	}
 	e.Global = func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-		return targetframe.FindGlobal(bins.Binary, mods, name)
+		return bins.FindGlobal(mods, name)
 	}
 	return e, st
 }
@@ -144,7 +144,7 @@ func TestThreadLocalsMatchGDB(t *testing.T) {
 			if len(threads) != 4 || len(printed) != 4 {
 				t.Fatalf("%d threads in the core, %d reported", len(threads), len(printed))
 			}
-			bins := &vartest.Binaries{}
+			bins := session.New(threads[0].Target(), session.Options{})
 			withGDB, withReport, unallocated, withErrno := 0, 0, 0, false
 			for _, th := range threads {
 				want := stop.Results[th.TID()]
@@ -259,7 +259,7 @@ func TestScanLayoutMatchesDWARF(t *testing.T) {
 	reportPath := filepath.Join(t.TempDir(), "report")
 	stop := vartest.GDBStopThreads(t, p.exe, p.args(reportPath), "stop_here", []string{"main_tls"})
 	_, threads := stop.Open(t)
-	bins := &vartest.Binaries{}
+	bins := session.New(threads[0].Target(), session.Options{})
 	_, st := env(t, bins, threads[0])
 	lay, err := st.TLSLayout()
 	if lay == nil {
@@ -353,7 +353,7 @@ func TestStaticExecutable(t *testing.T) {
 	if len(threads) != 2 || len(printed) != 2 {
 		t.Fatalf("%d threads in the core, %d reported", len(threads), len(printed))
 	}
-	bins := &vartest.Binaries{}
+	bins := session.New(threads[0].Target(), session.Options{})
 	compared := 0
 	for _, th := range threads {
 		e, _ := env(t, bins, th)
@@ -395,7 +395,7 @@ func BenchmarkThreadLocal(b *testing.B) {
 	reportPath := filepath.Join(b.TempDir(), "report")
 	stop := vartest.GDBStopThreads(b, p.exe, p.args(reportPath), "stop_here", []string{"main_tls"})
 	_, threads := stop.Open(b)
-	bins := &vartest.Binaries{}
+	bins := session.New(threads[0].Target(), session.Options{})
 	for _, th := range threads {
 		e, _ := env(b, bins, th)
 		if _, err := expr.Eval("dl_tls", e); err != nil {
@@ -434,7 +434,7 @@ func TestCXXThreadLocal(t *testing.T) {
 			if len(threads) != 2 || len(printed) != 2 {
 				t.Fatalf("%d threads in the core, %d reported", len(threads), len(printed))
 			}
-			bins := &vartest.Binaries{}
+			bins := session.New(threads[0].Target(), session.Options{})
 			compared := 0
 			for _, th := range threads {
 				e, _ := env(t, bins, th)

@@ -16,8 +16,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sondedbg/sonde/modules"
-	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
 )
@@ -170,32 +169,10 @@ func (s *Stop) Open(t testing.TB) (*target.Target, *target.Context) {
 	return nil, nil
 }
 
-// Binaries is a minimal targetframe.Binaries over a target: modules found
-// once, symbol files opened once per path.
-type Binaries struct {
-	files map[string]*symbols.Binary
-}
-
-// Modules finds the modules of c's process.
-func (b *Binaries) Modules(c *target.Context) (modules.List, error) { return modules.Find(c.Process()) }
-
-// Binary opens the symbol file of m.
-func (b *Binaries) Binary(m *modules.Module) (*symbols.Binary, error) {
-	if b.files == nil {
-		b.files = map[string]*symbols.Binary{}
-	}
-	if f, ok := b.files[m.Path]; ok {
-		return f, nil
-	}
-	if m.Path == "" {
-		return nil, fmt.Errorf("vartest: module %s has no file", m.Name)
-	}
-	f, err := symbols.Open(m.Path, nil)
-	if err != nil {
-		return nil, err
-	}
-	b.files[m.Path] = f
-	return f, nil
+// Stack walks the stack of th (stopped) through a new session of its
+// target: its frames carry their registers, modules and symbol readers.
+func Stack(th *target.Context) (*session.Stack, error) {
+	return session.New(th.Target(), session.Options{}).Stack(th, session.StackOptions{})
 }
 
 // LinkDWO makes the .dwo files of a split-DWARF build of exe (which

@@ -1,4 +1,4 @@
-package targetframe
+package session
 
 import (
 	"debug/elf"
@@ -45,7 +45,7 @@ func (f *Frame) TLSAddress(r *variables.Reader, offset uint64) (uint64, error) {
 		}
 	}
 	if m == nil {
-		return 0, fmt.Errorf("targetframe: pc %#x is in no module", f.pc)
+		return 0, fmt.Errorf("session: pc %#x is in no module", f.uf.PC)
 	}
 	tm, lay, err := f.stack.tlsModule(m)
 	if err != nil {
@@ -53,7 +53,7 @@ func (f *Frame) TLSAddress(r *variables.Reader, offset uint64) (uint64, error) {
 	}
 	tp, err := f.stack.regs.DWARF(arch.DwarfFSBase)
 	if err != nil {
-		return 0, fmt.Errorf("targetframe: thread pointer: %w", err)
+		return 0, fmt.Errorf("session: thread pointer: %w", err)
 	}
 	block, err := tls.Block(f, lay, tm, tp)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Stack) moduleOf(r *variables.Reader, hint *modules.Module) (*modules.Mo
 			return c, nil
 		}
 	}
-	return nil, errors.New("targetframe: the variable's module is not loaded in this process")
+	return nil, errors.New("session: the variable's module is not loaded in this process")
 }
 
 // tlsModule describes m for package tls, with the layout to read it by.
@@ -109,7 +109,7 @@ func (s *Stack) tlsModule(m *modules.Module) (*tls.Module, *tls.Layout, error) {
 		if err == nil {
 			err = fmt.Errorf("no symbol file")
 		}
-		return nil, nil, fmt.Errorf("targetframe: %s: %w", m.Name, err)
+		return nil, nil, fmt.Errorf("session: %s: %w", m.Name, err)
 	}
 	tm := &tls.Module{Name: m.Name, Bias: m.Bias}
 	for _, p := range b.ELF().Progs {
@@ -125,7 +125,7 @@ func (s *Stack) tlsModule(m *modules.Module) (*tls.Module, *tls.Layout, error) {
 	s.loadTLS()
 	if s.tls.static {
 		if !m.Main {
-			return nil, nil, fmt.Errorf("targetframe: %s is not the executable of a statically linked process", m.Name)
+			return nil, nil, fmt.Errorf("session: %s is not the executable of a statically linked process", m.Name)
 		}
 		return tm, nil, nil
 	}
@@ -134,12 +134,12 @@ func (s *Stack) tlsModule(m *modules.Module) (*tls.Module, *tls.Layout, error) {
 	}
 	tm.LinkMap = s.tls.linkMaps[m]
 	if tm.LinkMap == 0 {
-		return nil, nil, fmt.Errorf("targetframe: %s is not in the dynamic linker's link_map list", m.Name)
+		return nil, nil, fmt.Errorf("session: %s is not in the dynamic linker's link_map list", m.Name)
 	}
 	lay := s.tls.layout
 	if lay == nil {
 		// No DWARF of glibc: find the fields in this module's link_map.
-		if lay, err = tls.ScanLayout(&callbacks{st: s}, tm); err != nil {
+		if lay, err = tls.ScanLayout(stackMemory{s}, tm); err != nil {
 			return nil, nil, errors.Join(s.tls.err, err)
 		}
 		s.tls.layout = lay
@@ -166,7 +166,7 @@ func (s *Stack) loadTLS() {
 		// mapped), or one stopped before the dynamic linker published it.
 		for _, m := range s.mods {
 			if m.Interpreter {
-				st.err = errors.New("targetframe: the dynamic linker has not set up its link_map list yet")
+				st.err = errors.New("session: the dynamic linker has not set up its link_map list yet")
 				return
 			}
 		}
@@ -187,7 +187,7 @@ func (s *Stack) loadTLS() {
 		if err != nil {
 			st.err = errors.Join(st.err, err)
 		}
-		rd, err = nextNamespace(&callbacks{st: s}, proc, rd)
+		rd, err = nextNamespace(stackMemory{s}, proc, rd)
 		if err != nil {
 			st.err = errors.Join(st.err, err)
 		}
@@ -228,14 +228,14 @@ const maxNamespaces = 16
 // dlmopen), nil after the last. Since glibc 2.35, r_debug is the head of
 // struct r_debug_extended { struct r_debug base; struct r_debug_extended
 // *r_next; }, which r_version 2 announces.
-func nextNamespace(mem *callbacks, proc *target.Context, rd *modules.RDebug) (*modules.RDebug, error) {
+func nextNamespace(mem stackMemory, proc *target.Context, rd *modules.RDebug) (*modules.RDebug, error) {
 	const rDebugSize = 40
 	var b [8]byte
 	if n, _ := mem.ReadMemory(b[:4], rd.Addr); n < 4 || binary.LittleEndian.Uint32(b[:]) < 2 {
 		return nil, nil
 	}
 	if n, err := mem.ReadMemory(b[:], rd.Addr+rDebugSize); n < 8 {
-		return nil, fmt.Errorf("targetframe: reading r_debug_extended.r_next at %#x: %v", rd.Addr+rDebugSize, err)
+		return nil, fmt.Errorf("session: reading r_debug_extended.r_next at %#x: %v", rd.Addr+rDebugSize, err)
 	}
 	next := binary.LittleEndian.Uint64(b[:])
 	if next == 0 || next == rd.Addr {

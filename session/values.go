@@ -1,16 +1,92 @@
-package targetframe
+package session
+
+// Values of a stopped thread for front ends: the variables of every frame of
+// a backtrace as gdb prints them, global variables by name, and the
+// functions an ELF symbol names (for entry values' call sites).
 
 import (
+	"debug/elf"
 	"errors"
+	"fmt"
 	"strings"
 
-	"github.com/ianlancetaylor/demangle"
-
 	"github.com/sondedbg/sonde/modules"
-	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/variables"
 )
+
+// FindGlobal returns the definition of the global variable name in the first
+// of mods whose debug information defines it, with that module's reader and
+// load bias. A declaration without a location (an extern) does not count:
+// the variable lives in the module that defines it. Modules without DWARF
+// (and the vDSO) are passed over.
+func (s *Session) FindGlobal(mods []*modules.Module, name string) (*variables.Variable, *variables.Reader, uint64, error) {
+	for _, m := range mods {
+		if m.VDSO {
+			continue
+		}
+		b, _ := s.Binary(m)
+		if b == nil || !b.HasDWARF() {
+			continue
+		}
+		r, err := variables.For(b)
+		if err != nil {
+			continue
+		}
+		if vs, err := r.Globals(name); err == nil && vs[0].Loc.Kind != variables.LocNone {
+			return vs[0], r, m.Bias, nil
+		}
+	}
+	return nil, nil, 0, fmt.Errorf("no global %q", name)
+}
+
+// SymbolAddresses returns the run-time addresses of the functions an ELF
+// symbol names in the process (variables.SymbolFrame): those of the first
+// module, in the modules' order, with a global (else weak, else local)
+// function symbol of that name, as gdb's minimal-symbol lookup finds them.
+// A versioned symbol may name several (pthread_cond_wait@@GLIBC_2.3.2 and
+// its compatibility version): all are returned. A call site that only
+// declares the function it calls is resolved through it.
+func (f *Frame) SymbolAddresses(name string) []uint64 {
+	var best []uint64
+	bestRank := 3
+	for _, m := range f.stack.mods {
+		if m.VDSO {
+			continue // no call site names its functions; its symbol file would be looked for
+		}
+		b, _ := f.stack.sess.Binary(m)
+		if b == nil {
+			continue
+		}
+		t, err := b.Symbols()
+		if t == nil || err != nil {
+			continue
+		}
+		for _, s := range t.ByName(name) {
+			if s.Kind != elfsym.KindFunc && s.Kind != elfsym.KindIFunc || s.Addr == 0 {
+				continue
+			}
+			rank := 2
+			switch s.Bind {
+			case elf.STB_GLOBAL:
+				rank = 0
+			case elf.STB_WEAK:
+				rank = 1
+			}
+			if rank < bestRank {
+				best, bestRank = best[:0], rank
+			}
+			if rank == bestRank {
+				best = append(best, s.Addr+m.Bias)
+			}
+		}
+		if bestRank == 0 {
+			break
+		}
+	}
+	return best
+}
 
 // FrameVar is a parameter or local variable of a backtrace frame, printed
 // the way gdb's backtrace prints it.
@@ -44,27 +120,25 @@ type FrameVarsOptions struct {
 	Elements int
 }
 
-// FrameVariables reads the parameters (and locals) of every frame of trace,
-// a backtrace of thread at its current stop, formatted as gdb's bt (and bt
-// full) print them: arguments in summary mode (aggregates as "..."), entry
-// values as gdb's "print entry-values default" shows them, locals in full,
-// innermost block first. Frames without DWARF get no variables.
-//
-// s is the session that made trace (a *session.Session). The physical
-// frames' registers come from a second walk of the stack (Unwind), whose
-// frames are matched to trace's by physical index, pc and CFA.
-func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o FrameVarsOptions) ([]FrameVars, error) {
-	out := make([]FrameVars, len(trace.Frames))
-	st, err := unwindStack(s, thread, newPageCache())
-	if err != nil {
-		return out, err
+// FrameVariables reads the parameters (and locals) of the first n frames of
+// the stack's backtrace (n < 0: all), formatted as gdb's bt (and bt full)
+// print them: arguments in summary mode (aggregates as "..."), entry values
+// as gdb's "print entry-values default" shows them, locals in full,
+// innermost block first. Frames without DWARF get no variables. The frames
+// a backtrace does not show (gdb's stops at main) are no callers for entry
+// values, as in gdb.
+func (st *Stack) FrameVariables(n int, o FrameVarsOptions) []FrameVars {
+	frames := st.trace.Frames
+	if n >= 0 && n < len(frames) {
+		frames = frames[:n]
 	}
-	st.entries = variables.NewEntryCache()
-	if n := len(trace.Frames); n > 0 {
-		st.Truncate(trace.Frames[n-1].Physical + 1)
+	out := make([]FrameVars, len(frames))
+	if len(frames) == 0 {
+		return out
 	}
-	mods, _ := s.Modules(thread)
-	fo := variables.FormatOptions{Elements: o.Elements, Symbol: symbolizer(s, mods)}
+	view := st.view(frames[len(frames)-1].Physical + 1)
+	fo := variables.FormatOptions{Elements: o.Elements, Symbol: st.sess.symbolizer(st.mods)}
+	trace := unwind.Trace{Frames: frames}
 	// Outermost first: a frame's entry values are its caller's call-site
 	// values, often entry values of the caller in turn (a recursion), which
 	// the cache then already holds.
@@ -73,10 +147,7 @@ func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o Fr
 		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
 			continue // signal trampolines have no variables; other kinds no frame of their own
 		}
-		pf := st.Frame(tf.Physical)
-		if pf == nil || pf.PC() != tf.PC {
-			pf = st.FrameAt(tf.PC, tf.CFA)
-		}
+		pf := view.Frame(tf.Physical)
 		if pf == nil {
 			continue
 		}
@@ -88,7 +159,7 @@ func FrameVariables(s Binaries, thread *target.Context, trace unwind.Trace, o Fr
 		}
 		out[i] = frameVars(pf, depth, o.Locals, fo)
 	}
-	return out, nil
+	return out
 }
 
 // frameVars reads the variables of inline depth depth of physical frame pf.
@@ -260,46 +331,6 @@ func gdbSearchNameHash(s string) uint32 {
 // symbolizer names the symbol an address points into, as gdb's print
 // symbol does (<cv+40>): an ELF symbol of the module the address is in
 // whose range contains it.
-func symbolizer(s Binaries, mods modules.List) func(uint64) string {
-	return func(addr uint64) string {
-		m := mods.ForAddress(addr)
-		if m == nil || m.VDSO {
-			return "" // (the vDSO's symbol file would be looked for, and warned about)
-		}
-		b, _ := s.Binary(m)
-		if b == nil {
-			return ""
-		}
-		t, err := b.Symbols()
-		if t == nil || err != nil {
-			return ""
-		}
-		sym, off, ok := t.Lookup(addr - m.Bias)
-		if !ok || sym.Name == "" {
-			return ""
-		}
-		name := sym.Name
-		if strings.HasPrefix(name, "_Z") {
-			if d, err := demangle.ToString(name); err == nil {
-				name = d
-			}
-		}
-		if off != 0 {
-			return name + "+" + itoa(off)
-		}
-		return name
-	}
-}
-
-func itoa(u uint64) string {
-	var b [20]byte
-	i := len(b)
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			return string(b[i:])
-		}
-	}
+func (s *Session) symbolizer(mods modules.List) func(uint64) string {
+	return func(addr uint64) string { return s.demangledSymbolIn(mods, addr) }
 }

@@ -1,4 +1,4 @@
-package targetframe
+package session
 
 import (
 	"bufio"
@@ -13,7 +13,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/ptrace"
 	"github.com/sondedbg/sonde/variables"
@@ -62,13 +61,13 @@ func TestTLSWithoutGlibcDWARF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess := session.New(tg, session.Options{})
+	sess := New(tg, Options{})
 	mods, err := sess.Modules(proc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	global := func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-		return FindGlobal(sess.Binary, mods, name)
+		return sess.FindGlobal(mods, name)
 	}
 	names := []string{"main_tls", "main_tls_d", "lib_tls", "lib_hidden", "dl_tls", "ie_tls"}
 	if v, _, _, err := global("errno"); err == nil && v != nil {
@@ -76,7 +75,7 @@ func TestTLSWithoutGlibcDWARF(t *testing.T) {
 	}
 	compared, unallocated := 0, 0
 	for _, th := range proc.Children() {
-		st, err := Unwind(sess, th)
+		st, err := sess.Stack(th, StackOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,134 @@
+package procmaps
+
+import (
+	"debug/elf"
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const sample = `55ccff690000-55ccff691000 r--p 00000000 fe:00 9980137                    /tmp/tp threads (deleted)
+55ccff691000-55ccff692000 r-xp 00001000 fe:00 9980137                    /tmp/tp threads (deleted)
+55ccff694000-55ccff695000 rw-p 00000000 00:00 0
+7f0000000000-7f0000021000 rw-p 00000000 00:00 0 
+7f1000000000-7f1000001000 rw-s 00000000 00:05 123                        /dev/zero (deleted)
+7ffd1000-7ffd3000 r-xp 00000000 00:00 0                                  [vdso]
+ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]
+`
+
+func TestParse(t *testing.T) {
+	for _, parse := range []func(string) ([]Mapping, error){
+		func(s string) ([]Mapping, error) { return Parse([]byte(s)) },
+		func(s string) ([]Mapping, error) { return Read(strings.NewReader(s)) },
+	} {
+		m, err := parse(sample)
+		if err != nil || len(m) != 7 {
+			t.Fatalf("%d mappings, %v", len(m), err)
+		}
+		if m[0].Name != "/tmp/tp threads (deleted)" || m[0].Inode != 9980137 || m[0].DevMajor != 0xfe || !m[0].Read || m[0].Write || m[0].Exec {
+			t.Errorf("first: %+v", m[0])
+		}
+		if p, del := m[1].Path(); p != "/tmp/tp threads" || !del || m[1].Offset != 0x1000 || !m[1].Exec {
+			t.Errorf("second: %+v: path %q %v", m[1], p, del)
+		}
+		if m[2].Name != "" || m[3].Name != "" {
+			t.Errorf("anonymous: %q %q", m[2].Name, m[3].Name)
+		}
+		if !m[4].Shared || !m[4].Write || m[5].Name != "[vdso]" || m[6].Start != 0xffffffffff600000 || m[6].Read || !m[6].Exec {
+			t.Errorf("perms: %+v %+v %+v", m[4], m[5], m[6])
+		}
+		if p, _ := m[5].Path(); p != "" {
+			t.Errorf("[vdso] has path %q", p)
+		}
+		for _, bad := range []string{"zz-10 r--p 0 0:0 0\n", "10-20 rwxq 0 00:00 0\n", "20-10 r--p 0 00:00 0\n",
+			"10-10 r--p 0 00:00 0\n", "10-20 r--p 0 0000 0\n", "10-20 r--p\n", "10-20 r 0 00:00 0 /x\n", "10-20 r--p zz 00:00 0\n",
+			"10-20 r--p 0 00:00 x\n"} {
+			_, err := parse("10-20 r--p 0 00:00 0\n" + bad)
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(err.Error(), "line 2") {
+				t.Errorf("%q: error %v", bad, err)
+			}
+		}
+	}
+	// The real thing parses.
+	m, err := ReadPID(os.Getpid())
+	if err != nil || len(m) == 0 {
+		t.Fatalf("/proc/self/maps: %d mappings, %v", len(m), err)
+	}
+}
+
+// TestLoadBias finds this test binary's load bias from its maps and
+// checks it with a function's address: its symbol's value plus the bias.
+func TestLoadBias(t *testing.T) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Skipf("test binary has no symbols: %v", err)
+	}
+	var link uint64
+	for _, s := range syms {
+		if s.Name == "github.com/sondedbg/sonde/procmaps.LoadBias" {
+			link = s.Value
+		}
+	}
+	if link == 0 {
+		t.Skip("no symbol for LoadBias in the test binary")
+	}
+	maps, err := ReadPID(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs := Progs(f)
+	checked := 0
+	for _, m := range maps {
+		if p, _ := m.Path(); p != exe {
+			continue
+		}
+		bias, ok := LoadBias(progs, m.Start, m.Offset)
+		if !ok {
+			continue
+		}
+		if got, want := link+bias, uint64(reflect.ValueOf(LoadBias).Pointer()); got != want {
+			t.Errorf("mapping %+v: bias %#x puts LoadBias at %#x, it is at %#x", m, bias, got, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no mapping of the executable gave a bias")
+	}
+	if _, ok := LoadBias(progs, 0x1000, 1<<40); ok {
+		t.Error("a bias for an offset past every segment")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(sample))
+	if data, err := os.ReadFile("/proc/self/maps"); err == nil {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data)
+		r, rerr := Read(strings.NewReader(string(data)))
+		for _, x := range m {
+			if x.End <= x.Start {
+				t.Fatalf("inverted mapping %+v", x)
+			}
+		}
+		if (err == nil) != (rerr == nil) && len(data) < maxLine && !strings.ContainsRune(string(data), '\r') {
+			t.Fatalf("Parse: %v, Read: %v", err, rerr)
+		}
+		if err == nil && rerr == nil && len(m) != len(r) {
+			t.Fatalf("Parse %d mappings, Read %d", len(m), len(r))
+		}
+	})
+}
