@@ -361,7 +361,13 @@ func (t *breakpointTable) view(cb *clientBreakpoint) godap.Breakpoint {
 }
 
 // onHit decides, where the thread stopped, whether a hit is shown.
-func (d *debuggee) onHit(th *target.Context, tb *target.Breakpoint) *target.SuspendReason {
+func (d *debuggee) onHit(th *target.Context, tb *target.Breakpoint) (reason *target.SuspendReason) {
+	defer func() {
+		if p := recover(); p != nil {
+			d.s.recoverIn2("breakpoint hit", p)
+			reason = &target.SuspendReason{Kind: target.ReasonBreakpoint, Breakpoints: []*target.Breakpoint{tb}, Message: fmt.Sprint("internal error: ", p)}
+		}
+	}()
 	t := &d.s.bps
 	t.mu.Lock()
 	cb := t.byPlanted[tb]
@@ -491,6 +497,7 @@ func (d *debuggee) logMessage(th *target.Context, msg string) string {
 // that did it stopped: unverified breakpoints are tried again, and the
 // client told about those that now have code.
 func (d *debuggee) modulesChanged(proc *target.Context) {
+	defer d.s.recoverIn("library load")
 	if proc != d.proc {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 // listen turns the target's events into DAP events.
 func (d *debuggee) listen() {
 	d.tgt.AddListener(func(e target.Event) {
+		defer d.s.recoverIn("event " + e.Kind.String())
 		if d.proc != nil && e.Context.Process() != d.proc {
 			return
 		}

@@ -143,6 +143,9 @@ func TestCxxExceptions(t *testing.T) {
 	if caught := varByName(t, locals, "caught"); caught.Value != "1" {
 		t.Errorf("caught: %+v", caught)
 	}
+	if w := varByName(t, locals, "word"); w.Value != `"sonde"` || w.VariablesReference == 0 {
+		t.Errorf("std::string word: %+v", w)
+	}
 	d := varByName(t, locals, "d")
 	kids := c.vars(d.VariablesReference, nil)
 	base := varByName(t, kids, "Base")
@@ -278,6 +281,36 @@ func TestRunInTerminal(t *testing.T) {
 	cmd.Wait()
 	if !strings.Contains(term.String(), "hello terminal") || strings.Contains(c.output("stdout"), "hello") {
 		t.Errorf("terminal %q, output events %q", term.String(), c.output("stdout"))
+	}
+	c.request("disconnect", nil)
+}
+
+// TestInlineFrames: at -O2 a stop in leaf shows the inlined middle as a
+// frame of its own, with its own arguments and locals, and outer's with
+// outer's; a caller frame evaluates in its own scope.
+func TestInlineFrames(t *testing.T) {
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"ex_inline.c"}, Flags: []string{"-O2", "-gdwarf-4"}, Name: "ex_inline_dap"})
+	c := newClient(t)
+	c.launch(prog, nil)
+	c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "leaf"}}})
+	c.request("configurationDone", nil)
+	st := c.stopped()
+	frames := c.stack(st.Body.ThreadId)
+	if len(frames) < 4 || frames[0].Name != "leaf" || frames[1].Name != "middle" || frames[2].Name != "outer" || frames[3].Name != "main" {
+		t.Fatalf("frames: %+v", frames)
+	}
+	if frames[1].InstructionPointerReference != frames[2].InstructionPointerReference {
+		t.Errorf("an inlined frame has its container's pc: %s, %s", frames[1].InstructionPointerReference, frames[2].InstructionPointerReference)
+	}
+	args := c.vars(scopeByName(t, c.scopes(frames[1].Id), "Arguments").VariablesReference, nil)
+	if len(args) != 1 || args[0].Name != "x" {
+		t.Errorf("middle's arguments: %+v", args)
+	}
+	if e := c.evaluate("y + 100", frames[2].Id, "watch"); e.Body.Result != "102" {
+		t.Errorf("outer's y + 100: %s", e.Body.Result)
+	}
+	if e := c.evaluate("v", frames[0].Id, "watch"); e.Body.Result != "307" {
+		t.Errorf("leaf's v: %s", e.Body.Result)
 	}
 	c.request("disconnect", nil)
 }

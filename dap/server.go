@@ -297,6 +297,22 @@ func (s *Server) shutdown() {
 	}
 }
 
+// recoverIn keeps a panic in code that runs for the target (an event
+// listener, a breakpoint's hit handler) from taking the adapter down with
+// the target in an unknown state: it is logged and reported on the console.
+func (s *Server) recoverIn(where string) {
+	if p := recover(); p != nil {
+		s.logf("panic in %s: %v\n%s", where, p, debug.Stack())
+		s.output("console", fmt.Sprintf("sonde: internal error in %s: %v\n", where, p))
+	}
+}
+
+// recoverIn2 reports a panic already recovered.
+func (s *Server) recoverIn2(where string, p any) {
+	s.logf("panic in %s: %v\n%s", where, p, debug.Stack())
+	s.output("console", fmt.Sprintf("sonde: internal error in %s: %v\n", where, p))
+}
+
 // output sends text as an output event.
 func (s *Server) output(category, text string) {
 	s.sendEvent("output", godap.OutputEventBody{Category: category, Output: text})

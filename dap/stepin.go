@@ -39,6 +39,9 @@ func (s *Server) stepInTargets(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ref.index >= len(tr.Frames) {
+		return nil, errorf("no frame %d", a.FrameId)
+	}
 	pc := tr.Frames[ref.index].PC
 	lr, ok := d.sess.LineRange(ref.thread, pc)
 	if !ok || lr.End <= lr.Start || lr.End-lr.Start > 1<<16 {

@@ -161,6 +161,7 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 		if filter == "named" {
 			return nil, nil
 		}
+		start = max(start, 0)
 		if count <= 0 {
 			count = n
 		}
@@ -269,6 +270,11 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 			if u, err := v.Uint(); err == nil {
 				return fmt.Sprintf("0x%x", u)
 			}
+		}
+	}
+	if err == nil {
+		if text, ok := summary(fe, v); ok {
+			return text
 		}
 	}
 	if fe.reader == nil {

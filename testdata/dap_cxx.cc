@@ -2,6 +2,7 @@
  * and caught, a derived class. Lines are found by the BP: markers. */
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 struct Base {
 	int id = 7;
@@ -22,6 +23,7 @@ __attribute__((noinline)) int thrower(int n)
 int main()
 {
 	Derived d;
+	std::string word = "sonde";
 	int caught = 0;
 	for (int i = 0; i < 3; i++) {
 		try {
@@ -31,5 +33,5 @@ int main()
 			std::printf("caught %s\n", e.what());
 		}
 	}
-	return caught + d.id; /* BP:cxxret */
+	return caught + d.id + (int)word.size(); /* BP:cxxret */
 }

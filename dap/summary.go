@@ -1,0 +1,88 @@
+package dap
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	"github.com/sondedbg/sonde/variables"
+)
+
+// Summaries: the two string types editors users look at most are shown as
+// strings (as gdb's Rust support and libstdc++'s printers show them), with
+// their members still expandable: Rust's &str (data_ptr, length) and
+// libstdc++'s std::string (_M_dataplus._M_p, _M_string_length).
+
+// maxSummary bounds the characters a summary reads.
+const maxSummary = 200
+
+// summary returns a string value's text, or false for any other value.
+func summary(fe *frameEnv, v variables.Value) (string, bool) {
+	t := v.Type.Strip()
+	if t == nil || t.Kind != variables.KindStruct && t.Kind != variables.KindClass || v.Bytes == nil || fe.env == nil || fe.env.Frame == nil {
+		return "", false
+	}
+	var ptrOff, lenOff int64
+	switch {
+	case t.Name == "&str" || t.Name == "&mut str":
+		var ok1, ok2 bool
+		ptrOff, ok1 = fieldOffset(t, "data_ptr")
+		lenOff, ok2 = fieldOffset(t, "length")
+		if !ok1 || !ok2 {
+			return "", false
+		}
+	case strings.HasPrefix(t.Name, "basic_string<char,") || t.Name == "string":
+		dp, ok1 := fieldOffset(t, "_M_dataplus")
+		l, ok2 := fieldOffset(t, "_M_string_length")
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		p, ok := memberType(t, "_M_dataplus")
+		if !ok {
+			return "", false
+		}
+		po, ok := fieldOffset(p, "_M_p")
+		if !ok {
+			return "", false
+		}
+		ptrOff, lenOff = dp+po, l
+	default:
+		return "", false
+	}
+	if ptrOff < 0 || lenOff < 0 || ptrOff+8 > int64(len(v.Bytes)) || lenOff+8 > int64(len(v.Bytes)) {
+		return "", false
+	}
+	ptr := binary.LittleEndian.Uint64(v.Bytes[ptrOff:])
+	n := binary.LittleEndian.Uint64(v.Bytes[lenOff:])
+	read := min(n, maxSummary)
+	buf := make([]byte, read)
+	got, _ := fe.env.Frame.ReadMemory(buf, ptr)
+	if uint64(got) < read {
+		return "<error: Cannot access memory at address 0x" + strconv.FormatUint(ptr, 16) + ">", true
+	}
+	s := strconv.Quote(string(buf))
+	if n > read {
+		s += "..."
+	}
+	return s, true
+}
+
+func fieldOffset(t *variables.Type, name string) (int64, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name && f.BitSize == 0 && f.OffsetExpr == nil {
+			return f.Offset, true
+		}
+	}
+	return 0, false
+}
+
+func memberType(t *variables.Type, name string) (*variables.Type, bool) {
+	for _, f := range t.Fields {
+		if f.Name == name {
+			if st := f.Type.Strip(); st != nil {
+				return st, true
+			}
+		}
+	}
+	return nil, false
+}
