@@ -407,8 +407,9 @@ async function launchScenario() {
 		check(intValue(fields.get('x')) === 3 && intValue(fields.get('y')) === 4, 'variables: local.x 3, local.y 4', show([...fields.values()].map(f => [f.name, f.value])));
 		check(fields.has('name'), 'variables: local.name listed');
 		check(/origin/.test(fields.get('name').value) || fields.get('name').variablesReference > 0, 'variables: local.name shows "origin" or can be expanded', show(fields.get('name')));
-		if (/origin/.test(fields.get('name').value)) ok('variables: local.name shows "origin"');
-		else console.log(`info variables: local.name is ${show(fields.get('name').value)} (no string summary)`);
+		// A string's value is its text (lldb-vscode 14 shows a Rust &str
+		// as "&str @ 0x...").
+		issue(/"origin"/.test(fields.get('name').value), 'variables: local.name shows "origin"', show(fields.get('name').value));
 		if (opt.lang === 'cpp') {
 			const self = all.get('this');
 			check(self.variablesReference > 0, 'variables: this is expandable');
