@@ -257,10 +257,15 @@ func (s *Server) sendResponse(seq int, command string, body any) {
 	s.send(&m.Response.ProtocolMessage, m)
 }
 
+// showUser are the requests whose failure the client should put in front
+// of the user (a notification); others (an evaluation in a watch, a
+// variable that cannot be set) are shown where they were asked.
+var showUser = map[string]bool{"launch": true, "attach": true, "configurationDone": true, "restart": true, "disconnect": true, "terminate": true}
+
 func (s *Server) sendError(seq int, command string, id int, msg string) {
 	m := &godap.ErrorResponse{Response: godap.Response{ProtocolMessage: godap.ProtocolMessage{Type: "response"},
 		RequestSeq: seq, Success: false, Command: command, Message: msg},
-		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: id, Format: msg, ShowUser: true}}}
+		Body: godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: id, Format: msg, ShowUser: showUser[command]}}}
 	s.send(&m.Response.ProtocolMessage, m)
 }
 
