@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// The DAP client tests run testdata/dapclient/session.js: Microsoft's
+// DebugClient (@vscode/debugadapter-testsupport, what VS Code adapter suites
+// use) drives `sonde dap` through a whole session on the C, C++ and Rust
+// programs testdata/dapclient_prog.*, as an editor would. The same scenario passes
+// against lldb-vscode-14 (bench/dap/run.sh runs both).
+
+// dcProgram is one test program of the scenario.
+type dcProgram struct {
+	lang, source, program string
+}
+
+// dcScenarioTimeout bounds one node run (one session); a healthy one
+// takes about a second.
+const dcScenarioTimeout = 90 * time.Second
+
+// TestDAPDebugClient: the complete launch session (breakpoints plain,
+// conditional and logpoint; threads, stackTrace, scopes, variables, evaluate,
+// setVariable, next/stepIn/stepOut, exited before terminated), a launch with
+// stopOnEntry and env as an object ended by disconnect, a core
+// (attach {program, coreFile}: stack and locals) and attach {pid} with pause
+// and disconnect {terminateDebuggee: false} leaving the program running and
+// untraced, and a client that vanishes (stdin and stdout closed) from a
+// paused attached program (it runs on, untraced) and from a launched one at
+// a breakpoint (it is gone), for C, C++ and Rust.
+func TestDAPDebugClient(t *testing.T) {
+	node, modules := dcClient(t)
+	sonde := testprog.Sonde(t)
+	for _, p := range dcPrograms(t) {
+		for _, mode := range []string{"launch", "entry", "core", "attach", "vanish"} {
+			t.Run(p.lang+"/"+mode, func(t *testing.T) {
+				if p.program == "" {
+					t.Skipf("SKIP: %s", p.source)
+				}
+				runDCScenario(t, node, modules, mode, p, dcKnown[p.lang+"/"+mode], sonde, "dap")
+			})
+		}
+	}
+}
+
+// dcKnown lists sonde dap's known bugs, by scenario: the scenario's checks
+// tagged so print KNOWN (or FIXED, when the flag can go) instead of failing.
+//
+// rust-prologue: a stepIn into a Rust function, and a function breakpoint
+// on one, stop on the line of its `fn`, in the prologue: LLVM code without a
+// frame pointer has no push %rbp, so session.HasPrologue says there is no
+// prologue and neither the step (dap/run.go) nor AfterPrologue moves to the
+// second line-table row. gdb and lldb stop on the first line of the body.
+var dcKnown = map[string][]string{
+	"rust/launch": {"--known", "rust-prologue"},
+	"rust/entry":  {"--known", "rust-prologue"},
+}
+
+// TestDAPDebugClientSocket: the launch session of the C program over the
+// socket transport (`sonde dap --listen TCP:127.0.0.1:0`).
+func TestDAPDebugClientSocket(t *testing.T) {
+	node, modules := dcClient(t)
+	cmd := exec.Command(testprog.Sonde(t), "dap", "--listen", "TCP:127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("sonde dap --listen did not end within 10 s of SIGTERM")
+		}
+	}()
+	r := bufio.NewReader(stderr)
+	line, err := r.ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde dap listening on TCP:")
+	if err != nil || !ok {
+		t.Fatalf("sonde dap --listen said %q (%v)", line, err)
+	}
+	go io.Copy(os.Stderr, r)
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDCScenario(t, node, modules, "launch", dcPrograms(t)[0], []string{"--port", port})
+}
+
+// TestDAPDebugClientScenarioLLDB runs the C launch scenario against
+// lldb-vscode 14 (Debian's lldb), a real adapter: a check that fails there
+// too is a wrong check, not a sonde bug. (The entry, core and attach
+// scenarios pass there too, bench/dap/run.sh aside; each lldb-vscode session
+// takes seconds, so CI runs the one that checks most.) --lldb14 turns lldb-vscode 14's known differences
+// from what issue 24 asks (no logpoints; "exception" as the reason of a
+// pause or an entry stop; env only as an array) into notes.
+func TestDAPDebugClientScenarioLLDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP (-short): the scenario's check against lldb-vscode takes ~10 s")
+	}
+	node, modules := dcClient(t)
+	lldb, err := exec.LookPath("lldb-vscode-14")
+	if err != nil {
+		t.Skip("SKIP: lldb-vscode-14 is not installed (scripts/setup installs lldb): the scenario is not checked against it")
+	}
+	runDCScenario(t, node, modules, "launch", dcPrograms(t)[0], []string{"--lldb14"}, lldb)
+}
+
+// runDCScenario runs session.js in mode against the adapter command line;
+// a failed check fails the test with the scenario's whole output.
+func runDCScenario(t *testing.T, node, modules, mode string, p dcProgram, flags []string, adapter ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), dcScenarioTimeout)
+	defer cancel()
+	args := []string{testprog.Source("dapclient/session.js"), "--mode", mode,
+		"--program", p.program, "--source", p.source, "--lang", p.lang}
+	args = append(args, flags...)
+	if os.Getenv("SONDE_DAPCLIENT_VERBOSE") != "" { // every message and the adapter's stderr
+		args = append(args, "--verbose")
+	}
+	if len(adapter) > 0 {
+		args = append(append(args, "--"), adapter...)
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+	cmd.Dir = filepath.Dir(p.program)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "KNOWN ") || strings.HasPrefix(l, "FIXED ") {
+				t.Log(l)
+			}
+		}
+		if testing.Verbose() {
+			t.Logf("%s", out)
+		}
+	case errors.As(err, &exit) && exit.ExitCode() == 3:
+		t.Skipf("%s", dcLastLine(out))
+	case ctx.Err() != nil:
+		t.Fatalf("node session.js --mode %s: no end within %v\n%s", mode, dcScenarioTimeout, out)
+	default:
+		t.Fatalf("node session.js --mode %s -- %s: %v\n%s", mode, strings.Join(adapter, " "), err, out)
+	}
+}
+
+func dcLastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// dcPrograms builds testdata/dapclient_prog.{c,cc,rs} at -O0. A Rust program
+// without rustc has no program, and its source field says why.
+func dcPrograms(t *testing.T) []dcProgram {
+	t.Helper()
+	c := testprog.Build(t, testprog.Spec{Sources: []string{"dapclient_prog.c"}, Flags: []string{"-O0"}, Name: "dapclient_prog_c"})
+	cc := testprog.Build(t, testprog.Spec{Sources: []string{"dapclient_prog.cc"}, Flags: []string{"-O0"}, Name: "dapclient_prog_cc"})
+	progs := []dcProgram{
+		{"c", testprog.Source("dapclient_prog.c"), c},
+		{"cpp", testprog.Source("dapclient_prog.cc"), cc},
+	}
+	rust := dcProgram{lang: "rust", source: testprog.Source("dapclient_prog.rs")}
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
+			rustc, err = p, nil
+		}
+	}
+	if err != nil {
+		rust.source = "rustc is not installed (scripts/setup installs it): the Rust program is not built"
+	} else {
+		rust.program = filepath.Join(t.TempDir(), "dapclient_prog_rs")
+		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", rust.program, rust.source).CombinedOutput(); err != nil {
+			t.Fatalf("rustc: %v\n%s", err, out)
+		}
+	}
+	return append(progs, rust)
+}
+
+func dcFileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// dcClient returns node and the node_modules directory holding the pinned
+// DebugClient packages: where scripts/setup put them, or installed there
+// now with npm ci. It skips, saying why, only when node or the packages
+// cannot be had.
+func dcClient(t *testing.T) (node, modules string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP: node is not installed (scripts/setup installs nodejs): the DAP client tests need it")
+	}
+	lock, err := os.ReadFile(testprog.Source("dapclient/package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" {
+		home, _ := os.UserHomeDir()
+		cache = filepath.Join(home, ".cache")
+	}
+	dir := filepath.Join(cache, "sonde-npm", hex.EncodeToString(sum[:])[:16])
+	modules = filepath.Join(dir, "node_modules")
+	if dcFileExists(filepath.Join(dir, ".done")) {
+		return node, modules
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("SKIP: npm is not installed (scripts/setup installs it): the DebugClient package cannot be installed")
+	}
+	// Install beside dir and rename it into place: a concurrent test
+	// process never sees half an installation.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range []string{"package.json", "package-lock.json"} {
+		copyFile(t, testprog.Source("dapclient/"+f), filepath.Join(tmp, f))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("SKIP: npm ci of testdata/dapclient failed (no registry?): %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !dcFileExists(filepath.Join(dir, ".done")) {
+		os.RemoveAll(dir) // an installation cut short
+	}
+	if err := os.Rename(tmp, dir); err != nil && !dcFileExists(filepath.Join(dir, ".done")) {
+		t.Fatal(err)
+	}
+	return node, modules
+}
