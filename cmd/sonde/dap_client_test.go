@@ -60,16 +60,9 @@ func TestDAPDebugClient(t *testing.T) {
 
 // dcKnown lists sonde dap's known bugs, by scenario: the scenario's checks
 // tagged so print KNOWN (or FIXED, when the flag can go) instead of failing.
-//
-// rust-prologue: a stepIn into a Rust function, and a function breakpoint
-// on one, stop on the line of its `fn`, in the prologue: LLVM code without a
-// frame pointer has no push %rbp, so session.HasPrologue says there is no
-// prologue and neither the step (dap/run.go) nor AfterPrologue moves to the
-// second line-table row. gdb and lldb stop on the first line of the body.
-var dcKnown = map[string][]string{
-	"rust/launch": {"--known", "rust-prologue"},
-	"rust/entry":  {"--known", "rust-prologue"},
-}
+// None today (rust-prologue, a Rust step-in stopping on the fn line, was
+// fixed in session.PrologueEnd's LLVM rule).
+var dcKnown = map[string][]string{}
 
 // TestDAPDebugClientSocket: the launch session of the C program over the
 // socket transport (`sonde dap --listen TCP:127.0.0.1:0`).
