@@ -645,9 +645,3 @@ func (e *evaluator) typeOf(tn *TypeName) (*variables.Type, error) {
 	}
 	return t, nil
 }
-
-// errIs reports whether err is an *Error of kind k.
-func errIs(err error, k ErrorKind) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Kind == k
-}

@@ -44,18 +44,6 @@ type LinkMapEntry struct {
 	Dynamic uint64 // l_ld
 }
 
-func readU64(p Process, addr uint64) (uint64, error) {
-	var b [8]byte
-	n, err := p.ReadMemory(addr, b[:])
-	if n < 8 {
-		if err == nil {
-			err = fmt.Errorf("short read")
-		}
-		return 0, fmt.Errorf("reading 0x%x: %w", addr, err)
-	}
-	return binary.LittleEndian.Uint64(b[:]), nil
-}
-
 // FindRDebug locates r_debug through the executable's DT_DEBUG entry. It
 // returns nil with no error when the linker has not published it yet (a process
 // stopped at its first instruction) or the executable is static.

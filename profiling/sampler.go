@@ -23,15 +23,13 @@ import (
 // from one ring buffer per CPU as it fills. Its records are the ones `perf
 // record` would write, so a Builder turns them into stacks the same way.
 type Sampler struct {
-	attr    unix.PerfEventAttr
-	pattr   *perfdata.Attr
-	dec     *perfdata.Reader
-	fds     []int
-	rings   []*ring
-	batch   []pending
-	arena   []byte
-	synth   []byte
-	started bool
+	attr  unix.PerfEventAttr
+	pattr *perfdata.Attr
+	dec   *perfdata.Reader
+	fds   []int
+	rings []*ring
+	batch []pending
+	arena []byte
 }
 
 // ring is one CPU's mmapped ring buffer.

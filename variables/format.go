@@ -648,7 +648,6 @@ func (p *printer) reference(s *Type, b []byte, depth int) {
 	es := elem.Strip()
 	if es != nil && es.Declaration && p.r != nil {
 		elem = p.r.Complete(elem)
-		es = elem.Strip()
 	}
 	size := elem.ByteSize()
 	if size < 0 || size > MaxValueSize {

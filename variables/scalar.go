@@ -17,7 +17,6 @@ func (v *Value) Int() (int64, error) {
 	}
 	n := len(v.Bytes)
 	if v.BitSize > 0 {
-		n = int((v.BitSize + 7) / 8)
 		if v.Type.IsSigned() && v.BitSize < 64 {
 			shift := 64 - uint(v.BitSize)
 			return int64(u<<shift) >> shift, nil

@@ -176,14 +176,18 @@ func gdbFile(path string) string {
 	return after
 }
 
+// qualifierChars are the characters of C++'s trailing " const", " volatile"
+// and reference qualifiers, trimmed together from a demangled signature.
+const qualifierChars = " &acevilnost"
+
 // gdbName is the name gdb's bt prints for a function: for C++ (a mangled
 // linkage name), the demangled name without its parameter list and
 // qualifiers — "ns::C::~C" for "ns::C::~C()", "f<int>" for "f<int>(int) const".
 func gdbName(name, linkage string) string {
-	if !strings.HasPrefix(linkage, "_Z") || !strings.HasSuffix(strings.TrimRight(name, " &constvolatile"), ")") {
+	if !strings.HasPrefix(linkage, "_Z") || !strings.HasSuffix(strings.TrimRight(name, qualifierChars), ")") {
 		return name
 	}
-	end := len(strings.TrimRight(name, " &constvolatile"))
+	end := len(strings.TrimRight(name, qualifierChars))
 	depth := 0
 	for i := end - 1; i >= 0; i-- {
 		switch name[i] {

@@ -3,7 +3,6 @@ package debugfile
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 
@@ -101,8 +100,6 @@ const (
 	xzFilterLZMA2     = 0x21
 	maxXZBlocks       = 1 << 16
 )
-
-var errXZ = errors.New("malformed xz stream")
 
 func xzErr(off int, format string, args ...any) error {
 	return &FormatError{What: "xz stream", Offset: int64(off), Msg: fmt.Sprintf(format, args...)}

@@ -12,9 +12,7 @@ import (
 
 // stopRecorder collects the stops a run reports and resumes after each.
 type stopRecorder struct {
-	mu    sync.Mutex
-	stops []target.Event
-	ch    chan target.Event
+	ch chan target.Event
 }
 
 func recordStops(r *run) *stopRecorder {

@@ -186,7 +186,7 @@ func (c *compiler) cmp(op operand, rel string, k constant) (*probes.Expr, error)
 		common = cType{max(ot.size, k.t.size), ot.signed}
 	default:
 		u, s := ot, k.t
-		if k.t.signed == false {
+		if !k.t.signed {
 			u, s = k.t, ot
 		}
 		if u.size >= s.size {
