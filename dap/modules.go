@@ -7,7 +7,7 @@ import (
 
 	godap "github.com/google/go-dap"
 
-	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
 )
 
 // Modules are the process's load modules (executable, libraries, the
@@ -25,7 +25,7 @@ func (d *debuggee) moduleState() *moduleState {
 	return v.(*moduleState)
 }
 
-func dapModule(m *modules.Module) godap.Module {
+func dapModule(m *session.Module) godap.Module {
 	name := filepath.Base(m.Name)
 	dm := godap.Module{Id: m.Name, Name: name, AddressRange: hexAddr(m.Start) + "-" + hexAddr(m.End)}
 	if m.Path != "" {
@@ -67,7 +67,7 @@ func (d *debuggee) moduleEvents() {
 	}
 	ms := d.moduleState()
 	ms.mu.Lock()
-	now := map[string]*modules.Module{}
+	now := map[string]*session.Module{}
 	for _, m := range mods {
 		now[m.Name] = m
 	}
