@@ -73,7 +73,7 @@ func (s *Server) initialize(r *request) (any, error) {
 		SupportsSteppingGranularity:        true,
 		SupportsDataBreakpoints:            true,
 		SupportsModulesRequest:             true,
-		SupportsLoadedSourcesRequest:       false,
+		SupportsLoadedSourcesRequest:       true,
 		SupportsExceptionInfoRequest:       true,
 		SupportsCompletionsRequest:         true,
 		SupportsStepInTargetsRequest:       true,

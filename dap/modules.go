@@ -93,3 +93,26 @@ func (d *debuggee) moduleEvents() {
 		d.s.sendEvent("module", godap.ModuleEventBody{Reason: "removed", Module: m})
 	}
 }
+
+// loadedSources lists the primary source files of every loaded module's
+// compilation units (the DWARF the session reads), for the client's
+// "loaded sources" view.
+func (s *Server) loadedSources(r *request) (any, error) {
+	var a godap.LoadedSourcesArguments
+	if err := r.decode(&a); err != nil {
+		return nil, err
+	}
+	d, err := s.current()
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := d.sess.Sources(d.proc)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]godap.Source, 0, len(srcs))
+	for _, src := range srcs {
+		out = append(out, godap.Source{Name: filepath.Base(src.Path), Path: src.Path})
+	}
+	return godap.LoadedSourcesResponseBody{Sources: out}, nil
+}

@@ -45,6 +45,19 @@ func TestLibraryBreakpoint(t *testing.T) {
 	if !found {
 		t.Errorf("modules lack %s: %+v", lib, mods)
 	}
+	// loadedSources: the primary files of the program's and the library's
+	// units, as absolute paths (libc's units keep the relative directory
+	// Debian's reproducible builds record, "./elf").
+	srcs := c.request("loadedSources", nil).(*godap.LoadedSourcesResponse).Body.Sources
+	have := map[string]bool{}
+	for _, src := range srcs {
+		if strings.HasPrefix(src.Path, "/") {
+			have[src.Name] = true
+		}
+	}
+	if !have["mod_lib.c"] || !have["mod_dlopen.c"] {
+		t.Errorf("loadedSources lacks mod_lib.c or mod_dlopen.c: %+v", srcs)
+	}
 	c.request("disconnect", nil)
 }
 

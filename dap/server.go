@@ -143,6 +143,7 @@ func init() {
 		"writeMemory":               (*Server).writeMemory,
 		"disassemble":               (*Server).disassemble,
 		"modules":                   (*Server).modules,
+		"loadedSources":             (*Server).loadedSources,
 		"exceptionInfo":             (*Server).exceptionInfo,
 		"source":                    (*Server).source,
 		"completions":               (*Server).completions,

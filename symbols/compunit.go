@@ -1,5 +1,7 @@
 package symbols
 
+import "github.com/sondedbg/sonde/dwarf"
+
 // CompileUnit describes the compilation unit whose code covers an address:
 // what its unit DIE says of the source (the skeleton's, for split DWARF),
 // and where the unit is, so that readers of its DIEs (package variables)
@@ -25,4 +27,26 @@ func (b *Binary) CompileUnit(pc uint64) (u CompileUnit, ok bool) {
 		return u, false
 	}
 	return CompileUnit{Name: cu.name, CompDir: cu.compDir, Producer: cu.producer, Version: cu.hdr.Version, Offset: cu.hdr.Offset}, true
+}
+
+// CompileUnits returns every compilation unit of the binary with a name (its
+// primary source file, directory and producer), in section order, for
+// front ends that list a program's sources. Units whose first DIE cannot be
+// read are left out; type and partial units are not compilation units.
+func (b *Binary) CompileUnits() []CompileUnit {
+	if b.dw == nil {
+		return nil
+	}
+	b.dw.index()
+	var out []CompileUnit
+	for _, cu := range b.dw.units {
+		if cu.hdr.Type != dwarf.UnitCompile && cu.hdr.Type != dwarf.UnitSkeleton {
+			continue
+		}
+		if cu.readUnitDIE() != nil || cu.name == "" {
+			continue
+		}
+		out = append(out, CompileUnit{Name: cu.name, CompDir: cu.compDir, Producer: cu.producer, Version: cu.hdr.Version, Offset: cu.hdr.Offset})
+	}
+	return out
 }
