@@ -292,10 +292,10 @@ func (r *Reader) rangesOf(e *entry) ([][2]uint64, error) {
 	default:
 		return nil, nil
 	}
-	if hi > lo {
-		return [][2]uint64{{lo, hi}}, nil
-	}
-	return nil, nil
+	// An empty range is kept: a scope with one covers no pc, unlike one
+	// without ranges, which is transparent (an inlined call the compiler
+	// reduced to nothing is not a scope of the code around it).
+	return [][2]uint64{{lo, hi}}, nil
 }
 
 // rangeList decodes the range list DW_AT_ranges names (an offset, or an
