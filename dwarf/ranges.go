@@ -6,8 +6,18 @@ import "fmt"
 type Range struct{ Lo, Hi uint64 }
 
 // RangesV4 decodes a DWARF 2-4 .debug_ranges list at off; base is the unit's
-// base address (its DW_AT_low_pc).
+// base address (its DW_AT_low_pc). Empty ranges are dropped.
 func RangesV4(data []byte, off uint64, addrSize uint8, base uint64, dst []Range) ([]Range, error) {
+	return rangesV4(data, off, addrSize, base, dst, false)
+}
+
+// RangesV4All is RangesV4 keeping empty ranges, for callers that tell a
+// scope whose code was reduced to nothing from one without ranges.
+func RangesV4All(data []byte, off uint64, addrSize uint8, base uint64, dst []Range) ([]Range, error) {
+	return rangesV4(data, off, addrSize, base, dst, true)
+}
+
+func rangesV4(data []byte, off uint64, addrSize uint8, base uint64, dst []Range, keepEmpty bool) ([]Range, error) {
 	r := NewCursor(".debug_ranges", data, off)
 	maxAddr := ^uint64(0)
 	if addrSize == 4 {
@@ -23,7 +33,7 @@ func RangesV4(data []byte, off uint64, addrSize uint8, base uint64, dst []Range)
 			return dst, nil
 		case lo == maxAddr:
 			base = hi
-		case hi > lo:
+		case hi > lo || keepEmpty:
 			dst = append(dst, Range{base + lo, base + hi})
 		}
 	}
@@ -58,8 +68,18 @@ const (
 )
 
 // Rnglist decodes a DWARF 5 range list at off in .debug_rnglists. addrx
-// resolves indexes into .debug_addr (nil when the unit has none).
+// resolves indexes into .debug_addr (nil when the unit has none). Empty
+// ranges are dropped.
 func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(uint64) (uint64, error), dst []Range) ([]Range, error) {
+	return rnglist(data, off, addrSize, base, addrx, dst, false)
+}
+
+// RnglistAll is Rnglist keeping empty ranges.
+func RnglistAll(data []byte, off uint64, addrSize uint8, base uint64, addrx func(uint64) (uint64, error), dst []Range) ([]Range, error) {
+	return rnglist(data, off, addrSize, base, addrx, dst, true)
+}
+
+func rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(uint64) (uint64, error), dst []Range, keepEmpty bool) ([]Range, error) {
 	r := NewCursor(".debug_rnglists", data, off)
 	ax := func(i uint64) uint64 {
 		if addrx == nil {
@@ -81,21 +101,21 @@ func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(ui
 		case rleStartxEndx:
 			lo := ax(r.Uleb())
 			hi := ax(r.Uleb())
-			dst = appendRange(dst, lo, hi)
+			dst = appendRange(keepEmpty, dst, lo, hi)
 		case rleStartxLength:
 			lo := ax(r.Uleb())
-			dst = appendRange(dst, lo, lo+r.Uleb())
+			dst = appendRange(keepEmpty, dst, lo, lo+r.Uleb())
 		case rleOffsetPair:
 			lo, hi := r.Uleb(), r.Uleb()
-			dst = appendRange(dst, base+lo, base+hi)
+			dst = appendRange(keepEmpty, dst, base+lo, base+hi)
 		case rleBaseAddress:
 			base = r.Sized(addrSize)
 		case rleStartEnd:
 			lo, hi := r.Sized(addrSize), r.Sized(addrSize)
-			dst = appendRange(dst, lo, hi)
+			dst = appendRange(keepEmpty, dst, lo, hi)
 		case rleStartLength:
 			lo := r.Sized(addrSize)
-			dst = appendRange(dst, lo, lo+r.Uleb())
+			dst = appendRange(keepEmpty, dst, lo, lo+r.Uleb())
 		default:
 			r.Fail(fmt.Sprintf("unknown range list entry kind %d", kind))
 		}
@@ -103,8 +123,8 @@ func Rnglist(data []byte, off uint64, addrSize uint8, base uint64, addrx func(ui
 	return dst, r.err
 }
 
-func appendRange(dst []Range, lo, hi uint64) []Range {
-	if hi > lo {
+func appendRange(keepEmpty bool, dst []Range, lo, hi uint64) []Range {
+	if hi > lo || keepEmpty {
 		dst = append(dst, Range{lo, hi})
 	}
 	return dst

@@ -292,10 +292,10 @@ func (r *Reader) rangesOf(e *entry) ([][2]uint64, error) {
 	default:
 		return nil, nil
 	}
-	if hi > lo {
-		return [][2]uint64{{lo, hi}}, nil
-	}
-	return nil, nil
+	// An empty range is kept: a scope with one covers no pc, unlike one
+	// without ranges, which is transparent (an inlined call the compiler
+	// reduced to nothing is not a scope of the code around it).
+	return [][2]uint64{{lo, hi}}, nil
 }
 
 // rangeList decodes the range list DW_AT_ranges names (an offset, or an
@@ -305,15 +305,16 @@ func (r *Reader) rangeList(u *unitInfo, v uint64, indexed bool) ([]dw.Range, err
 	addrx := func(i uint64) (uint64, error) { return r.addrx(u, i) }
 	switch {
 	case r.gnuSplit4:
-		return dw.RangesV4(r.ranges, r.rangesBase+v, addrSize, r.splitLowPC, nil)
+		return dw.RangesV4All(r.ranges, r.rangesBase+v, addrSize, r.splitLowPC, nil)
 	case indexed:
 		off, err := dw.RnglistOffset(r.rnglists, u.rnglistsBase, v, u.hdr.Is64)
 		if err != nil {
 			return nil, err
 		}
-		return dw.Rnglist(r.rnglists, off, addrSize, u.lowPC, addrx, nil)
+		return dw.RnglistAll(r.rnglists, off, addrSize, u.lowPC, addrx, nil)
 	case u.version >= 5:
-		return dw.Rnglist(r.rnglists, v, addrSize, u.lowPC, addrx, nil)
+		return dw.RnglistAll(r.rnglists, v, addrSize, u.lowPC, addrx, nil)
 	}
-	return dw.RangesV4(r.ranges, v, addrSize, u.lowPC, nil)
+	// Empty ranges are kept, as for low_pc/high_pc (see rangesOf).
+	return dw.RangesV4All(r.ranges, v, addrSize, u.lowPC, nil)
 }

@@ -28,9 +28,8 @@ func (r *Reader) indexNames() {
 			}
 			rd.Seek(dwarf.Offset(u.dataOff))
 			cu, err := rd.Next()
-			// DWARF 4 type units appended to .debug_info start with the
-			// null entries that replaced their signature (see
-			// appendTypeUnits).
+			// Null entries before a unit's DIE (padding some producers
+			// leave) are skipped.
 			for n := 0; err == nil && cu != nil && cu.Tag == 0 && n < 16; n++ {
 				cu, err = rd.Next()
 			}
