@@ -77,24 +77,26 @@ func (s *Session) walkStack(thread *target.Context, tu *threadUnwind, u *unwind.
 	if !opts.NoSymbols && !opts.NoTailCalls {
 		s.addTailCalls(tu.cb.mods, procExt.Get(thread.Process()), &t)
 	}
-	tu.lastTrace, tu.lastRegs, tu.last = t, tu.cb.regs, nil
+	tu.lastTrace, tu.lastRegs, tu.lastMods, tu.last = t, tu.cb.regs, tu.cb.mods, nil
 	return t
 }
 
 // stack makes the Stack of the thread's last walk (tu.mu held).
 func (tu *threadUnwind) stack(s *Session, thread *target.Context) *Stack {
 	if tu.last == nil {
-		st := &Stack{sess: s, thread: thread, trace: tu.lastTrace, mods: tu.cb.mods, regs: tu.lastRegs}
+		st := &Stack{sess: s, thread: thread, trace: tu.lastTrace, mods: tu.lastMods, regs: tu.lastRegs}
 		st.setFrames(tu.phys)
 		tu.last = st
 	}
 	return tu.last
 }
 
-// StackOf returns the Stack whose backtrace is trace: the thread's last
-// walk (Backtrace or Stack) when trace came from it, so that the frames a
-// client was shown and the registers its expressions read are of one walk;
-// a new walk otherwise.
+// StackOf returns the Stack whose backtrace is trace, a backtrace of the
+// thread's current stop: the thread's last walk (Backtrace or Stack) when
+// trace came from it (or is its first frames), so that the frames a client
+// was shown and the registers its expressions read are of one walk; a new
+// walk otherwise. A trace of an earlier stop is the caller's to drop when
+// the thread runs.
 func (s *Session) StackOf(thread *target.Context, trace unwind.Trace) (*Stack, error) {
 	tu := threadExt.Get(thread)
 	tu.mu.Lock()

@@ -27,9 +27,14 @@ func TestStackIsTheBacktracesWalk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tu := threadExt.Get(th)
+	reads := tu.cb.reads
 	st, err := s.StackOf(th, tr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tu.cb.reads != reads || tu.lastTrace.Frames == nil || &tu.lastTrace.Frames[0] != &tr.Frames[0] {
+		t.Errorf("StackOf read the target again (%d reads, %d before)", tu.cb.reads, reads)
 	}
 	again, _ := s.StackOf(th, unwind.Trace{Frames: tr.Frames[:len(tr.Frames)/2]})
 	if again != st {

@@ -226,11 +226,12 @@ type threadUnwind struct {
 	// frames a walk shares with the last one (unwind.Options.ReuseFrames),
 	// which holds only while the modules are the same.
 	mods modules.List
-	// The last walk (see StackOf): its backtrace, the registers it started
-	// from, its physical frames (a buffer kept from walk to walk) and, once
-	// made, its Stack.
+	// The last walk (see StackOf): its backtrace, the registers and modules
+	// it started from, its physical frames (a buffer kept from walk to walk)
+	// and, once made, its Stack.
 	lastTrace unwind.Trace
 	lastRegs  *target.Registers
+	lastMods  modules.List
 	phys      []unwind.Frame
 	last      *Stack
 }
