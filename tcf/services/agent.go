@@ -40,13 +40,12 @@ type Agent struct {
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
-	replies   replyCache
-	streams   streamTable
-	terminals terminalTable
-	bps       breakpointTable
-	fast      fastEvents
-	own       ownership
-	stacks    stackCache
+	replies replyCache
+	streams streamTable
+	bps     breakpointTable
+	fast    fastEvents
+	own     ownership
+	stacks  stackCache
 	// memoryMap and pathMap are the services of those names, or nil:
 	// target events and breakpoints by file use them.
 	memoryMap *memoryMap
