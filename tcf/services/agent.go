@@ -1,7 +1,9 @@
 // Package services holds sonde's TCF services over debug targets: one file per
-// service, each translating protocol commands into calls on the target model
-// (and, for the symbol-level services, on the symbols and unwind layers), and
-// target events into protocol events.
+// service, each a type whose methods are the service's commands (the C
+// agent's command_* functions), translating them into calls on the target
+// model and on session, and a handler turning target events into the
+// service's protocol events. Register* on Agent makes a service and binds its
+// commands; RegisterAll (services.go) offers them all.
 //
 // What a channel owns — the processes it attached or launched, the stops it
 // requested, the breakpoints it planted — is released when it closes, and
@@ -38,13 +40,12 @@ type Agent struct {
 	// launched remembers what Processes.start made, per process ID.
 	launched map[string]*launchedProcess
 
-	replies   replyCache
-	streams   streamTable
-	terminals terminalTable
-	bps       breakpointTable
-	fast      fastEvents
-	own       ownership
-	stacks    stackCache
+	replies replyCache
+	streams streamTable
+	bps     breakpointTable
+	fast    fastEvents
+	own     ownership
+	stacks  stackCache
 	// memoryMap and pathMap are the services of those names, or nil:
 	// target events and breakpoints by file use them.
 	memoryMap *memoryMap

@@ -66,103 +66,125 @@ type exprEnv struct {
 	vars    []*variables.Variable // visible variables: innermost scope first, declaration order
 }
 
+// expressionsSvc is the Expressions service's commands; its state is the agent's dataState (expressions_state.go).
+type expressionsSvc struct {
+	a *Agent
+}
+
 // RegisterExpressions adds the Expressions service and makes breakpoint
 // conditions evaluate with it.
 func (a *Agent) RegisterExpressions() {
+	es := &expressionsSvc{a: a}
 	a.SetConditionEvaluator(a.evalCondition)
 	svc := a.srv.Service("Expressions")
 	queryByID(svc, "getContext", func(id string) (any, error) { return a.expressionContext(id) })
 	queryByID(svc, "getChildren", func(id string) (any, error) { return a.expressionChildren(id) })
-	create := func(c *tcf.Call, parent, lang, text string) {
-		props, err := a.createExpression(c.Channel(), parent, lang, text)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(props).Send()
+	svc.Command("create", es.create)
+	svc.Command("createInScope", es.createInScope)
+	svc.Command("evaluate", es.evaluate)
+	svc.Command("assign", es.assign)
+	svc.Command("dispose", es.dispose)
+}
+
+// createReply creates an expression for create and createInScope and replies
+// with its properties.
+func (es *expressionsSvc) createReply(c *tcf.Call, parent, lang, text string) {
+	props, err := es.a.createExpression(c.Channel(), parent, lang, text)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
 	}
-	svc.Command("create", func(c *tcf.Call) {
-		args := c.Args()
-		parent := args.String()
-		var lang *string
-		args.JSON(&lang)
-		text := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		l := ""
-		if lang != nil {
-			l = *lang
-		}
-		create(c, parent, l, text)
-	})
-	svc.Command("createInScope", func(c *tcf.Call) {
-		args := c.Args()
-		var scope map[string]any
-		args.JSON(&scope)
-		text := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		parent, _ := scope["ContextID"].(string)
-		lang, _ := scope["Language"].(string)
-		create(c, parent, lang, text)
-	})
-	svc.Command("evaluate", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Null().Error(err).Null().Send()
-			return
-		}
-		value, props, err := a.evaluateExpression(c.Channel(), id)
-		r := c.Reply()
-		if value == nil {
-			r.Null()
-		} else {
-			r.Binary(value)
-		}
-		r = r.Error(err)
-		if props == nil {
-			r.Null()
-		} else {
-			r.Data(props)
-		}
-		r.Send()
-	})
-	svc.Command("assign", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		data := args.Binary()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Send()
-			return
-		}
-		err := a.assignExpression(id, data)
+	c.Reply().Error(nil).Data(props).Send()
+}
+
+func (es *expressionsSvc) create(c *tcf.Call) {
+	args := c.Args()
+	parent := args.String()
+	var lang *string
+	args.JSON(&lang)
+	text := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	l := ""
+	if lang != nil {
+		l = *lang
+	}
+	es.createReply(c, parent, l, text)
+}
+
+func (es *expressionsSvc) createInScope(c *tcf.Call) {
+	args := c.Args()
+	var scope map[string]any
+	args.JSON(&scope)
+	text := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	parent, _ := scope["ContextID"].(string)
+	lang, _ := scope["Language"].(string)
+	es.createReply(c, parent, lang, text)
+}
+
+func (es *expressionsSvc) evaluate(c *tcf.Call) {
+	a := es.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Null().Error(err).Null().Send()
+		return
+	}
+	value, props, err := a.evaluateExpression(c.Channel(), id)
+	r := c.Reply()
+	if value == nil {
+		r.Null()
+	} else {
+		r.Binary(value)
+	}
+	r = r.Error(err)
+	if props == nil {
+		r.Null()
+	} else {
+		r.Data(props)
+	}
+	r.Send()
+}
+
+func (es *expressionsSvc) assign(c *tcf.Call) {
+	a := es.a
+	args := c.Args()
+	id := args.String()
+	data := args.Binary()
+	if err := args.End(); err != nil {
 		c.Reply().Error(err).Send()
-		if err == nil {
-			a.emit("Expressions", "valueChanged", id)
-		}
-	})
-	svc.Command("dispose", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Send()
-			return
-		}
-		a.data().exprs.mu.Lock()
-		_, ok := a.data().exprs.byID[id]
-		delete(a.data().exprs.byID, id)
-		a.data().exprs.mu.Unlock()
-		if !ok && !strings.HasPrefix(id, "EL") {
-			c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no expression %q", id)).Send()
-			return
-		}
-		c.Reply().Error(nil).Send()
-	})
+		return
+	}
+	err := a.assignExpression(id, data)
+	c.Reply().Error(err).Send()
+	if err == nil {
+		a.emit("Expressions", "valueChanged", id)
+	}
+}
+
+func (es *expressionsSvc) dispose(c *tcf.Call) {
+	a := es.a
+	args := c.Args()
+	id := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Send()
+		return
+	}
+	a.data().exprs.mu.Lock()
+	_, ok := a.data().exprs.byID[id]
+	delete(a.data().exprs.byID, id)
+	a.data().exprs.mu.Unlock()
+	if !ok && !strings.HasPrefix(id, "EL") {
+		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no expression %q", id)).Send()
+		return
+	}
+	c.Reply().Error(nil).Send()
 }
 
 func invalidExpr(id string) error { return tcf.Errorf(tcf.CodeInvalidContext, "no expression %q", id) }

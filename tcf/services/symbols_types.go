@@ -488,48 +488,55 @@ func (a *Agent) moduleBias(proc *target.Context, mod uint64) uint64 {
 
 // registerSymbolData adds the data-side commands of the Symbols service.
 func (a *Agent) registerSymbolData(svc *tcf.Service) {
+	ys := &symbolsSvc{a: a}
 	queryByID(svc, "getChildren", func(id string) (any, error) { return a.symbolChildren(id) })
 	queryByID(svc, "list", func(id string) (any, error) { return a.frameSymbols(id) })
-	svc.Command("findInScope", func(c *tcf.Call) {
-		args := c.Args()
-		ctx := args.String()
-		_ = args.Raw() // ip: the frame's pc decides the scope
-		_ = args.Raw() // scope symbol
-		name := args.String()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ids, err := a.findData(ctx, name)
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		c.Reply().Error(nil).Data(ids).Send()
-	})
-	svc.Command("getArrayType", func(c *tcf.Call) {
-		args := c.Args()
-		id := args.String()
-		length := args.Int64()
-		if err := args.End(); err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		ref, ok, err := a.parseDataSymbol(id)
-		if err == nil && (!ok || ref.t == nil) {
-			err = tcf.Errorf(tcf.CodeInvalidContext, "%q is not a type", id)
-		}
-		if err == nil && (length < 0 || length > 1<<40) {
-			err = tcf.Errorf(tcf.CodeInvalidNumber, "array length %d", length)
-		}
-		if err != nil {
-			c.Reply().Error(err).Null().Send()
-			return
-		}
-		t := &variables.Type{Kind: variables.KindArray, Size: -1, Elem: ref.t, Count: length}
-		c.Reply().Error(nil).String(a.typeIDIn(string(ref.proc.ID()), ref.mod, t)).Send()
-	})
+	svc.Command("findInScope", ys.findInScope)
+	svc.Command("getArrayType", ys.getArrayType)
 	queryByID(svc, "getLocationInfo", func(id string) (any, error) { return a.locationInfo(id) })
+}
+
+func (ys *symbolsSvc) findInScope(c *tcf.Call) {
+	a := ys.a
+	args := c.Args()
+	ctx := args.String()
+	_ = args.Raw() // ip: the frame's pc decides the scope
+	_ = args.Raw() // scope symbol
+	name := args.String()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ids, err := a.findData(ctx, name)
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	c.Reply().Error(nil).Data(ids).Send()
+}
+
+func (ys *symbolsSvc) getArrayType(c *tcf.Call) {
+	a := ys.a
+	args := c.Args()
+	id := args.String()
+	length := args.Int64()
+	if err := args.End(); err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	ref, ok, err := a.parseDataSymbol(id)
+	if err == nil && (!ok || ref.t == nil) {
+		err = tcf.Errorf(tcf.CodeInvalidContext, "%q is not a type", id)
+	}
+	if err == nil && (length < 0 || length > 1<<40) {
+		err = tcf.Errorf(tcf.CodeInvalidNumber, "array length %d", length)
+	}
+	if err != nil {
+		c.Reply().Error(err).Null().Send()
+		return
+	}
+	t := &variables.Type{Kind: variables.KindArray, Size: -1, Elem: ref.t, Count: length}
+	c.Reply().Error(nil).String(a.typeIDIn(string(ref.proc.ID()), ref.mod, t)).Send()
 }
 
 // symbolChildren lists members of composite types, values of enums,

@@ -28,21 +28,17 @@ type terminal struct {
 	enc    string
 }
 
-type terminalTable struct {
+// terminalsSvc is the Terminals service: the terminals it launched, each
+// forgotten when its shell exits.
+type terminalsSvc struct {
+	a    *Agent
 	mu   sync.Mutex
 	byID map[string]*terminal
 }
 
-// terminalsSvc is the Terminals service's commands over the agent's terminal table.
-type terminalsSvc struct {
-	a *Agent
-}
-
 // RegisterTerminals adds the Terminals service.
 func (a *Agent) RegisterTerminals() {
-	ts := &terminalsSvc{a: a}
-	tt := &a.terminals
-	tt.byID = map[string]*terminal{}
+	ts := &terminalsSvc{a: a, byID: map[string]*terminal{}}
 	svc := a.srv.Service("Terminals")
 	svc.Command("getContext", ts.getContext)
 	svc.Command("launch", ts.launch)
@@ -51,16 +47,15 @@ func (a *Agent) RegisterTerminals() {
 }
 
 func (ts *terminalsSvc) getContext(c *tcf.Call) {
-	tt := &ts.a.terminals
 	args := c.Args()
 	id := args.String()
 	if err := args.End(); err != nil {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	tt.mu.Lock()
-	t := tt.byID[id]
-	tt.mu.Unlock()
+	ts.mu.Lock()
+	t := ts.byID[id]
+	ts.mu.Unlock()
 	if t == nil {
 		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id)).Null().Send()
 		return
@@ -69,7 +64,6 @@ func (ts *terminalsSvc) getContext(c *tcf.Call) {
 }
 
 func (ts *terminalsSvc) launch(c *tcf.Call) {
-	a := ts.a
 	args := c.Args()
 	ptyType, enc := args.String(), args.String()
 	env := args.Strings()
@@ -77,7 +71,7 @@ func (ts *terminalsSvc) launch(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	t, err := a.launchTerminal(ptyType, enc, env)
+	t, err := ts.launchTerminal(ptyType, enc, env)
 	if err != nil {
 		c.Reply().Error(err).Null().Send()
 		return
@@ -86,7 +80,6 @@ func (ts *terminalsSvc) launch(c *tcf.Call) {
 }
 
 func (ts *terminalsSvc) setWinSize(c *tcf.Call) {
-	tt := &ts.a.terminals
 	a := ts.a
 	args := c.Args()
 	id := args.String()
@@ -95,9 +88,9 @@ func (ts *terminalsSvc) setWinSize(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	tt.mu.Lock()
-	t := tt.byID[id]
-	tt.mu.Unlock()
+	ts.mu.Lock()
+	t := ts.byID[id]
+	ts.mu.Unlock()
 	if t == nil {
 		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
 		return
@@ -111,16 +104,15 @@ func (ts *terminalsSvc) setWinSize(c *tcf.Call) {
 }
 
 func (ts *terminalsSvc) exit(c *tcf.Call) {
-	tt := &ts.a.terminals
 	args := c.Args()
 	id := args.String()
 	if err := args.End(); err != nil {
 		c.ReplyError(err)
 		return
 	}
-	tt.mu.Lock()
-	t := tt.byID[id]
-	tt.mu.Unlock()
+	ts.mu.Lock()
+	t := ts.byID[id]
+	ts.mu.Unlock()
 	if t == nil {
 		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no terminal %q", id))
 		return
@@ -143,7 +135,8 @@ func (t *terminal) props() map[string]any {
 	return p
 }
 
-func (a *Agent) launchTerminal(ptyType, enc string, env []string) (*terminal, error) {
+func (ts *terminalsSvc) launchTerminal(ptyType, enc string, env []string) (*terminal, error) {
+	a := ts.a
 	master, slave, err := openPty()
 	if err != nil {
 		return nil, err
@@ -166,7 +159,6 @@ func (a *Agent) launchTerminal(ptyType, enc string, env []string) (*terminal, er
 		master.Close()
 		return nil, errnoError("launch terminal", err)
 	}
-	tt := &a.terminals
 	t := &terminal{pid: cmd.Process.Pid, pty: master, ptyTyp: ptyType, enc: enc, width: 80, height: 24}
 	t.id = "PTY" + strconv.Itoa(t.pid)
 	ctxID := "P" + strconv.Itoa(t.pid)
@@ -176,9 +168,9 @@ func (a *Agent) launchTerminal(ptyType, enc string, env []string) (*terminal, er
 	if t.out = a.newStream("Terminals", ctxID); t.out != nil {
 		go a.pump(t.out, master)
 	}
-	tt.mu.Lock()
-	tt.byID[t.id] = t
-	tt.mu.Unlock()
+	ts.mu.Lock()
+	ts.byID[t.id] = t
+	ts.mu.Unlock()
 	go func() {
 		err := cmd.Wait()
 		code := 0
@@ -187,9 +179,9 @@ func (a *Agent) launchTerminal(ptyType, enc string, env []string) (*terminal, er
 			code = ee.ExitCode()
 		}
 		master.Close()
-		tt.mu.Lock()
-		delete(tt.byID, t.id)
-		tt.mu.Unlock()
+		ts.mu.Lock()
+		delete(ts.byID, t.id)
+		ts.mu.Unlock()
 		a.emit("Terminals", "exited", t.id, code)
 	}()
 	return t, nil
