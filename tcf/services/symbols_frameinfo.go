@@ -8,7 +8,6 @@ import (
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
-	"github.com/sondedbg/sonde/unwind/cfi"
 )
 
 // Symbols.findFrameInfo and findFrameProps give a client the stack-tracing
@@ -154,11 +153,11 @@ func (a *Agent) FrameInfo(ctx *target.Context, addr uint64) (FrameInfo, error) {
 const dwarfRSP = 7
 
 // cfaCommands computes the frame address.
-func cfaCommands(r cfi.Rule, reg func(int) string) []any {
+func cfaCommands(r session.CFIRule, reg func(int) string) []any {
 	switch r.Kind {
-	case cfi.RuleCFARegOffset:
+	case session.RuleCFARegOffset:
 		return addOffset([]any{locRdReg, reg(int(r.Reg))}, r.Offset)
-	case cfi.RuleCFAExpression:
+	case session.RuleCFAExpression:
 		return exprCommands(r.Expr, reg, false)
 	}
 	return nil
@@ -166,19 +165,19 @@ func cfaCommands(r cfi.Rule, reg func(int) string) []any {
 
 // regCommands computes the caller's value of DWARF register i; nil when the
 // CFI says nothing about it (the callee kept it) or it is not recoverable.
-func regCommands(r cfi.Rule, i int, reg func(int) string) []any {
+func regCommands(r session.CFIRule, i int, reg func(int) string) []any {
 	switch r.Kind {
-	case cfi.RuleSameValue:
+	case session.RuleSameValue:
 		return []any{locRdReg, reg(i)}
-	case cfi.RuleOffset:
+	case session.RuleOffset:
 		return append(addOffset([]any{locFP}, r.Offset), locRdMem, 8, false)
-	case cfi.RuleValOffset:
+	case session.RuleValOffset:
 		return addOffset([]any{locFP}, r.Offset)
-	case cfi.RuleRegister:
+	case session.RuleRegister:
 		return []any{locRdReg, reg(int(r.Reg))}
-	case cfi.RuleExpression:
+	case session.RuleExpression:
 		return append(exprCommands(r.Expr, reg, true), locRdMem, 8, false)
-	case cfi.RuleValExpression:
+	case session.RuleValExpression:
 		return exprCommands(r.Expr, reg, true)
 	}
 	return nil
