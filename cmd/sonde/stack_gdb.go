@@ -126,7 +126,7 @@ func frameLine(f stackFrame) string {
 }
 
 // gdbFiles rewrites the frames' source paths into the form gdb prints
-// from each frame's compilation unit (the session names it).
+// (stack_sourcefile.go), from each frame's compilation unit.
 func gdbFiles(sess *session.Session, trace unwind.Trace, frames []stackFrame) {
 	for i := range frames {
 		if frames[i].File == nil || i >= len(trace.Frames) {
