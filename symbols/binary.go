@@ -90,7 +90,10 @@ type Binary struct {
 	dw    *dwarfFile // nil when there is no DWARF at all
 
 	found *debugfile.Result // what the debug-file search found (MiniDebugInfo), or nil
-	hint  string            // how to get debug info, when there is none
+	// derived holds what other packages build over this binary (Derived),
+	// so it lives and goes with the Binary instead of a package-level table.
+	derived sync.Map
+	hint    string // how to get debug info, when there is none
 
 	symsOnce  sync.Once
 	syms      *elfsym.Table
@@ -378,4 +381,22 @@ func (b *Binary) finishFrames(dst []Frame, n int, addr uint64, load bool) ([]Fra
 		}
 	}
 	return dst, true
+}
+
+// derivedEntry is one value of Binary.derived, made once.
+type derivedEntry struct {
+	once sync.Once
+	v    any
+}
+
+// Derived returns what is kept under key for this binary, making it with mk
+// on first use (once, however many ask at the same time). Packages that
+// build readers over a binary (variables' Reader) keep them here: they are
+// shared by everyone holding the Binary and go when it goes. key should be
+// a value of a type private to the caller.
+func (b *Binary) Derived(key any, mk func() any) any {
+	v, _ := b.derived.LoadOrStore(key, &derivedEntry{})
+	e := v.(*derivedEntry)
+	e.once.Do(func() { e.v = mk() })
+	return e.v
 }

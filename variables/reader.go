@@ -97,20 +97,22 @@ const (
 	utType    = 2
 )
 
-var readers sync.Map // *symbols.Binary -> *readerEntry
+// readerKey is the key of a Binary's Reader among what symbols.Binary keeps
+// for other packages (Derived): the Reader lives and goes with its Binary.
+type readerKey struct{}
 
 type readerEntry struct {
-	once sync.Once
-	r    *Reader
-	err  error
+	r   *Reader
+	err error
 }
 
 // For returns the Reader of b, making it on first use; Readers are shared by
 // everyone asking for the same Binary.
 func For(b *symbols.Binary) (*Reader, error) {
-	v, _ := readers.LoadOrStore(b, &readerEntry{})
-	e := v.(*readerEntry)
-	e.once.Do(func() { e.r, e.err = New(b) })
+	e := b.Derived(readerKey{}, func() any {
+		r, err := New(b)
+		return &readerEntry{r, err}
+	}).(*readerEntry)
 	return e.r, e.err
 }
 
