@@ -2,11 +2,15 @@ package procmaps
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
-	"reflect"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sample = `55ccff690000-55ccff691000 r--p 00000000 fe:00 9980137                    /tmp/tp threads (deleted)
@@ -59,35 +63,43 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// TestLoadBias finds this test binary's load bias from its maps and
-// checks it with a function's address: its symbol's value plus the bias.
+// TestLoadBias finds the load biases of a running PIE program (sleep) and
+// of its dynamic linker from their mappings, and checks them against what
+// the kernel says in the process's auxiliary vector: the executable's
+// link-time entry point plus its bias is AT_ENTRY, the linker's bias is
+// AT_BASE. (Go test binaries are linked without symbols, so the test does
+// not use its own functions.)
 func TestLoadBias(t *testing.T) {
-	exe, err := os.Readlink("/proc/self/exe")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep program to run")
+	}
+	cmd := exec.Command(sleep, "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	exe, err := filepath.EvalSymlinks(sleep)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var maps []Mapping
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		maps, err = ReadPID(pid)
+		if err == nil && hasPath(maps, exe) && auxv(t, pid)[7] != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared in the maps of %d (%v)", exe, pid, err)
+		}
+	}
+	av := auxv(t, pid)
 	f, err := elf.Open(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Skipf("test binary has no symbols: %v", err)
-	}
-	var link uint64
-	for _, s := range syms {
-		if s.Name == "github.com/sondedbg/sonde/procmaps.LoadBias" {
-			link = s.Value
-		}
-	}
-	if link == 0 {
-		t.Skip("no symbol for LoadBias in the test binary")
-	}
-	maps, err := ReadPID(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
 	progs := Progs(f)
 	checked := 0
 	for _, m := range maps {
@@ -98,13 +110,35 @@ func TestLoadBias(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if got, want := link+bias, uint64(reflect.ValueOf(LoadBias).Pointer()); got != want {
-			t.Errorf("mapping %+v: bias %#x puts LoadBias at %#x, it is at %#x", m, bias, got, want)
+		if got := f.Entry + bias; got != av[9] {
+			t.Errorf("mapping %+v: bias %#x puts the entry at %#x, AT_ENTRY is %#x", m, bias, got, av[9])
 		}
 		checked++
 	}
 	if checked == 0 {
 		t.Fatal("no mapping of the executable gave a bias")
+	}
+	interp := interpreter(t, f)
+	lf, err := elf.Open(interp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lf.Close()
+	lprogs := Progs(lf)
+	checked = 0
+	for _, m := range maps {
+		if p, _ := m.Path(); p != interp {
+			continue
+		}
+		if bias, ok := LoadBias(lprogs, m.Start, m.Offset); ok {
+			if bias != av[7] {
+				t.Errorf("%s mapping %+v: bias %#x, AT_BASE is %#x", interp, m, bias, av[7])
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no mapping of %s gave a bias", interp)
 	}
 	if _, ok := LoadBias(progs, 0x1000, 1<<40); ok {
 		t.Error("a bias for an offset past every segment")
@@ -131,4 +165,48 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse %d mappings, Read %d", len(m), len(r))
 		}
 	})
+}
+
+func hasPath(maps []Mapping, path string) bool {
+	for _, m := range maps {
+		if p, _ := m.Path(); p == path {
+			return true
+		}
+	}
+	return false
+}
+
+// auxv reads a process's auxiliary vector (type -> value).
+func auxv(t *testing.T, pid int) map[uint64]uint64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/auxv", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := map[uint64]uint64{}
+	for ; len(b) >= 16; b = b[16:] {
+		v[binary.LittleEndian.Uint64(b)] = binary.LittleEndian.Uint64(b[8:])
+	}
+	return v
+}
+
+// interpreter is the real path of f's PT_INTERP program.
+func interpreter(t *testing.T, f *elf.File) string {
+	t.Helper()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		b := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(b, 0); err != nil {
+			t.Fatal(err)
+		}
+		path, err := filepath.EvalSymlinks(strings.TrimRight(string(b), "\x00"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	t.Skip("the program has no interpreter")
+	return ""
 }
