@@ -78,6 +78,16 @@ type breakpointTable struct {
 	byPlanted map[*target.Breakpoint]*clientBreakpoint
 }
 
+// swapper is replaceBreakpoints' swap for a set kept in one slice of the
+// table.
+func (t *breakpointTable) swapper(set *[]*clientBreakpoint) func([]*clientBreakpoint) []*clientBreakpoint {
+	return func(list []*clientBreakpoint) []*clientBreakpoint {
+		old := *set
+		*set = list
+		return old
+	}
+}
+
 func (t *breakpointTable) newBP(kind bpKind) *clientBreakpoint {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -536,19 +546,20 @@ func (s *Server) setBreakpoints(r *request) (any, error) {
 		}
 	}
 	d, _ := s.current()
-	s.bps.mu.Lock()
-	if s.bps.sources == nil {
-		s.bps.sources = map[string][]*clientBreakpoint{}
+	swap := func(list []*clientBreakpoint) []*clientBreakpoint {
+		if s.bps.sources == nil {
+			s.bps.sources = map[string][]*clientBreakpoint{}
+		}
+		old := s.bps.sources[path]
+		if list == nil {
+			delete(s.bps.sources, path)
+		} else {
+			s.bps.sources[path] = list
+		}
+		return old
 	}
-	old := s.bps.sources[path]
-	delete(s.bps.sources, path)
-	s.bps.mu.Unlock()
-	for _, cb := range old {
-		d.unplant(cb)
-	}
-	var list []*clientBreakpoint
-	out := []godap.Breakpoint{}
-	for _, w := range want {
+	out := s.replaceBreakpoints(d, swap, len(want), func(i int) *clientBreakpoint {
+		w := want[i]
 		cb := s.bps.newBP(kindSource)
 		cb.path, cb.line, cb.cond, cb.hitCond, cb.logMsg = path, w.Line, w.Condition, w.HitCondition, w.LogMessage
 		if w.Line <= 0 {
@@ -556,12 +567,8 @@ func (s *Server) setBreakpoints(r *request) (any, error) {
 		} else {
 			d.plant(cb)
 		}
-		list = append(list, cb)
-		out = append(out, s.bps.view(cb))
-	}
-	s.bps.mu.Lock()
-	s.bps.sources[path] = list
-	s.bps.mu.Unlock()
+		return cb
+	})
 	return godap.SetBreakpointsResponseBody{Breakpoints: out}, nil
 }
 
@@ -571,16 +578,8 @@ func (s *Server) setFunctionBreakpoints(r *request) (any, error) {
 		return nil, err
 	}
 	d, _ := s.current()
-	s.bps.mu.Lock()
-	old := s.bps.functions
-	s.bps.functions = nil
-	s.bps.mu.Unlock()
-	for _, cb := range old {
-		d.unplant(cb)
-	}
-	var list []*clientBreakpoint
-	out := []godap.Breakpoint{}
-	for _, w := range a.Breakpoints {
+	out := s.replaceBreakpoints(d, s.bps.swapper(&s.bps.functions), len(a.Breakpoints), func(i int) *clientBreakpoint {
+		w := a.Breakpoints[i]
 		cb := s.bps.newBP(kindFunction)
 		cb.name, cb.cond, cb.hitCond = strings.TrimSpace(w.Name), w.Condition, w.HitCondition
 		if cb.name == "" {
@@ -588,12 +587,8 @@ func (s *Server) setFunctionBreakpoints(r *request) (any, error) {
 		} else {
 			d.plant(cb)
 		}
-		list = append(list, cb)
-		out = append(out, s.bps.view(cb))
-	}
-	s.bps.mu.Lock()
-	s.bps.functions = list
-	s.bps.mu.Unlock()
+		return cb
+	})
 	return godap.SetFunctionBreakpointsResponseBody{Breakpoints: out}, nil
 }
 
@@ -603,16 +598,8 @@ func (s *Server) setInstructionBreakpoints(r *request) (any, error) {
 		return nil, err
 	}
 	d, _ := s.current()
-	s.bps.mu.Lock()
-	old := s.bps.insns
-	s.bps.insns = nil
-	s.bps.mu.Unlock()
-	for _, cb := range old {
-		d.unplant(cb)
-	}
-	var list []*clientBreakpoint
-	out := []godap.Breakpoint{}
-	for _, w := range a.Breakpoints {
+	out := s.replaceBreakpoints(d, s.bps.swapper(&s.bps.insns), len(a.Breakpoints), func(i int) *clientBreakpoint {
+		w := a.Breakpoints[i]
 		cb := s.bps.newBP(kindInstruction)
 		cb.name, cb.cond, cb.hitCond = w.InstructionReference, w.Condition, w.HitCondition
 		addr, err := parseAddr(w.InstructionReference)
@@ -622,13 +609,35 @@ func (s *Server) setInstructionBreakpoints(r *request) (any, error) {
 			cb.addr = uint64(int64(addr) + int64(w.Offset))
 			d.plant(cb)
 		}
+		return cb
+	})
+	return godap.SetInstructionBreakpointsResponseBody{Breakpoints: out}, nil
+}
+
+// replaceBreakpoints carries out a set*Breakpoints request, which replaces
+// the client's whole set of one kind: swap exchanges the stored set for the
+// one it is given and returns what was stored (called under the table's
+// lock); the old breakpoints are unplanted first, then mk makes each new
+// one (planting it, or saying why not). It returns the new breakpoints'
+// views in the request's order.
+func (s *Server) replaceBreakpoints(d *debuggee, swap func([]*clientBreakpoint) []*clientBreakpoint, n int, mk func(i int) *clientBreakpoint) []godap.Breakpoint {
+	s.bps.mu.Lock()
+	old := swap(nil)
+	s.bps.mu.Unlock()
+	for _, cb := range old {
+		d.unplant(cb)
+	}
+	list := make([]*clientBreakpoint, 0, n)
+	out := make([]godap.Breakpoint, 0, n)
+	for i := 0; i < n; i++ {
+		cb := mk(i)
 		list = append(list, cb)
 		out = append(out, s.bps.view(cb))
 	}
 	s.bps.mu.Lock()
-	s.bps.insns = list
+	swap(list)
 	s.bps.mu.Unlock()
-	return godap.SetInstructionBreakpointsResponseBody{Breakpoints: out}, nil
+	return out
 }
 
 // parseAddr reads a memory or instruction reference: 0x-prefixed hex or

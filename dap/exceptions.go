@@ -240,16 +240,8 @@ func (s *Server) setDataBreakpoints(r *request) (any, error) {
 		return nil, err
 	}
 	d, _ := s.current()
-	s.bps.mu.Lock()
-	old := s.bps.data
-	s.bps.data = nil
-	s.bps.mu.Unlock()
-	for _, cb := range old {
-		d.unplant(cb)
-	}
-	var list []*clientBreakpoint
-	out := []godap.Breakpoint{}
-	for _, w := range a.Breakpoints {
+	out := s.replaceBreakpoints(d, s.bps.swapper(&s.bps.data), len(a.Breakpoints), func(i int) *clientBreakpoint {
+		w := a.Breakpoints[i]
 		cb := s.bps.newBP(kindData)
 		cb.name, cb.cond, cb.hitCond = w.DataId, w.Condition, w.HitCondition
 		addr, size, err := parseDataID(w.DataId)
@@ -265,11 +257,7 @@ func (s *Server) setDataBreakpoints(r *request) (any, error) {
 			}
 			d.plant(cb)
 		}
-		list = append(list, cb)
-		out = append(out, s.bps.view(cb))
-	}
-	s.bps.mu.Lock()
-	s.bps.data = list
-	s.bps.mu.Unlock()
+		return cb
+	})
 	return godap.SetDataBreakpointsResponseBody{Breakpoints: out}, nil
 }
