@@ -179,21 +179,56 @@ func (h *Halted) Syscall(nr int, args ...uint64) (uint64, error) {
 	if th == nil {
 		return 0, ErrNoStoppedThread
 	}
+	for attempt := 0; ; attempt++ {
+		ret, pc, got, err := h.syscallOnce(th, nr, args)
+		if err != nil || got == pc+2 {
+			return ret, err
+		}
+		if got == pc && attempt < 2 && h.trapPendingAfter(pc) {
+			// The thread had just executed an int3 of sonde's at pc-1 and
+			// its trap was still pending: the step reported that trap and
+			// ran nothing. The thread belongs at the breakpoint's address
+			// (as settle leaves it on detach: a released thread re-executes
+			// the instruction there); inject again from there.
+			th.invalidateRegs()
+			if err := th.loadRegs(); err != nil {
+				return 0, err
+			}
+			th.rewindPC(pc - 1)
+			continue
+		}
+		return 0, fmt.Errorf("inject syscall %d: thread %d stopped at %#x, not after the syscall at %#x", nr, th.tid, got, pc)
+	}
+}
+
+// trapPendingAfter reports whether pc follows one of sonde's software
+// breakpoints (planted, or removed while threads ran).
+func (h *Halted) trapPendingAfter(pc uint64) bool {
+	owner := h.p.memOwner
+	owner.memMu.RLock()
+	defer owner.memMu.RUnlock()
+	return owner.sw[pc-1] != nil || owner.removed[pc-1]
+}
+
+// syscallOnce is one attempt of Syscall on thread th: it returns the
+// result, the pc the syscall instruction was written at and the pc the
+// thread's step ended at (pc+2 when the call ran).
+func (h *Halted) syscallOnce(th *thread, nr int, args []uint64) (ret, pc, got uint64, err error) {
 	if err := th.flushRegs(); err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	th.invalidateRegs()
 	var saved [generalSize]byte
 	if n, err := getRegSet(th.tid, ntPRStatus, saved[:]); err != nil || n != generalSize {
-		return 0, fmt.Errorf("inject syscall: registers of thread %d: %v", th.tid, err)
+		return 0, 0, 0, fmt.Errorf("inject syscall: registers of thread %d: %v", th.tid, err)
 	}
-	pc := binary.LittleEndian.Uint64(saved[offRIP:])
+	pc = binary.LittleEndian.Uint64(saved[offRIP:])
 	var orig [2]byte
 	if n, err := readRaw(h.p, pc, orig[:]); n != 2 {
-		return 0, fmt.Errorf("inject syscall: code at %#x: %w", pc, err)
+		return 0, 0, 0, fmt.Errorf("inject syscall: code at %#x: %w", pc, err)
 	}
 	if err := h.writeRaw(pc, syscallInsn); err != nil {
-		return 0, err
+		return 0, 0, 0, err
 	}
 	defer h.writeRaw(pc, orig[:])
 	regs := saved
@@ -208,21 +243,18 @@ func (h *Halted) Syscall(nr int, args ...uint64) (uint64, error) {
 	// Trap flag off (a thread stopped mid-step); the kernel keeps RF as it likes.
 	put(offEFLAGS, binary.LittleEndian.Uint64(regs[offEFLAGS:])&^eflagsTF)
 	if err := setRegSet(th.tid, ntPRStatus, regs[:]); err != nil {
-		return 0, fmt.Errorf("inject syscall: set registers of thread %d: %w", th.tid, err)
+		return 0, 0, 0, fmt.Errorf("inject syscall: set registers of thread %d: %w", th.tid, err)
 	}
 	// The trap flag off in what is put back: stepping the syscall instruction
 	// can leave the kernel taking TF for the program's own, and a thread
 	// detached with it dies of SIGTRAP.
 	binary.LittleEndian.PutUint64(saved[offEFLAGS:], binary.LittleEndian.Uint64(saved[offEFLAGS:])&^eflagsTF)
 	defer setRegSet(th.tid, ntPRStatus, saved[:])
-	ret, err := h.stepOnce(th)
+	after, err := h.stepOnce(th)
 	if err != nil {
-		return 0, fmt.Errorf("inject syscall %d: %w", nr, err)
+		return 0, 0, 0, fmt.Errorf("inject syscall %d: %w", nr, err)
 	}
-	if got := binary.LittleEndian.Uint64(ret[offRIP:]); got != pc+2 {
-		return 0, fmt.Errorf("inject syscall %d: thread %d stopped at %#x, not after the syscall at %#x", nr, th.tid, got, pc)
-	}
-	return binary.LittleEndian.Uint64(ret[offRAX:]), nil
+	return binary.LittleEndian.Uint64(after[offRAX:]), pc, binary.LittleEndian.Uint64(after[offRIP:]), nil
 }
 
 // errThreadGone says the thread did not come back from a step as expected
