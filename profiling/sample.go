@@ -3,8 +3,6 @@ package profiling
 import (
 	"debug/elf"
 
-	"github.com/ianlancetaylor/demangle"
-
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/unwind"
@@ -386,9 +384,4 @@ func leadingUnderscores(s string) int {
 }
 
 // demangled is a C++ or Rust name as perf prints it.
-func demangled(name string) string {
-	if s, err := demangle.ToString(name); err == nil {
-		return s
-	}
-	return name
-}
+func demangled(name string) string { return elfsym.Demangled(name) }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ianlancetaylor/demangle"
 	"github.com/sondedbg/sonde/symbols/internal/demangler"
 )
 
@@ -369,9 +368,19 @@ func (t *Table) indexDemangled() {
 }
 
 func demangleNoParams(name string) string {
-	d, err := demangler.ToString(name, demangle.NoParams)
-	if err != nil {
-		return name
+	if d, ok := demangler.WithoutParams(name); ok {
+		return d
 	}
-	return d
+	return name
+}
+
+// Demangled is a C++ or Rust linkage name as binutils and perf print it
+// (parameter lists included, Rust hashes dropped), or name itself when it
+// is not mangled. It goes through sonde's one demangler entry: bounded
+// output, Rust legacy names decoded, a panic on a hostile name refused.
+func Demangled(name string) string {
+	if d, ok := demangler.Full(name); ok {
+		return d
+	}
+	return name
 }

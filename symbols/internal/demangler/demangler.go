@@ -39,6 +39,14 @@ func Full(name string) (string, bool) {
 	return s, err == nil
 }
 
+// WithoutParams demangles a linkage name without C++ parameter lists
+// ("ns::f<int>" for "_ZN2ns1fIiEEvT_"), as symbol tables are searched by
+// name.
+func WithoutParams(name string) (string, bool) {
+	s, err := ToString(name, demangle.NoParams)
+	return s, err == nil
+}
+
 // Display demangles a linkage name as gdb shows a function: like Full but
 // without the return type the demangler prints for template functions
 // ("void ns::f<int>(int)" becomes "ns::f<int>(int)").
