@@ -2,6 +2,7 @@ package profiling
 
 import (
 	"debug/elf"
+	"math/bits"
 
 	"github.com/ianlancetaylor/demangle"
 
@@ -20,14 +21,23 @@ var perfToDWARF = [...]int{
 	16: 8, 17: 9, 18: 10, 19: 11, 20: 12, 21: 13, 22: 14, 23: 15,
 }
 
-// userRegisters converts a sample's user registers into regs (zeroed).
+// userRegisters converts a sample's user registers into regs (zeroed). It
+// walks the mask's bits once (the registers are stored in bit order),
+// rather than asking Sample.Reg for each of the 24 registers.
 func userRegisters(s *perfdata.Sample, regs *unwind.Registers) bool {
 	*regs = unwind.Registers{}
 	if s.RegsABI == 0 {
 		return false
 	}
-	for reg, dw := range perfToDWARF {
-		if v, ok := s.Reg(reg); ok && dw >= 0 && (reg != 12 && reg != 13 && reg != 14 && reg != 15) {
+	i := 0
+	for m := s.RegsMask; m != 0 && i < len(s.Regs); m &= m - 1 {
+		reg := bits.TrailingZeros64(m)
+		v := s.Regs[i]
+		i++
+		if reg >= len(perfToDWARF) || (reg >= 12 && reg <= 15) {
+			continue
+		}
+		if dw := perfToDWARF[reg]; dw >= 0 {
 			regs.Set(dw, v)
 		}
 	}
