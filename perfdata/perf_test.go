@@ -237,8 +237,16 @@ func TestPipeModeMatchesPerf(t *testing.T) {
 // chunk, and checks at the end that none was overwritten.
 func sameAsInPlace(t *testing.T, data []byte) {
 	t.Helper()
-	defer func(n int) { chunkSize = n }(chunkSize)
-	chunkSize = 64 << 10
+	// Every chunk read when it is needed, then one and three reads ahead.
+	for _, ahead := range []int{0, 1, 3} {
+		sameAsInPlaceAhead(t, data, ahead)
+	}
+}
+
+func sameAsInPlaceAhead(t *testing.T, data []byte, ahead int) {
+	t.Helper()
+	defer func(n, a int) { chunkSize, readAhead = n, a }(chunkSize, readAhead)
+	chunkSize, readAhead = 64<<10, ahead
 	r1, err := Open(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		t.Fatal(err)

@@ -121,7 +121,8 @@ type Reader struct {
 	ra      io.ReaderAt
 	chunk   *Chunk
 	pool    *chunkPool
-	end     int64 // file mode: where the data section ends (-1: read to EOF)
+	ahead   prefetch // reads of the next chunks, under way
+	end     int64    // file mode: where the data section ends (-1: read to EOF)
 	buf     []byte
 	rec     Record
 	byID    map[uint64]*Attr
@@ -205,6 +206,7 @@ func Open(ra io.ReaderAt, size int64) (*Reader, error) {
 		return nil, err
 	}
 	r.ra, r.pool = ra, &chunkPool{}
+	r.ahead.depth = readAhead
 	r.pos, r.memOff = int64(dataOff), int64(dataOff)
 	return r, nil
 }

@@ -3,6 +3,7 @@ package profiling
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func BenchmarkFolded(b *testing.B) {
 				rec, err := OpenRecording(path, tc.opts)
 				if err != nil {
 					b.Fatal(err)
+				}
+				if n, err := strconv.Atoi(os.Getenv("SONDE_READAHEAD")); err == nil {
+					rec.reader.SetReadAhead(n)
 				}
 				f := NewFolded()
 				if err := rec.Each(func(s *Sample) error { f.Add(s); return nil }); err != nil {

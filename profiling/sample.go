@@ -2,6 +2,7 @@ package profiling
 
 import (
 	"debug/elf"
+	"math/bits"
 
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/elfsym"
@@ -18,14 +19,23 @@ var perfToDWARF = [...]int{
 	16: 8, 17: 9, 18: 10, 19: 11, 20: 12, 21: 13, 22: 14, 23: 15,
 }
 
-// userRegisters converts a sample's user registers into regs (zeroed).
+// userRegisters converts a sample's user registers into regs (zeroed). It
+// walks the mask's bits once (the registers are stored in bit order),
+// rather than asking Sample.Reg for each of the 24 registers.
 func userRegisters(s *perfdata.Sample, regs *unwind.Registers) bool {
 	*regs = unwind.Registers{}
 	if s.RegsABI == 0 {
 		return false
 	}
-	for reg, dw := range perfToDWARF {
-		if v, ok := s.Reg(reg); ok && dw >= 0 && (reg != 12 && reg != 13 && reg != 14 && reg != 15) {
+	i := 0
+	for m := s.RegsMask; m != 0 && i < len(s.Regs); m &= m - 1 {
+		reg := bits.TrailingZeros64(m)
+		v := s.Regs[i]
+		i++
+		if reg >= len(perfToDWARF) || (reg >= 12 && reg <= 15) {
+			continue
+		}
+		if dw := perfToDWARF[reg]; dw >= 0 {
 			regs.Set(dw, v)
 		}
 	}
@@ -152,6 +162,28 @@ type worker struct {
 	names  []map[uint64][]Frame
 	files  []*fileNames // Builder.cachedNames by file
 	modIDs map[*unwind.Module]uint32
+	// Before the maps, the last module's number and a direct-mapped
+	// cache of recent names: a profile's frames are mostly the same few
+	// hundred addresses, and two map lookups per frame were ~5% of the
+	// CPU of perf folded.
+	lastMod *unwind.Module
+	lastID  uint32
+	recent  [recentNames]recentName
+}
+
+// recentNames is the size of a worker's direct-mapped names cache (a power of 2).
+const recentNames = 1024
+
+type recentName struct {
+	id    uint32 // file number + 1 (0: empty)
+	key   uint64
+	names []Frame
+}
+
+// recentSlot is where (id, key) lives in the direct-mapped cache.
+func recentSlot(id uint32, key uint64) int {
+	h := (key ^ uint64(id)<<40) * 0x9e3779b97f4a7c15
+	return int(h >> (64 - 10))
 }
 
 // nameKey identifies an address inside a file: the address minus the
@@ -259,19 +291,34 @@ func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Mod
 	if um == nil {
 		return append(dst, Frame{PC: pc})
 	}
-	id, ok := w.modIDs[um]
-	if !ok {
-		if len(w.modIDs) > maxWalkers*64 {
-			clear(w.modIDs)
+	var id uint32
+	if um == w.lastMod {
+		id = w.lastID
+	} else {
+		var ok bool
+		id, ok = w.modIDs[um]
+		if !ok {
+			if len(w.modIDs) > maxWalkers*64 {
+				clear(w.modIDs)
+			}
+			id = w.b.fileID(um.Name)
+			w.modIDs[um] = id
 		}
-		id = w.b.fileID(um.Name)
-		w.modIDs[um] = id
+		w.lastMod, w.lastID = um, id
+	}
+	rel := lookup - um.Bias
+	var slot *recentName
+	if rel < 1<<63 {
+		key := nameKey(rel, pc != lookup)
+		slot = &w.recent[recentSlot(id, key)]
+		if slot.id == id+1 && slot.key == key {
+			return appendAt(dst, slot.names, pc)
+		}
 	}
 	for int(id) >= len(w.names) {
 		w.names = append(w.names, map[uint64][]Frame{})
 	}
 	memo := w.names[id]
-	rel := lookup - um.Bias
 	var key uint64
 	if rel < 1<<63 {
 		key = nameKey(rel, pc != lookup)
@@ -299,6 +346,14 @@ func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Mod
 			memo[key] = names
 		}
 	}
+	if slot != nil {
+		*slot = recentName{id: id + 1, key: key, names: names}
+	}
+	return appendAt(dst, names, pc)
+}
+
+// appendAt appends the frames of names, at pc.
+func appendAt(dst, names []Frame, pc uint64) []Frame {
 	for _, n := range names {
 		n.PC = pc
 		dst = append(dst, n)
