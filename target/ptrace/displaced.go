@@ -51,6 +51,7 @@ type displacedStats struct {
 	stepped, emulatedBranches, fallbacks, held int
 	scratchRegs                                int // steps that borrowed a register for rip
 	translatedStops                            int // other stops in a slot, translated
+	int3TrapsTaken                             int // interrupt stops that came with an int3's SIGTRAP queued (pendingtrap.go)
 	areaBase                                   uint64
 	lastFallback                               string
 }
@@ -212,6 +213,7 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		return 0, err
 	}
 	var ws unix.WaitStatus
+	answered := false
 	for try := 0; try < 4; try++ {
 		if err = singleStep(th.tid, 0); err != nil {
 			break
@@ -223,6 +225,10 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		if err != nil || !ws.Stopped() || int(ws)>>16 != eventStop {
 			break
 		}
+		answered = true // a PTRACE_INTERRUPT left over: the call did not run yet
+	}
+	if answered {
+		defer b.answeredInterrupt(th)
 	}
 	if err != nil {
 		return 0, err
@@ -238,9 +244,9 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		return 0, err
 	}
 	ret := th.reg(80)
-	if th.reg(offRIP) != entry+2 {
+	if end := th.reg(offRIP); end != entry+2 {
 		restore()
-		return 0, fmt.Errorf("injected system call %d ended at %#x", nr, th.reg(offRIP))
+		return 0, fmt.Errorf("injected system call %d ended at %#x, not after the syscall at %#x", nr, end, entry)
 	}
 	return ret, restore()
 }
