@@ -219,7 +219,7 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 			break
 		}
 		th.running = true
-		ws, err = b.waitForUpTo(th.tid, 2*time.Second)
+		ws, err = b.waitForUntil(th.tid, time.Now().Add(2*time.Second))
 		th.running = false
 		th.invalidateRegs()
 		if err != nil || !ws.Stopped() || int(ws)>>16 != eventStop {
@@ -249,40 +249,6 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		return 0, fmt.Errorf("injected system call %d ended at %#x, not after the syscall at %#x", nr, end, entry)
 	}
 	return ret, restore()
-}
-
-// waitForUpTo is waitFor with a deadline, for the injected call's step: a
-// thread that was already on its way out (a process killed just before
-// detach) never reports it, and its leader's exit waits for the others.
-func (b *Backend) waitForUpTo(tid int, d time.Duration) (unix.WaitStatus, error) {
-	deadline := time.Now().Add(d)
-	for {
-		if ws, ok := b.takeDeferred(tid); ok {
-			return ws, nil
-		}
-		b.reaper.mu.Lock()
-		b.deferred = append(b.deferred, b.reaper.backlog...)
-		b.reaper.backlog = nil
-		ws, ok := b.takeDeferred(tid)
-		var wpid int
-		var err error
-		if !ok {
-			wpid, ws, err = wait4(tid, unix.WNOHANG)
-		}
-		b.reaper.mu.Unlock()
-		switch {
-		case ok || wpid == tid:
-			return ws, nil
-		case err != nil:
-			return 0, err
-		case time.Now().After(deadline):
-			return 0, fmt.Errorf("thread %d: no stop after an injected system call within %v", tid, d)
-		}
-		for b.reaper.poll() {
-		}
-		b.letExitingThreadsGo(tid)
-		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	}
 }
 
 // auxvEntry returns the program's entry point (AT_ENTRY).
