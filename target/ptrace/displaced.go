@@ -51,6 +51,7 @@ type displacedStats struct {
 	stepped, emulatedBranches, fallbacks, held int
 	scratchRegs                                int // steps that borrowed a register for rip
 	translatedStops                            int // other stops in a slot, translated
+	int3TrapsTaken                             int // interrupt stops that came with an int3's SIGTRAP queued (pendingtrap.go)
 	areaBase                                   uint64
 	lastFallback                               string
 }
@@ -212,17 +213,22 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		return 0, err
 	}
 	var ws unix.WaitStatus
+	answered := false
 	for try := 0; try < 4; try++ {
 		if err = singleStep(th.tid, 0); err != nil {
 			break
 		}
 		th.running = true
-		ws, err = b.waitForUpTo(th.tid, 2*time.Second)
+		ws, err = b.waitForUntil(th.tid, time.Now().Add(2*time.Second))
 		th.running = false
 		th.invalidateRegs()
 		if err != nil || !ws.Stopped() || int(ws)>>16 != eventStop {
 			break
 		}
+		answered = true // a PTRACE_INTERRUPT left over: the call did not run yet
+	}
+	if answered {
+		defer b.answeredInterrupt(th)
 	}
 	if err != nil {
 		return 0, err
@@ -238,45 +244,11 @@ func (b *Backend) injectSyscall(th *thread, nr uint64, args ...uint64) (uint64, 
 		return 0, err
 	}
 	ret := th.reg(80)
-	if th.reg(offRIP) != entry+2 {
+	if end := th.reg(offRIP); end != entry+2 {
 		restore()
-		return 0, fmt.Errorf("injected system call %d ended at %#x", nr, th.reg(offRIP))
+		return 0, fmt.Errorf("injected system call %d ended at %#x, not after the syscall at %#x", nr, end, entry)
 	}
 	return ret, restore()
-}
-
-// waitForUpTo is waitFor with a deadline, for the injected call's step: a
-// thread that was already on its way out (a process killed just before
-// detach) never reports it, and its leader's exit waits for the others.
-func (b *Backend) waitForUpTo(tid int, d time.Duration) (unix.WaitStatus, error) {
-	deadline := time.Now().Add(d)
-	for {
-		if ws, ok := b.takeDeferred(tid); ok {
-			return ws, nil
-		}
-		b.reaper.mu.Lock()
-		b.deferred = append(b.deferred, b.reaper.backlog...)
-		b.reaper.backlog = nil
-		ws, ok := b.takeDeferred(tid)
-		var wpid int
-		var err error
-		if !ok {
-			wpid, ws, err = wait4(tid, unix.WNOHANG)
-		}
-		b.reaper.mu.Unlock()
-		switch {
-		case ok || wpid == tid:
-			return ws, nil
-		case err != nil:
-			return 0, err
-		case time.Now().After(deadline):
-			return 0, fmt.Errorf("thread %d: no stop after an injected system call within %v", tid, d)
-		}
-		for b.reaper.poll() {
-		}
-		b.letExitingThreadsGo(tid)
-		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-	}
 }
 
 // auxvEntry returns the program's entry point (AT_ENTRY).

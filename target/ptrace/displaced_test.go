@@ -113,6 +113,14 @@ func buildFlags(t testing.TB, src string, flags ...string) string {
 	return testprog.Build(t, testprog.Spec{Sources: []string{src}, Flags: flags})
 }
 
+// checksum is the first word of tp_dstep's output.
+func checksum(out string) string {
+	if f := strings.Fields(out); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
 // uninstrumented runs the program directly and returns its output.
 func uninstrumented(t *testing.T, path string, args ...string) string {
 	t.Helper()
@@ -244,7 +252,11 @@ func TestDisplacedStepNonStop(t *testing.T) {
 				t.Logf("stop-the-world: %d threads held, the 9th seen in tracing stop %d of %d times", run.stats.held, traced.Load(), samples.Load())
 				return
 			}
-			if run.exit.Code != 0 || run.stdout != want {
+			// The checksum: whether the 9th ran before the hammers were
+			// done is the scheduler's (an uninstrumented run on a loaded
+			// machine says nine-idle now and then); that it was never held
+			// is the sampling's to say.
+			if run.exit.Code != 0 || checksum(run.stdout) != checksum(want) {
 				t.Fatalf("output %q exit %v, want %q", run.stdout, run.exit, want)
 			}
 			if run.hits != 8*3000 {

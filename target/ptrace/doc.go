@@ -59,20 +59,20 @@
 // attached to: a lost debugger must not kill the program it was looking at (the
 // breakpoint risk remains). Front ends should turn SIGINT and SIGTERM into Close.
 //
+// # Stops and their order
+//
+// Wait statuses are handled one at a time, in the order they were consumed,
+// the rest waiting in one queue (b.deferred) where a wait inside the handling
+// of one status (stopping the other threads, a step) finds them. An
+// interrupt stop that comes with an int3's SIGTRAP still queued (the thread
+// was interrupted as it hit a breakpoint) is settled at once: the trap is
+// taken and the thread put back on the breakpoint (interrupts.go).
+//
 // # Known limits
 //
 // A thread single-stepped over a breakpoint on a system call instruction that
 // blocks holds the process's other threads until the call returns (system calls
-// are never stepped displaced). With several threads hitting a breakpoint that
-// must be stepped in place, stray SIGTRAP stops can be reported (seen with 8
-// threads under TestDisplacedStepNonStop's negative control,
-// SONDE_DSTEP_CONTROL=1): they come with pc 0 and the thread is still
-// running for the backend (a resume says so), i.e. a SIGTRAP status was
-// handled after its thread had been restarted — its siginfo and registers
-// were unreadable, so it was taken for a signal. Marking a thread whose
-// status stopOthers defers as stopped is not the fix (the control then
-// hangs). Displaced stepping avoids that path for everything but system
-// calls. The scratch area
+// are never stepped displaced). The scratch area
 // shows in the memory map while the process is traced. A thread in
 // uninterruptible sleep (D state) delays Suspend until it wakes. Resuming a
 // thread of a job-control-stopped process makes it run (as under gdb); detaching

@@ -95,6 +95,9 @@ func (b *Backend) onEventStop(th *thread, sig int) {
 		}
 	}
 	if th.wantStop {
+		if !group && !b.takeInt3Trap(th) {
+			return // stopped for something else: that status comes next
+		}
 		b.report(th, &target.SuspendReason{Kind: target.ReasonUser})
 		return
 	}

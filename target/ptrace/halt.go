@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -48,17 +49,20 @@ func (b *Backend) haltAll(p *process) []*thread {
 	var held []*thread
 	for round := 0; round < 100; round++ {
 		held = append(held, b.stopOthers(&thread{proc: p})...) // a thread of no one: stops them all
-		evs := b.deferred
-		b.deferred = nil
-		var rest []waitEvent
-		for _, ev := range evs {
-			if th := b.threads[ev.tid]; th != nil && th.proc.memOwner == p.memOwner {
-				b.handleSafely(ev)
-			} else {
-				rest = append(rest, ev)
+		// The statuses of this address space's threads, one at a time, the
+		// others left where a wait inside the handling finds them (see drain).
+		for {
+			k := slices.IndexFunc(b.deferred, func(ev waitEvent) bool {
+				th := b.threads[ev.tid]
+				return th != nil && th.proc.memOwner == p.memOwner
+			})
+			if k < 0 {
+				break
 			}
+			ev := b.deferred[k]
+			b.deferred = slices.Delete(b.deferred, k, k+1)
+			b.handleSafely(ev)
 		}
-		b.deferred = append(rest, b.deferred...)
 		running := false
 		for _, sp := range b.sharers(p.memOwner) {
 			for _, th := range sp.sortedThreads() {
@@ -78,15 +82,16 @@ func (b *Backend) haltAll(p *process) []*thread {
 type detachHooks struct {
 	mu    sync.Mutex
 	next  int
-	hooks map[int]func(h *Halted)
+	hooks map[int]func(h *Halted) error
 }
 
 var hooksByBackend sync.Map // *Backend -> *detachHooks
 
 // OnDetach registers f to run before the backend detaches from a process
-// (Detach, Close), with every thread of it stopped. remove unregisters it.
-func (b *Backend) OnDetach(f func(h *Halted)) (remove func()) {
-	v, _ := hooksByBackend.LoadOrStore(b, &detachHooks{hooks: map[int]func(*Halted){}})
+// (Detach, Close), with every thread of it stopped; an error it returns is
+// the detach's. remove unregisters it.
+func (b *Backend) OnDetach(f func(h *Halted) error) (remove func()) {
+	v, _ := hooksByBackend.LoadOrStore(b, &detachHooks{hooks: map[int]func(*Halted) error{}})
 	d := v.(*detachHooks)
 	d.mu.Lock()
 	id := d.next
@@ -100,22 +105,39 @@ func (b *Backend) OnDetach(f func(h *Halted)) (remove func()) {
 	}
 }
 
-// runDetachHooks runs the OnDetach hooks for p, whose threads are stopped.
-func (b *Backend) runDetachHooks(p *process) {
-	v, ok := hooksByBackend.Load(b)
-	if !ok {
-		return
+// runDetachHooks runs the OnDetach hooks for p, whose threads are stopped,
+// once each, and returns their errors, and an error for every range of
+// generated code (AddGenerated) of p still registered after them: a code
+// cache a hook could not free stays mapped in the program.
+func (b *Backend) runDetachHooks(p *process) error {
+	var errs []error
+	if v, ok := hooksByBackend.Load(b); ok {
+		d := v.(*detachHooks)
+		d.mu.Lock()
+		fs := make([]func(*Halted) error, 0, len(d.hooks))
+		for _, f := range d.hooks {
+			fs = append(fs, f)
+		}
+		d.mu.Unlock()
+		for _, f := range fs {
+			b.runSafely(func() {
+				if err := f(&Halted{b: b, p: p}); err != nil {
+					errs = append(errs, err)
+				}
+			})
+		}
 	}
-	d := v.(*detachHooks)
-	d.mu.Lock()
-	fs := make([]func(*Halted), 0, len(d.hooks))
-	for _, f := range d.hooks {
-		fs = append(fs, f)
+	if v, ok := generatedByBackend.Load(b); ok {
+		g := v.(*generated)
+		g.mu.Lock()
+		for _, r := range g.ranges {
+			if r.pid == p.pid {
+				errs = append(errs, fmt.Errorf("generated code at [%#x, %#x) is still mapped", r.lo, r.hi))
+			}
+		}
+		g.mu.Unlock()
 	}
-	d.mu.Unlock()
-	for _, f := range fs {
-		b.runSafely(func() { f(&Halted{b: b, p: p}) })
-	}
+	return errors.Join(errs...)
 }
 
 // PID returns the process ID.
@@ -179,38 +201,17 @@ func (h *Halted) Syscall(nr int, args ...uint64) (uint64, error) {
 	if th == nil {
 		return 0, ErrNoStoppedThread
 	}
-	for attempt := 0; ; attempt++ {
-		ret, pc, got, err := h.syscallOnce(th, nr, args)
-		if err != nil || got == pc+2 {
-			return ret, err
-		}
-		if got == pc && attempt < 2 && h.trapPendingAfter(pc) {
-			// The thread had just executed an int3 of sonde's at pc-1 and
-			// its trap was still pending: the step reported that trap and
-			// ran nothing. The thread belongs at the breakpoint's address
-			// (as settle leaves it on detach: a released thread re-executes
-			// the instruction there); inject again from there.
-			th.invalidateRegs()
-			if err := th.loadRegs(); err != nil {
-				return 0, err
-			}
-			th.rewindPC(pc - 1)
-			continue
-		}
-		return 0, fmt.Errorf("inject syscall %d: thread %d stopped at %#x, not after the syscall at %#x", nr, th.tid, got, pc)
+	ret, pc, got, err := h.syscallOnce(th, nr, args)
+	if err == nil && got != pc+2 {
+		// (A thread interrupted just after an int3 of sonde's, its SIGTRAP
+		// still queued, would end the step where it began: the interrupt
+		// stop takes that trap, see takeInt3Trap.)
+		err = fmt.Errorf("inject syscall %d: thread %d stopped at %#x, not after the syscall at %#x", nr, th.tid, got, pc)
 	}
+	return ret, err
 }
 
-// trapPendingAfter reports whether pc follows one of sonde's software
-// breakpoints (planted, or removed while threads ran).
-func (h *Halted) trapPendingAfter(pc uint64) bool {
-	owner := h.p.memOwner
-	owner.memMu.RLock()
-	defer owner.memMu.RUnlock()
-	return owner.sw[pc-1] != nil || owner.removed[pc-1]
-}
-
-// syscallOnce is one attempt of Syscall on thread th: it returns the
+// syscallOnce runs Syscall on thread th: it returns the
 // result, the pc the syscall instruction was written at and the pc the
 // thread's step ended at (pc+2 when the call ran).
 func (h *Halted) syscallOnce(th *thread, nr int, args []uint64) (ret, pc, got uint64, err error) {
@@ -274,7 +275,9 @@ func (h *Halted) stepOnce(th *thread) ([generalSize]byte, error) {
 			return regs, err
 		}
 		if ws.Stopped() && int(ws)>>16 == eventStop {
-			continue // a PTRACE_INTERRUPT left over: the step did not run yet
+			// A PTRACE_INTERRUPT left over: the step did not run yet.
+			defer h.b.answeredInterrupt(th)
+			continue
 		}
 		if !ws.Stopped() || ws.StopSignal() != unix.SIGTRAP || int(ws)>>16 != 0 {
 			h.b.deferred = append([]waitEvent{{th.tid, ws}}, h.b.deferred...)

@@ -291,6 +291,9 @@ func (b *Backend) stopOthers(th *thread) []*thread {
 				}
 			}
 			ot.groupStopped = ws.StopSignal() != unix.SIGTRAP
+			if !ot.groupStopped && !b.takeInt3Trap(ot) {
+				continue // stopped for something else: its status is in b.deferred
+			}
 			if ot.wantStop {
 				b.report(ot, &target.SuspendReason{Kind: target.ReasonUser})
 				continue

@@ -184,17 +184,24 @@ func (b *Backend) spin() {
 
 // drain handles every consumed wait status, including those that arrive while
 // handling.
+//
+// One at a time, the rest left in b.deferred: handling a status can wait for
+// another thread's (a breakpoint stepped in place stops the others, a
+// displaced step waits for its own thread), and that wait must find the
+// status already consumed there. Taken out in a batch, it was not found: the
+// wait saw a thread that never stopped again, gave up after 2 s, took the
+// thread for stopped and restarted it — and the old status was handled
+// afterwards, for a running thread (a SIGTRAP with unreadable registers,
+// reported as a signal at pc 0).
 func (b *Backend) drain() {
 	for {
-		evs := b.deferred
-		b.deferred = nil
-		evs = append(evs, b.reaper.take()...)
-		if len(evs) == 0 {
+		b.deferred = append(b.deferred, b.reaper.take()...)
+		if len(b.deferred) == 0 {
 			return
 		}
-		for _, ev := range evs {
-			b.handleSafely(ev)
-		}
+		ev := b.deferred[0]
+		b.deferred = b.deferred[1:]
+		b.handleSafely(ev)
 	}
 }
 

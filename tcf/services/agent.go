@@ -184,13 +184,25 @@ func (a *Agent) onEvent(e target.Event) {
 
 // emitSuspended sends the events of a thread's stop: contextSuspended, and
 // contextException for a fault. The entry stop of a launch is reported with
-// the exec's SIGTRAP, as the C agent does.
-func (a *Agent) emitSuspended(e target.Event, entry bool) {
+// the exec's SIGTRAP, as the C agent does. With takeSpent, the Temporary
+// breakpoints the stop was at are removed before the client hears of the
+// stop (named in it all the same; their contextRemoved follows it): a
+// client that looks at once must find neither them nor their probes' jumps.
+func (a *Agent) emitSuspended(e target.Event, entry, takeSpent bool) {
 	// Before the event: writing it wakes the client, which may take this
 	// CPU from the thread writing it for a while.
 	a.prefetchStack(e.Context)
 	id := string(e.Context.ID())
 	reason, params := a.stateOf(e.Reason)
+	var spent []string
+	if takeSpent {
+		spent = a.takeSpent(e.Reason)
+		defer func() {
+			if len(spent) > 0 {
+				a.emit("Breakpoints", "contextRemoved", spent)
+			}
+		}()
+	}
 	if entry && params["Signal"] == nil {
 		params["Signal"] = int(syscall.SIGTRAP)
 		params["SignalName"] = target.Signal(syscall.SIGTRAP).Name()

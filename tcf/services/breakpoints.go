@@ -349,12 +349,20 @@ func (a *Agent) addBreakpoint(ch *tcf.Channel, p map[string]any, fromSet bool) e
 // release drops one of a channel's references; the breakpoint goes with the
 // last reference.
 func (a *Agent) release(ch *tcf.Channel, id string) {
+	if a.drop(ch, id) {
+		a.emit("Breakpoints", "contextRemoved", []string{id})
+	}
+}
+
+// drop is release without the event: it reports whether the breakpoint is
+// gone (unplanted everywhere).
+func (a *Agent) drop(ch *tcf.Channel, id string) bool {
 	bt := &a.bps
 	bt.mu.Lock()
 	cb := bt.byID[id]
 	if cb == nil || cb.owners[ch] == 0 {
 		bt.mu.Unlock()
-		return
+		return false
 	}
 	cb.owners[ch]--
 	if cb.owners[ch] == 0 {
@@ -367,8 +375,8 @@ func (a *Agent) release(ch *tcf.Channel, id string) {
 	bt.mu.Unlock()
 	if gone {
 		a.unplantAll(cb)
-		a.emit("Breakpoints", "contextRemoved", []string{id})
 	}
+	return gone
 }
 
 // dropChannel releases everything a closed channel held.
@@ -825,9 +833,19 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 
 // releaseSpent removes the Temporary breakpoints a reported stop was at.
 func (a *Agent) releaseSpent(r *target.SuspendReason) {
-	if r == nil {
-		return
+	if ids := a.takeSpent(r); len(ids) > 0 {
+		a.emit("Breakpoints", "contextRemoved", ids)
 	}
+}
+
+// takeSpent removes the Temporary breakpoints a stop was at (their int3s
+// and probes out of the code) and returns the IDs gone, whose
+// contextRemoved the caller sends.
+func (a *Agent) takeSpent(r *target.SuspendReason) []string {
+	if r == nil {
+		return nil
+	}
+	var gone []string
 	for _, bp := range r.Breakpoints {
 		a.bps.mu.Lock()
 		cb := a.bps.byPlanted[bp]
@@ -837,10 +855,13 @@ func (a *Agent) releaseSpent(r *target.SuspendReason) {
 		}
 		for ch, n := range a.owners(cb) {
 			for ; n > 0; n-- {
-				a.release(ch, cb.id)
+				if a.drop(ch, cb.id) {
+					gone = append(gone, cb.id)
+				}
 			}
 		}
 	}
+	return gone
 }
 
 func (a *Agent) owners(cb *clientBreakpoint) map[*tcf.Channel]int {

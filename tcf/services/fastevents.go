@@ -39,9 +39,12 @@ func (a *Agent) onEventNow(e target.Event) bool {
 	if f.sent == nil {
 		f.sent, f.left = map[uint64]bool{}, map[uint64]bool{}
 	}
-	if len(f.left) == 0 && a.sendNow(e) {
+	// A stop at a Temporary breakpoint is not sent from here: onEvent
+	// removes the breakpoint (and its probe) first, which this thread — the
+	// tracer's — cannot wait for.
+	if len(f.left) == 0 && !a.mayHaveSpent(e.Reason) && a.sendNow(e) {
 		f.sent[e.Seq] = true
-		return !a.mayHaveSpent(e.Reason)
+		return true
 	}
 	f.left[e.Seq] = true
 	return false
@@ -104,7 +107,7 @@ func (a *Agent) sendNow(e target.Event) bool {
 		a.emitBehind("RunControl", "contextResumed", string(c.ID()))
 		return true
 	}
-	a.emitSuspended(e, false)
+	a.emitSuspended(e, false, false)
 	return true
 }
 

@@ -349,8 +349,7 @@ func (a *Agent) runControlEvent(e target.Event) {
 		if a.hidden(c) {
 			return
 		}
-		a.emitSuspended(e, a.isEntryStop(c))
-		a.releaseSpent(e.Reason)
+		a.emitSuspended(e, a.isEntryStop(c), true)
 	case target.EventStarted:
 		if a.hidden(c) {
 			return

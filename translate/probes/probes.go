@@ -111,9 +111,9 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		return nil, ErrNotLive
 	}
 	s := &Set{tg: tg, proc: proc, backend: b}
-	s.unhook = b.OnDetach(func(h *ptrace.Halted) {
+	s.unhook = b.OnDetach(func(h *ptrace.Halted) error {
 		if h.PID() != proc.PID() {
-			return
+			return nil
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -124,8 +124,12 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 				p.unredirect = nil
 			}
 		}
-		s.removeAll(h)
+		err := s.removeAll(h)
 		s.gone = true
+		if err != nil {
+			return fmt.Errorf("probes of process %d: %w", proc.PID(), err)
+		}
+		return nil
 	})
 	// An exec replaces the address space: the probes and caches are gone
 	// with the old one (nothing may be written back into the new program).
