@@ -29,21 +29,32 @@ type FunctionSymbol struct {
 	Bind elf.SymBind
 }
 
-// funcSym is one indexed function symbol; next chains the symbols of one
-// name (-1 ends the chain).
+// funcSym is one function symbol found by name.
 type funcSym struct {
 	addr, size uint64
 	bind       elf.SymBind
-	next       int32
 }
 
+// symTable is one raw symbol table with its string table.
+type symTable struct {
+	f          *elf.File
+	syms, strs []byte
+}
+
+// funcSymIndex answers by name from the raw symbol tables. A stack asks for
+// a few dozen names, so each is found by one scan of the tables (tens of
+// microseconds for libc) and remembered, instead of hashing every name of
+// the tables into a map first (several milliseconds, more than all the
+// scans of a run).
 type funcSymIndex struct {
-	once  sync.Once
-	first map[string]int32 // name -> first entry of its chain in syms
-	syms  []funcSym
+	once   sync.Once
+	tables []symTable
 	// mangled: some symbol name is C++ or Rust mangled, so a name the index
 	// lacks may still be found by its demangled form (elfsym's ByName).
 	mangled bool
+
+	mu    sync.Mutex
+	found map[string][]funcSym
 }
 
 // FunctionSymbols returns the defined function symbols called name (the
@@ -76,13 +87,13 @@ func (b *Binary) indexedFunctions(name string) ([]FunctionSymbol, bool) {
 		return nil, false
 	}
 	x := b.functionSymbolIndex()
-	i, found := x.first[name]
-	if !found {
+	syms := x.lookup(name)
+	if len(syms) == 0 {
 		return nil, !x.mangled
 	}
 	var out []FunctionSymbol
-	for ; i >= 0; i = x.syms[i].next {
-		s := &x.syms[i]
+	for i := range syms {
+		s := &syms[i]
 		// Copies of one symbol (.symtab and .dynsym, binary and debug file)
 		// are one: keep the binding the table prefers (non-local, then global).
 		j := slices.IndexFunc(out, func(f FunctionSymbol) bool { return f.Addr == s.addr && f.Size == s.size })
@@ -122,12 +133,12 @@ func cmpUint64(a, b uint64) int {
 	return 0
 }
 
-// functionSymbolIndex returns b's function-symbol index, built on first use
-// from the files the symbol table would be built from.
+// functionSymbolIndex returns b's function-symbol index, set up on first
+// use over the files the symbol table would be built from.
 func (b *Binary) functionSymbolIndex() *funcSymIndex {
 	x := &b.fsyms
 	x.once.Do(func() {
-		x.first = map[string]int32{}
+		x.found = map[string][]funcSym{}
 		seen := map[*elf.File]bool{}
 		for _, f := range b.symbolFiles() {
 			if f == nil || seen[f] {
@@ -140,86 +151,99 @@ func (b *Binary) functionSymbolIndex() *funcSymIndex {
 					read = ef.fileBytes // the mapped file: no copy
 				}
 			}
-			for _, s := range f.Sections { // .symtab before .dynsym, as the table reads them
-				if s.Type == elf.SHT_SYMTAB {
-					x.add(f, s, read)
-				}
-			}
 			for _, s := range f.Sections {
-				if s.Type == elf.SHT_DYNSYM {
-					x.add(f, s, read)
+				if s.Type != elf.SHT_SYMTAB && s.Type != elf.SHT_DYNSYM {
+					continue
 				}
+				if s.Link == 0 || int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type == elf.SHT_NOBITS {
+					continue // a debug file's .dynsym has no bytes (nor names)
+				}
+				syms, err1 := read(s)
+				strs, err2 := read(f.Sections[s.Link])
+				if err1 != nil || err2 != nil {
+					continue // a damaged table: the others still answer
+				}
+				x.tables = append(x.tables, symTable{f: f, syms: syms, strs: strs})
+				x.mangled = x.mangled || hasMangledName(syms, strs)
 			}
 		}
 	})
 	return x
 }
 
-// add indexes the defined function symbols of symbol table s with elfsym's
-// rules: a symbol of a loaded section (not undefined, not a reserved
-// index), STT_FUNC or STT_GNU_IFUNC, named, its @version dropped, address
-// not zero. A damaged table adds what it can read.
-func (x *funcSymIndex) add(f *elf.File, s *elf.Section, read func(*elf.Section) ([]byte, error)) {
-	if s.Link == 0 || int(s.Link) >= len(f.Sections) || f.Sections[s.Link].Type == elf.SHT_NOBITS {
-		return // a debug file's .dynsym has no bytes (nor names)
+// hasMangledName reports whether a symbol of the table has a C++ or Rust
+// mangled name (of any kind: the table's demangled index holds them all).
+func hasMangledName(syms, strs []byte) bool {
+	for off := symEntrySize; off+symEntrySize <= len(syms); off += symEntrySize {
+		no := uint64(binary.LittleEndian.Uint32(syms[off:]))
+		if no+2 <= uint64(len(strs)) && strs[no] == '_' && (strs[no+1] == 'Z' || strs[no+1] == 'R') {
+			return true
+		}
 	}
-	syms, err := read(s)
-	if err != nil {
-		return
+	return false
+}
+
+// lookup returns the function symbols whose name, its @version dropped, is
+// name, with elfsym's rules: a symbol of a loaded section (not undefined,
+// not a reserved index), STT_FUNC or STT_GNU_IFUNC, address not zero.
+func (x *funcSymIndex) lookup(name string) []funcSym {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if r, ok := x.found[name]; ok {
+		return r
 	}
-	strs, err := read(f.Sections[s.Link])
-	if err != nil {
-		return
+	var out []funcSym
+	// A stripped name holds no '@' after its first byte (StripVersion).
+	if name != "" && strings.IndexByte(name[1:], '@') < 0 {
+		for _, t := range x.tables {
+			out = t.appendFunctions(out, name)
+		}
 	}
-	names := string(strs) // one copy; every name is a substring of it
+	if len(x.found) < 1<<14 { // names come from the target's DWARF: bound the memo
+		x.found[name] = out
+	}
+	return out
+}
+
+// appendFunctions appends the function symbols of t called name.
+func (t *symTable) appendFunctions(out []funcSym, name string) []funcSym {
 	le := binary.LittleEndian
+	syms, strs, f := t.syms, t.strs, t.f
 	for off := symEntrySize; off+symEntrySize <= len(syms); off += symEntrySize { // entry 0 is reserved
 		e := syms[off : off+symEntrySize]
-		info, shndx, value := e[4], elf.SectionIndex(le.Uint16(e[6:])), le.Uint64(e[8:])
-		no := le.Uint32(e)
-		if uint64(no) >= uint64(len(names)) {
+		info := e[4]
+		if typ := elf.ST_TYPE(info); typ != elf.STT_FUNC && typ != elf.STT_GNU_IFUNC {
 			continue
 		}
-		name := names[no:]
-		if i := strings.IndexByte(name, 0); i >= 0 {
-			name = name[:i]
-		}
-		if !x.mangled && (strings.HasPrefix(name, "_Z") || strings.HasPrefix(name, "_R")) {
-			x.mangled = true // of any kind: the table's demangled index holds them all
-		}
-		if t := elf.ST_TYPE(info); t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+		no := uint64(le.Uint32(e))
+		end := no + uint64(len(name))
+		if end >= uint64(len(strs)) || string(strs[no:end]) != name {
 			continue
 		}
+		// The whole name, or the name then its version (a first '@' after
+		// the first byte: StripVersion).
+		if c := strs[end]; c != 0 && (c != '@' || name[0] == '@') {
+			continue
+		}
+		shndx, value := elf.SectionIndex(le.Uint16(e[6:])), le.Uint64(e[8:])
 		if shndx == elf.SHN_UNDEF || shndx >= elf.SHN_LORESERVE || int(shndx) >= len(f.Sections) ||
 			f.Sections[shndx].Flags&elf.SHF_ALLOC == 0 || value == 0 {
 			continue
 		}
-		name, _ = elfsym.StripVersion(name)
-		if name == "" {
-			continue
-		}
-		next, ok := x.first[name]
-		if !ok {
-			next = -1
-		}
-		x.first[name] = int32(len(x.syms))
-		x.syms = append(x.syms, funcSym{addr: value, size: le.Uint64(e[16:]), bind: elf.ST_BIND(info), next: next})
+		out = append(out, funcSym{addr: value, size: le.Uint64(e[16:]), bind: elf.ST_BIND(info)})
 	}
+	return out
 }
 
 // functionAddress is FunctionAddress's answer from the index: the lowest
 // address of a global (or weak) function symbol called name, else of a
 // local one.
 func (b *Binary) functionAddress(name string) (addr uint64, global, ok bool) {
-	x := b.functionSymbolIndex()
-	i, found := x.first[name]
-	if !found {
-		return 0, false, false
-	}
 	var local uint64
 	var hasLocal bool
-	for ; i >= 0; i = x.syms[i].next {
-		s := &x.syms[i]
+	syms := b.functionSymbolIndex().lookup(name)
+	for i := range syms {
+		s := &syms[i]
 		if s.bind != elf.STB_LOCAL {
 			if !global || s.addr < addr {
 				addr, global = s.addr, true

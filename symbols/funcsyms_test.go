@@ -100,3 +100,26 @@ func benchFunctionSymbols(b *testing.B, lookup func(*Binary)) {
 		bin.Close()
 	}
 }
+
+// BenchmarkFunctionSymbolIndex: what a stack of 8 threads asks libc's
+// function-symbol index: 20 names, from an index not set up yet.
+func BenchmarkFunctionSymbolIndex(b *testing.B) {
+	names := []string{"nanosleep", "__clock_nanosleep", "__futex_abstimed_wait_common", "clone3",
+		"start_thread", "__pthread_cond_wait", "select", "poll", "sigwait", "__sigtimedwait", "read",
+		"pause", "__GI___nanosleep", "_dl_catch_error", "memcpy", "strlen", "no_such_name", "malloc", "free", "abort"}
+	path := "/lib/x86_64-linux-gnu/libc.so.6"
+	bin, err := Open(path, &Options{NoPersistentCache: true})
+	if err != nil {
+		b.Skipf("%s: %v", path, err)
+	}
+	defer bin.Close()
+	cpu := startCPU()
+	for b.Loop() {
+		bin.fsyms = funcSymIndex{}
+		for _, n := range names {
+			bin.FunctionSymbols(n)
+			bin.FunctionAddress(n)
+		}
+	}
+	b.ReportMetric(cpu()*1000/float64(b.N), "cpu-ms/op")
+}
