@@ -29,7 +29,7 @@ func BenchmarkLoad(b *testing.B) {
 	}
 }
 
-// BenchmarkStore: write (merge with the file on disk, fsync, rename) 10 MB.
+// BenchmarkStore: write (merge with the file on disk, rename) 10 MB.
 func BenchmarkStore(b *testing.B) {
 	c := benchFile(b)
 	secs := map[string][]byte{"y": pattern(10<<20, 7)}

@@ -12,8 +12,9 @@
 // a checksum of every section. A file failing any check is rejected with an
 // *Error naming the Reason; nothing in a bad file can crash the reader.
 //
-// Files are written to a temporary name, fsynced and renamed into place, so
-// readers never see half a file; a writer merges what is already on disk
+// Files are written to a temporary name and renamed into place, so readers
+// never see half a file (they are not fsynced: a file a crash tore fails
+// validation and is rebuilt); a writer merges what is already on disk
 // (sections another run added are kept) under a directory lock, so concurrent
 // writers in several processes lose nothing. The cache directory is pruned to
 // a size limit, least recently used files first.

@@ -101,6 +101,8 @@ type Binary struct {
 	funcs     funcIndex   // function names to addresses, for FunctionAddress (funcindex.go)
 	elfNames  bool        // Options.SymbolTableNames
 
+	fsyms funcSymIndex // function symbols by name, before the table is built (funcsyms.go)
+
 	warnMu   sync.Mutex
 	warnings []error
 }

@@ -479,11 +479,7 @@ func (s CallSite) String() string {
 // ones. global says which it found.
 func (b *Binary) FunctionAddress(name string) (addr uint64, global, ok bool) {
 	if !b.symsReady.Load() && !strings.HasSuffix(name, "@plt") { // PLT stubs are the table's own
-		a := b.functionIndex()[name] // the same answer without building the table
-		if a.hasGlobal {
-			return a.global, true, true
-		}
-		return a.local, false, a.hasLocal
+		return b.functionAddress(name) // the same answer without building the table (funcsyms.go)
 	}
 	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
 		if s.Addr == 0 {

@@ -207,9 +207,11 @@ func (d *dwarfFile) index() {
 			d.indexErrs = append(d.indexErrs, d.fail("read unit headers", err))
 		}
 		d.units = make([]*compUnit, len(hdrs))
+		all := make([]compUnit, len(hdrs)) // one allocation for every unit
 		byOffset := make(map[uint64]int, len(hdrs))
 		for i := range hdrs {
-			d.units[i] = &compUnit{file: d, hdr: hdrs[i]}
+			all[i].file, all[i].hdr = d, hdrs[i]
+			d.units[i] = &all[i]
 			byOffset[hdrs[i].Offset] = i
 		}
 		var spans []span

@@ -172,6 +172,11 @@ func (e *elfFile) readSection(s *elf.Section) ([]byte, error) {
 		if b, ok := e.persist.lookup(e, s); ok {
 			return b, nil
 		}
+		b, err := e.inflate(s)
+		if err == nil && persistable(s) {
+			e.persist.added(s, b)
+		}
+		return b, err
 	}
 	return e.inflate(s)
 }

@@ -12,14 +12,11 @@ package symbols
 // or regrown section.
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 
-	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
 )
@@ -65,27 +62,8 @@ func inflateZlib(body []byte, size uint64, alloc func(uint64) []byte) ([]byte, e
 	if size > uint64(len(body))*1040+64 {
 		return nil, fmt.Errorf("claimed size %d for a %d-byte zlib stream: %w", size, len(body), errSizeMismatch)
 	}
-	zr, err := zlib.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	defer zr.Close()
 	out := alloc(size)
-	if _, err := io.ReadFull(zr, out); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-			return nil, errSizeMismatch
-		}
-		return nil, err
-	}
-	// The stream must end here: reading on checks the Adler-32 trailer.
-	var one [1]byte
-	switch n, err := zr.Read(one[:]); {
-	case n > 0:
-		return nil, errSizeMismatch
-	case err != io.EOF:
-		if err == nil {
-			err = errors.New("zlib stream does not end")
-		}
+	if err := inflateZlibInto(body, out); err != nil { // deflate.go
 		return nil, err
 	}
 	return out, nil

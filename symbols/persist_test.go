@@ -119,6 +119,15 @@ func TestPersistedSameAnswers(t *testing.T) {
 	}
 }
 
+// persisted waits for the cache writes b started in the background.
+func persisted(b *Binary) {
+	for _, ef := range []*elfFile{b.ef, b.debug} {
+		if ef != nil && ef.persist != nil {
+			ef.persist.wait()
+		}
+	}
+}
+
 func samePersisted(t *testing.T, want *Binary, compressed string, addrs []uint64) {
 	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
 	off := openWith(t, compressed, &Options{NoPersistentCache: true})
@@ -130,6 +139,7 @@ func samePersisted(t *testing.T, want *Binary, compressed string, addrs []uint64
 	cold := openWith(t, compressed, &Options{PersistentCache: cache})
 	compareAll(t, want, cold, addrs)
 	compareLines(t, want, cold, addrs)
+	persisted(cold)
 	if p := cold.ef.persist; p == nil || p.loaded || p.err != nil && pcache.ReasonOf(p.err) != pcache.ReasonMissing {
 		t.Fatalf("cold open: %+v", p)
 	}
@@ -169,7 +179,9 @@ func TestDamagedOrStaleCacheRebuilt(t *testing.T) {
 	addrs := codeAddresses(t, plain)
 	want := openWith(t, plain, &Options{NoPersistentCache: true})
 	cache := &pcache.Cache{Dir: filepath.Join(t.TempDir(), "pc")}
-	compareAll(t, want, openWith(t, compressed, &Options{PersistentCache: cache}), addrs)
+	first := openWith(t, compressed, &Options{PersistentCache: cache})
+	compareAll(t, want, first, addrs)
+	persisted(first)
 	files, _ := filepath.Glob(filepath.Join(cache.Dir, "*.pcache"))
 	if len(files) != 1 {
 		t.Fatalf("cache files %v", files)
@@ -186,6 +198,7 @@ func TestDamagedOrStaleCacheRebuilt(t *testing.T) {
 		}
 		b := openWith(t, compressed, &Options{PersistentCache: cache})
 		compareAll(t, want, b, addrs)
+		persisted(b)
 		if p := b.ef.persist; p.loaded || p.err == nil {
 			t.Fatalf("byte %d flipped: cache used (%+v)", at, p)
 		}
@@ -258,6 +271,7 @@ func TestLibcPersistedSameAnswers(t *testing.T) {
 				t.Fatalf("%s: %#x: got %+v %v, want %+v %v", phase, a, g, err2, w, err1)
 			}
 		}
+		persisted(b)
 		if p := b.debug.persist; (phase == "warm") != p.loaded {
 			t.Fatalf("%s: loaded from cache = %v (%v)", phase, p.loaded, p.err)
 		}
@@ -352,6 +366,7 @@ func TestConcurrentColdOpens(t *testing.T) {
 	for _, b := range bins {
 		t.Cleanup(func() { b.Close() })
 		compareAll(t, want, b, addrs)
+		persisted(b)
 	}
 	b := openWith(t, compressed, &Options{PersistentCache: cache})
 	compareAll(t, want, b, addrs)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+
+	"github.com/sondedbg/sonde/symbols"
 )
 
 // A verb is one subcommand. run returns the process exit code: 0 ok, 1 failure,
@@ -44,6 +46,7 @@ func main() {
 		if v.name == name {
 			stop := startProfile()
 			code := v.run(os.Args[2:])
+			symbols.WaitPersisted() // cache files being written in the background
 			stop()
 			os.Exit(code)
 		}
