@@ -162,6 +162,7 @@ type scopeBuild struct {
 	nodeDecls []declInfo    // parallel to t.nodes
 	varDecls  []declInfo    // parallel to t.vars
 	rs        []dwarf.Range // scratch
+	index     *funcIndexBuild
 }
 
 // scopeLevel is one open DIE of the walk: the innermost node and the
@@ -201,20 +202,28 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	if !e.Children {
 		return b.t, nil
 	}
-	walkErr := b.walk(ur, &e)
+	walkErr := b.walk(ur, &e, scopeLevel{node: -1}, false)
 	b.name()
 	b.t.seg = b.segments()
 	// A partly decoded unit is still useful: report the error alongside.
 	return b.t, walkErr
 }
 
-// walk reads the unit's DIEs after the unit DIE, adding functions, inlined
-// calls and static variables to the tree.
-func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
+// walk reads DIEs from the reader's position within level base, adding
+// functions, inlined calls and static variables to the tree: after the
+// unit DIE, the rest of the unit; with one set, the subtree of the next DIE
+// only (one function, for funcScopes). With b.index set, functions outside
+// functions are recorded there and their children skipped.
+func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry, base scopeLevel, one bool) error {
 	cu := b.cu
-	stack := []scopeLevel{{node: -1}}
+	stack := []scopeLevel{base}
 	var walkErr error
+	started := false
 	for len(stack) > 0 && !ur.Done() {
+		if one && started && len(stack) == 1 {
+			break // the subtree is done
+		}
+		started = true
 		if err := ur.NextSkipping(e, scopeTag); err != nil {
 			return cu.fail("read DIE", err)
 		}
@@ -226,6 +235,13 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
 		next, descend := top, false
 		switch e.Tag {
 		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			if b.index != nil && top.node < 0 && e.Tag == dwarf.TagSubprogram {
+				if ok, err := b.index.add(b, ur, e, top); err != nil {
+					return err
+				} else if ok {
+					continue // recorded, its children skipped
+				}
+			}
 			var err error
 			next.node, err = b.function(e, top)
 			if err != nil {
@@ -425,6 +441,13 @@ type declIndex struct {
 	offs     []uint64
 	infos    []declInfo
 	unsorted bool // an offset arrived out of order (a damaged sibling link)
+	// outer, for the declarations of one function's subtree (funcScopes),
+	// is the unit's index of those outside functions, asked on a miss;
+	// outerMiss is set when a miss lies in the body of another function,
+	// which that index skipped (the whole unit's walk would know it).
+	outer     *funcScopes
+	body      bodySpan
+	outerMiss bool
 	// prefixes are the qualified names of the namespaces and classes the
 	// walk entered ("" first, for none), which declInfo.prefix indexes.
 	prefixes []string
@@ -480,6 +503,14 @@ func (x *declIndex) get(off uint64) (declInfo, bool) {
 	}
 	i, ok := slices.BinarySearch(x.offs, off)
 	if !ok {
+		if x.outer != nil {
+			if di, ok := x.outer.decls.get(off); ok {
+				return di, true
+			}
+			if !x.body.holds(off) && x.outer.inBody(off) {
+				x.outerMiss = true
+			}
+		}
 		return declInfo{}, false
 	}
 	return x.infos[i], true
