@@ -40,7 +40,8 @@ type funcScopes struct {
 	seg    segmentMap    // address -> funcs index; -1 none, ambiguousFunc
 
 	mu    sync.Mutex
-	trees map[int32]*scopeTree // decoded functions; nil value: fall back
+	trees map[int32]*scopeTree     // decoded functions; nil value: fall back
+	calls map[int32]*unitCallSites // their call sites (callsite.go)
 }
 
 // ambiguousFunc marks addresses covered by more than one function.
@@ -229,4 +230,47 @@ func (cu *compUnit) funcTreeAt(pc uint64, decode bool) *scopeTree {
 		return t
 	}
 	return x.tree(cu, i)
+}
+
+// callSitesOfFunction returns the call sites of the function covering pc
+// in a unit decoded one function at a time (read from its subtree alone),
+// else those of the whole unit (callSitesAt).
+func (d *dwarfFile) callSitesOfFunction(pc uint64) (*unitCallSites, error) {
+	cu := d.unitAt(pc)
+	if cu == nil {
+		return nil, nil
+	}
+	if du, err := cu.dieUnit(); err == nil && du != nil {
+		if x := du.funcScopes(); x != nil {
+			if i := x.seg.find(pc); i >= 0 {
+				if cs := x.callSites(du, i); cs != nil {
+					return cs, cs.err
+				}
+			}
+		}
+	}
+	return d.callSitesAt(pc)
+}
+
+// callSites returns the call sites of function i, read on first use; nil
+// when the whole unit's must answer.
+func (x *funcScopes) callSites(cu *compUnit, i int32) *unitCallSites {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if cs, ok := x.calls[i]; ok {
+		return cs
+	}
+	if len(x.calls) >= funcScopesMaxTrees {
+		return nil
+	}
+	var cs *unitCallSites
+	if ur, err := cu.reader(); err == nil && ur.Seek(x.funcs[i].off) == nil {
+		cs = &unitCallSites{}
+		cu.walkCallSites(ur, cs, true)
+	}
+	if x.calls == nil {
+		x.calls = map[int32]*unitCallSites{}
+	}
+	x.calls[i] = cs
+	return cs
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -67,6 +68,11 @@ func lookupEach(t testing.TB, path string, addrs []uint64) (out []string, partia
 	for _, a := range addrs {
 		buf, err = b.AppendFrames(buf[:0], a)
 		out = append(out, fmt.Sprintf("%#x: %+v %v", a, buf, err))
+		// a as a return address: the call site before it.
+		site, ok, err := b.CallSiteAt(a)
+		if ok {
+			out = append(out, fmt.Sprintf("%#x: call site %+v %v", a, site, err))
+		}
 	}
 	if b.dw != nil {
 		for _, cu := range b.dw.units {
@@ -82,6 +88,7 @@ func lookupEach(t testing.TB, path string, addrs []uint64) (out []string, partia
 // whole units do, at every address given.
 func compareFuncScopes(t *testing.T, path string, addrs []uint64) {
 	t.Helper()
+	addrs = append(addrs, returnAddresses(t, path, 20000)...)
 	var whole, part []string
 	var partial int
 	withFuncScopes(math.MaxUint64, 0, func() { whole, _ = lookupEach(t, path, addrs) })
@@ -89,8 +96,14 @@ func compareFuncScopes(t *testing.T, path string, addrs []uint64) {
 	if partial == 0 {
 		t.Fatalf("%s: no unit answered one function at a time", path)
 	}
-	bad := 0
+	if len(whole) != len(part) {
+		t.Fatalf("%s: %d answers from whole units (frames and call sites), %d one function at a time", path, len(whole), len(part))
+	}
+	bad, sites := 0, 0
 	for i := range whole {
+		if strings.Contains(whole[i], "call site") {
+			sites++
+		}
 		if whole[i] != part[i] {
 			if bad++; bad <= 5 {
 				t.Errorf("%s:\nwhole unit   %s\none function %s", filepath.Base(path), whole[i], part[i])
@@ -100,12 +113,12 @@ func compareFuncScopes(t *testing.T, path string, addrs []uint64) {
 	if bad > 0 {
 		t.Errorf("%d of %d addresses differ", bad, len(addrs))
 	}
-	t.Logf("%s: %d addresses, %d units decoded one function at a time", filepath.Base(path), len(addrs), partial)
+	t.Logf("%s: %d addresses, %d call sites, %d units decoded one function at a time", filepath.Base(path), len(addrs), sites, partial)
 }
 
 // TestFuncScopesMatchWholeUnit: decoding the one function covering an
-// address gives the frames (names, inline chains, call sites, lines) and
-// errors that decoding its whole unit does, on C and C++ programs with
+// address gives the frames (names, inline chains, call sites, lines), the
+// call site returning there and the errors that decoding its whole unit does, on C and C++ programs with
 // inlining, a Rust program (its std unit is large) and libc's debug file.
 func TestFuncScopesMatchWholeUnit(t *testing.T) {
 	t.Run("c", func(t *testing.T) {
@@ -143,4 +156,34 @@ func TestFuncScopesMatchWholeUnit(t *testing.T) {
 		}
 		compareFuncScopes(t, libc, sampleFunctionAddresses(t, libc, 61))
 	})
+}
+
+// returnAddresses returns up to n return addresses of the call sites DWARF
+// describes in path, spread over its units.
+func returnAddresses(t testing.TB, path string, n int) []uint64 {
+	b, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if b.dw == nil {
+		return nil
+	}
+	b.dw.index()
+	var all []uint64
+	for _, cu := range b.dw.units {
+		if du, err := cu.dieUnit(); err == nil && du != nil {
+			for _, s := range du.readCallSites().sites {
+				all = append(all, s.ReturnPC)
+			}
+		}
+	}
+	if len(all) <= n {
+		return all
+	}
+	out := make([]uint64, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, all[i*len(all)/n])
+	}
+	return out
 }
