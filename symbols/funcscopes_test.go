@@ -64,7 +64,22 @@ func lookupEach(t testing.TB, path string, addrs []uint64) (out []string, partia
 		t.Fatal(err)
 	}
 	defer b.Close()
+	out = answers(b, addrs)
+	if b.dw != nil {
+		for _, cu := range b.dw.units {
+			if cu.part.Load() != nil && cu.scopes == nil {
+				partial++ // answered without the whole unit's tree
+			}
+		}
+	}
+	return out, partial
+}
+
+// answers returns b's frames at each address, and the call site returning
+// there if there is one, printed.
+func answers(b *Binary, addrs []uint64) (out []string) {
 	var buf []Frame
+	var err error
 	for _, a := range addrs {
 		buf, err = b.AppendFrames(buf[:0], a)
 		out = append(out, fmt.Sprintf("%#x: %+v %v", a, buf, err))
@@ -74,14 +89,7 @@ func lookupEach(t testing.TB, path string, addrs []uint64) (out []string, partia
 			out = append(out, fmt.Sprintf("%#x: call site %+v %v", a, site, err))
 		}
 	}
-	if b.dw != nil {
-		for _, cu := range b.dw.units {
-			if cu.part.Load() != nil && cu.scopes == nil {
-				partial++ // answered without the whole unit's tree
-			}
-		}
-	}
-	return out, partial
+	return out
 }
 
 // compareFuncScopes checks that per-function decoding answers exactly what
@@ -130,17 +138,7 @@ func TestFuncScopesMatchWholeUnit(t *testing.T) {
 		compareFuncScopes(t, path, codeAddresses(t, path))
 	})
 	t.Run("rust", func(t *testing.T) {
-		rustc, err := exec.LookPath("rustc")
-		if err != nil {
-			rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-			if _, err := os.Stat(rustc); err != nil {
-				t.Skip("rustc not installed (scripts/setup installs it)")
-			}
-		}
-		path := filepath.Join(t.TempDir(), "dapclient_prog_rs")
-		if msg, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", path, testprog.Source("dapclient_prog.rs")).CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s", err, msg)
-		}
+		path := rustProgram(t)
 		compareFuncScopes(t, path, sampleFunctionAddresses(t, path, 7))
 	})
 	t.Run("libc", func(t *testing.T) {
@@ -186,4 +184,22 @@ func returnAddresses(t testing.TB, path string, n int) []uint64 {
 		out = append(out, all[i*len(all)/n])
 	}
 	return out
+}
+
+// rustProgram builds testdata/dapclient_prog.rs with rustc -g (skipping
+// when rustc is not installed): a program whose std unit is large.
+func rustProgram(t testing.TB) string {
+	t.Helper()
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
+		if _, err := os.Stat(rustc); err != nil {
+			t.Skip("rustc not installed (scripts/setup installs it)")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "dapclient_prog_rs")
+	if msg, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", path, testprog.Source("dapclient_prog.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, msg)
+	}
+	return path
 }
