@@ -14,6 +14,9 @@ type Abbrev struct {
 	Tag      uint16
 	Children bool
 	Attrs    []AttrSpec
+	// sibling is set when Attrs has DW_AT_sibling (SkipChildren decodes
+	// such a DIE to jump over its children; others it skips).
+	sibling bool
 }
 
 // AbbrevTable maps abbreviation codes to abbreviations. Codes are usually
@@ -54,6 +57,7 @@ func ParseAbbrevs(sec string, data []byte, off uint64) (*AbbrevTable, error) {
 				r.Fail(fmt.Sprintf("attribute %#x or form %#x out of range", attr, form))
 			}
 			a.Attrs = append(a.Attrs, s)
+			a.sibling = a.sibling || s.Attr == AttrSibling
 		}
 		switch {
 		case code < 4096:

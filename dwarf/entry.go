@@ -210,24 +210,47 @@ func (ur *UnitReader) SkipChildren(e *Entry) error {
 	}
 	var tmp Entry
 	depth := 1
+	r := &ur.r
 	for depth > 0 {
 		if ur.Done() {
-			if ur.r.err != nil {
-				return ur.r.err
+			if r.err != nil {
+				return r.err
 			}
 			return nil // unit ended without null entries: tolerated
 		}
-		if err := ur.NextSkipping(&tmp, skipAll); err != nil {
-			return err
+		// Only a DIE with children and a DW_AT_sibling is decoded (to jump
+		// by it); the others' attributes are skipped by their forms.
+		start := r.off
+		code := r.Uleb()
+		if r.err != nil {
+			return r.err
 		}
-		if tmp.Tag == 0 {
+		if code == 0 {
 			depth--
-		} else if tmp.Children {
-			if f := tmp.Field(AttrSibling); f != nil && f.Class == ClassRef && f.Val > tmp.Offset && f.Val <= ur.u.End {
-				ur.r.off = f.Val
-			} else {
+			continue
+		}
+		a := ur.ab.Lookup(code)
+		if a == nil {
+			return &FormatError{r.sec, start, fmt.Sprintf("unknown abbreviation code %d", code)}
+		}
+		if !a.Children || !a.sibling {
+			ur.skipAttrs(a)
+			if r.err != nil {
+				return r.err
+			}
+			if a.Children {
 				depth++
 			}
+			continue
+		}
+		r.off = start
+		if err := ur.Next(&tmp); err != nil {
+			return err
+		}
+		if f := tmp.Field(AttrSibling); f != nil && f.Class == ClassRef && f.Val > tmp.Offset && f.Val <= ur.u.End {
+			r.off = f.Val
+		} else {
+			depth++
 		}
 	}
 	return nil
@@ -378,5 +401,3 @@ func AddrAt(addr []byte, base uint64, index uint64, addrSize uint8) (uint64, err
 	v := r.Sized(addrSize)
 	return v, r.err
 }
-
-func skipAll(uint16) bool { return false }

@@ -2,9 +2,11 @@ package symbols
 
 import (
 	"debug/elf"
+	"math"
 	"math/rand"
 	"os"
 	"sort"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -158,5 +160,53 @@ func BenchmarkFirstLookupFunction(b *testing.B) {
 			b.Fatalf("malloc: %v %v", insts, err)
 		}
 		bin.Close()
+	}
+}
+
+// BenchmarkFirstFrameLargeUnit: open a Rust program and symbolize one
+// address in its std unit (800 KB of DIEs, 21,500 functions and inlined
+// calls), as a debugger's first stop does for std::rt::lang_start_internal:
+// decoding the one function covering it ("function") against decoding the
+// whole unit's scope tree ("unit").
+func BenchmarkFirstFrameLargeUnit(b *testing.B) {
+	path := rustProgram(b)
+	var addr uint64
+	for name, a := range elfSymbols(b, path) {
+		if strings.Contains(name, "lang_start_internal") {
+			addr = a + 1
+		}
+	}
+	if addr == 0 {
+		b.Fatal("no lang_start_internal symbol")
+	}
+	for _, mode := range []struct {
+		name    string
+		minSize uint64
+	}{{"function", funcScopesMinSize}, {"unit", math.MaxUint64}} {
+		b.Run(mode.name, func(b *testing.B) {
+			withFuncScopes(mode.minSize, funcScopesMaxTrees, func() {
+				var cpuSec float64
+				for i := 0; i < b.N; i++ {
+					// Opening and the unit index are the same in both
+					// modes (and cached across runs): not timed.
+					b.StopTimer()
+					bin, err := Open(path, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					bin.dw.index()
+					cpu := startCPU()
+					b.StartTimer()
+					if frames, err := bin.Lookup(addr); err != nil || len(frames) == 0 {
+						b.Fatalf("%#x: %v %v", addr, frames, err)
+					}
+					b.StopTimer()
+					cpuSec += cpu()
+					bin.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(cpuSec*1e3/float64(b.N), "cpu-ms/op")
+			})
+		})
 	}
 }

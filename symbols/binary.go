@@ -333,12 +333,9 @@ func (b *Binary) appendFrames(dst []Frame, addr uint64) (_ []Frame, err error) {
 func (b *Binary) appendDecoded(dst []Frame, addr uint64) (_ []Frame, err error, ok bool) {
 	n := len(dst)
 	if b.dw != nil {
-		u, ok := b.dw.decodedUnitAt(addr)
+		dst, err, ok = b.dw.appendDecodedFrames(dst, addr)
 		if !ok {
 			return dst[:n], nil, false
-		}
-		if u != nil {
-			dst, err = u.appendFrames(dst, addr)
 		}
 	}
 	dst, ok = b.finishFrames(dst, n, addr, false)

@@ -148,7 +148,7 @@ func (b *Binary) CallSiteAt(ret uint64) (site CallSite, ok bool, err error) {
 	}
 	// The call instruction lies before ret; ret itself may be the first
 	// byte of the next function (a call to a noreturn function).
-	cs, err := b.dw.callSitesAt(ret - 1)
+	cs, err := b.dw.callSitesOfFunction(ret - 1)
 	if cs == nil {
 		return site, false, err
 	}
@@ -240,13 +240,22 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 	if !e.Children {
 		return out
 	}
+	cu.walkCallSites(ur, out, false)
+	return out
+}
+
+// walkCallSites collects the call sites of the DIEs from the reader's
+// position (outside functions) to the end of the unit, or with one set of
+// the next DIE's subtree only, into out, and sorts them.
+func (cu *compUnit) walkCallSites(ur *dwarf.UnitReader, out *unitCallSites, one bool) {
 	type level struct {
 		fn   uint64 // entry of the enclosing function with code, 0 outside one
 		site int    // index in out.sites of the enclosing call site, -1 outside one
 	}
 	stack := []level{{site: -1}}
 	var rs []dwarf.Range
-	for len(stack) > 0 && !ur.Done() {
+	var e dwarf.Entry
+	for started := false; len(stack) > 0 && !ur.Done() && !(one && started && len(stack) == 1); started = true {
 		if err := ur.NextSkipping(&e, callSiteTag); err != nil {
 			out.err = cu.fail("read DIE", err)
 			break
@@ -289,7 +298,6 @@ func (cu *compUnit) readCallSites() *unitCallSites {
 	}
 	sort.SliceStable(out.sites, func(i, j int) bool { return out.sites[i].ReturnPC < out.sites[j].ReturnPC })
 	slices.Sort(out.funcs)
-	return out
 }
 
 // entryPC returns a function DIE's entry address: DW_AT_entry_pc, else

@@ -11,32 +11,89 @@ func (d *dwarfFile) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
 	}
 	u := cu.fast.Load()
 	if u == nil {
+		if out, err, ok := cu.appendFuncFrames(d, dst, pc); ok {
+			return out, err
+		}
 		u = cu.buildLookup(d)
 	}
 	return u.appendFrames(dst, pc)
 }
 
-// decodedUnitAt returns the decoded map of the unit covering pc without
-// decoding anything: ok is false when the index or the unit is not decoded
-// yet; u is nil (with ok) when no unit covers pc.
-func (d *dwarfFile) decodedUnitAt(pc uint64) (u *unitLookup, ok bool) {
+// appendDecodedFrames appends the frames at pc from what is decoded
+// already; ok is false when the answer needs decoding.
+func (d *dwarfFile) appendDecodedFrames(dst []Frame, pc uint64) (_ []Frame, err error, ok bool) {
 	if !d.indexed.Load() {
-		return nil, false
+		return dst, nil, false
 	}
 	i := d.cuMap.find(pc)
 	if i < 0 || int(i) >= len(d.units) {
-		return nil, true
+		return dst, nil, true
 	}
-	u = d.units[i].fast.Load()
-	return u, u != nil
+	cu := d.units[i]
+	if u := cu.fast.Load(); u != nil {
+		dst, err = u.appendFrames(dst, pc)
+		return dst, err, true
+	}
+	p := cu.part.Load()
+	if p == nil {
+		return dst, nil, false
+	}
+	t := p.du.funcTreeAt(pc, false)
+	if t == nil {
+		return dst, nil, false
+	}
+	dst, err = appendNodeFrames(dst, t, p.lines, t.seg.find(pc), rowAt(p.lines, pc), pc, p.err)
+	return dst, err, true
+}
+
+// rowAt is lt.find(pc), -1 for a unit without a line table.
+func rowAt(lt *lineTable, pc uint64) int {
+	if lt == nil {
+		return -1
+	}
+	return lt.find(pc)
+}
+
+// partLookup is what a unit decoded one function at a time answers with
+// besides its functions' trees.
+type partLookup struct {
+	du    *compUnit // the unit with the DIEs (the split unit of a skeleton)
+	lines *lineTable
+	err   error // the line table's
+}
+
+// appendFuncFrames answers from the tree of the one function covering pc
+// in a large unit (funcscopes.go); ok is false when the whole unit's tree
+// must answer.
+func (cu *compUnit) appendFuncFrames(d *dwarfFile, dst []Frame, pc uint64) (_ []Frame, _ error, ok bool) {
+	p := cu.part.Load()
+	if p == nil {
+		du, err := cu.dieUnit()
+		if err != nil || du == nil || du.funcScopes() == nil {
+			return dst, nil, false
+		}
+		lt, err := cu.lineTable()
+		p = &partLookup{du: du, lines: lt, err: err}
+		cu.part.Store(p)
+	}
+	t := p.du.funcTreeAt(pc, true)
+	if t == nil {
+		return dst, nil, false
+	}
+	out, err := appendNodeFrames(dst, t, p.lines, t.seg.find(pc), rowAt(p.lines, pc), pc, p.err)
+	return out, err, true
 }
 
 // appendFrames appends the frames at pc from a decoded unit.
 func (u *unitLookup) appendFrames(dst []Frame, pc uint64) ([]Frame, error) {
-	// A unit decoded only in part answers what it can, with its error.
-	firstErr := u.err
-	tree, lt := u.tree, u.lines
 	node, row := u.at(pc)
+	// A unit decoded only in part answers what it can, with its error.
+	return appendNodeFrames(dst, u.tree, u.lines, node, row, pc, u.err)
+}
+
+// appendNodeFrames appends the frames of scope node and line row at pc
+// (either may be -1), innermost first; firstErr goes with the answer.
+func appendNodeFrames(dst []Frame, tree *scopeTree, lt *lineTable, node int32, row int, pc uint64, firstErr error) ([]Frame, error) {
 	if node < 0 && row < 0 {
 		return dst, firstErr
 	}

@@ -149,7 +149,7 @@ func FuzzDecodeNames(f *testing.F) {
 // TestDeclIndexOutOfOrder: declarations met out of order (a damaged sibling
 // link) are found, the last one at an offset winning.
 func TestDeclIndexOutOfOrder(t *testing.T) {
-	x := newDeclIndex(0)
+	x := newDeclIndex(nil, 0)
 	mark := func(v uint64) declInfo { return declInfo{name: dwarf.Field{Val: v}} }
 	for _, o := range []uint64{10, 30, 20, 30, 5} {
 		x.add(o, mark(o))

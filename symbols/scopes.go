@@ -162,6 +162,7 @@ type scopeBuild struct {
 	nodeDecls []declInfo    // parallel to t.nodes
 	varDecls  []declInfo    // parallel to t.vars
 	rs        []dwarf.Range // scratch
+	index     *funcIndexBuild
 }
 
 // scopeLevel is one open DIE of the walk: the innermost node and the
@@ -193,7 +194,7 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	b := &scopeBuild{cu: cu, t: &scopeTree{
 		nodes:  make([]scopeNode, 0, guess),
 		ranges: make([]dwarf.Range, 0, guess),
-	}, decls: newDeclIndex(guess / 3), nodeDecls: make([]declInfo, 0, guess)}
+	}, decls: newDeclIndex(cu, guess/3), nodeDecls: make([]declInfo, 0, guess)}
 	var e dwarf.Entry
 	if err := ur.Next(&e); err != nil {
 		return nil, cu.fail("read unit DIE", err)
@@ -201,20 +202,28 @@ func (cu *compUnit) buildScopes() (*scopeTree, error) {
 	if !e.Children {
 		return b.t, nil
 	}
-	walkErr := b.walk(ur, &e)
+	walkErr := b.walk(ur, &e, scopeLevel{node: -1}, false)
 	b.name()
 	b.t.seg = b.segments()
 	// A partly decoded unit is still useful: report the error alongside.
 	return b.t, walkErr
 }
 
-// walk reads the unit's DIEs after the unit DIE, adding functions, inlined
-// calls and static variables to the tree.
-func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
+// walk reads DIEs from the reader's position within level base, adding
+// functions, inlined calls and static variables to the tree: after the
+// unit DIE, the rest of the unit; with one set, the subtree of the next DIE
+// only (one function, for funcScopes). With b.index set, functions outside
+// functions are recorded there and their children skipped.
+func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry, base scopeLevel, one bool) error {
 	cu := b.cu
-	stack := []scopeLevel{{node: -1}}
+	stack := []scopeLevel{base}
 	var walkErr error
+	started := false
 	for len(stack) > 0 && !ur.Done() {
+		if one && started && len(stack) == 1 {
+			break // the subtree is done
+		}
+		started = true
 		if err := ur.NextSkipping(e, scopeTag); err != nil {
 			return cu.fail("read DIE", err)
 		}
@@ -226,6 +235,13 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
 		next, descend := top, false
 		switch e.Tag {
 		case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine:
+			if b.index != nil && top.node < 0 && e.Tag == dwarf.TagSubprogram {
+				if ok, err := b.index.add(b, ur, e, top); err != nil {
+					return err
+				} else if ok {
+					continue // recorded, its children skipped
+				}
+			}
 			var err error
 			next.node, err = b.function(e, top)
 			if err != nil {
@@ -239,12 +255,9 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry) error {
 		case dwarf.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
-			if name := cu.scopeName(e); name != "" {
-				if p := b.decls.prefixes[next.prefix]; p != "" {
-					name = p + "::" + name
-				}
+			if p, ok := scopePrefix(e, next.prefix); ok {
 				next.prefix = int32(len(b.decls.prefixes))
-				b.decls.prefixes = append(b.decls.prefixes, name)
+				b.decls.prefixes = append(b.decls.prefixes, p)
 			}
 			descend = true
 		}
@@ -317,17 +330,42 @@ func (b *scopeBuild) variable(e *dwarf.Entry, top scopeLevel) {
 	}
 }
 
-// scopeName is the name a namespace or class gives its members' names.
-func (cu *compUnit) scopeName(e *dwarf.Entry) string {
+// scopePrefix returns the prefix a namespace or class DIE gives its
+// members' names, undecoded (prefixOf spells it); ok is false when it can
+// give none (an unnamed class).
+func scopePrefix(e *dwarf.Entry, parent int32) (p prefixEntry, ok bool) {
+	p.parent, p.tag = parent, e.Tag
 	if f := e.Field(dwarf.AttrName); f != nil {
-		name, _ := cu.str(f)
-		return name
+		p.name = *f
+		return p, true
 	}
 	if f := e.Field(dwarf.AttrSignature); f != nil && f.Class == dwarf.ClassRefSig {
 		// A declaration standing for a type unit's type: the name is there.
-		return cu.file.typeName(f.Val)
+		p.name = *f
+		return p, true
 	}
-	if e.Tag == dwarf.TagNamespace {
+	return p, e.Tag == dwarf.TagNamespace
+}
+
+// prefixEntry is a namespace or class the walk entered: its name's
+// attribute (none for an anonymous namespace), and its enclosing one.
+type prefixEntry struct {
+	name   dwarf.Field
+	parent int32
+	tag    uint16
+	done   bool
+	full   string // the qualified name, once spelled
+}
+
+// scopeName is the name a namespace or class gives its members' names.
+func (cu *compUnit) scopeName(p *prefixEntry) string {
+	switch {
+	case p.name.Attr == dwarf.AttrName:
+		name, _ := cu.str(&p.name)
+		return name
+	case p.name.Attr == dwarf.AttrSignature:
+		return cu.file.typeName(p.name.Val)
+	case p.tag == dwarf.TagNamespace:
 		return "(anonymous namespace)"
 	}
 	return ""
@@ -425,21 +463,48 @@ type declIndex struct {
 	offs     []uint64
 	infos    []declInfo
 	unsorted bool // an offset arrived out of order (a damaged sibling link)
-	// prefixes are the qualified names of the namespaces and classes the
-	// walk entered ("" first, for none), which declInfo.prefix indexes.
-	prefixes []string
+	// outer, for the declarations of one function's subtree (funcScopes),
+	// is the unit's index of those outside functions, asked on a miss;
+	// outerMiss is set when a miss lies in the body of another function,
+	// which that index skipped (the whole unit's walk would know it).
+	outer     *funcScopes
+	body      bodySpan
+	outerMiss bool
+	// prefixes are the namespaces and classes the walk entered (an empty
+	// one first, for none), which declInfo.prefix indexes; their names are
+	// read when a name needs them (a large unit has thousands).
+	prefixes []prefixEntry
+	cu       *compUnit
 }
 
-func newDeclIndex(capacity int) *declIndex {
-	return &declIndex{offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity), prefixes: []string{""}}
+func newDeclIndex(cu *compUnit, capacity int) *declIndex {
+	return &declIndex{cu: cu, offs: make([]uint64, 0, capacity), infos: make([]declInfo, 0, capacity),
+		prefixes: []prefixEntry{{done: true}}}
 }
 
-// prefixOf returns prefix i ("" for none, a nil index or a bad i).
+// prefixOf returns the qualified name of prefix i, "a::B" ("" for none, a
+// nil index or a bad i).
 func (x *declIndex) prefixOf(i int32) string {
 	if x == nil || i <= 0 || int(i) >= len(x.prefixes) {
 		return ""
 	}
-	return x.prefixes[i]
+	p := &x.prefixes[i]
+	if !p.done {
+		p.done = true // a damaged parent link cannot loop: parents come first
+		outer := ""
+		if p.parent < i {
+			outer = x.prefixOf(p.parent)
+		}
+		switch name := x.cu.scopeName(p); {
+		case name == "":
+			p.full = outer
+		case outer == "":
+			p.full = name
+		default:
+			p.full = outer + "::" + name
+		}
+	}
+	return p.full
 }
 
 func (x *declIndex) add(off uint64, di declInfo) {
@@ -480,6 +545,14 @@ func (x *declIndex) get(off uint64) (declInfo, bool) {
 	}
 	i, ok := slices.BinarySearch(x.offs, off)
 	if !ok {
+		if x.outer != nil {
+			if di, ok := x.outer.decls.get(off); ok {
+				return di, true
+			}
+			if !x.body.holds(off) && x.outer.inBody(off) {
+				x.outerMiss = true
+			}
+		}
 		return declInfo{}, false
 	}
 	return x.infos[i], true

@@ -48,6 +48,10 @@ type compUnit struct {
 
 	fast atomic.Pointer[unitLookup] // set once scopes and lines are decoded
 
+	funcsOnce sync.Once // a large unit's function index (funcscopes.go)
+	funcs     atomic.Pointer[funcScopes]
+	part      atomic.Pointer[partLookup] // set once a function of it is decoded
+
 	callsOnce sync.Once // call sites (callsite.go)
 	calls     *unitCallSites
 }
