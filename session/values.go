@@ -144,8 +144,14 @@ func (st *Stack) FrameVariables(n int, o FrameVarsOptions) []FrameVars {
 	// the cache then already holds.
 	for i := len(trace.Frames) - 1; i >= 0; i-- {
 		tf := trace.Frames[i]
+		if tf.Kind == unwind.KindTailCall {
+			if pf := view.TailFrame(i); pf != nil {
+				out[i] = frameVars(pf, 0, o.Locals, fo)
+			}
+			continue
+		}
 		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
-			continue // signal trampolines have no variables; other kinds no frame of their own
+			continue // signal trampolines have no variables
 		}
 		pf := view.Frame(tf.Physical)
 		if pf == nil {
