@@ -188,7 +188,9 @@ func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) Fr
 	args := fo
 	args.Summary = true
 	for _, v := range fn.Vars {
-		if v.Param {
+		// gdb lists no unnamed parameter (a C++ tag argument, a C
+		// handler's unused int).
+		if v.Param && v.Name != "" {
 			fv.Args = append(fv.Args, readArg(r, v, pf, args))
 		}
 	}
