@@ -145,11 +145,11 @@ def main():
     scmd = [o.sonde, 'stack'] + (['--full'] if o.full else [])
     if o.core:
         scmd += ['--core', o.core] + (['--exe', o.exe] if o.exe else [])
-        gcmd = ['gdb', '-batch', '-nx', '-ex', 'set debuginfod enabled off',
+        gcmd = ['gdb', '-batch', '-nx', '-iex', 'set auto-load python-scripts off', '-ex', 'set debuginfod enabled off',
                 '-ex', 'thread apply all ' + bt, '-c', o.core] + ([o.exe] if o.exe else [])
     else:
         scmd += [str(o.pid)]
-        gcmd = ['gdb', '-batch', '-nx', '-ex', 'set debuginfod enabled off', '-p', str(o.pid),
+        gcmd = ['gdb', '-batch', '-nx', '-iex', 'set auto-load python-scripts off', '-ex', 'set debuginfod enabled off', '-p', str(o.pid),
                 '-ex', 'thread apply all ' + bt]
     sout, serr, src = run(scmd)
     if o.pid is not None and traced_by(o.pid) != 0:
