@@ -39,6 +39,10 @@ type Stack struct {
 	pages *pageCache
 	// entries, when not nil, remembers entry values (see FrameVariables).
 	entries *variables.EntryCache
+	// tails are the tail-call frames after each physical frame
+	// (tailframes.go).
+	tailOnce sync.Once
+	tails    map[int]*Frame
 }
 
 // Frame is one physical frame of a Stack. It implements variables.Frame,
@@ -49,6 +53,12 @@ type Frame struct {
 	index int
 	uf    unwind.Frame
 	mod   *modules.Module
+	// A tail-call frame (tailframes.go): index is the physical frame
+	// below it, trace its backtrace index, next the frame above it in
+	// the chain.
+	tail  bool
+	trace int
+	next  *Frame
 }
 
 // Stack walks a stopped thread's stack once, for its backtrace and its
@@ -267,6 +277,9 @@ func (f *Frame) ReadMemory(buf []byte, addr uint64) (int, error) {
 // registers over calls to functions they know leave them alone, and their
 // location lists say so, while the CFI of those functions cannot.
 func (f *Frame) Register(reg int) ([]byte, error) {
+	if f.tail {
+		return f.tailRegister(reg)
+	}
 	for f.index > 0 {
 		if _, ok := f.uf.Regs.Get(reg); ok {
 			break
@@ -328,7 +341,7 @@ func (f *Frame) Bias() uint64 {
 
 // Caller returns the calling frame and its module's Reader.
 func (f *Frame) Caller() (variables.Frame, *variables.Reader) {
-	c := f.stack.Frame(f.index + 1)
+	c := f.caller()
 	if c == nil {
 		return nil, nil
 	}

@@ -140,8 +140,14 @@ func (st *Stack) FrameVariables(n int, o FrameVarsOptions) []FrameVars {
 	// the cache then already holds.
 	for i := len(trace.Frames) - 1; i >= 0; i-- {
 		tf := trace.Frames[i]
+		if tf.Kind == unwind.KindTailCall {
+			if pf := view.TailFrame(i); pf != nil {
+				out[i] = frameVars(pf, 0, o.Locals, fo)
+			}
+			continue
+		}
 		if tf.Kind != unwind.KindNormal && tf.Kind != unwind.KindInline {
-			continue // signal trampolines have no variables; other kinds no frame of their own
+			continue // signal trampolines have no variables
 		}
 		pf := view.Frame(tf.Physical)
 		if pf == nil {
@@ -178,7 +184,9 @@ func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) Fr
 	args := fo
 	args.Summary = true
 	for _, v := range fn.Vars {
-		if v.Param {
+		// gdb lists no unnamed parameter (a C++ tag argument, a C
+		// handler's unused int).
+		if v.Param && v.Name != "" {
 			fv.Args = append(fv.Args, readArg(r, v, pf, args))
 		}
 	}

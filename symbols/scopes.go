@@ -382,8 +382,11 @@ func (b *scopeBuild) name() {
 		n := &t.nodes[i]
 		di := b.nodeDecls[i]
 		key := n.declOff
-		if di.ref.Class == dwarf.ClassRef {
-			key = di.ref.Val // inlined and out-of-line copies share their origin's name
+		if di.ref.Class == dwarf.ClassRef && di.linkage.Class == dwarf.ClassNone {
+			// Inlined and out-of-line copies share their origin's name;
+			// a copy with a linkage name of its own (GCC's clones:
+			// f.constprop.0, f.part.0.lto_priv.0) is named by it.
+			key = di.ref.Val
 		}
 		fn := names[key]
 		if fn == nil {

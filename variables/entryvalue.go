@@ -259,8 +259,19 @@ func (r *Reader) evalCallValue(value []byte, scopes []*Scope, caller Frame, dept
 	return 0, fmt.Errorf("%w: call value is not a value", ErrNotFound)
 }
 
-// callSiteAt returns the (non-tail) call site whose return address is the
-// caller frame's pc, with the caller's scopes at that pc.
+// TailCallFrame is implemented by frames that can be the frame of a
+// function that tail-called its callee (gdb's TAILCALL_FRAME): its pc is
+// the address after the jump, the return pc of a tail call's call site.
+type TailCallFrame interface{ TailCall() bool }
+
+func isTailCall(f Frame) bool {
+	t, ok := f.(TailCallFrame)
+	return ok && t.TailCall()
+}
+
+// callSiteAt returns the call site whose return address is the caller
+// frame's pc — a tail call when the caller is a tail-call frame, else a
+// call — with the caller's scopes at that pc.
 func (r *Reader) callSiteAt(caller Frame) (callSite, []*Scope, error) {
 	scopes, err := r.ScopesAt(LookupPC(caller))
 	if err != nil || len(scopes) == 0 {
@@ -268,6 +279,7 @@ func (r *Reader) callSiteAt(caller Frame) (callSite, []*Scope, error) {
 	}
 	fn := scopes[len(scopes)-1]
 	ret := caller.PC() - caller.Bias()
+	tail := isTailCall(caller)
 	owner := r
 	if fn.r != nil {
 		owner = fn.r
@@ -275,7 +287,7 @@ func (r *Reader) callSiteAt(caller Frame) (callSite, []*Scope, error) {
 	owner.mu.Lock()
 	defer owner.mu.Unlock()
 	for _, cs := range fn.callSites {
-		if cs.returnPC == ret && !cs.tail {
+		if cs.returnPC == ret && cs.tail == tail {
 			return cs, scopes, nil
 		}
 	}
@@ -342,8 +354,11 @@ func (r *Reader) originOf(off dwarf.Offset) (addr uint64, name string, err error
 	if err != nil {
 		return 0, "", err
 	}
-	decl, _ := e.Val(dwarf.AttrDeclaration).(bool)
-	if decl && e.AttrField(dwarf.AttrSpecification) == nil {
+	// The callee's DIE may only point at its declaration through
+	// DW_AT_abstract_origin (GCC's LTO units do so for every function of
+	// another file: a call to libc's clock_nanosleep from python3.11).
+	decl, _ := r.follow(e, dwarf.AttrDeclaration).(bool)
+	if decl && e.AttrField(dwarf.AttrSpecification) == nil && e.AttrField(dwarf.AttrLowpc) == nil && e.AttrField(dwarf.AttrRanges) == nil {
 		name, _ = r.follow(e, dwarf.AttrLinkageName).(string)
 		if name == "" {
 			name, _ = r.follow(e, attrMIPSLinkageName).(string)

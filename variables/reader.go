@@ -37,9 +37,10 @@ type Reader struct {
 	cuOnce  sync.Once
 	cuSpans []cuSpan // compile units by address
 
-	types   map[dwarf.Offset]*Type
-	funcs   map[dwarf.Offset]*Scope // function scope trees by subprogram DIE
-	funcIdx map[int][]funcSpan      // functions by address, per unit
+	types     map[dwarf.Offset]*Type
+	funcs     map[dwarf.Offset]*Scope // function scope trees by subprogram DIE
+	funcIdx   map[int][]funcSpan      // functions by address, per unit
+	nestedIdx map[int][]funcSpan      // functions inside functions (nested.go)
 
 	// Split DWARF: a Reader per .dwo file, made on first need.
 	splitUnits func() ([]symbols.SplitUnit, error)

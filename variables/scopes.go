@@ -174,6 +174,9 @@ func (r *Reader) functionAt(pc uint64) (*Scope, error) {
 				return r.function(spans[j].off, ui)
 			}
 		}
+		if fn, err := r.nestedFuncAt(pc, ui); fn != nil || err != nil {
+			return fn, err
+		}
 	}
 	return nil, nil
 }

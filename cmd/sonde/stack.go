@@ -64,7 +64,8 @@ func runStack(args []string) int {
 	timing.mark("open")
 	// The user's directories first, then the system's.
 	dirs := debugDirsFor(debugDirs, *sysroot)
-	sess := session.New(opened.target, session.Options{DebugDirs: dirs, Warn: func(m string) { fmt.Fprintln(os.Stderr, m) }})
+	// Debug-information warnings: for the files in the output only (stack_hints.go).
+	sess := session.New(opened.target, session.Options{DebugDirs: dirs})
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
 		args: !*noArgs || *full, full: *full,
@@ -96,6 +97,9 @@ func runStack(args []string) int {
 	timing.mark("stacks")
 	for _, p := range coreProblems(opened.target) {
 		fmt.Fprintln(os.Stderr, p)
+	}
+	for _, h := range debugHints(sess, report.Threads) {
+		fmt.Fprintln(os.Stderr, h)
 	}
 	// Let a live process go before formatting the output.
 	release()
@@ -137,7 +141,8 @@ type threadStack struct {
 	// thread names then).
 	pthread uint64
 	live    bool
-	num     int // gdb's thread number (stack_threads.go)
+	num     int               // gdb's thread number (stack_threads.go)
+	mods    []*session.Module // the frames' modules (stack_hints.go)
 }
 
 type stackFrame struct {
@@ -178,6 +183,7 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 		if f.Module != nil {
 			sf.Module = f.Module.Name
 			if m, ok := f.Module.Client.(*session.Module); ok {
+				ts.mods = append(ts.mods, m)
 				sf.inLibrary = !m.Main
 				if n := names[m]; n != "" {
 					sf.Module = n

@@ -110,10 +110,9 @@ func frameLine(f stackFrame) string {
 	if f.Function != nil {
 		name = *f.Function
 	}
-	b.WriteString(name)
-	if !strings.HasSuffix(name, ")") {
-		b.WriteString(" (" + argsText(f) + ")")
-	}
+	// The argument list follows even a name with a parameter list of its
+	// own, as gdb prints it: "std::thread::join() () from LIB", "operator() (x=1)".
+	b.WriteString(name + " (" + argsText(f) + ")")
 	switch {
 	case f.File != nil && f.Line != nil:
 		fmt.Fprintf(&b, " at %s:%d", *f.File, *f.Line)

@@ -23,7 +23,8 @@ func tailFrames(r stackReport) (n int) {
 // call-site DWARF, with gdb's frame by frame (JSON and text): a chain of two
 // tail calls (DWARF 5 and GCC's DWARF 4 extension), an ambiguous chain of
 // which gdb rebuilds nothing, and threads blocked in glibc's waits, where
-// libc's own tail calls leave frames out.
+// libc's own tail calls leave frames out (built with -flto too); argument
+// lists included, with the entry values recovered through tail-call frames.
 func TestStackTailCallsMatchGdb(t *testing.T) {
 	for _, tc := range []struct {
 		name, source string
@@ -35,6 +36,9 @@ func TestStackTailCallsMatchGdb(t *testing.T) {
 		{"chain-dwarf4", "uw_tail.c", []string{"-O2", "-gdwarf-4"}, []string{"chain"}, 2},
 		{"ambiguous", "uw_tail.c", []string{"-O2"}, []string{"ambiguous"}, 0},
 		{"glibc-waits", "stk_waits.c", []string{"-O2"}, nil, -1},
+		// GCC's LTO units name the callee of a call to libc through a DIE
+		// that reaches its declaration by DW_AT_abstract_origin only.
+		{"glibc-waits-lto", "stk_waits.c", []string{"-O2", "-flto"}, nil, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := testprog.Build(t, testprog.Spec{Sources: []string{tc.source}, Flags: tc.flags, Name: "tail-" + tc.name})

@@ -534,10 +534,6 @@ func TestStackJobControlStopped(t *testing.T) {
 	}
 }
 
-// gdbArgsRE matches one frame line of gdb's bt, to drop its argument list
-// where sonde cannot have gdb's (see compareText).
-var gdbArgsRE = regexp.MustCompile(`^(#\d+\s+(?:0x[0-9a-f]{16} in )?)(\S+) \(.*\)((?: at | from ).*)?$`)
-
 // TestStackTextMatchesGdbBt compares sonde's text output with gdb's
 // `thread apply all bt` line by line (thread headers, frame numbers, address
 // elision, inline frames, signal frames, file:line), argument lists aside.
@@ -618,10 +614,8 @@ func TestStackTextSymbolTableNames(t *testing.T) {
 
 // compareText runs sonde with sondeArgs and gdb's `thread apply all bt`
 // with gdbArgs (a live pid or an executable and core) and compares the
-// output line by line, argument lists included. gdb's tail-call frames stay
-// (sonde rebuilds them as gdb does) but are compared without arguments, and
-// so are the frames inner to a thread's outermost tail-call frame: gdb
-// recovers their entry values through the tail-call chain, sonde not yet.
+// output line by line, argument lists included: gdb's tail-call frames and
+// the entry values recovered through them too.
 func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 	t.Helper()
 	compareTextCmd(t, sondeArgs, gdbArgs, "thread apply all bt")
@@ -638,14 +632,13 @@ func compareTextCmd(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string) {
 	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, out)
 	}
-	tailcalls := gdbTailCalls(t, gdbArgs)
-	var lines []string
+	var want []string
 	inThreads := false
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "Program terminated with signal ") {
 			// A core's signal, before the threads (sonde adds the
 			// faulting address, dropped below).
-			lines = append(lines, l, "")
+			want = append(want, l, "")
 		}
 		if strings.HasPrefix(l, "Thread ") {
 			inThreads = true
@@ -653,95 +646,16 @@ func compareTextCmd(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string) {
 		if !inThreads || strings.HasPrefix(l, "[Inferior") || strings.HasPrefix(l, "warning: ") {
 			continue
 		}
-		lines = append(lines, l)
-	}
-	isTail := func(l string) bool {
-		m := gdbArgsRE.FindStringSubmatch(l)
-		if m == nil {
-			return false
-		}
-		f := strings.Fields(m[1])
-		return len(f) == 3 && tailcalls[f[1]]
-	}
-	// Per thread: the gdb number of its outermost tail-call frame.
-	lastTail := make([]int, len(lines))
-	tail := -1
-	for i := len(lines) - 1; i >= 0; i-- {
-		if isTail(lines[i]) && tail < 0 {
-			fmt.Sscanf(lines[i], "#%d", &tail)
-		}
-		lastTail[i] = tail
-		if strings.HasPrefix(lines[i], "Thread ") {
-			tail = -1
-		}
-	}
-	for i := range lastTail { // a thread's value holds from its header on
-		if i > 0 && !strings.HasPrefix(lines[i], "Thread ") {
-			lastTail[i] = lastTail[i-1]
-		}
-	}
-	var want []string
-	var noArgs []bool
-	for i, l := range lines {
-		strip := false
-		if gdbArgsRE.MatchString(l) {
-			var n int
-			fmt.Sscanf(l, "#%d", &n)
-			strip = isTail(l) || n < lastTail[i]
-		}
 		want = append(want, l)
-		noArgs = append(noArgs, strip)
 	}
 	for len(want) > 0 && want[len(want)-1] == "" {
-		want, noArgs = want[:len(want)-1], noArgs[:len(noArgs)-1]
+		want = want[:len(want)-1]
 	}
 	got = regexp.MustCompile(`(?m)^Fault address: .*\n`).ReplaceAllString(got, "")
 	gotLines := strings.Split(strings.TrimRight(got, "\n"), "\n")
-	dropArgs := func(l string) string {
-		if m := gdbArgsRE.FindStringSubmatch(l); m != nil {
-			return m[1] + m[2] + " (...)" + m[3]
-		}
-		return l
+	if strings.Join(gotLines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("sonde %v:\n%s\ngdb (%s):\n%s", sondeArgs, strings.Join(gotLines, "\n"), gdbCmd, strings.Join(want, "\n"))
 	}
-	same := len(gotLines) == len(want)
-	for i := 0; same && i < len(want); i++ {
-		g, w := gotLines[i], want[i]
-		if noArgs[i] {
-			g, w = dropArgs(g), dropArgs(w)
-		}
-		same = g == w
-	}
-	if !same {
-		t.Errorf("sonde %v:\n%s\ngdb (%s; tail-call frames and those inner to them without arguments):\n%s", sondeArgs, strings.Join(gotLines, "\n"), gdbCmd, strings.Join(want, "\n"))
-	}
-}
-
-// gdbTailCalls returns the pcs (as gdb prints them, 0x%016x) of the tail-call
-// frames gdb synthesizes, for a live process ("-p", PID) or a core (EXE, CORE).
-func gdbTailCalls(t *testing.T, gdbArgs []string) map[string]bool {
-	t.Helper()
-	script := filepath.Join(t.TempDir(), "tail.py")
-	os.WriteFile(script, []byte(`
-import gdb
-for th in gdb.selected_inferior().threads():
-    th.switch()
-    f = gdb.newest_frame()
-    while f is not None:
-        if f.type() == gdb.TAILCALL_FRAME:
-            print("TAIL|0x%016x" % f.pc())
-        f = f.older()
-`), 0o644)
-	out, err := exec.Command("gdb", append([]string{"-nx", "-batch", "-x", script}, gdbArgs...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
-	res := map[string]bool{}
-	for _, l := range strings.Split(string(out), "\n") {
-		if pc, ok := strings.CutPrefix(l, "TAIL|"); ok {
-			res[pc] = true
-		}
-	}
-	return res
 }
 
 // TestStackRelativeSourcePaths builds testdata/stk_rel the way most
