@@ -281,6 +281,17 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 		if err != nil {
 			return "<" + variables.ErrorMessage(err) + ">"
 		}
+		if t := v.Type.Strip(); t != nil && t.Kind == variables.KindPointer && len(v.Bytes) == 8 {
+			// A pointer read where no debug information is (a library's
+			// frame): its address, and the function it points into.
+			p := binary.LittleEndian.Uint64(v.Bytes)
+			if sym := s.symbolizer(fe); sym != nil && p != 0 {
+				if name := sym(p); name != "" {
+					return fmt.Sprintf("0x%x <%s>", p, name)
+				}
+			}
+			return fmt.Sprintf("0x%x", p)
+		}
 		if t := v.Type.Strip(); t != nil && t.IsInteger() && len(v.Bytes) <= 8 {
 			var w [8]byte
 			copy(w[:], v.Bytes)
