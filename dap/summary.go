@@ -24,6 +24,9 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	if t == nil || t.Kind != variables.KindStruct && t.Kind != variables.KindClass || v.Bytes == nil || fe.env == nil || fe.env.Frame == nil {
 		return "", false
 	}
+	if t.Variants != nil {
+		return enumSummary(fe, v, t)
+	}
 	var ptrOff, lenOff int64
 	switch {
 	case t.Name == "&str" || t.Name == "&mut str":

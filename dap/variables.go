@@ -119,6 +119,11 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 		if st.Count > 0 {
 			dv.IndexedVariables = int(min(st.Count, 1<<31-1))
 		}
+	case st.IsComposite() && st.Variants != nil:
+		// A Rust enum: the fields of the variant the value holds.
+		if !variantsHaveFields(st.Variants) {
+			return
+		}
 	case st.IsComposite():
 		if len(st.Fields) == 0 {
 			return
@@ -170,10 +175,16 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 			names = append(names, "["+strconv.Itoa(i+int(t.Lower))+"]")
 			exprs = append(exprs, paren+"["+strconv.Itoa(i+int(t.Lower))+"]")
 		}
+	case t.IsComposite() && t.Variants != nil:
+		if v := t.Variants.Active(res.Value); v != nil {
+			if vt := v.Field.Type.Strip(); vt != nil && vt.IsComposite() {
+				s.fieldChildren(h, vt, paren+"."+v.Field.Name+".", &names, &exprs)
+			}
+		}
 	case t.IsComposite():
 		s.fieldChildren(h, t, paren+".", &names, &exprs)
 	case t.Kind == variables.KindPointer:
-		if e := t.Elem.Strip(); e != nil && e.IsComposite() {
+		if e := t.Elem.Strip(); e != nil && e.IsComposite() && e.Variants == nil {
 			s.fieldChildren(h, e, paren+"->", &names, &exprs)
 		} else {
 			names = append(names, "*"+h.expr)

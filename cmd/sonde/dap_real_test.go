@@ -56,11 +56,9 @@ func TestDAPDebugClientReal(t *testing.T) {
 
 // realKnown lists sonde dap's known bugs the real-program scenarios meet, by
 // scenario (their checks print KNOWN, or FIXED when the flag can go).
-var realKnown = map[string][]string{
-	// A Rust enum (Option<u32>) shows "{<No data fields>}": the variables
-	// package does not read DW_TAG_variant_part.
-	"rust": {"--known", "rust-enum"},
-}
+// None today (rust-enum, a Rust enum shown as "{<No data fields>}", was
+// fixed by reading DW_TAG_variant_part in package variables).
+var realKnown = map[string][]string{}
 
 // runRealScenario runs realprog.js in mode against the adapter command
 // line; a failed check fails the test with the scenario's whole output.

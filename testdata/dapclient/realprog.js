@@ -439,6 +439,11 @@ async function cppScenario() {
 		check(grid && grid.variablesReference > 0, 'inv.grid (int[3][4]) is expandable', show(grid));
 		const g12 = grid && await child(s, grid, '[1]', '[2]');
 		check(intOf(g12) === 12, 'inv.grid[1][2] is 12', show(g12));
+		if (grid && grid.variablesReference) {
+			check(grid.indexedVariables === 3, 'inv.grid: indexedVariables 3', show(grid));
+			const pg = await s.req('variables', { variablesReference: grid.variablesReference, filter: 'indexed', start: 1, count: 2 });
+			check(pg.success && pg.body.variables.map(v => v.name).join() === '[1],[2]', 'variables {filter: indexed, start: 1, count: 2} of inv.grid: [1], [2]', show(pg.body || pg.message));
+		}
 		const counts = await child(s, inv, 'counts');
 		info(`std::map counts shows ${show(val(counts))}, expandable ${counts && counts.variablesReference > 0}`);
 		const total = await child(s, inv, 'total_area');
@@ -698,12 +703,55 @@ async function threadsScenario() {
 		issue(ev.body.reason === 'pause', 'pause: reason "pause"', show(ev.body));
 		info(`pause: ${show(ev.body)}`);
 		for (const t of (await s.ok('threads', {})).body.threads) await stack(s, t.id);
+		// restart: the program starts again with the same breakpoints.
+		const pid1 = (s.log.find(e => e.event === 'process') || { body: {} }).body.systemProcessId;
+		let rr = await s.req('restart', {});
+		check(rr.success, 'restart succeeds', show(rr));
+		if (rr.success) {
+			ev = await stopped(s, 'after restart');
+			fr = await stack(s, ev.body.threadId);
+			check(fname(fr[0]) === 'main' && fr[0].line === W.JOINED, `restart: stopped at workers.c:${W.JOINED} again`, where(fr[0]));
+			const procs = s.log.filter(e => e.event === 'process').map(e => e.body.systemProcessId);
+			info(`process events: ${show(procs)}`);
+			let gone = false;
+			for (let i = 0; i < 30 && !gone; i++) {
+				gone = /^(Z|gone)/.test(procStatus(pid1).State);
+				if (!gone) await sleep(100);
+			}
+			check(gone, 'restart: the first run of the program is gone', procStatus(pid1).State);
+		}
 		// terminate: the program ends, exited and terminated follow.
 		await s.ok('terminate', {});
 		await s.next('terminated');
 		console.log('ok   terminate: terminated event');
 	} finally {
 		await s.close();
+	}
+
+	// A client that vanishes while the launched program runs: the program
+	// and the adapter end.
+	s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, ['forever'], async () => {});
+		await sleep(300);
+		const pr = s.log.find(e => e.event === 'process');
+		const pid = pr && pr.body.systemProcessId;
+		s.dc._adapterProcess.stdin.destroy();
+		s.dc._adapterProcess.stdout.destroy();
+		s.closed = true;
+		let gone = false;
+		for (let i = 0; i < 50 && !gone; i++) {
+			gone = /^(Z|gone)/.test(procStatus(pid).State);
+			if (!gone) await sleep(100);
+		}
+		check(gone, 'client vanished while the program ran: the program is gone', procStatus(pid).State);
+		for (let i = 0; i < 50 && !s.adapterExit; i++) await sleep(100);
+		check(s.adapterExit !== undefined, 'client vanished: the adapter ended', show(s.adapterExit));
+	} finally {
+		const p = s.dc._adapterProcess;
+		if (p && !s.adapterExit) p.kill('SIGKILL');
 	}
 
 	// A worker's SIGSEGV: an exception stop on the thread that faulted.
@@ -794,10 +842,19 @@ async function rustScenario() {
 		check(intOf(t2) === 9, 'cart.tags[2] is 9', show(t2));
 		const disc = await child(s, cart, 'discount');
 		info(`Option<u32> discount shows ${show(val(disc))}`);
-		known('rust-enum', disc && /Some\(5\)/.test(val(disc)), 'cart.discount (an Option<u32>) shows Some(5)', show(disc));
+		check(disc && /Some\(5\)/.test(val(disc)), 'cart.discount (an Option<u32>) shows Some(5)', show(disc));
+		const d0 = disc && disc.variablesReference ? [...(await vars(s, disc.variablesReference)).values()] : [];
+		check(d0.length === 1 && intOf(d0[0]) === 5, 'cart.discount expands to the Some variant\'s field: 5', show(d0));
+		if (d0.length === 1 && d0[0].evaluateName) {
+			const r = await evaluate(s, fr[0].id, d0[0].evaluateName + ' + 1');
+			check(r.success && r.body.result === '6', `evaluate the field's evaluateName "${d0[0].evaluateName} + 1" is 6`, show(r.body || r.message));
+		}
+		const maybe = all.get('maybe');
+		info(`Option<&Item> maybe shows ${show(val(maybe))}`);
+		check(maybe && /^Some\(0x[0-9a-f]+/.test(val(maybe)), 'maybe (an Option<&Item>, the null pointer its None) shows Some(0x...)', show(maybe));
 		const none = all.get('none');
 		info(`Option<i32> none shows ${show(val(none))}`);
-		known('rust-enum', none && /None/.test(val(none)), 'none shows None', show(none));
+		check(none && val(none) === 'None', 'none (an Option<i32>) shows None', show(none));
 		const items = await child(s, cart, 'items');
 		info(`Vec<Item> items shows ${show(val(items))}`);
 		let r = await evaluate(s, fr[0].id, 'cart.tags[1] + cart.tags[3]');
@@ -817,6 +874,9 @@ async function rustScenario() {
 		// after the line's first instruction).
 		const it = all.get('it');
 		check(it && it.variablesReference > 0, 'the loop\'s it (a &Item) is expandable', show(it));
+		const item = it && it.variablesReference ? [...(await vars(s, it.variablesReference)).values()] : [];
+		info(`*it shows ${show(item.map(v => [v.name, v.value]))}`);
+		check(item.length === 1 && /^Book \{title: "Dune", pages: 412\}$/.test(item[0].value), '*it (an Item) shows Book {title: "Dune", pages: 412}', show(item));
 		await s.ok('stepOut', { threadId: tid });
 		await stopped(s, 'stepOut');
 		fr = await stack(s, tid);
@@ -1021,6 +1081,25 @@ async function sleepScenario() {
 		}
 		check(st.TracerPid === '0' && /^[RS]/.test(st.State), 'detached: the program runs on, untraced', `${st.State}, TracerPid ${st.TracerPid}`);
 		check(child_.exitCode === null && child_.signalCode === null, 'detached: the program is alive', `${child_.exitCode} ${child_.signalCode}`);
+		// Attached again, disconnect {terminateDebuggee: true} ends it.
+		const s2 = new Session();
+		try {
+			await s2.start();
+			await initialize(s2);
+			const at2 = s2.req('attach', { pid });
+			await s2.next('initialized');
+			await s2.ok('configurationDone', {});
+			must((await at2).success, 'attach {pid} again');
+			await s2.ok('disconnect', { terminateDebuggee: true });
+		} finally {
+			await s2.close();
+		}
+		let gone = false;
+		for (let i = 0; i < 50 && !gone; i++) {
+			gone = /^(Z|gone)/.test(procStatus(pid).State);
+			if (!gone) await sleep(100);
+		}
+		check(gone, 'disconnect {terminateDebuggee: true} from an attach: the program is gone', procStatus(pid).State);
 	} finally {
 		await s.close();
 		child_.kill('SIGKILL');
