@@ -153,6 +153,9 @@ func (s *Server) exceptionStopText(th *target.Context, reason *target.SuspendRea
 			return "C++ exception of type " + name + " thrown"
 		}
 	}
+	if kind == "cpp_catch" {
+		return "C++ exception caught"
+	}
 	return "C++ exception " + strings.TrimPrefix(kind, "cpp_")
 }
 

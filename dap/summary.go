@@ -27,6 +27,9 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	if t.Variants != nil {
 		return enumSummary(fe, v, t)
 	}
+	if isVector(t) {
+		return vectorSummary(t, v.Bytes)
+	}
 	var ptrOff, lenOff int64
 	switch {
 	case t.Name == "&str" || t.Name == "&mut str":

@@ -96,6 +96,7 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 		dv.Value = s.formatValue(fe, val, err, hex)
 		if err == nil {
 			s.describeParts(&dv, h, v.Type, v.Name)
+			vectorCount(&dv, v.Type, val.Bytes)
 			if val.Place == variables.PlaceMemory {
 				dv.MemoryReference = hexAddr(val.Address)
 			}
@@ -119,6 +120,8 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 		if st.Count > 0 {
 			dv.IndexedVariables = int(min(st.Count, 1<<31-1))
 		}
+	case st.IsComposite() && isVector(st):
+		// Its elements, however many the value holds.
 	case st.IsComposite() && st.Variants != nil:
 		// A Rust enum: the fields of the variant the value holds.
 		if !variantsHaveFields(st.Variants) {
@@ -175,6 +178,11 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 			names = append(names, "["+strconv.Itoa(i+int(t.Lower))+"]")
 			exprs = append(exprs, paren+"["+strconv.Itoa(i+int(t.Lower))+"]")
 		}
+	case t.IsComposite() && isVector(t):
+		if filter == "named" {
+			return nil, nil
+		}
+		names, exprs, _ = vectorChildren(paren, t, res.Value, start, count)
 	case t.IsComposite() && t.Variants != nil:
 		if v := t.Variants.Active(res.Value); v != nil {
 			if vt := v.Field.Type.Strip(); vt != nil && vt.IsComposite() {
@@ -245,6 +253,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, h, res.Type, text)
+		vectorCount(&dv, res.Type, res.Value)
 	}
 	if res.HasAddress {
 		dv.MemoryReference = hexAddr(res.Address)

@@ -450,6 +450,16 @@ async function cppScenario() {
 		check(total && Math.abs(parseFloat(val(total)) - 27.70796) < 1e-3, 'inv.total_area is 27.708', show(total));
 		const big = all.get('big');
 		info(`std::vector big shows ${show(val(big))}, indexedVariables ${big && big.indexedVariables}`);
+		// gdb's libstdc++ printer: "std::vector of length 300, capacity 300
+		// = {0, 3, ...}"; lldb-vscode 14 shows " size=1".
+		check(big && /length 300/.test(val(big)) && big.indexedVariables === 300, 'std::vector big: length 300, 300 indexed children', show(big));
+		if (big && big.variablesReference) {
+			const pg = await s.req('variables', { variablesReference: big.variablesReference, filter: 'indexed', start: 100, count: 2 });
+			check(pg.success && pg.body.variables.map(v => `${v.name}=${v.value}`).join() === '[100]=300,[101]=303', 'variables {start: 100, count: 2} of big: [100]=300, [101]=303', show(pg.body || pg.message));
+			const e = pg.success && pg.body.variables[1] && pg.body.variables[1].evaluateName;
+			const r = e && await evaluate(s, main, e);
+			check(r && r.success && r.body.result === '303', `evaluate an element's evaluateName ${show(e)}: 303`, show(r && (r.body || r.message)));
+		}
 		const factor = all.get('factor');
 		// Hex format.
 		const sc = (await s.ok('scopes', { frameId: main })).body.scopes.find(x => /^locals$/i.test(x.name));
