@@ -107,5 +107,7 @@ func vectorCount(dv *godap.Variable, t *variables.Type, b []byte) {
 	}
 	if n, ok := vectorLength(t.Strip(), b); ok {
 		dv.IndexedVariables = n
+	} else if n, ok := rustVecLength(t.Strip(), b); ok {
+		dv.IndexedVariables = n
 	}
 }

@@ -30,6 +30,9 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	if isVector(t) {
 		return vectorSummary(t, v.Bytes)
 	}
+	if isRustVec(t) {
+		return rustVecSummary(t, v.Bytes)
+	}
 	var ptrOff, lenOff int64
 	switch {
 	case t.Name == "&str" || t.Name == "&mut str":

@@ -183,6 +183,11 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 			return nil, nil
 		}
 		names, exprs, _ = vectorChildren(paren, t, res.Value, start, count)
+	case t.IsComposite() && isRustVec(t) && rustVecElementsShown(fe, paren, t, res.Value):
+		if filter == "named" {
+			return nil, nil
+		}
+		names, exprs, _ = rustVecChildren(fe, paren, t, res.Value, start, count)
 	case t.IsComposite() && t.Variants != nil:
 		if v := t.Variants.Active(res.Value); v != nil {
 			if vt := v.Field.Type.Strip(); vt != nil && vt.IsComposite() {

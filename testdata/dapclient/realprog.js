@@ -918,6 +918,14 @@ async function rustScenario() {
 		({ all } = await locals(s, fr[0].id));
 		const v = all.get('v');
 		info(`Vec<i64> v shows ${show(val(v))}, indexed ${v && v.indexedVariables}`);
+		check(v && val(v) === 'Vec(size=200)' && v.indexedVariables === 200, 'v (a Vec<i64>) shows Vec(size=200), 200 indexed children', show(v));
+		if (v && v.variablesReference) {
+			const pg = await s.req('variables', { variablesReference: v.variablesReference, filter: 'indexed', start: 7, count: 2 });
+			check(pg.success && pg.body.variables.map(x => `${x.name}=${x.value}`).join() === '[7]=14,[8]=16', 'variables {start: 7, count: 2} of v: [7]=14, [8]=16', show(pg.body || pg.message));
+		}
+		const items2 = await child(s, all.get('cart'), 'items');
+		const iv = items2 && items2.variablesReference ? [...(await vars(s, items2.variablesReference)).values()] : [];
+		check(iv.map(x => x.value).join('|') === 'Book {title: "Dune", pages: 412}|Pen(3)|Nothing', 'cart.items (a Vec<Item>) expands to Book {title: "Dune", pages: 412}, Pen(3), Nothing', show(iv.map(x => [x.name, x.value])));
 		await s.ok('continue', { threadId: ev.body.threadId });
 		const ex = await s.next('exited');
 		check(ex.body.exitCode === 0, 'exited 0', show(ex.body));
