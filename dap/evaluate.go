@@ -111,6 +111,29 @@ func (f *staticFrame) WriteRegister(reg int, data []byte) error {
 	return errors.New("no registers: no thread is stopped")
 }
 
+// functionLookup finds a function named in an expression: in the frame's
+// module first, then in every module (its DWARF, else its ELF symbols), as
+// gdb does; a PLT stub is no function's address.
+func (d *debuggee) functionLookup(th *target.Context, f interface {
+	FunctionAddress(string) (uint64, bool)
+}) func(string) (uint64, bool) {
+	return func(name string) (uint64, bool) {
+		if a, ok := f.FunctionAddress(name); ok {
+			return a, true
+		}
+		addrs, _ := d.sess.FunctionAddresses(th, name)
+		if len(addrs) == 0 {
+			addrs, _ = d.sess.SymbolAddresses(th, name)
+		}
+		for _, a := range addrs {
+			if _, _, k := d.sess.Trampoline(th, a); k == target.NotTrampoline {
+				return a, true
+			}
+		}
+		return 0, false
+	}
+}
+
 // assign evaluates lhs = rhs in fe and returns the new value of lhs.
 func (s *Server) assign(d *debuggee, fe *frameEnv, lhs, rhs string, hex bool) (*expr.Result, string, error) {
 	if d.core {
@@ -258,7 +281,17 @@ func (s *Server) completions(r *request) (any, error) {
 			targets = append(targets, godap.CompletionItem{Label: label, Type: godap.CompletionItemType(typ), Start: start + 1, Length: len(prefix)})
 		}
 	}
-	if fe, _, err := s.evalEnv(d, a.FrameId); err == nil {
+	fe, _, err := s.evalEnv(d, a.FrameId)
+	if base, ok := memberBase(a.Text[:start]); ok {
+		// After "expr." or "expr->": the members of expr's type.
+		if err == nil {
+			if res, err := expr.Eval(base, fe.env); err == nil {
+				for _, m := range memberNames(res.Type, 0) {
+					add(m, "field")
+				}
+			}
+		}
+	} else if err == nil {
 		for _, v := range fe.args {
 			add(v.Name, "variable")
 		}
@@ -276,6 +309,65 @@ func (s *Server) completions(r *request) (any, error) {
 		targets = []godap.CompletionItem{}
 	}
 	return godap.CompletionsResponseBody{Targets: targets}, nil
+}
+
+// memberBase returns the expression before a trailing "." or "->" of text
+// (what precedes the member being typed): the longest run of names, member
+// accesses and balanced brackets and parentheses.
+func memberBase(text string) (string, bool) {
+	end := len(text)
+	switch {
+	case strings.HasSuffix(text, "->"):
+		end -= 2
+	case strings.HasSuffix(text, "."):
+		end--
+	default:
+		return "", false
+	}
+	i, depth := end, 0
+	for i > 0 {
+		c := text[i-1]
+		switch {
+		case c == ']' || c == ')':
+			depth++
+		case c == '[' || c == '(':
+			if depth == 0 {
+				return strings.TrimSpace(text[i:end]), i < end
+			}
+			depth--
+		case depth > 0 || isIdentByte(c) || c == '.' || c == ':':
+		case c == '>' && i >= 2 && text[i-2] == '-':
+			i--
+		default:
+			return strings.TrimSpace(text[i:end]), i < end
+		}
+		i--
+	}
+	return strings.TrimSpace(text[:end]), end > 0
+}
+
+// memberNames lists the members of a struct, class or union type (or of
+// the one a pointer points to), those of its base classes and anonymous
+// members included.
+func memberNames(t *variables.Type, depth int) []string {
+	st := t.Strip()
+	if st != nil && st.Kind == variables.KindPointer {
+		st = st.Elem.Strip()
+	}
+	if st == nil || !st.IsComposite() || depth > 8 {
+		return nil
+	}
+	var out []string
+	for _, f := range st.Fields {
+		switch {
+		case f.Base || f.Name == "":
+			out = append(out, memberNames(f.Type, depth+1)...)
+		case f.Artificial:
+		default:
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 func isIdentByte(c byte) bool {

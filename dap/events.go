@@ -75,6 +75,11 @@ func (d *debuggee) onStop(e target.Event) {
 			body.Description = r.Message
 			body.Text = r.Message
 		}
+		if body.Reason == "exception" && body.Description == "" {
+			// What VS Code shows beside "Paused on exception".
+			body.Description = d.s.exceptionStopText(th, r)
+			body.Text = body.Description
+		}
 	case target.ReasonSignal, target.ReasonException, target.ReasonError:
 		body.Reason = "exception"
 		body.Description = r.Message

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	godap "github.com/google/go-dap"
+	"github.com/ianlancetaylor/demangle"
 
 	"github.com/sondedbg/sonde/target"
 	"golang.org/x/sys/unix"
@@ -136,6 +137,28 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 	return body, nil
 }
 
+// exceptionStopText describes a stop at a C++ exception breakpoint: the
+// type thrown at a throw, the catch at a catch.
+func (s *Server) exceptionStopText(th *target.Context, reason *target.SuspendReason) string {
+	kind := ""
+	s.bps.mu.Lock()
+	for _, tb := range reason.Breakpoints {
+		if cb := s.bps.byPlanted[tb]; cb != nil && cb.kind == kindException {
+			kind = cb.name
+		}
+	}
+	s.bps.mu.Unlock()
+	if kind == "cpp_throw" {
+		if name := thrownType(th); name != "" {
+			return "C++ exception of type " + name + " thrown"
+		}
+	}
+	if kind == "cpp_catch" {
+		return "C++ exception caught"
+	}
+	return "C++ exception " + strings.TrimPrefix(kind, "cpp_")
+}
+
 // thrownType reads the mangled type name of the exception a thread stopped
 // at __cxa_throw is throwing: its second argument is the std::type_info,
 // whose second word points to the name.
@@ -158,7 +181,13 @@ func thrownType(th *target.Context) string {
 	if i := bytes.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return strings.TrimPrefix(string(s), "*")
+	mangled := strings.TrimPrefix(string(s), "*")
+	// The name is mangled (St13runtime_error): a typeinfo name's
+	// demangling is "typeinfo name for std::runtime_error".
+	if d, err := demangle.ToString("_ZTS" + mangled); err == nil {
+		return strings.TrimPrefix(d, "typeinfo name for ")
+	}
+	return mangled
 }
 
 // Data breakpoints are hardware watchpoints on data with an address: a

@@ -2,6 +2,7 @@ package dap
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	godap "github.com/google/go-dap"
@@ -13,11 +14,14 @@ import (
 // Step-in targets: the functions the current line calls (the direct calls
 // in its code). Stepping into one runs the line with a one-shot breakpoint
 // past that function's prologue: the step ends there if the call is made,
-// at the next line if it is not.
+// at the next line if it is not. A call through the PLT names the function
+// the stub jumps to (not "f@plt"), and stepping into it stops in that
+// function, in whichever module defines it.
 
 type stepInTarget struct {
 	name  string
 	entry uint64
+	plt   bool // entry is a PLT stub: the step stops where name is defined
 }
 
 var stepTargets sync.Map // *target.Context → []stepInTarget
@@ -65,12 +69,17 @@ func (s *Server) stepInTargets(r *request) (any, error) {
 			continue
 		}
 		name, lo, _, err := d.sess.FunctionBounds(d.proc, dest)
-		if err != nil || name == "" {
+		_, _, tramp := d.sess.Trampoline(ref.thread, dest)
+		plt := tramp == target.TrampolinePLT && strings.HasSuffix(name, "@plt") && lo == dest
+		switch {
+		case plt:
+			name = strings.TrimSuffix(name, "@plt")
+		case err != nil || name == "":
 			name = fmt.Sprintf("0x%x", dest)
-		} else if lo != dest {
+		case lo != dest:
 			name = fmt.Sprintf("%s+%d", name, dest-lo)
 		}
-		targets = append(targets, stepInTarget{name: name, entry: dest})
+		targets = append(targets, stepInTarget{name: name, entry: dest, plt: plt})
 		out = append(out, godap.StepInTarget{Id: len(targets), Label: name})
 	}
 	stepTargets.Store(ref.thread, targets)
@@ -85,19 +94,31 @@ func (d *debuggee) stepInto(th *target.Context, id int) error {
 	if id <= 0 || id > len(targets) {
 		return errorf("no step-in target %d (ask stepInTargets first)", id)
 	}
-	entry := d.sess.AfterPrologue(d.proc, targets[id-1].entry)
-	// A client breakpoint as far as the stepper is concerned (an internal
-	// one would not end the step); onStop reports its hit as the step's end.
-	tb, err := d.tgt.SetBreakpoint(d.proc, target.BreakpointSpec{Addr: entry})
-	if err != nil {
-		return err
+	// Client breakpoints as far as the stepper is concerned (an internal
+	// one would not end the step); onStop reports a hit as the step's end.
+	var planted []*target.Breakpoint
+	for _, entry := range d.stepIntoEntries(th, targets[id-1]) {
+		tb, err := d.tgt.SetBreakpoint(d.proc, target.BreakpointSpec{Addr: d.sess.AfterPrologue(d.proc, entry)})
+		if err != nil {
+			continue
+		}
+		stepIntoBPs.Store(tb, true)
+		planted = append(planted, tb)
 	}
-	stepIntoBPs.Store(tb, true)
+	if len(planted) == 0 {
+		return errorf("cannot plant a breakpoint in %s", targets[id-1].name)
+	}
 	var once sync.Once
 	remove := func() {
 		once.Do(func() {
-			stepIntoBPs.Delete(tb)
-			go d.tgt.RemoveBreakpoint(tb)
+			for _, tb := range planted {
+				stepIntoBPs.Delete(tb)
+			}
+			go func() {
+				for _, tb := range planted {
+					d.tgt.RemoveBreakpoint(tb)
+				}
+			}()
 		})
 	}
 	// When the step ends (at the target or the next line), the breakpoint
@@ -128,4 +149,27 @@ func isStepInto(r *target.SuspendReason) bool {
 		}
 	}
 	return false
+}
+
+// stepIntoEntries returns where a step into t may enter: its entry, or for
+// a PLT stub the entries of the functions of that name outside any PLT (the
+// stub's destination is bound lazily, so its GOT slot may not say yet).
+func (d *debuggee) stepIntoEntries(th *target.Context, t stepInTarget) []uint64 {
+	if !t.plt {
+		return []uint64{t.entry}
+	}
+	addrs, _ := d.sess.FunctionAddresses(d.proc, t.name)
+	if len(addrs) == 0 {
+		addrs, _ = d.sess.SymbolAddresses(d.proc, t.name)
+	}
+	var out []uint64
+	for _, a := range addrs {
+		if _, _, k := d.sess.Trampoline(th, a); k == target.NotTrampoline {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return []uint64{t.entry}
+	}
+	return out
 }

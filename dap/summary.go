@@ -11,7 +11,9 @@ import (
 // Summaries: the two string types editors users look at most are shown as
 // strings (as gdb's Rust support and libstdc++'s printers show them), with
 // their members still expandable: Rust's &str (data_ptr, length) and
-// libstdc++'s std::string (_M_dataplus._M_p, _M_string_length).
+// libstdc++'s std::string (_M_dataplus._M_p, _M_string_length), and Rust's
+// String (vec: a Vec<u8>, whose buf holds the data pointer under a few
+// wrappers that change between Rust versions, and len).
 
 // maxSummary bounds the characters a summary reads.
 const maxSummary = 200
@@ -21,6 +23,15 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	t := v.Type.Strip()
 	if t == nil || t.Kind != variables.KindStruct && t.Kind != variables.KindClass || v.Bytes == nil || fe.env == nil || fe.env.Frame == nil {
 		return "", false
+	}
+	if t.Variants != nil {
+		return enumSummary(fe, v, t)
+	}
+	if isVector(t) {
+		return vectorSummary(t, v.Bytes)
+	}
+	if isRustVec(t) {
+		return rustVecSummary(t, v.Bytes)
 	}
 	var ptrOff, lenOff int64
 	switch {
@@ -46,6 +57,11 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 			return "", false
 		}
 		ptrOff, lenOff = dp+po, l
+	case t.Name == "String" || t.Name == "alloc::string::String":
+		var ok bool
+		if ptrOff, lenOff, ok = rustStringParts(t); !ok {
+			return "", false
+		}
 	default:
 		return "", false
 	}
@@ -85,4 +101,41 @@ func memberType(t *variables.Type, name string) (*variables.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// rustStringParts finds the offsets of a Rust String's data pointer and
+// length: vec.len, and the first pointer under vec.buf through members
+// named inner, ptr or pointer (RawVec{ptr: Unique{pointer: NonNull{pointer}}}
+// in older versions, RawVec{inner: RawVecInner{ptr: ...}} in newer ones).
+func rustStringParts(t *variables.Type) (ptrOff, lenOff int64, ok bool) {
+	vo, ok1 := fieldOffset(t, "vec")
+	vt, ok2 := memberType(t, "vec")
+	if !ok1 || !ok2 {
+		return 0, 0, false
+	}
+	lo, ok1 := fieldOffset(vt, "len")
+	bo, ok2 := fieldOffset(vt, "buf")
+	cur, ok3 := memberType(vt, "buf")
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, false
+	}
+	off := vo + bo
+	for depth := 0; depth < 8; depth++ {
+		if cur.Kind == variables.KindPointer {
+			return off, vo + lo, true
+		}
+		found := false
+		for _, name := range []string{"inner", "ptr", "pointer"} {
+			o, ok1 := fieldOffset(cur, name)
+			mt, ok2 := memberType(cur, name)
+			if ok1 && ok2 {
+				off, cur, found = off+o, mt, true
+				break
+			}
+		}
+		if !found {
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }

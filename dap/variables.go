@@ -96,6 +96,7 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 		dv.Value = s.formatValue(fe, val, err, hex)
 		if err == nil {
 			s.describeParts(&dv, h, v.Type, v.Name)
+			vectorCount(&dv, v.Type, val.Bytes)
 			if val.Place == variables.PlaceMemory {
 				dv.MemoryReference = hexAddr(val.Address)
 			}
@@ -118,6 +119,13 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 		}
 		if st.Count > 0 {
 			dv.IndexedVariables = int(min(st.Count, 1<<31-1))
+		}
+	case st.IsComposite() && isVector(st):
+		// Its elements, however many the value holds.
+	case st.IsComposite() && st.Variants != nil:
+		// A Rust enum: the fields of the variant the value holds.
+		if !variantsHaveFields(st.Variants) {
+			return
 		}
 	case st.IsComposite():
 		if len(st.Fields) == 0 {
@@ -170,10 +178,26 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 			names = append(names, "["+strconv.Itoa(i+int(t.Lower))+"]")
 			exprs = append(exprs, paren+"["+strconv.Itoa(i+int(t.Lower))+"]")
 		}
+	case t.IsComposite() && isVector(t):
+		if filter == "named" {
+			return nil, nil
+		}
+		names, exprs, _ = vectorChildren(paren, t, res.Value, start, count)
+	case t.IsComposite() && isRustVec(t) && rustVecElementsShown(fe, paren, t, res.Value):
+		if filter == "named" {
+			return nil, nil
+		}
+		names, exprs, _ = rustVecChildren(fe, paren, t, res.Value, start, count)
+	case t.IsComposite() && t.Variants != nil:
+		if v := t.Variants.Active(res.Value); v != nil {
+			if vt := v.Field.Type.Strip(); vt != nil && vt.IsComposite() {
+				s.fieldChildren(h, vt, paren+"."+v.Field.Name+".", &names, &exprs)
+			}
+		}
 	case t.IsComposite():
 		s.fieldChildren(h, t, paren+".", &names, &exprs)
 	case t.Kind == variables.KindPointer:
-		if e := t.Elem.Strip(); e != nil && e.IsComposite() {
+		if e := t.Elem.Strip(); e != nil && e.IsComposite() && e.Variants == nil {
 			s.fieldChildren(h, e, paren+"->", &names, &exprs)
 		} else {
 			names = append(names, "*"+h.expr)
@@ -234,6 +258,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, h, res.Type, text)
+		vectorCount(&dv, res.Type, res.Value)
 	}
 	if res.HasAddress {
 		dv.MemoryReference = hexAddr(res.Address)
@@ -280,6 +305,17 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 	if fe.reader == nil {
 		if err != nil {
 			return "<" + variables.ErrorMessage(err) + ">"
+		}
+		if t := v.Type.Strip(); t != nil && t.Kind == variables.KindPointer && len(v.Bytes) == 8 {
+			// A pointer read where no debug information is (a library's
+			// frame): its address, and the function it points into.
+			p := binary.LittleEndian.Uint64(v.Bytes)
+			if sym := s.symbolizer(fe); sym != nil && p != 0 {
+				if name := sym(p); name != "" {
+					return fmt.Sprintf("0x%x <%s>", p, name)
+				}
+			}
+			return fmt.Sprintf("0x%x", p)
 		}
 		if t := v.Type.Strip(); t != nil && t.IsInteger() && len(v.Bytes) <= 8 {
 			var w [8]byte

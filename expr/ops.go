@@ -449,6 +449,15 @@ func findMember(t *variables.Type, name string, at int64, virtualBase func(f *va
 			return g, goff, true
 		}
 	}
+	// A Rust enum's variant by name (opt.Some.__0): the variant's data,
+	// whichever variant the value holds.
+	if s.Variants != nil {
+		for i := range s.Variants.Variants {
+			if f := &s.Variants.Variants[i].Field; f.Name == name {
+				return f, at + f.Offset, true
+			}
+		}
+	}
 	return nil, 0, false
 }
 

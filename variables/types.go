@@ -2,6 +2,7 @@ package variables
 
 import (
 	"debug/dwarf"
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -96,6 +97,62 @@ type Type struct {
 	TemplateParams []TemplateParam // C++ templates
 	Container      *Type           // member pointer: the class
 	Declaration    bool            // an incomplete type (declared, not defined here)
+	// Variants, for a struct with a DW_TAG_variant_part (a Rust enum): the
+	// discriminant and the variants, of which the value holds one.
+	Variants *VariantPart
+}
+
+// VariantPart is a discriminated union inside a struct (Rust's enums): the
+// discriminant member's value selects the variant whose member holds the
+// value's data.
+type VariantPart struct {
+	Discr    *Field // nil: no discriminant (a single variant)
+	Variants []Variant
+}
+
+// Variant is one alternative of a VariantPart: its member (in Rust a struct
+// named after the variant), chosen when the discriminant equals Value, or
+// when no other variant's Value matches if it has none (the default).
+type Variant struct {
+	Value    int64
+	HasValue bool
+	Field    Field
+}
+
+// Active returns the variant a value's bytes (the whole struct) hold, or
+// nil when the discriminant cannot be read.
+func (p *VariantPart) Active(b []byte) *Variant {
+	if p == nil {
+		return nil
+	}
+	if p.Discr == nil {
+		if len(p.Variants) == 1 {
+			return &p.Variants[0]
+		}
+		return nil
+	}
+	size := p.Discr.Type.ByteSize()
+	if size <= 0 || size > 8 || p.Discr.Offset < 0 || p.Discr.Offset+size > int64(len(b)) {
+		return nil
+	}
+	var w [8]byte
+	copy(w[:], b[p.Discr.Offset:p.Discr.Offset+size])
+	d := binary.LittleEndian.Uint64(w[:])
+	mask := ^uint64(0)
+	if size < 8 {
+		mask = 1<<(8*size) - 1
+	}
+	var def *Variant
+	for i := range p.Variants {
+		v := &p.Variants[i]
+		switch {
+		case !v.HasValue:
+			def = v
+		case uint64(v.Value)&mask == d&mask:
+			return v
+		}
+	}
+	return def
 }
 
 // DynamicBound is a run-time array bound: a location expression computing it
@@ -599,54 +656,122 @@ func (r *Reader) fillComposite(t *Type, e *entry, rd *dieReader, depth int) erro
 			if decl, _ := c.Val(dwarf.AttrDeclaration).(bool); decl && c.Tag == dwarf.TagMember {
 				return nil
 			}
-			ft, err := r.typeOf(c, depth)
+			f, err := r.memberField(c, depth)
 			if err != nil {
 				return err
 			}
-			if ft == nil {
-				ft = voidType
-			}
-			f := Field{Type: ft, Base: c.Tag == dwarf.TagInheritance, Offset0: r.pub(c.Offset)}
-			f.Name, _ = c.Val(dwarf.AttrName).(string)
-			f.Artificial, _ = c.Val(dwarf.AttrArtificial).(bool)
-			if v, ok := c.Val(dwarf.AttrVirtuality).(int64); ok && v != 0 {
-				f.Virtual = true
-			}
-			if lf := c.AttrField(dwarf.AttrDataMemberLoc); lf != nil {
-				if v, ok := constInt(lf); ok {
-					f.Offset = v
-				} else if b, ok := lf.Val.([]byte); ok {
-					if v, ok := plusUconst(b); ok {
-						f.Offset = int64(v)
-					} else {
-						f.OffsetExpr = b
-					}
-				}
-			}
-			if bs, ok := constInt(c.AttrField(dwarf.AttrBitSize)); ok && bs > 0 {
-				f.BitSize = bs
-				if dbo, ok := constInt(c.AttrField(dwarf.AttrDataBitOffset)); ok {
-					f.BitOffset = dbo
-				} else {
-					// DWARF 2-4: DW_AT_bit_offset counts from the most
-					// significant bit of the storage unit at
-					// data_member_location; on a little-endian target the
-					// data bit offset is storage bits - bit_offset - size.
-					bo, _ := constInt(c.AttrField(dwarf.AttrBitOffset))
-					storage, ok := constInt(c.AttrField(dwarf.AttrByteSize))
-					if !ok {
-						storage = ft.ByteSize()
-					}
-					f.BitOffset = f.Offset*8 + storage*8 - bo - bs
-				}
-				f.Offset = f.BitOffset / 8
-			}
 			t.Fields = append(t.Fields, f)
+		case dwarf.TagVariantPart:
+			vp, err := r.variantPart(c, depth)
+			if err != nil {
+				return err
+			}
+			t.Variants = vp
 		case dwarf.TagTemplateTypeParameter, dwarf.TagTemplateValueParameter:
 			t.TemplateParams = append(t.TemplateParams, r.templateParam(c, depth))
 		}
 		return nil
 	})
+}
+
+// variantPart decodes a DW_TAG_variant_part: its discriminant member (named
+// by DW_AT_discr) and its DW_TAG_variant children, each holding one member.
+func (r *Reader) variantPart(e *entry, depth int) (*VariantPart, error) {
+	vp := &VariantPart{}
+	pe, prd, err := r.entryAt(e.Offset)
+	if err != nil {
+		return nil, err
+	}
+	discr, hasDiscr := r.refOf(pe, dwarf.AttrDiscr)
+	err = r.eachChild(pe, prd, func(c *entry) error {
+		switch c.Tag {
+		case dwarf.TagMember:
+			f, err := r.memberField(c, depth)
+			if err != nil {
+				return err
+			}
+			if hasDiscr && c.Offset == discr {
+				vp.Discr = &f
+			}
+		case dwarf.TagVariant:
+			if len(vp.Variants) >= 1<<16 {
+				return bad("decode variant part", uint64(e.Offset), "too many variants")
+			}
+			v := Variant{}
+			v.Value, v.HasValue = constInt(c.AttrField(dwarf.AttrDiscrValue))
+			ve, vrd, err := r.entryAt(c.Offset)
+			if err != nil {
+				return err
+			}
+			found := false
+			err = r.eachChild(ve, vrd, func(m *entry) error {
+				if m.Tag != dwarf.TagMember || found {
+					return nil
+				}
+				f, err := r.memberField(m, depth)
+				if err != nil {
+					return err
+				}
+				v.Field, found = f, true
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if found {
+				vp.Variants = append(vp.Variants, v)
+			}
+		}
+		return nil
+	})
+	return vp, err
+}
+
+// memberField decodes a DW_TAG_member or DW_TAG_inheritance.
+func (r *Reader) memberField(c *entry, depth int) (Field, error) {
+	ft, err := r.typeOf(c, depth)
+	if err != nil {
+		return Field{}, err
+	}
+	if ft == nil {
+		ft = voidType
+	}
+	f := Field{Type: ft, Base: c.Tag == dwarf.TagInheritance, Offset0: r.pub(c.Offset)}
+	f.Name, _ = c.Val(dwarf.AttrName).(string)
+	f.Artificial, _ = c.Val(dwarf.AttrArtificial).(bool)
+	if v, ok := c.Val(dwarf.AttrVirtuality).(int64); ok && v != 0 {
+		f.Virtual = true
+	}
+	if lf := c.AttrField(dwarf.AttrDataMemberLoc); lf != nil {
+		if v, ok := constInt(lf); ok {
+			f.Offset = v
+		} else if b, ok := lf.Val.([]byte); ok {
+			if v, ok := plusUconst(b); ok {
+				f.Offset = int64(v)
+			} else {
+				f.OffsetExpr = b
+			}
+		}
+	}
+	if bs, ok := constInt(c.AttrField(dwarf.AttrBitSize)); ok && bs > 0 {
+		f.BitSize = bs
+		if dbo, ok := constInt(c.AttrField(dwarf.AttrDataBitOffset)); ok {
+			f.BitOffset = dbo
+		} else {
+			// DWARF 2-4: DW_AT_bit_offset counts from the most
+			// significant bit of the storage unit at
+			// data_member_location; on a little-endian target the
+			// data bit offset is storage bits - bit_offset - size.
+			bo, _ := constInt(c.AttrField(dwarf.AttrBitOffset))
+			storage, ok := constInt(c.AttrField(dwarf.AttrByteSize))
+			if !ok {
+				storage = ft.ByteSize()
+			}
+			f.BitOffset = f.Offset*8 + storage*8 - bo - bs
+		}
+		f.Offset = f.BitOffset / 8
+	}
+	return f, nil
 }
 
 func (r *Reader) templateParam(c *entry, depth int) TemplateParam {
