@@ -62,7 +62,8 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	s := &rec.Sample
 	bt.jobs = append(bt.jobs, job{})
 	j := &bt.jobs[len(bt.jobs)-1]
-	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period}
+	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period, Event: eventName(s.Attr)}
+	j.out.HasCPU = s.Attr != nil && s.Attr.SampleType&perfdata.SampleCPU != 0
 	sp := b.space(s.PID)
 	j.out.Comm = sp.comm
 	// The callchain: kernel frames (innermost), then in frame-pointer
@@ -385,9 +386,10 @@ func leadingUnderscores(s string) int {
 	return n
 }
 
-// demangled is a C++ or Rust name as perf prints it.
+// demangled is a C++ or Rust name as perf prints it: without the
+// parameters and return type (perf demangles with them only in verbose mode).
 func demangled(name string) string {
-	if s, err := demangle.ToString(name); err == nil {
+	if s, err := demangle.ToString(name, demangle.NoParams); err == nil {
 		return s
 	}
 	return name
