@@ -81,6 +81,7 @@ type Builder struct {
 	files map[string]string
 	// vdso is the recording's vDSO image, when it could be found.
 	vdso []byte
+	jit  jitMaps
 }
 
 // space is one process's address space as the recording shows it.

@@ -155,6 +155,7 @@ type worker struct {
 	names  []map[uint64][]Frame
 	files  []*fileNames // Builder.cachedNames by file
 	modIDs map[*unwind.Module]uint32
+	job    *job // the job being finished (its pid and maps name JIT code)
 }
 
 // nameKey identifies an address inside a file: the address minus the
@@ -196,11 +197,12 @@ func (w *worker) run(bt *batch) {
 // finish appends one job's frames to the batch's frames; out.Stop says why
 // the user walk ended early.
 func (w *worker) finish(j *job, bt *batch) {
+	w.job = j
 	for _, ip := range bt.ips[j.kernel.start:j.kernel.end] {
 		bt.frames = append(bt.frames, w.b.kernelFrame(ip))
 	}
 	if j.unknown {
-		bt.frames = append(bt.frames, Frame{PC: j.unknownPC})
+		bt.frames = append(bt.frames, w.b.jitFrame(j.out.PID, j.maps, j.unknownPC, j.unknownPC))
 	}
 	switch {
 	case j.walk:
@@ -251,7 +253,15 @@ func (w *worker) chainUser(dst []Frame, proc *snapshot.Process, ips []uint64) []
 		if proc != nil {
 			um, _ = proc.LookupModule(ip)
 		}
+		n := len(dst)
 		dst = w.appendNames(dst, proc, um, ip, lookup)
+		if lookup != ip {
+			// perf prints a frame-pointer chain's return address's
+			// offset (named by the function holding the call).
+			for k := n; k < len(dst); k++ {
+				dst[k].Offset++
+			}
+		}
 	}
 	return dst
 }
@@ -260,7 +270,7 @@ func (w *worker) chainUser(dst []Frame, proc *snapshot.Process, ips []uint64) []
 // chain (or one ELF-symbol frame with NoInline), named once per file address.
 func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Module, pc, lookup uint64) []Frame {
 	if um == nil {
-		return append(dst, Frame{PC: pc})
+		return append(dst, w.b.jitFrame(w.job.out.PID, w.job.maps, pc, lookup))
 	}
 	id, ok := w.modIDs[um]
 	if !ok {

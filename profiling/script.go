@@ -46,7 +46,7 @@ func (sc *Script) Write(s *Sample) error {
 	if event == "" {
 		event = "[unknown]"
 	}
-	if _, err := fmt.Fprintf(sc.w, "%s %7d %s%5d.%06d: %10d %*s: \n", comm, int32(s.TID), cpu, s.Time/1e9, s.Time%1e9/1e3, s.Period, sc.width, event); err != nil {
+	if _, err := fmt.Fprintf(sc.w, "%s %5d %s%5d.%06d: %10d %*s: \n", comm, int32(s.TID), cpu, s.Time/1e9, s.Time%1e9/1e3, s.Period, sc.width, event); err != nil {
 		return err
 	}
 	for i := range s.Frames {

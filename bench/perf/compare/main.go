@@ -155,17 +155,16 @@ func main() {
 		k := key(&got[i])
 		byKey[k] = append(byKey[k], &got[i])
 	}
-	var matched, comm, event, all, allNoOff, user, kern, modsSame, endMarks int
-	var diffs []string
-	firstDiff := map[string]int{}
+	var matched int
+	st := stats{firstDiff: map[string]int{}}
 	for i := range want {
 		w := &want[i]
 		k := key(w)
 		gs := byKey[k]
 		if len(gs) == 0 {
-			firstDiff["sample missing from sonde"]++
-			if len(diffs) < *examples {
-				diffs = append(diffs, "missing: "+k+" "+w.comm)
+			st.firstDiff["sample missing from sonde"]++
+			if len(st.diffs) < *examples {
+				st.diffs = append(st.diffs, "missing: "+k+" "+w.comm)
 			}
 			continue
 		}
@@ -175,69 +174,10 @@ func main() {
 		// address is 0 with a frame at pc -1 ([unknown]): no frame.
 		if n := len(w.frames); n > 0 && w.frames[n-1].addr == "ffffffffffffffff" {
 			w.frames = w.frames[:n-1]
-			endMarks++
+			st.endMarks++
 		}
 		matched++
-		if g.comm == w.comm {
-			comm++
-		} else {
-			firstDiff[fmt.Sprintf("comm %q vs perf %q", g.comm, w.comm)]++
-		}
-		if g.event == w.event {
-			event++
-		}
-		if names(g.frames, false, true) == names(w.frames, false, true) && names(g.frames, true, true) == names(w.frames, true, true) {
-			all++
-		}
-		if names(g.frames, false, false) == names(w.frames, false, false) && names(g.frames, true, false) == names(w.frames, true, false) {
-			allNoOff++
-		}
-		us := names(g.frames, false, true) == names(w.frames, false, true)
-		ks := names(g.frames, true, true) == names(w.frames, true, true)
-		if us {
-			user++
-		}
-		if ks {
-			kern++
-		}
-		if mods(g.frames) == mods(w.frames) {
-			modsSame++
-		}
-		if !us || !ks {
-			// Where do they part?
-			gf, wf := g.frames, w.frames
-			j := 0
-			for j < len(gf) && j < len(wf) && gf[j].name == wf[j].name {
-				j++
-			}
-			what := "sonde has more frames"
-			switch {
-			case j < len(gf) && j < len(wf):
-				what = fmt.Sprintf("differ at a %s frame (%s)", map[bool]string{true: "kernel", false: "user"}[wf[j].kernel], shortMod(wf[j].mod))
-			case j < len(wf):
-				what = fmt.Sprintf("sonde stops early (perf's next: %s)", shortMod(wf[j].mod))
-			}
-			firstDiff[what]++
-			if len(diffs) < *examples && strings.Contains(what, *only) {
-				var b strings.Builder
-				fmt.Fprintf(&b, "%s %s:\n", w.comm, k)
-				for x := 0; x < max(len(gf), len(wf)); x++ {
-					gs, ws := "", ""
-					if x < len(gf) {
-						gs = gf[x].name + " (" + shortMod(gf[x].mod) + ")"
-					}
-					if x < len(wf) {
-						ws = wf[x].name + " (" + shortMod(wf[x].mod) + ")"
-					}
-					mark := " "
-					if gs != ws {
-						mark = "!"
-					}
-					fmt.Fprintf(&b, "   %s %-60s | %s\n", mark, gs, ws)
-				}
-				diffs = append(diffs, b.String())
-			}
-		}
+		compareSample(w, g, k, &st, *examples, *only)
 	}
 	complete := func(ss []sample) (n int) {
 		for _, s := range ss {
@@ -259,20 +199,20 @@ func main() {
 	pct := func(n int) string { return fmt.Sprintf("%d (%.2f%%)", n, 100*float64(n)/float64(max(len(want), 1))) }
 	fmt.Printf("recording %s (inline %v)\n", data, *inline)
 	fmt.Printf("  samples: perf %d, sonde %d, matched by tid+time+event %d, sonde only %d\n", len(want), len(got), matched, extra)
-	fmt.Printf("  same comm %s, same event %s\n", pct(comm), pct(event))
-	fmt.Printf("  same stack (function+offset, every frame) %s; functions only %s\n", pct(all), pct(allNoOff))
-	fmt.Printf("  same user frames %s, same kernel frames %s, same modules %s\n", pct(user), pct(kern), pct(modsSame))
+	fmt.Printf("  same comm %s, same event %s\n", pct(st.comm), pct(st.event))
+	fmt.Printf("  same stack (function+offset, every frame) %s; functions only %s\n", pct(st.all), pct(st.allNoOff))
+	fmt.Printf("  same user frames %s, same kernel frames %s, same modules %s\n", pct(st.user), pct(st.kern), pct(st.modsSame))
 	fmt.Printf("  stacks ending in _start, clone, clone3 or the kernel (complete): perf %s, sonde %s\n", pct(complete(want)), pct(complete(got)))
-	fmt.Printf("  [unknown] frames: perf %d, sonde %d; perf's pc -1 end frames dropped: %d\n", countUnknown(want), countUnknown(got), endMarks)
+	fmt.Printf("  [unknown] frames: perf %d, sonde %d; perf's pc -1 end frames dropped: %d\n", countUnknown(want), countUnknown(got), st.endMarks)
 	var ks []string
-	for k := range firstDiff {
+	for k := range st.firstDiff {
 		ks = append(ks, k)
 	}
-	sort.Slice(ks, func(i, j int) bool { return firstDiff[ks[i]] > firstDiff[ks[j]] })
+	sort.Slice(ks, func(i, j int) bool { return st.firstDiff[ks[i]] > st.firstDiff[ks[j]] })
 	for _, k := range ks {
-		fmt.Printf("  %6d %s\n", firstDiff[k], k)
+		fmt.Printf("  %6d %s\n", st.firstDiff[k], k)
 	}
-	for _, d := range diffs {
+	for _, d := range st.diffs {
 		fmt.Println(d)
 	}
 }
@@ -282,4 +222,75 @@ func shortMod(m string) string {
 		return m[i+1:]
 	}
 	return m
+}
+
+// stats are what the comparison counts.
+type stats struct {
+	comm, event, all, allNoOff, user, kern, modsSame, endMarks int
+	firstDiff                                                  map[string]int
+	diffs                                                      []string
+}
+
+// compareSample compares one sample perf printed (w) with sonde's (g).
+func compareSample(w, g *sample, k string, st *stats, examples int, only string) {
+	if g.comm == w.comm {
+		st.comm++
+	} else {
+		st.firstDiff[fmt.Sprintf("comm %q vs perf %q", g.comm, w.comm)]++
+	}
+	if g.event == w.event {
+		st.event++
+	}
+	if names(g.frames, false, true) == names(w.frames, false, true) && names(g.frames, true, true) == names(w.frames, true, true) {
+		st.all++
+	}
+	if names(g.frames, false, false) == names(w.frames, false, false) && names(g.frames, true, false) == names(w.frames, true, false) {
+		st.allNoOff++
+	}
+	us := names(g.frames, false, true) == names(w.frames, false, true)
+	ks := names(g.frames, true, true) == names(w.frames, true, true)
+	if us {
+		st.user++
+	}
+	if ks {
+		st.kern++
+	}
+	if mods(g.frames) == mods(w.frames) {
+		st.modsSame++
+	}
+	if !us || !ks {
+		// Where do they part?
+		gf, wf := g.frames, w.frames
+		j := 0
+		for j < len(gf) && j < len(wf) && gf[j].name == wf[j].name {
+			j++
+		}
+		what := "sonde has more frames"
+		switch {
+		case j < len(gf) && j < len(wf):
+			what = fmt.Sprintf("differ at a %s frame (%s)", map[bool]string{true: "kernel", false: "user"}[wf[j].kernel], shortMod(wf[j].mod))
+		case j < len(wf):
+			what = fmt.Sprintf("sonde stops early (perf's next: %s)", shortMod(wf[j].mod))
+		}
+		st.firstDiff[what]++
+		if len(st.diffs) < examples && strings.Contains(what, only) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s %s:\n", w.comm, k)
+			for x := 0; x < max(len(gf), len(wf)); x++ {
+				gs, ws := "", ""
+				if x < len(gf) {
+					gs = gf[x].name + " (" + shortMod(gf[x].mod) + ")"
+				}
+				if x < len(wf) {
+					ws = wf[x].name + " (" + shortMod(wf[x].mod) + ")"
+				}
+				mark := " "
+				if gs != ws {
+					mark = "!"
+				}
+				fmt.Fprintf(&b, "   %s %-60s | %s\n", mark, gs, ws)
+			}
+			st.diffs = append(st.diffs, b.String())
+		}
+	}
 }
