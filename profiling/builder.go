@@ -46,7 +46,11 @@ type Sample struct {
 	Time     uint64
 	CPU      uint32
 	Period   uint64
-	Frames   []Frame
+	// Event is the sampled event's name as perf prints it ("cpu-clock:ppp").
+	Event string
+	// HasCPU says the recording has the CPU of each sample (system-wide).
+	HasCPU bool
+	Frames []Frame
 	// Stop says why the user walk ended early ("" when it reached the
 	// outermost frame or the sample had no user part).
 	Stop string
@@ -77,6 +81,7 @@ type Builder struct {
 	files map[string]string
 	// vdso is the recording's vDSO image, when it could be found.
 	vdso []byte
+	jit  jitMaps
 }
 
 // space is one process's address space as the recording shows it.

@@ -146,7 +146,7 @@ type namesClient struct {
 	names  map[uint64][]Frame
 }
 
-func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 1} }
+func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 2} }
 
 func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
 	keys := make([]uint64, 0, len(c.names))

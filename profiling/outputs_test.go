@@ -103,7 +103,7 @@ func TestOutputsCountEverySample(t *testing.T) {
 	if !strings.Contains(buf.String(), " mix\n") || !strings.Contains(buf.String(), "# Samples: "+strconv.FormatUint(rec.Samples, 10)) {
 		t.Errorf("report:\n%s", buf.String())
 	}
-	if n := strings.Count(script.String(), "cpu-clock:\n"); uint64(n) != rec.Samples {
+	if n := strings.Count(script.String(), " cpu-clock: \n"); uint64(n) != rec.Samples {
 		t.Errorf("script prints %d samples, want %d", n, rec.Samples)
 	}
 }

@@ -52,9 +52,10 @@ func perfScript(t *testing.T, path string, args ...string) []scriptSample {
 			}
 			s := &samples[len(samples)-1]
 			// perf spells a versioned dynamic symbol with its version
-			// (__libc_start_main@@GLIBC_2.34); sonde does not.
+			// (__libc_start_main@@GLIBC_2.34, pthread_rwlock_rdlock@GLIBC_2.2.5);
+			// sonde does not.
 			name := strings.Join(f[1:len(f)-1], " ")
-			if i := strings.Index(name, "@@"); i >= 0 {
+			if i := strings.Index(name, "@"); i > 0 {
 				off := ""
 				if j := strings.LastIndex(name, "+0x"); j > i {
 					off = name[j:]

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sondedbg/sonde/perfdata"
 	"github.com/sondedbg/sonde/symbols/debugfile"
 	"github.com/sondedbg/sonde/unwind/snapshot"
@@ -72,6 +74,9 @@ func (rec *Recording) prepare() {
 	for _, id := range rec.reader.BuildIDs {
 		switch id.Filename {
 		case "[kernel.kallsyms]":
+			if len(id.BuildID) == 0 {
+				continue // perf record -z writes no build-ids: the fallback below
+			}
 			if b.opts.Kernel == nil && b.kernelSyms == nil {
 				// Loaded on another core while the first records are
 				// read; the first kernel frame waits for it.
@@ -85,14 +90,20 @@ func (rec *Recording) prepare() {
 				go b.kernelSyms()
 			}
 		case "[vdso]":
+			if len(id.BuildID) == 0 {
+				if rec.sameKernel() {
+					b.vdso = localVDSO()
+				}
+				continue
+			}
 			if data := localVDSO(); data != nil && sameBuildID(data, id.BuildID) {
 				b.vdso = data
 			} else if data, err := os.ReadFile(buildIDCachePath("[vdso]", id.BuildID, "vdso")); err == nil {
 				b.vdso = data
 			}
 		default:
-			if !strings.HasPrefix(id.Filename, "/") {
-				continue
+			if !strings.HasPrefix(id.Filename, "/") || len(id.BuildID) == 0 {
+				continue // no build-id to check the file against: used as it is
 			}
 			if fileBuildIDIs(id.Filename, id.BuildID) {
 				continue
@@ -106,6 +117,34 @@ func (rec *Recording) prepare() {
 			rec.warn(fmt.Sprintf("%s changed since the recording (build-id %x not found there nor in perf's build-id cache): its frames are unnamed", id.Filename, id.BuildID))
 		}
 	}
+	if b.opts.Kernel == nil && b.kernelSyms == nil {
+		// No build-id names the kernel: a pipe-mode recording (its
+		// build-ids come last, if at all) or one perf record -z made.
+		// perf then names kernel frames from the running kernel's
+		// symbols, and so does sonde when the recording's kernel release
+		// is the running one's (or unknown, as in a pipe).
+		if rec.sameKernel() {
+			b.kernelSyms = sync.OnceValue(LocalKernel)
+			go b.kernelSyms()
+		} else {
+			b.kernelSyms = func() *KernelSymbols { return nil }
+		}
+	}
+}
+
+// sameKernel reports whether the recording was made on the running kernel
+// as far as its header tells without a build-id: the same release, or no
+// release recorded (a pipe, whose header features come as records later).
+func (rec *Recording) sameKernel() bool {
+	release := rec.reader.Header.OSRelease
+	if release == "" {
+		return true
+	}
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	return unix.ByteSliceToString(u.Release[:]) == release
 }
 
 func (rec *Recording) warn(msg string) { rec.Warnings = append(rec.Warnings, msg) }

@@ -70,7 +70,8 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	s := &rec.Sample
 	bt.jobs = append(bt.jobs, job{})
 	j := &bt.jobs[len(bt.jobs)-1]
-	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period}
+	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period, Event: eventName(s.Attr)}
+	j.out.HasCPU = s.Attr != nil && s.Attr.SampleType&perfdata.SampleCPU != 0
 	sp := b.space(s.PID)
 	j.out.Comm = sp.comm
 	// The callchain: kernel frames (innermost), then in frame-pointer
@@ -169,6 +170,7 @@ type worker struct {
 	lastMod *unwind.Module
 	lastID  uint32
 	recent  [recentNames]recentName
+	job     *job // the job being finished (its pid and maps name JIT code)
 }
 
 // recentNames is the size of a worker's direct-mapped names cache (a power of 2).
@@ -225,11 +227,12 @@ func (w *worker) run(bt *batch) {
 // finish appends one job's frames to the batch's frames; out.Stop says why
 // the user walk ended early.
 func (w *worker) finish(j *job, bt *batch) {
+	w.job = j
 	for _, ip := range bt.ips[j.kernel.start:j.kernel.end] {
 		bt.frames = append(bt.frames, w.b.kernelFrame(ip))
 	}
 	if j.unknown {
-		bt.frames = append(bt.frames, Frame{PC: j.unknownPC})
+		bt.frames = append(bt.frames, w.b.jitFrame(j.out.PID, j.maps, j.unknownPC, j.unknownPC))
 	}
 	switch {
 	case j.walk:
@@ -280,7 +283,15 @@ func (w *worker) chainUser(dst []Frame, proc *snapshot.Process, ips []uint64) []
 		if proc != nil {
 			um, _ = proc.LookupModule(ip)
 		}
+		n := len(dst)
 		dst = w.appendNames(dst, proc, um, ip, lookup)
+		if lookup != ip {
+			// perf prints a frame-pointer chain's return address's
+			// offset (named by the function holding the call).
+			for k := n; k < len(dst); k++ {
+				dst[k].Offset++
+			}
+		}
 	}
 	return dst
 }
@@ -289,7 +300,7 @@ func (w *worker) chainUser(dst []Frame, proc *snapshot.Process, ips []uint64) []
 // chain (or one ELF-symbol frame with NoInline), named once per file address.
 func (w *worker) appendNames(dst []Frame, proc *snapshot.Process, um *unwind.Module, pc, lookup uint64) []Frame {
 	if um == nil {
-		return append(dst, Frame{PC: pc})
+		return append(dst, w.b.jitFrame(w.job.out.PID, w.job.maps, pc, lookup))
 	}
 	var id uint32
 	if um == w.lastMod {
@@ -438,5 +449,6 @@ func leadingUnderscores(s string) int {
 	return n
 }
 
-// demangled is a C++ or Rust name as perf prints it.
-func demangled(name string) string { return elfsym.Demangled(name) }
+// demangled is a C++ or Rust name as perf prints it: without the
+// parameters and return type (perf demangles with them only in verbose mode).
+func demangled(name string) string { return elfsym.DemangledNoParams(name) }

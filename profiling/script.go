@@ -4,34 +4,65 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/sondedbg/sonde/perfdata"
 )
 
-// WriteScript writes one sample the way `perf script` does: a line naming
-// the thread, the time and the period, one line per frame (address,
-// function+offset, module; "(inlined)" instead of the module for inline
-// frames), and a blank line.
-func WriteScript(w io.Writer, s *Sample) error {
+// Script writes samples the way `perf script` does by default: a line
+// naming the thread, the CPU (system-wide recordings), the time, the period
+// and the event, one line per frame (address, function+offset, module;
+// "(inlined)" instead of the module for inline frames), and a blank line.
+type Script struct {
+	w     io.Writer
+	width int // the longest event name, as perf pads them
+}
+
+// NewScript makes a Script writing to w the samples of a recording with
+// header h (nil: event names unpadded).
+func NewScript(w io.Writer, h *perfdata.Header) *Script {
+	s := &Script{w: w}
+	if h != nil {
+		for _, a := range h.Attrs {
+			s.width = max(s.width, len(eventName(a)))
+		}
+	}
+	return s
+}
+
+// WriteScript writes one sample as Script does, its event name unpadded.
+func WriteScript(w io.Writer, s *Sample) error { return (&Script{w: w}).Write(s) }
+
+// Write writes one sample.
+func (sc *Script) Write(s *Sample) error {
 	comm := s.Comm
 	if comm == "" {
-		comm = "[unknown]"
+		comm = ":" + strconv.Itoa(int(int32(s.TID)))
 	}
-	if _, err := fmt.Fprintf(w, "%s %7d %d.%06d: %10d cpu-clock:\n", comm, s.TID, s.Time/1e9, s.Time%1e9/1e3, s.Period); err != nil {
+	cpu := ""
+	if s.HasCPU {
+		cpu = fmt.Sprintf("[%03d] ", s.CPU)
+	}
+	event := s.Event
+	if event == "" {
+		event = "[unknown]"
+	}
+	if _, err := fmt.Fprintf(sc.w, "%s %5d %s%5d.%06d: %10d %*s: \n", comm, int32(s.TID), cpu, s.Time/1e9, s.Time%1e9/1e3, s.Period, sc.width, event); err != nil {
 		return err
 	}
 	for i := range s.Frames {
 		f := &s.Frames[i]
-		where := "(unknown)"
+		where := "([unknown])"
 		switch {
 		case f.Inlined:
 			where = "(inlined)"
 		case f.Module != "":
 			where = "(" + f.Module + ")"
 		}
-		if _, err := fmt.Fprintf(w, "\t%16x %s %s\n", f.PC, ScriptName(f), where); err != nil {
+		if _, err := fmt.Fprintf(sc.w, "\t%16x %s %s\n", f.PC, ScriptName(f), where); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintln(w)
+	_, err := fmt.Fprintln(sc.w)
 	return err
 }
 

@@ -215,7 +215,11 @@ func (u *Unwinder) prepareStep() {
 		return
 	}
 	if f.Kind != KindSignal {
-		if f.CFA <= f.SP || u.depth > 0 && !u.prevSignal && f.CFA <= u.prevCFA {
+		// The innermost frame may have popped its return address into
+		// a register (glibc's vfork: CFA = sp, ra in rdi) and so have
+		// its CFA at sp; any other frame's CFA is above its sp.
+		popped := f.CFA == f.SP && u.depth == 0 && !u.prevSignal && n.SP == f.SP && n.PC != f.PC
+		if f.CFA <= f.SP && !popped || u.depth > 0 && !u.prevSignal && f.CFA <= u.prevCFA {
 			u.stopWith(StopCorrupt, ErrCFANotIncreasing)
 			return
 		}

@@ -70,6 +70,7 @@ func runPerf(args []string) int {
 	bw := bufio.NewWriterSize(out, 1<<16)
 	if s, ok := sink.(*scriptSink); ok {
 		s.w = bw // script streams: to the output file when there is one
+		s.sc = profiling.NewScript(bw, rec.Header())
 	}
 	warned := len(rec.Warnings)
 	err = rec.Each(sink.add)
@@ -124,9 +125,12 @@ func (s reportSink) finish(w io.Writer, _ *profiling.Recording) error {
 	return s.r.WriteTo(w, 50)
 }
 
-type scriptSink struct{ w io.Writer }
+type scriptSink struct {
+	w  io.Writer
+	sc *profiling.Script
+}
 
-func (s *scriptSink) add(x *profiling.Sample) error { return profiling.WriteScript(s.w, x) }
+func (s *scriptSink) add(x *profiling.Sample) error { return s.sc.Write(x) }
 func (s *scriptSink) finish(io.Writer, *profiling.Recording) error {
 	if f, ok := s.w.(interface{ Flush() error }); ok {
 		return f.Flush()

@@ -374,13 +374,9 @@ func demangleNoParams(name string) string {
 	return name
 }
 
-// Demangled is a C++ or Rust linkage name as binutils and perf print it
-// (parameter lists included, Rust hashes dropped), or name itself when it
-// is not mangled. It goes through sonde's one demangler entry: bounded
-// output, Rust legacy names decoded, a panic on a hostile name refused.
-func Demangled(name string) string {
-	if d, ok := demangler.Full(name); ok {
-		return d
-	}
-	return name
-}
+// DemangledNoParams is a C++ or Rust linkage name as perf prints it
+// (no parameter lists or return types, Rust hashes dropped), or name itself
+// when it is not mangled. It goes through sonde's one demangler entry:
+// bounded output, Rust legacy names decoded, a panic on a hostile name
+// refused.
+func DemangledNoParams(name string) string { return demangleNoParams(name) }

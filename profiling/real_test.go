@@ -1,0 +1,336 @@
+package profiling
+
+// Regressions found by reading recordings of real programs with sonde perf
+// and perf side by side (bench/perf/REAL-PROGRAMS.md): each test records a
+// program the way a profiler user does and compares with perf's reading.
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+)
+
+// scriptText is sonde's Script output for a whole recording.
+func scriptText(t *testing.T, path string, opts Options) string {
+	rec, err := OpenRecording(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	var b bytes.Buffer
+	sc := NewScript(&b, rec.Header())
+	if err := rec.Each(sc.Write); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// withoutAddresses drops the address column of a script listing's frame
+// lines (perf prints a file-relative address for frames its dwarf unwinder
+// found, sonde the runtime one) and the version of versioned names.
+func withoutAddresses(text string) []string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "\t") {
+			f := strings.Fields(l)
+			// perf spells a dynamic symbol with its version
+			// (__libc_start_main@@GLIBC_2.34+0x84); sonde does not.
+			if at := strings.IndexByte(f[1], '@'); at > 0 {
+				off := ""
+				if j := strings.LastIndex(f[1], "+0x"); j > at {
+					off = f[1][j:]
+				}
+				f[1] = f[1][:at] + off
+			}
+			lines[i] = "\t" + strings.Join(f[1:], " ")
+		}
+	}
+	return lines
+}
+
+// TestScriptTextMatchesPerf compares sonde's script listing of a recording
+// of two events line by line with perf script's default output: the sample
+// lines exactly (command, tid, time, period, the event's name padded as
+// perf pads it), the frame lines but for their addresses.
+func TestScriptTextMatchesPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-e", "page-faults", "-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	want, err := exec.Command("perf", "script", "--no-inline", "-i", out).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := withoutAddresses(string(want))
+	g := withoutAddresses(scriptText(t, out, Options{NoInline: true}))
+	events := map[string]bool{}
+	headers, same, frames, sameFrames := 0, 0, 0, 0
+	var diffs []string
+	for i := 0; i < len(w) && i < len(g); i++ {
+		switch {
+		case w[i] == "":
+		case !strings.HasPrefix(w[i], "\t"):
+			headers++
+			if f := strings.Fields(w[i]); len(f) > 0 {
+				events[f[len(f)-1]] = true
+			}
+			if w[i] == g[i] {
+				same++
+				continue
+			}
+			if len(diffs) < 5 {
+				diffs = append(diffs, fmt.Sprintf("line %d:\n  sonde %q\n  perf  %q", i+1, g[i], w[i]))
+			}
+			// The listings are out of step from here: compare no more.
+			i = len(w)
+		default:
+			frames++
+			if w[i] == g[i] {
+				sameFrames++
+			} else if len(diffs) < 10 {
+				diffs = append(diffs, fmt.Sprintf("line %d:\n  sonde %q\n  perf  %q", i+1, g[i], w[i]))
+			}
+		}
+	}
+	t.Logf("%d of %d sample lines, %d of %d frame lines alike; events %v", same, headers, sameFrames, frames, events)
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	if len(events) < 2 {
+		t.Errorf("perf script shows the events %v, want two", events)
+	}
+	if headers == 0 || same != headers || len(g) != len(w) {
+		t.Errorf("%d of %d sample lines alike, %d lines against perf's %d", same, headers, len(g), len(w))
+	}
+	if sameFrames < frames*99/100 {
+		t.Errorf("%d of %d frame lines alike", sameFrames, frames)
+	}
+}
+
+// kernelNames is each sample's kernel frames, function+offset, by key.
+func kernelNames(samples []scriptSample) map[string]string {
+	out := map[string]string{}
+	for _, s := range samples {
+		var k []string
+		for i, m := range s.mods {
+			if m == "[kernel.kallsyms]" {
+				k = append(k, s.names[i])
+			}
+		}
+		out[s.key] = strings.Join(k, ";")
+	}
+	return out
+}
+
+// TestKernelFramesWithoutBuildIDs: a pipe-mode recording (no build-id
+// table) and one perf record -z made (build-ids left empty) name their
+// kernel frames from the running kernel, as perf does.
+func TestKernelFramesWithoutBuildIDs(t *testing.T) {
+	testprog.RequirePerf(t)
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Skip("SKIP (machine): no dd")
+	}
+	dir := t.TempDir()
+	args := []string{"if=/dev/zero", "of=/dev/null", "bs=64", "count=400000"}
+	zstd := filepath.Join(dir, "zstd.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "-g", "-z", "-o", zstd}, dd, args...)
+	pipe := filepath.Join(dir, "pipe.data")
+	cmd := exec.Command("perf", append([]string{"record", "-q", "-e", "cpu-clock", "-F", "2000", "-g", "-o", "-", "--", dd}, args...)...)
+	f, err := os.Create(pipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = f
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("perf record -o -: %v", err)
+	}
+	f.Close()
+	for _, path := range []string{zstd, pipe} {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			want := kernelNames(perfScript(t, path, "-F", "tid,time,ip,sym,symoff,dso"))
+			got, _ := sondeSamplesNamed(t, path, Options{NoInline: true}, ScriptName)
+			withKernel, same := 0, 0
+			var diffs []string
+			for k, w := range want {
+				if w == "" || strings.Contains(w, "[unknown]") {
+					continue
+				}
+				withKernel++
+				var names []string
+				for i, m := range got[k].mods {
+					if m == "[kernel.kallsyms]" {
+						names = append(names, got[k].names[i])
+					}
+				}
+				if g := strings.Join(names, ";"); g == w {
+					same++
+				} else if len(diffs) < 5 {
+					diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", k, g, w))
+				}
+			}
+			t.Logf("%d of %d samples with named kernel frames alike", same, withKernel)
+			for _, d := range diffs {
+				t.Log(d)
+			}
+			if withKernel == 0 || same < withKernel*99/100 {
+				t.Errorf("%d of %d samples' kernel frames as perf names them", same, withKernel)
+			}
+		})
+	}
+}
+
+// TestVforkUnwinds: a sample taken in the vfork system call has glibc's
+// __vfork innermost, its return address popped into rdi and its CFA at sp;
+// the walk goes on to main (it stopped there as a corrupt stack before).
+func TestVforkUnwinds(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_vfork.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300")
+	rec, err := OpenRecording(out, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	inVfork, toMain := 0, 0
+	var bad []string
+	err = rec.Each(func(s *Sample) error {
+		for i, f := range s.Frames {
+			if f.Kernel {
+				continue
+			}
+			if !strings.Contains(f.Function, "vfork") {
+				return nil
+			}
+			inVfork++
+			for _, c := range s.Frames[i+1:] {
+				if c.Function == "main" {
+					toMain++
+					return nil
+				}
+			}
+			if len(bad) < 3 {
+				var b strings.Builder
+				fmt.Fprintf(&b, "stop %q:", s.Stop)
+				for _, c := range s.Frames[i:] {
+					fmt.Fprintf(&b, " %s", ScriptName(&c))
+				}
+				bad = append(bad, b.String())
+			}
+			return nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d samples in vfork, %d of them unwound to main", inVfork, toMain)
+	for _, b := range bad {
+		t.Log(b)
+	}
+	if inVfork == 0 || toMain < inVfork*95/100 {
+		t.Errorf("%d of %d samples in vfork unwound to main", toMain, inVfork)
+	}
+}
+
+// TestCxxNamesMatchPerf: with --no-inline a C++ frame is named as perf
+// names it, demangled without parameters (shapes::Grid<double>::sum).
+func TestCxxNamesMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_cxx.cc"}, Flags: []string{"-O2"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	agreeWithPerf(t, out, Options{NoInline: true}, "shapes::Grid<double>::sum")
+}
+
+// sameFrames compares sonde's frames with perf's, but where perf names a
+// caller by the symbol its return address starts (X+0x0: the call was the
+// last instruction of the function before, _start calling _dl_start), as
+// perf does with frame-pointer chains; sonde names the caller.
+func sameFrames(sonde, perf []string) bool {
+	if len(sonde) != len(perf) {
+		return false
+	}
+	for i := range perf {
+		if sonde[i] != perf[i] && !(i > 0 && strings.HasSuffix(perf[i], "+0x0")) {
+			return false
+		}
+	}
+	return true
+}
+
+// agreeWithPerf compares every sample's frames, function+offset, with perf
+// script --no-inline's; 99% must agree and some frame's name must contain
+// want.
+func agreeWithPerf(t *testing.T, path string, opts Options, want string) {
+	t.Helper()
+	perf := perfScript(t, path, "--no-inline", "-F", "tid,time,ip,sym,symoff,dso")
+	got, _ := sondeSamplesNamed(t, path, opts, ScriptName)
+	same, seen := 0, false
+	var diffs []string
+	for _, w := range perf {
+		g := got[w.key]
+		for _, n := range g.names {
+			seen = seen || strings.Contains(n, want)
+		}
+		if sameFrames(g.names, w.names) {
+			same++
+		} else if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", w.key, strings.Join(g.names, ";"), strings.Join(w.names, ";")))
+		}
+	}
+	t.Logf("%d of %d samples alike", same, len(perf))
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	if len(perf) == 0 || same < len(perf)*99/100 {
+		t.Errorf("%d of %d samples have perf's frames", same, len(perf))
+	}
+	if !seen {
+		t.Errorf("no frame named %s", want)
+	}
+}
+
+// TestJITFramesFromPerfMap records node, whose JIT writes
+// /tmp/perf-PID.map, with frame pointers: JavaScript frames are named from
+// the map (module the map's path) and callers' offsets are their return
+// addresses', as perf script shows them.
+func TestJITFramesFromPerfMap(t *testing.T) {
+	testprog.RequirePerf(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP (machine): no node (scripts/setup installs nodejs)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "perf.data")
+	js := "function hotLoop(n){let s=0;for(let i=0;i<n;i++){s+=Math.sqrt(i)}return s}" +
+		"const end=Date.now()+400;let x=0;while(Date.now()<end)x+=hotLoop(20000);"
+	testprog.PerfRecord(t, []string{"-F", "2000", "-g", "-o", out}, node, "--perf-basic-prof", "--no-logfile-per-isolate", "--logfile="+filepath.Join(dir, "v8.log"), "-e", js)
+	got, rec := sondeSamplesNamed(t, out, Options{NoInline: true}, ScriptName)
+	pids := map[string]bool{}
+	for _, s := range got {
+		for i, m := range s.mods {
+			if strings.HasPrefix(m, "/tmp/perf-") {
+				pids[m] = true
+				_ = i
+			}
+		}
+	}
+	t.Cleanup(func() {
+		for m := range pids {
+			os.Remove(m)
+		}
+	})
+	rec.Close()
+	if len(pids) == 0 {
+		t.Fatal("no frame named from a perf map")
+	}
+	agreeWithPerf(t, out, Options{NoInline: true}, "hotLoop")
+}
