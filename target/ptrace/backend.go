@@ -118,8 +118,11 @@ type process struct {
 	// tt is safe for any goroutine).
 	scratch    *scratchArea
 	scratchErr error
-	tt         translate.Table
-	hwGen      int // bumped on every change of hw; threads catch up before running
+	// scratchUnadvised is an area mapped whose madvise(MADV_DONTFORK) was
+	// interrupted (a signal came first): the next try goes on from it.
+	scratchUnadvised uint64
+	tt               translate.Table
+	hwGen            int // bumped on every change of hw; threads catch up before running
 }
 
 // thread is the backend's state of one traced thread.

@@ -108,11 +108,15 @@ func (b *Backend) mapScratch(th *thread, near uint64) (uint64, error) {
 		protRX, madvDontfork                  = 5, 10
 		maxErrno                       uint64 = 4095
 	)
-	var base uint64
+	owner := th.proc.memOwner
+	base := owner.scratchUnadvised
 	var err error
 	hints := scratchHints(th.proc.pid, near)
 	if b.scratchFar {
 		hints = []uint64{0}
+	}
+	if base != 0 {
+		hints = nil // mapped already, by an earlier try
 	}
 	for _, hint := range hints {
 		flags := uint64(mapPrivateAnon)
@@ -131,7 +135,16 @@ func (b *Backend) mapScratch(th *thread, near uint64) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if r, err := b.injectSyscall(th, sysMadvise, base, scratchSize, madvDontfork); err != nil || r != 0 {
+	r, err := b.injectSyscall(th, sysMadvise, base, scratchSize, madvDontfork)
+	if errors.Is(err, errInjectInterrupted) {
+		// The thread's own status waits to be handled first: no munmap can
+		// be injected now (resuming the thread would drop that status's
+		// signal). The area stays, and the next try goes on from it.
+		owner.scratchUnadvised = base
+		return 0, err
+	}
+	owner.scratchUnadvised = 0
+	if err != nil || r != 0 {
 		b.injectSyscall(th, 11, base, scratchSize) // munmap
 		return 0, fmt.Errorf("madvise(MADV_DONTFORK) of the displaced-stepping area: %v %d", err, int64(r))
 	}
@@ -274,9 +287,13 @@ func (b *Backend) unmapScratch(p *process, th *thread) {
 	if st := taskState(p.pid); st == 'Z' || st == 'X' || st == 0 || (th != nil && taskState(th.tid) != 't') {
 		th = nil
 	}
-	if a := p.scratch; a != nil && th != nil {
+	base := p.scratchUnadvised
+	if a := p.scratch; a != nil {
+		base = a.base
+	}
+	if base != 0 && th != nil {
 		for try := 0; try < 3; try++ {
-			_, err := b.injectSyscall(th, 11, a.base, scratchSize)
+			_, err := b.injectSyscall(th, 11, base, scratchSize)
 			if !errors.Is(err, errInjectInterrupted) {
 				break
 			}
@@ -290,7 +307,7 @@ func (b *Backend) unmapScratch(p *process, th *thread) {
 			}
 		}
 	}
-	p.scratch, p.scratchErr = nil, nil
+	p.scratch, p.scratchErr, p.scratchUnadvised = nil, nil, 0
 }
 
 // regsOf returns th's registers in translate's form.

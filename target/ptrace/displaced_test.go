@@ -95,8 +95,9 @@ func runDstepHook(t *testing.T, path string, args []string, syms []string, setup
 		}
 		opts := target.ResumeOptions{}
 		if e.Reason != nil && e.Reason.Signal == target.Signal(unix.SIGTRAP) {
-			// The stop-the-world fallback with many threads reports stray
-			// SIGTRAPs (a known bug of that path): do not kill the program.
+			// Not the program's: do not kill it (the stop-the-world path
+			// used to report stray ones; TestStopTheWorldThreads fails on
+			// any).
 			opts.Signal = -1
 		}
 		if err := e.Context.Resume(target.ResumeContinue, opts); err != nil {

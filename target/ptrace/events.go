@@ -216,7 +216,7 @@ func (b *Backend) onExec(th *thread) {
 	p.hw = [4]*target.Breakpoint{}
 	p.hwGen++
 	p.memOwner = p
-	p.scratch, p.scratchErr = nil, nil
+	p.scratch, p.scratchErr, p.scratchUnadvised = nil, nil, 0
 	if p.mem != nil {
 		p.mem.Close()
 	}
