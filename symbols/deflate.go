@@ -356,7 +356,8 @@ func (f *inflater) dynamic() error {
 }
 
 // codes decodes a Huffman-coded block with literal/length code lit and
-// distance code dist. The bit buffer and output position live in locals
+// distance code dist (built with litPrimary and distPrimary bits: the
+// tables are indexed with those masks). The bit buffer and output position live in locals
 // here (the loop is most of the decoder's time); the rare long codes and
 // the refill near the end of the input go through f.
 func (f *inflater) codes(lit, dist *huffman) error {
@@ -383,7 +384,7 @@ func (f *inflater) codes(lit, dist *huffman) error {
 			}
 		}
 		var sym int
-		if e := lit.table[bitbuf&(1<<litPrimary-1)]; e != 0 && lit.primary == litPrimary {
+		if e := lit.table[bitbuf&(1<<litPrimary-1)]; e != 0 {
 			l := uint(e >> 16)
 			bitbuf >>= l
 			nbits -= l
@@ -417,7 +418,7 @@ func (f *inflater) codes(lit, dist *huffman) error {
 		bitbuf >>= eb
 		nbits -= eb
 		var ds int
-		if e := dist.table[bitbuf&(1<<distPrimary-1)]; e != 0 && dist.primary == distPrimary {
+		if e := dist.table[bitbuf&(1<<distPrimary-1)]; e != 0 {
 			l := uint(e >> 16)
 			bitbuf >>= l
 			nbits -= l
