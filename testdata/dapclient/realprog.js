@@ -429,7 +429,10 @@ async function cppScenario() {
 		fr = await stack(s, tid);
 		check(/apply/.test(fname(fr[0])) && fr[0].line === INV.APPLY_SIG + 1, `breakpoint on apply's opening line: stopped at inventory.cc:${INV.APPLY_SIG + 1}`, where(fr[0]));
 		({ all } = await locals(s, fr[0].id));
-		check(all.get('v') && /^@0x[0-9a-f]+: /.test(val(all.get('v'))) && !/Cannot access/.test(val(all.get('v'))), 'apply\'s argument v (a std::vector reference) reads', show(all.get('v')));
+		const vref = all.get('v');
+		check(vref && /^@0x[0-9a-f]+: std::vector of length 3$/.test(val(vref)) && vref.variablesReference > 0, 'apply\'s argument v (a const std::vector<int>&) shows "@0x...: std::vector of length 3" and expands', show(vref));
+		const ve = vref && vref.variablesReference ? [...(await vars(s, vref.variablesReference)).values()] : [];
+		check(ve.map(intOf).join() === '1,2,3', 'v (a reference) expands to 1, 2, 3', show(ve.map(x => [x.name, x.value])));
 		// The logpoint in apply's loop, then the stop after it.
 		await s.ok('continue', { threadId: tid });
 		ev = await stopped(s, '@AFTER_APPLY');
