@@ -244,25 +244,8 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 	switch cb.kind {
 	case kindSource:
-		if addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
-			locs, _ := b.LookupLine(cb.path, cb.line)
-			out := make([]uint64, 0, len(locs))
-			for _, l := range locs {
-				out = append(out, l.Addr)
-			}
-			return out
-		}); len(addrs) > 0 {
-			return addrs, nil
-		}
-		addrs, err := d.sess.LineAddresses(d.proc, cb.path, cb.line, 0)
-		if len(addrs) == 0 {
-			// The client's path may differ from the one the compiler
-			// recorded (a symlink, a moved checkout): try the file name.
-			if a2, err2 := d.sess.LineAddresses(d.proc, filepath.Base(cb.path), cb.line, 0); len(a2) > 0 {
-				return a2, err2
-			}
-		}
-		return addrs, err
+		addrs, err := d.resolveLine(cb)
+		return d.pastEntries(addrs), err
 	case kindFunction:
 		addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
 			insts, _ := b.LookupFunction(cb.name)
@@ -294,6 +277,43 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 		return addrs, err
 	}
 	return nil, nil
+}
+
+// resolveLine finds the addresses of a source line: in the executable
+// first, then in every module, then by the file's name alone.
+func (d *debuggee) resolveLine(cb *clientBreakpoint) ([]uint64, error) {
+	if addrs := d.inExecutable(func(b *symbols.Binary) []uint64 {
+		locs, _ := b.LookupLine(cb.path, cb.line)
+		out := make([]uint64, 0, len(locs))
+		for _, l := range locs {
+			out = append(out, l.Addr)
+		}
+		return out
+	}); len(addrs) > 0 {
+		return addrs, nil
+	}
+	addrs, err := d.sess.LineAddresses(d.proc, cb.path, cb.line, 0)
+	if len(addrs) == 0 {
+		// The client's path may differ from the one the compiler
+		// recorded (a symlink, a moved checkout): try the file name.
+		if a2, err2 := d.sess.LineAddresses(d.proc, filepath.Base(cb.path), cb.line, 0); len(a2) > 0 {
+			return a2, err2
+		}
+	}
+	return addrs, err
+}
+
+// pastEntries moves the addresses that are a function's entry past its
+// prologue, as gdb and lldb do for a breakpoint on a function's opening line
+// (the line a user clicks on most): stopped at the entry, the frame is not
+// set up and the arguments read garbage.
+func (d *debuggee) pastEntries(addrs []uint64) []uint64 {
+	for i, a := range addrs {
+		if _, lo, _, err := d.sess.FunctionBounds(d.proc, a); err == nil && lo == a {
+			addrs[i] = d.sess.AfterPrologue(d.proc, a)
+		}
+	}
+	return addrs
 }
 
 // inExecutable runs a lookup in the main executable's symbols only and

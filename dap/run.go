@@ -36,13 +36,11 @@ func (s *Server) continue_(r *request) (any, error) {
 		return nil, err
 	}
 	d.endPause()
-	if err := d.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
-		if target.CodeOf(err) == target.CodeAlreadyRunning {
-			return godap.ContinueResponseBody{AllThreadsContinued: true}, nil
-		}
-		return nil, err
+	s.holdEvents()
+	if err := d.proc.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil && target.CodeOf(err) != target.CodeAlreadyRunning {
+		return s.afterResume(nil, err)
 	}
-	return godap.ContinueResponseBody{AllThreadsContinued: true}, nil
+	return s.afterResume(godap.ContinueResponseBody{AllThreadsContinued: true}, nil)
 }
 
 type stepArgs struct {
@@ -67,17 +65,15 @@ func (s *Server) step(r *request, line, insn target.ResumeMode) (any, error) {
 		return nil, err
 	}
 	d.endPause()
+	s.holdEvents()
 	if a.TargetId != 0 && line == target.ResumeStepIntoLine {
-		return nil, d.stepInto(th, a.TargetId)
+		return s.afterResume(nil, d.stepInto(th, a.TargetId))
 	}
 	mode := line
 	if a.Granularity == "instruction" {
 		mode = insn
 	}
-	if err := th.Resume(mode, target.ResumeOptions{}); err != nil {
-		return nil, err
-	}
-	return nil, nil
+	return s.afterResume(nil, th.Resume(mode, target.ResumeOptions{}))
 }
 
 func (s *Server) next(r *request) (any, error) {

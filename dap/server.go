@@ -47,6 +47,8 @@ type Server struct {
 
 	handles handleTable
 	bps     breakpointTable
+
+	held heldEvents // events of a resume held until its response is sent
 }
 
 // NewServer makes a server for one client.
@@ -270,10 +272,58 @@ func (s *Server) sendError(seq int, command string, id int, msg string) {
 	s.send(&m.Response.ProtocolMessage, m)
 }
 
-// sendEvent sends an event; it may be called from any goroutine.
+// sendEvent sends an event; it may be called from any goroutine. While a
+// resume request is being answered, events wait for its response.
 func (s *Server) sendEvent(name string, body any) {
 	m := &event{Event: godap.Event{ProtocolMessage: godap.ProtocolMessage{Type: "event"}, Event: name}, Body: body}
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	if s.held.holding {
+		s.held.queue = append(s.held.queue, m)
+		return
+	}
 	s.send(&m.Event.ProtocolMessage, m)
+}
+
+// heldEvents orders a resume's response before the events it causes: a
+// thread that hits its next breakpoint at once would otherwise be reported
+// stopped before the continue is answered, and VS Code, which marks the
+// threads running when the response comes, would show a stopped program as
+// running (and a DebugClient waiting for the stop after the response would
+// miss it).
+type heldEvents struct {
+	mu      sync.Mutex
+	holding bool
+	queue   []*event
+}
+
+// holdEvents makes events wait; the resume request returns
+// s.afterResume(body) (or calls releaseEvents when it fails), which sends
+// them once its response is out. It never blocks the goroutine sending an
+// event: the tracer thread may be the one sending, and the resume needs it.
+func (s *Server) holdEvents() {
+	s.held.mu.Lock()
+	s.held.holding = true
+	s.held.mu.Unlock()
+}
+
+// releaseEvents sends the held events, in order, before any later one.
+func (s *Server) releaseEvents() {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	for _, m := range s.held.queue {
+		s.send(&m.Event.ProtocolMessage, m)
+	}
+	s.held.queue, s.held.holding = nil, false
+}
+
+// afterResume is a resume request's response: body, then the held events.
+func (s *Server) afterResume(body any, err error) (any, error) {
+	if err != nil {
+		s.releaseEvents()
+		return nil, err
+	}
+	return withAfter{body: body, then: s.releaseEvents}, nil
 }
 
 // send numbers and writes m.

@@ -112,6 +112,14 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 	if st == nil {
 		return
 	}
+	if st.Kind == variables.KindReference || st.Kind == variables.KindRValueReference {
+		// A C++ reference expands as what it refers to (a const T&
+		// argument shows T's members); expressions see through it.
+		st = st.Elem.Strip()
+		if st == nil {
+			return
+		}
+	}
 	switch {
 	case st.Kind == variables.KindArray:
 		if st.Count == 0 {
@@ -158,6 +166,12 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 		return nil, err
 	}
 	t := res.Type.Strip()
+	if t != nil && (t.Kind == variables.KindReference || t.Kind == variables.KindRValueReference) && t.Elem.Strip() != nil {
+		t = t.Elem.Strip()
+		if res.Value, err = derefBytes(fe, res, t); err != nil {
+			return nil, err
+		}
+	}
 	if h.view != nil {
 		t = h.view
 	}
@@ -301,6 +315,9 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 		if text, ok := summary(fe, v); ok {
 			return text
 		}
+		if text, ok := referentSummary(fe, v); ok {
+			return text
+		}
 	}
 	if fe.reader == nil {
 		if err != nil {
@@ -380,3 +397,44 @@ func (s *Server) registerVars(fe *frameEnv) []godap.Variable {
 }
 
 var errReadOnly = errors.New("a core file is read-only")
+
+// derefBytes reads the object a reference's value points to (for its
+// children: a std::vector's length, a Rust enum's variant).
+func derefBytes(fe *frameEnv, res *expr.Result, t *variables.Type) ([]byte, error) {
+	if len(res.Value) < 8 || fe.env == nil || fe.env.Frame == nil {
+		return nil, errorf("the reference's value is not known")
+	}
+	size := t.ByteSize()
+	if size <= 0 || size > 1<<20 {
+		return nil, nil
+	}
+	buf := make([]byte, size)
+	addr := binary.LittleEndian.Uint64(res.Value)
+	if n, _ := fe.env.Frame.ReadMemory(buf, addr); int64(n) < size {
+		return nil, errorf("cannot access memory at address 0x%x", addr)
+	}
+	return buf, nil
+}
+
+// referentSummary prints a C++ reference to a string, a vector or an enum
+// as gdb does, "@0x7ffc...: std::vector of length 3".
+func referentSummary(fe *frameEnv, v variables.Value) (string, bool) {
+	t := v.Type.Strip()
+	if t == nil || (t.Kind != variables.KindReference && t.Kind != variables.KindRValueReference) || len(v.Bytes) < 8 {
+		return "", false
+	}
+	rt := t.Elem.Strip()
+	if rt == nil || !rt.IsComposite() {
+		return "", false
+	}
+	b, err := derefBytes(fe, &expr.Result{Value: v.Bytes}, rt)
+	if err != nil || b == nil {
+		return "", false
+	}
+	addr := binary.LittleEndian.Uint64(v.Bytes)
+	text, ok := summary(fe, variables.Value{Type: rt, Bytes: b, Address: addr, Place: variables.PlaceMemory})
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("@0x%x: %s", addr, text), true
+}

@@ -348,9 +348,12 @@ async function cppScenario() {
 			r = await s.ok('setBreakpoints', { source: src('shapes.cc'), breakpoints: [{ line: SC.CIRCLE_AREA, hitCondition: '2' }] });
 			bpCircle = r.body.breakpoints[0];
 			check(bpCircle.verified, `setBreakpoints shapes.cc:${SC.CIRCLE_AREA} hitCondition "2": verified`, show(bpCircle));
-			r = await s.ok('setBreakpoints', { source: src('inventory.cc'), breakpoints: [{ line: INV.APPLY, logMessage: 'x={x} sum={sum}' }, { line: INV.AFTER_APPLY }] });
+			r = await s.ok('setBreakpoints', { source: src('inventory.cc'), breakpoints: [{ line: INV.APPLY, logMessage: 'x={x} sum={sum}' }, { line: INV.AFTER_APPLY }, { line: INV.APPLY_SIG }] });
 			bpLog = r.body.breakpoints;
-			check(bpLog.every(b => b.verified), 'setBreakpoints: a logpoint and a plain breakpoint in inventory.cc verified', show(bpLog));
+			check(bpLog.every(b => b.verified), 'setBreakpoints: a logpoint and plain breakpoints in inventory.cc verified', show(bpLog));
+			// On a function's opening line: past its prologue, on the
+			// function's first line (gdb and lldb say line 20 too).
+			check(bpLog[2].line === INV.APPLY_SIG + 1, `setBreakpoints on apply's opening line ${INV.APPLY_SIG}: moved to line ${INV.APPLY_SIG + 1}`, show(bpLog[2]));
 			r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: 'geo::Rect::area' }] });
 			check(r.body.breakpoints[0].verified, 'setFunctionBreakpoints geo::Rect::area: verified', show(r.body.breakpoints));
 			await s.ok('setExceptionBreakpoints', { filters: [] });
@@ -420,7 +423,17 @@ async function cppScenario() {
 		await s.ok('setBreakpoints', { source: src('shapes.h'), breakpoints: [] });
 		await s.ok('setBreakpoints', { source: src('shapes.cc'), breakpoints: [] });
 
-		// 4. The logpoint in apply's loop, then the stop after it.
+		// 4. apply's opening line: its arguments are in place.
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'apply\'s opening line');
+		fr = await stack(s, tid);
+		check(/apply/.test(fname(fr[0])) && fr[0].line === INV.APPLY_SIG + 1, `breakpoint on apply's opening line: stopped at inventory.cc:${INV.APPLY_SIG + 1}`, where(fr[0]));
+		({ all } = await locals(s, fr[0].id));
+		const vref = all.get('v');
+		check(vref && /^@0x[0-9a-f]+: std::vector of length 3$/.test(val(vref)) && vref.variablesReference > 0, 'apply\'s argument v (a const std::vector<int>&) shows "@0x...: std::vector of length 3" and expands', show(vref));
+		const ve = vref && vref.variablesReference ? [...(await vars(s, vref.variablesReference)).values()] : [];
+		check(ve.map(intOf).join() === '1,2,3', 'v (a reference) expands to 1, 2, 3', show(ve.map(x => [x.name, x.value])));
+		// The logpoint in apply's loop, then the stop after it.
 		await s.ok('continue', { threadId: tid });
 		ev = await stopped(s, '@AFTER_APPLY');
 		fr = await stack(s, tid);

@@ -16,7 +16,7 @@ using namespace geo;
 
 static int g_events = 0;
 
-static int apply(const std::vector<int> &v, const std::function<int(int)> &f) {
+static int apply(const std::vector<int> &v, const std::function<int(int)> &f) { // @APPLY_SIG
 	int sum = 0;
 	for (int x : v)
 		sum += f(x); // @APPLY
