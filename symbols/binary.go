@@ -98,7 +98,6 @@ type Binary struct {
 	symsOnce  sync.Once
 	syms      *elfsym.Table
 	symsReady atomic.Bool // syms is loaded
-	funcs     funcIndex   // function names to addresses, for FunctionAddress (funcindex.go)
 	elfNames  bool        // Options.SymbolTableNames
 
 	fsyms funcSymIndex // function symbols by name, before the table is built (funcsyms.go)
