@@ -334,3 +334,52 @@ func TestJITFramesFromPerfMap(t *testing.T) {
 	}
 	agreeWithPerf(t, out, Options{NoInline: true}, "hotLoop")
 }
+
+// TestThreadNamesMatchPerf: each sample is named by its thread's own name
+// (pthread_setname_np), as perf names it, not by its process's.
+func TestThreadNamesMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_named.c"}, Flags: []string{"-O2", "-pthread"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
+	want, err := exec.Command("perf", "script", "-i", out, "-F", "comm,tid,time").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perfComm := map[string]string{}
+	for _, line := range strings.Split(string(want), "\n") {
+		f := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), ":"))
+		if len(f) >= 3 {
+			perfComm[f[len(f)-2]+" "+strings.TrimSuffix(f[len(f)-1], ":")] = strings.Join(f[:len(f)-2], " ")
+		}
+	}
+	rec, err := OpenRecording(out, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	same, workers := 0, 0
+	var diffs []string
+	err = rec.Each(func(s *Sample) error {
+		k := fmt.Sprintf("%d %d.%06d", s.TID, s.Time/1e9, s.Time%1e9/1e3)
+		if strings.HasPrefix(s.Comm, "worker-") {
+			workers++
+		}
+		if perfComm[k] == s.Comm {
+			same++
+		} else if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf("%s: sonde %q, perf %q", k, s.Comm, perfComm[k]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of %d samples named as perf names them, %d in the named threads", same, len(perfComm), workers)
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	if same != len(perfComm) || workers == 0 {
+		t.Errorf("%d of %d samples named as perf names them, %d in worker threads", same, len(perfComm), workers)
+	}
+}
