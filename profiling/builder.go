@@ -82,6 +82,9 @@ type Builder struct {
 	// vdso is the recording's vDSO image, when it could be found.
 	vdso []byte
 	jit  jitMaps
+	// comms names the threads whose name differs from their process's
+	// (pthread_setname_np, a worker pool), by tid.
+	comms map[uint32]threadName
 }
 
 // space is one process's address space as the recording shows it.
@@ -147,21 +150,24 @@ func (b *Builder) Add(rec *perfdata.Record) *Sample {
 		s := b.space(rec.Comm.PID)
 		if rec.Comm.Exec {
 			s.reset()
+			b.dropThreadComms(rec.Comm.PID)
 		}
+		b.setThreadComm(rec.Comm.PID, rec.Comm.TID, rec.Comm.Name)
 		if rec.Comm.PID == rec.Comm.TID || s.comm == "" || rec.Comm.Exec {
 			s.comm = rec.Comm.Name
 		}
 	case perfdata.RecordFork:
 		t := rec.Task
+		b.forkThreadComm(t)
 		if t.PID != t.PPID {
 			parent := b.space(t.PPID)
 			child := &space{comm: parent.comm, maps: append([]snapshot.Mapping(nil), parent.maps...), proc: parent.proc}
 			b.spaces[t.PID] = child
 		}
 	case perfdata.RecordExit:
-		if rec.Task.PID == rec.Task.TID {
-			delete(b.spaces, rec.Task.PID)
-		}
+		// The process's space and names stay: samples of its last
+		// moment in the kernel may follow its EXIT record, and perf
+		// names them. A FORK reusing the pid replaces them.
 	case perfdata.RecordLost, perfdata.RecordLostSamples:
 		b.Lost += rec.Lost.Lost
 	case perfdata.RecordSample:

@@ -50,19 +50,25 @@ func perfMapPath(pid uint32) string { return fmt.Sprintf("/tmp/perf-%d.map", pid
 // map's path, as perf shows it); else an unnamed frame.
 func (b *Builder) jitFrame(pid uint32, maps []snapshot.Mapping, pc, lookup uint64) Frame {
 	f := Frame{PC: pc}
-	i := sort.Search(len(maps), func(i int) bool { return maps[i].End > pc })
-	if i >= len(maps) || maps[i].Start > pc || !anonExec(&maps[i]) {
+	if !inAnonExec(maps, pc) {
 		return f
 	}
+	f.Module = perfMapPath(pid) // perf's module for such memory, map or not
 	t := b.jit.table(pid)
 	if t == nil {
 		return f
 	}
-	f.Module = perfMapPath(pid)
 	if s, ok := t.Lookup(lookup); ok {
 		f.Function, f.Offset, f.HasOffset = s.Name, lookup-s.Start, true
 	}
 	return f
+}
+
+// inAnonExec reports whether pc is in anonymous executable memory of maps
+// (sorted by Start).
+func inAnonExec(maps []snapshot.Mapping, pc uint64) bool {
+	i := sort.Search(len(maps), func(i int) bool { return maps[i].End > pc })
+	return i < len(maps) && maps[i].Start <= pc && anonExec(&maps[i])
 }
 
 // anonExec reports whether m is executable memory no file backs, where JIT

@@ -86,6 +86,10 @@ func TestOutputsCountEverySample(t *testing.T) {
 	if uint64(total) != rec.Samples {
 		t.Errorf("pprof counts %d samples, want %d", total, rec.Samples)
 	}
+	// pprof takes the first mapping for the program ("File:" of -top).
+	if len(p.Mapping) == 0 || filepath.Base(p.Mapping[0].File) != filepath.Base(prog) {
+		t.Errorf("pprof's mappings %v, want the program %s first", p.Mapping, prog)
+	}
 	foundInline := false
 	for _, loc := range p.Location {
 		if len(loc.Line) >= 2 && loc.Line[0].Function.Name == "mix" && loc.Line[1].Function.Name == "leaf" && loc.Line[0].Line == int64(mixLine) {

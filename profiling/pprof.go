@@ -126,6 +126,7 @@ func (pp *Pprof) Write(w io.Writer, rec *Recording) error {
 			pp.p.Comments = append(pp.p.Comments, strings.Join(h.Cmdline, " "))
 		}
 	}
+	pp.mainFirst()
 	if err := pp.p.CheckValid(); err != nil {
 		return err
 	}
@@ -144,4 +145,35 @@ func itoa(v uint64) string {
 		}
 	}
 	return string(b[i:])
+}
+
+// mainFirst puts the main program's mapping first, where pprof looks for
+// it (its "File:" line, the binary -http names): the file whose name begins
+// with the command name of the most samples (a comm is at most 15 bytes);
+// else the order is as first seen (the dynamic linker, often).
+func (pp *Pprof) mainFirst() {
+	perComm := map[string]int64{}
+	for _, smp := range pp.p.Sample {
+		if c := smp.Label["comm"]; len(c) == 1 {
+			perComm[c[0]] += smp.Value[0]
+		}
+	}
+	best, bestN := -1, int64(0)
+	for i, m := range pp.p.Mapping {
+		base := baseName(m.File)
+		for comm, n := range perComm {
+			if comm != "" && strings.HasPrefix(base, comm) && n > bestN {
+				best, bestN = i, n
+			}
+		}
+	}
+	if best <= 0 {
+		return
+	}
+	m := pp.p.Mapping[best]
+	copy(pp.p.Mapping[1:best+1], pp.p.Mapping[:best])
+	pp.p.Mapping[0] = m
+	for i, m := range pp.p.Mapping {
+		m.ID = uint64(i + 1)
+	}
 }

@@ -73,7 +73,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period, Event: eventName(s.Attr)}
 	j.out.HasCPU = s.Attr != nil && s.Attr.SampleType&perfdata.SampleCPU != 0
 	sp := b.space(s.PID)
-	j.out.Comm = sp.comm
+	j.out.Comm = b.threadComm(s.TID, sp)
 	// The callchain: kernel frames (innermost), then in frame-pointer
 	// recordings the user frames; in dwarf recordings only the user ip.
 	ctx := perfdata.ContextKernel
@@ -119,7 +119,8 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 		haveRegs = false
 		j.user.end = j.user.start
 		bt.ips = bt.ips[:j.user.start]
-		if rec.CPUMode() == perfdata.MiscUser {
+		// perf shows it too where a JIT's perf map would name it.
+		if rec.CPUMode() == perfdata.MiscUser || inAnonExec(sp.maps, j.regs.Values[16]) {
 			j.unknown, j.unknownPC = true, j.regs.Values[16]
 		}
 	}
@@ -137,7 +138,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 			j.stack = bt.keep(s.Stack)
 		}
 	case j.user.end > j.user.start:
-	case rec.CPUMode() == perfdata.MiscUser && s.IP != 0:
+	case rec.CPUMode() == perfdata.MiscUser && s.IP != 0 && !j.unknown:
 		bt.ips = append(bt.ips, s.IP)
 		j.user.end = len(bt.ips)
 	}
