@@ -24,7 +24,7 @@ import (
 // funcScopesMinSize is the size of DIEs from which a unit is decoded one
 // function at a time (smaller ones are decoded whole: cheap, and their
 // address map is then one search); a variable for tests.
-var funcScopesMinSize uint64 = 64 << 10
+var funcScopesMinSize uint64 = 16 << 10
 
 // funcScopesMaxTrees is how many functions of a unit are decoded one by one
 // before the whole unit is decoded instead (a profile or a cold batch of
