@@ -109,6 +109,8 @@ type dwarfFile struct {
 
 	indexOnce sync.Once
 	indexed   atomic.Bool // index() has completed
+	// funcTrees counts the functions decoded one at a time (funcscopes.go)
+	funcTrees atomic.Int32
 	units     []*compUnit // all units of .debug_info, in section order
 	cuMap     segmentMap  // address -> index into units
 	indexErrs []error     // problems found while indexing (non-fatal)

@@ -24,12 +24,18 @@ import (
 // funcScopesMinSize is the size of DIEs from which a unit is decoded one
 // function at a time (smaller ones are decoded whole: cheap, and their
 // address map is then one search); a variable for tests.
-var funcScopesMinSize uint64 = 64 << 10
+var funcScopesMinSize uint64 = 16 << 10
 
 // funcScopesMaxTrees is how many functions of a unit are decoded one by one
 // before the whole unit is decoded instead (a profile or a cold batch of
 // lookups in one unit: one walk then costs less than many); a variable for tests.
-var funcScopesMaxTrees = 64
+var funcScopesMaxTrees = 16
+
+// funcScopesFileTrees is how many functions a file decodes one at a time
+// before its units not indexed yet are decoded whole: a debugger's stops
+// decode a few dozen; a batch of lookups (symbolizing a profile) reaches
+// every unit many times, and is better served by whole units at once.
+var funcScopesFileTrees int32 = 64
 
 // funcScopes is a unit's function index and the functions decoded so far.
 type funcScopes struct {
@@ -99,7 +105,8 @@ func (x *funcScopes) inBody(off uint64) bool {
 // a small unit or one whose walk failed (the whole tree then answers).
 func (cu *compUnit) funcScopes() *funcScopes {
 	cu.funcsOnce.Do(func() {
-		if cu.hdr.End > cu.hdr.DataOffset && cu.hdr.End-cu.hdr.DataOffset >= funcScopesMinSize {
+		if cu.hdr.End > cu.hdr.DataOffset && cu.hdr.End-cu.hdr.DataOffset >= funcScopesMinSize &&
+			cu.file.funcTrees.Load() < funcScopesFileTrees {
 			if x := cu.buildFuncScopes(); x != nil {
 				cu.funcs.Store(x)
 			}
@@ -176,6 +183,7 @@ func (x *funcScopes) tree(cu *compUnit, i int32) *scopeTree {
 	}
 	t := x.decode(cu, i)
 	x.trees[i] = t
+	cu.file.funcTrees.Add(1)
 	return t
 }
 

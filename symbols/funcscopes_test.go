@@ -17,9 +17,9 @@ import (
 // withFuncScopes runs fn with units of at least minSize bytes of DIEs
 // decoded one function at a time, with no limit on how many.
 func withFuncScopes(minSize uint64, maxTrees int, fn func()) {
-	oldSize, oldMax := funcScopesMinSize, funcScopesMaxTrees
-	funcScopesMinSize, funcScopesMaxTrees = minSize, maxTrees
-	defer func() { funcScopesMinSize, funcScopesMaxTrees = oldSize, oldMax }()
+	oldSize, oldMax, oldFile := funcScopesMinSize, funcScopesMaxTrees, funcScopesFileTrees
+	funcScopesMinSize, funcScopesMaxTrees, funcScopesFileTrees = minSize, maxTrees, int32(min(maxTrees, math.MaxInt32))
+	defer func() { funcScopesMinSize, funcScopesMaxTrees, funcScopesFileTrees = oldSize, oldMax, oldFile }()
 	fn()
 }
 

@@ -1,6 +1,7 @@
 package symbols
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,6 +40,19 @@ func FuzzOpenLookup(f *testing.F) {
 		b.LineSequence(addr)
 		b.Scopes(addr)
 		b.UnwindSections()
+		// Every unit decoded one function at a time, read ahead too.
+		withFuncScopes(0, math.MaxInt, func() {
+			p, err := OpenBytes("fuzz", data, &Options{NoSearch: true})
+			if err != nil {
+				return
+			}
+			defer p.Close()
+			p.Prepare(true)
+			for i := uint64(0); i < 64; i += 4 {
+				p.Lookup(addr + i)
+				p.CallSiteAt(addr + i)
+			}
+		})
 	})
 }
 
