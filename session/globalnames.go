@@ -94,28 +94,27 @@ func readSymbolNames(b *symbols.Binary) (sn *symbolNames) {
 }
 
 // addMangledIdentifiers adds every <length><identifier> run of a mangled
-// name. It may add strings that are not names (harmless: the set only has
-// to include every name, not exclude every other).
+// name, reading a length at every digit (an identifier may end in digits:
+// "12_GLOBAL__N_11x" holds "_GLOBAL__N_1" and "x"). It adds strings that
+// are not names too, which is harmless: the set only has to include every
+// name, not exclude every other.
 func addMangledIdentifiers(set map[string]struct{}, m string) {
-	for i := 0; i < len(m); {
-		if m[i] < '0' || m[i] > '9' {
-			i++
-			continue
-		}
-		n, j := 0, i
-		for j < len(m) && m[j] >= '0' && m[j] <= '9' && n < 1<<20 {
+	for i := 0; i < len(m); i++ {
+		n := 0
+		for j := i; j < len(m) && m[j] >= '0' && m[j] <= '9' && n < 1<<20; j++ {
 			n = n*10 + int(m[j]-'0')
-			j++
-		}
-		if j < len(m) && m[j] == '_' { // Rust v0: a separator before an identifier starting with a digit or '_'
-			if n > 0 && j+1+n <= len(m) {
+			if n == 0 {
+				break
+			}
+			if j+1+n <= len(m) {
 				set[m[j+1:j+1+n]] = struct{}{}
 			}
+			// Rust v0: '_' separates a length from an identifier that
+			// starts with a digit or '_'.
+			if j+1 < len(m) && m[j+1] == '_' && j+2+n <= len(m) {
+				set[m[j+2:j+2+n]] = struct{}{}
+			}
 		}
-		if n > 0 && j+n <= len(m) {
-			set[m[j:j+n]] = struct{}{}
-		}
-		i = j
 	}
 }
 

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -109,4 +110,40 @@ func BenchmarkFindGlobalMiss(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestMangledIdentifiers: the identifiers of Itanium and Rust v0 mangled
+// names are in the set (a C++ variable in an anonymous namespace is named
+// plainly by DWARF and only mangled by its symbol).
+func TestMangledIdentifiers(t *testing.T) {
+	for _, c := range []struct{ sym, want string }{
+		{"_ZN12_GLOBAL__N_11xE", "x"},
+		{"_ZN2ns7counterE", "counter"},
+		{"_ZN4core3fmt5write17h0123456789abcdefE", "write"},
+		{"_RNvCs1234_7mycrate6STATIC", "STATIC"},
+		{"_RNvCs1234_7mycrate3__10", "_10"},
+	} {
+		set := map[string]struct{}{}
+		addMangledIdentifiers(set, c.sym)
+		if _, ok := set[c.want]; !ok {
+			t.Errorf("%s: %q not among %v", c.sym, c.want, set)
+		}
+	}
+}
+
+// FuzzMangledIdentifiers: any symbol name is scanned without panicking, and
+// only substrings of it are added.
+func FuzzMangledIdentifiers(f *testing.F) {
+	f.Add("_ZN12_GLOBAL__N_11xE")
+	f.Add("_RNvCs1234_7mycrate6STATIC")
+	f.Add("_Z99999999999999999999x")
+	f.Fuzz(func(t *testing.T, sym string) {
+		set := map[string]struct{}{}
+		addMangledIdentifiers(set, sym)
+		for s := range set {
+			if !strings.Contains(sym, s) {
+				t.Fatalf("%q is not part of %q", s, sym)
+			}
+		}
+	})
 }
