@@ -19,7 +19,9 @@ import (
 // of mods whose debug information defines it, with that module's reader and
 // load bias. A declaration without a location (an extern) does not count:
 // the variable lives in the module that defines it. Modules without DWARF
-// (and the vDSO) are passed over.
+// (and the vDSO) are passed over, and so are libraries whose ELF symbols
+// show they cannot define it (globalnames.go): a miss must not index a
+// large library's DWARF.
 func (s *Session) FindGlobal(mods []*modules.Module, name string) (*variables.Variable, *variables.Reader, uint64, error) {
 	for _, m := range mods {
 		if m.VDSO {
@@ -27,6 +29,9 @@ func (s *Session) FindGlobal(mods []*modules.Module, name string) (*variables.Va
 		}
 		b, _ := s.Binary(m)
 		if b == nil || !b.HasDWARF() {
+			continue
+		}
+		if !m.Main && filterGlobalsBySymbols && !mayDefineGlobal(b, name) {
 			continue
 		}
 		r, err := variables.For(b)

@@ -313,3 +313,12 @@ func (r *Reader) QualifiedName(t *Type) string {
 	}
 	return t.Name
 }
+
+// NamesIndexed reports whether the name index (globals, types, enumerators)
+// has been built, which reads every unit's DIEs: for tests and diagnostics
+// of what a lookup cost.
+func (r *Reader) NamesIndexed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.globals != nil
+}
