@@ -46,8 +46,7 @@ func runDstepHook(t *testing.T, path string, args []string, syms []string, setup
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := p.PID()
-	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL) })
+	t.Cleanup(killer(t, p.PID()))
 	i := 0
 	r.wait(t, &i, "entry", isStop(p))
 	if hook != nil {
