@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // TestUsageErrors runs the built binary on each verb's usage mistakes: each
@@ -49,6 +52,52 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || out != "" || len(lines) != 2 || lines[0] != c.want || lines[1] != hint {
 			t.Errorf("sonde %s: exit %d, stdout %q, stderr:\n%s\nwant exit 2, no stdout, stderr:\n%s\n%s",
 				strings.Join(c.args, " "), code, out, errOut, c.want, hint)
+		}
+	}
+}
+
+// TestWrongFiles: a file of the wrong kind, a missing file or a PID that names
+// no process fails (exit 1) with one line on stderr that names the file or
+// PID, says what it is instead and what to do, not a parser's "bad magic".
+func TestWrongFiles(t *testing.T) {
+	text := filepath.Join(testprog.Root(), "testdata", "hello.c")
+	exe := sondeCLI(t) // an ELF executable, not a core nor a perf.data file
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	const gone = "1073741800" // above any pid_max
+	cases := []struct {
+		args []string
+		want []string // in stderr's one line
+	}{
+		{[]string{"stack", "--core", text}, []string{"sonde stack: " + text + " is not a core file (not ELF at all)", "gcore PID"}},
+		{[]string{"stack", "--core", exe}, []string{"sonde stack: " + exe + " is not a core file but an ELF executable", "--exe"}},
+		{[]string{"stack", "--core", dir}, []string{"sonde stack: " + dir + " is a directory, not a core file"}},
+		{[]string{"stack", "--core", missing}, []string{"sonde stack: " + missing + ": no such file"}},
+		{[]string{"maps", "--core", text}, []string{"sonde maps: " + text + " is not a core file"}},
+		{[]string{"regs", "--core", exe}, []string{"sonde regs: " + exe + " is not a core file"}},
+		{[]string{"stack", "--core", text, "--exe", text}, []string{"sonde stack: --exe " + text + " is not an ELF file", "the program the core was dumped from"}},
+		{[]string{"stack", "--core", text, "--exe", missing}, []string{"sonde stack: --exe " + missing + ": no such file"}},
+		{[]string{"stack", gone}, []string{"sonde stack: no such process " + gone, "ps or pgrep"}},
+		{[]string{"maps", gone}, []string{"sonde maps: no such process " + gone}},
+		{[]string{"regs", gone}, []string{"sonde regs: no such process " + gone}},
+		{[]string{"symbolize", "--pid", gone, "0x10"}, []string{"sonde symbolize: no such process " + gone}},
+		{[]string{"trace", "--probe", "main", "-p", gone}, []string{"sonde trace: no such process " + gone}},
+		{[]string{"profile", "-p", gone, "--duration", "1s"}, []string{"sonde profile: no such process " + gone}},
+		{[]string{"symbolize", "-e", text, "0x10"}, []string{"sonde symbolize: " + text + " is not an ELF file"}},
+		{[]string{"symbolize", "-e", missing, "0x10"}, []string{"sonde symbolize: " + missing + ": no such file", "-e FILE"}},
+		{[]string{"perf", "-i", text}, []string{"sonde perf: " + text + " is not a perf.data file (no PERFILE2 magic)", "perf record"}},
+		{[]string{"perf", "-i", exe}, []string{"sonde perf: " + exe + " is not a perf.data file (it is an ELF executable)"}},
+		{[]string{"perf", "-i", missing}, []string{"sonde perf: " + missing + ": no such file", "perf record"}},
+	}
+	for _, c := range cases {
+		out, errOut, code := runCLI(t, c.args...)
+		ok := code == 1 && out == "" && strings.Count(errOut, "\n") == 1 && !strings.Contains(errOut, "magic number")
+		for _, w := range c.want {
+			ok = ok && strings.Contains(errOut, w)
+		}
+		if !ok {
+			t.Errorf("sonde %s: exit %d, stdout %q, stderr %q; want exit 1, one line with %q",
+				strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
 }
