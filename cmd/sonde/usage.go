@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -25,6 +26,9 @@ func flagErrorText(fs *flag.FlagSet, msg string) string {
 		return dashed(m[1]) + " needs a value"
 	}
 	if m := flagBadValue.FindStringSubmatch(msg); m != nil {
+		if strings.Contains(m[3], dashed(m[2])) {
+			return m[3] // the flag's own Set already said it all
+		}
 		return fmt.Sprintf("bad value %s for %s: %s", m[1], dashed(m[2]), wantedValue(fs.Lookup(m[2]), m[3]))
 	}
 	return msg

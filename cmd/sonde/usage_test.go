@@ -42,6 +42,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"agent", "extra"}, "sonde agent: agent takes no arguments"},
 		{[]string{"agent", "--log-level", "loud"}, `sonde agent: bad --log-level "loud": want debug, info, warn or error`},
 		{[]string{"dap", "extra"}, "sonde dap: dap takes no arguments"},
+		{[]string{"dap", "--listen", "FOO:x"}, `sonde dap: bad --listen "FOO:x": want [TCP:]host:port`},
+		{[]string{"agent", "--listen", "FOO:x"}, `sonde agent: bad --listen "FOO:x": want [TCP:]host:port`},
 		{[]string{"version", "extra"}, "sonde version: version takes no arguments"},
 		{[]string{"version", "--bogus"}, "sonde version: unknown flag --bogus"},
 	}
@@ -53,6 +55,10 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("sonde %s: exit %d, stdout %q, stderr:\n%s\nwant exit 2, no stdout, stderr:\n%s\n%s",
 				strings.Join(c.args, " "), code, out, errOut, c.want, hint)
 		}
+	}
+	out, errOut, code := runCLI(t, "frob")
+	if want := "sonde: unknown verb \"frob\"\nRun 'sonde --help' for the verbs.\n"; code != 2 || out != "" || errOut != want {
+		t.Errorf("sonde frob: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", code, out, errOut, want)
 	}
 }
 
