@@ -10,9 +10,9 @@ import (
 
 // The flag package's parse errors, which name a flag with one dash.
 var (
-	flagUndefined  = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
-	flagNeedsValue = regexp.MustCompile(`^flag needs an argument: -+(.+)$`)
-	flagBadValue   = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
+	flagUndefined  = regexp.MustCompile(`(?s)^flag provided but not defined: -+(.+)$`)
+	flagNeedsValue = regexp.MustCompile(`(?s)^flag needs an argument: -+(.+)$`)
+	flagBadValue   = regexp.MustCompile(`(?s)^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
 )
 
 // flagErrorText rewords a flag package parse error of fs in the words of
