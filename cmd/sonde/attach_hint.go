@@ -19,7 +19,7 @@ import (
 func attachError(pid int, err error) error {
 	switch errnoOf(err) {
 	case syscall.ESRCH:
-		return fmt.Errorf("no process %d (%w)", pid, err)
+		return processGone(pid, err)
 	case syscall.EPERM:
 	default:
 		return err
@@ -122,6 +122,9 @@ func exePath() string {
 // user needs to hear; other errors are returned as they are.
 func notELFError(path string, err error) error {
 	f, oerr := os.Open(path)
+	if os.IsNotExist(oerr) {
+		return fmt.Errorf("%s: no such file; name the program with -e FILE", path)
+	}
 	if oerr != nil {
 		return err
 	}

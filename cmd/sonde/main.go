@@ -51,8 +51,7 @@ func main() {
 			os.Exit(code)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "sonde: unknown verb %q\n", name)
-	usage(os.Stderr)
+	fmt.Fprintf(os.Stderr, "sonde: unknown verb %q\nRun 'sonde --help' for the verbs.\n", name)
 	os.Exit(2)
 }
 

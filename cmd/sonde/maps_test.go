@@ -145,7 +145,7 @@ func TestMapsMatchesProc(t *testing.T) {
 
 func TestMapsAndRegsUsageAndErrors(t *testing.T) {
 	for _, verb := range []string{"maps", "regs"} {
-		if _, errOut, code := runCLI(t, verb); code != 2 || !strings.Contains(errOut, "usage:") {
+		if _, errOut, code := runCLI(t, verb); code != 2 || !strings.Contains(errOut, "for usage.") {
 			t.Errorf("%s without PID: exit %d, %q", verb, code, errOut)
 		}
 		if _, _, code := runCLI(t, verb, "notapid"); code != 2 {

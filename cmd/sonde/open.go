@@ -45,9 +45,15 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTar
 		if fs.NArg() != 0 {
 			return nil, usageError(fs, "give either --core CORE or a PID, not both")
 		}
+		if exe != "" {
+			if err := checkExe(exe); err != nil {
+				fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), err)
+				return nil, 1
+			}
+		}
 		t, err := core.Open(corePath, core.Options{Executable: exe, Sysroot: sysroot})
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), err)
+			fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), coreError(corePath, err))
 			return nil, 1
 		}
 		procs := t.Processes()

@@ -47,10 +47,7 @@ func runPerf(args []string) int {
 	var rec *profiling.Recording
 	rec, err = profiling.OpenRecording(*input, profiling.Options{NoInline: *noInline})
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "sonde perf: %v\n", err)
-		if os.IsNotExist(err) {
-			fmt.Fprintln(os.Stderr, "sonde perf: record one with: perf record --call-graph dwarf -- PROGRAM, or name it with -i")
-		}
+		fmt.Fprintf(os.Stderr, "sonde perf: %v\n", perfDataError(*input, err))
 		return 1
 	}
 	defer rec.Close()

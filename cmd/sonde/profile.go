@@ -69,7 +69,9 @@ func runProfile(args []string) int {
 	var samples uint64
 	add := func(s *profiling.Sample) error { samples++; return sink.add(s) }
 	if *pid != 0 {
-		err = profilePID(*pid, opts, *duration, b, add)
+		if err = profilePID(*pid, opts, *duration, b, add); err != nil {
+			err = processGone(*pid, err)
+		}
 	} else {
 		err = profileLaunch(prog, opts, b, add)
 	}

@@ -81,7 +81,7 @@ func symbolize(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if o.pid != 0 {
 		pr, err := newProcessResolver(o.pid, symbolsOptions())
 		if err != nil {
-			fmt.Fprintf(stderr, "sonde symbolize: %v\n", err)
+			fmt.Fprintf(stderr, "sonde symbolize: %v\n", processGone(o.pid, err))
 			return 1
 		}
 		res = pr

@@ -174,7 +174,9 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 	})
 	if o.pid != 0 {
-		proc, err = tg.Attach(o.pid, target.AttachOptions{Stop: true})
+		if proc, err = tg.Attach(o.pid, target.AttachOptions{Stop: true}); err != nil {
+			err = attachError(o.pid, err) // why, and what to do
+		}
 	} else {
 		proc, _, err = tg.Launch(target.LaunchOptions{Path: o.argv[0], Argv: o.argv, StopAtEntry: true, Stdio: target.StdioInherit})
 	}

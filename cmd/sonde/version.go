@@ -57,8 +57,8 @@ func newFlagSet(name, usageLine, description string) *flag.FlagSet {
 }
 
 // parseFlags parses args; when it returns ok=false the verb must return code
-// (0 after --help, whose text goes to stdout; 2 after a usage error, whose
-// message and usage go to stderr).
+// (0 after --help, whose text goes to stdout; 2 after a usage error, reported
+// on stderr in two short lines by usageError).
 func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 	var buf bytes.Buffer
 	errOut := fs.Output() // stderr, or a verb's own writer
@@ -70,15 +70,18 @@ func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
 		os.Stdout.Write(buf.Bytes())
 		return 0, false
 	case err != nil:
-		errOut.Write(buf.Bytes())
-		return 2, false
+		// The flag package's own text (message and whole usage) is dropped:
+		// the message alone, prefixed with the verb, says what is wrong.
+		return usageError(fs, flagErrorText(fs, err.Error())), false
 	}
 	return 0, true
 }
 
-// usageError prints msg and the verb's usage to stderr and returns exit code 2.
+// usageError reports a usage mistake the way git and go do: what is wrong,
+// then where to read the usage, both on stderr; it returns exit code 2.
 func usageError(fs *flag.FlagSet, msg string) int {
-	fmt.Fprintf(os.Stderr, "sonde %s: %s\n", fs.Name(), msg)
-	fs.Usage()
+	w := fs.Output()
+	fmt.Fprintf(w, "sonde %s: %s\n", fs.Name(), msg)
+	fmt.Fprintf(w, "Run 'sonde %s --help' for usage.\n", fs.Name())
 	return 2
 }
