@@ -125,11 +125,20 @@ func TestDAPDebugClientScenarioLLDB(t *testing.T) {
 // a failed check fails the test with the scenario's whole output.
 func runDCScenario(t *testing.T, node, modules, mode string, p dcProgram, flags []string, adapter ...string) {
 	t.Helper()
+	args := []string{"--mode", mode, "--program", p.program, "--source", p.source, "--lang", p.lang}
+	runNodeScenario(t, node, modules, "session.js", filepath.Dir(p.program), append(args, flags...), adapter)
+}
+
+// runNodeScenario runs the DebugClient script testdata/dapclient/SCRIPT
+// with args in dir against the adapter command line (none: the script
+// connects to a port given in args). Exit code 3 is the script's skip; any
+// other failure fails the test with the scenario's whole output, and the
+// KNOWN/FIXED notes of a passing run are logged.
+func runNodeScenario(t *testing.T, node, modules, script, dir string, args, adapter []string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), dcScenarioTimeout)
 	defer cancel()
-	args := []string{testprog.Source("dapclient/session.js"), "--mode", mode,
-		"--program", p.program, "--source", p.source, "--lang", p.lang}
-	args = append(args, flags...)
+	args = append([]string{testprog.Source("dapclient/" + script)}, args...)
 	if os.Getenv("SONDE_DAPCLIENT_VERBOSE") != "" { // every message and the adapter's stderr
 		args = append(args, "--verbose")
 	}
@@ -138,7 +147,7 @@ func runDCScenario(t *testing.T, node, modules, mode string, p dcProgram, flags 
 	}
 	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	cmd.Dir = filepath.Dir(p.program)
+	cmd.Dir = dir
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -155,9 +164,9 @@ func runDCScenario(t *testing.T, node, modules, mode string, p dcProgram, flags 
 	case errors.As(err, &exit) && exit.ExitCode() == 3:
 		t.Skipf("%s", dcLastLine(out))
 	case ctx.Err() != nil:
-		t.Fatalf("node session.js --mode %s: no end within %v\n%s", mode, dcScenarioTimeout, out)
+		t.Fatalf("node %s: no end within %v\n%s", strings.Join(args, " "), dcScenarioTimeout, out)
 	default:
-		t.Fatalf("node session.js --mode %s -- %s: %v\n%s", mode, strings.Join(adapter, " "), err, out)
+		t.Fatalf("node %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 }
 

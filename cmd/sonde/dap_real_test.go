@@ -1,14 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
@@ -64,37 +61,8 @@ var realKnown = map[string][]string{}
 // line; a failed check fails the test with the scenario's whole output.
 func runRealScenario(t *testing.T, node, modules, mode, dir string, flags []string, adapter ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), dcScenarioTimeout)
-	defer cancel()
-	args := []string{testprog.Source("dapclient/realprog.js"), "--mode", mode, "--dir", dir, "--src", testprog.Source("dapreal")}
-	args = append(args, flags...)
-	if os.Getenv("SONDE_DAPCLIENT_VERBOSE") != "" {
-		args = append(args, "--verbose")
-	}
-	args = append(append(args, "--"), adapter...)
-	cmd := exec.CommandContext(ctx, node, args...)
-	cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
-	cmd.Dir = dir
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		for _, l := range strings.Split(string(out), "\n") {
-			if strings.HasPrefix(l, "KNOWN ") || strings.HasPrefix(l, "FIXED ") {
-				t.Log(l)
-			}
-		}
-		if testing.Verbose() {
-			t.Logf("%s", out)
-		}
-	case errors.As(err, &exit) && exit.ExitCode() == 3:
-		t.Skipf("%s", dcLastLine(out))
-	case ctx.Err() != nil:
-		t.Fatalf("node realprog.js --mode %s: no end within %v\n%s", mode, dcScenarioTimeout, out)
-	default:
-		t.Fatalf("node realprog.js --mode %s -- %s: %v\n%s", mode, strings.Join(adapter, " "), err, out)
-	}
+	args := []string{"--mode", mode, "--dir", dir, "--src", testprog.Source("dapreal")}
+	runNodeScenario(t, node, modules, "realprog.js", dir, append(args, flags...), adapter)
 }
 
 // buildRealPrograms builds testdata/dapreal at -O0 into a directory:
