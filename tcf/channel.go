@@ -43,6 +43,10 @@ type Channel struct {
 	onClose   []func()
 	closed    bool // hooks have run
 
+	// writeEnded is signalled (with mu) when a write ends and writing is
+	// false again; the reader waits on it in waitWrite.
+	writeEnded sync.Cond
+
 	// behind is set while a message queued by enqueueBehind waits for
 	// another write; behindTimer wakes the writer if none comes.
 	behind      bool
@@ -94,6 +98,7 @@ func newChannel(s *Server, conn net.Conn, n uint64) *Channel {
 		writeDone: make(chan struct{}),
 		done:      make(chan struct{}),
 	}
+	c.writeEnded.L = &c.mu
 	if sock != nil {
 		sock.BeforeWait = c.flushBeforeWait
 	}
@@ -365,6 +370,7 @@ func (c *Channel) flushOnce() error {
 
 	c.mu.Lock()
 	c.writing = false
+	c.writeEnded.Broadcast()
 	if err != nil {
 		n = len(buf) // the channel closes: nothing of buf is kept
 	}
@@ -454,6 +460,7 @@ func (c *Channel) sendNow() {
 
 	c.mu.Lock()
 	c.writing = false
+	c.writeEnded.Broadcast()
 	c.refund(n)
 	if n < len(buf) {
 		c.out = append(append([]byte(nil), buf[n:]...), c.out...)
@@ -558,10 +565,13 @@ func (c *Channel) queuedBytes() int {
 // more input is buffered, or once they are replyChunk or more. It returns
 // false if the write failed.
 func (c *Channel) flushIfDrained() bool {
-	if c.rd.Buffered() && c.queuedBytes() < replyChunk {
-		// More input: if it is only the start of a message, the reader
-		// sends what is queued before it waits for the rest (flushBeforeWait).
-		return true
+	if c.rd.Buffered() {
+		if c.queuedBytes() < replyChunk {
+			// More input: if it is only the start of a message, the reader
+			// sends what is queued before it waits for the rest (flushBeforeWait).
+			return true
+		}
+		c.waitWrite()
 	}
 	if err := c.flushOnce(); err != nil {
 		c.closeWith(&closeReason{code: CodeChannelClosed, msg: "write failed", err: err}, true)
@@ -571,6 +581,21 @@ func (c *Channel) flushIfDrained() bool {
 		c.sock.SpinOnce() // the next command is what the reader waits for now
 	}
 	return true
+}
+
+// waitWrite waits until no other goroutine is writing. The reader calls it
+// with a chunk of replies queued and more input buffered: were it to go on
+// while the writer goroutine's write is under way (on a loaded machine the
+// writer's thread may wait a while for a CPU), the replies would pile up
+// and the writer would send the rest of the burst in one write. A write
+// that does not end (a peer that does not read) ends at the latest when
+// the channel closes (closeWith bounds it by a deadline).
+func (c *Channel) waitWrite() {
+	c.mu.Lock()
+	for c.writing {
+		c.writeEnded.Wait()
+	}
+	c.mu.Unlock()
 }
 
 // finish runs on the reader goroutine after the last handler returned.
