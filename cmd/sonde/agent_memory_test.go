@@ -209,9 +209,10 @@ func TestAgentMemoryUnderAttack(t *testing.T) {
 		t.Errorf("client after the attacks: %v", err)
 	}
 
-	// Memory is given back (bounded wait).
+	// Memory is given back (bounded wait: the agent returns it a moment
+	// after the last large channel closed; on a loaded machine later).
 	var after int64
-	for deadline := time.Now().Add(20 * time.Second); ; {
+	for deadline := time.Now().Add(60 * time.Second); ; {
 		after = rssOf(t, pid)
 		if after < 64*mib || time.Now().After(deadline) {
 			break
