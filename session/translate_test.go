@@ -55,7 +55,7 @@ func faultBacktrace(t *testing.T, path string, bp bool) unwind.Trace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Kill(p.PID(), unix.SIGKILL)
+	defer testprog.OpenProc(t, p.PID()).Kill()
 	next := func(what string) target.Event {
 		select {
 		case e := <-stops:

@@ -121,7 +121,7 @@ func (lt *liveTarget) kill() {
 	if lt.mem != nil {
 		lt.mem.Close()
 	}
-	unix.Kill(lt.pid, unix.SIGKILL)
+	lt.cmd.Process.Kill() // by pidfd: the pid may have been reaped by a Wait4 already
 	// Reap the other threads first: the leader's exit status is only
 	// available once its whole group is gone.
 	var ws unix.WaitStatus

@@ -92,7 +92,7 @@ func TestRegsMatchesGdb(t *testing.T) {
 func TestRegsJSONAndJobControlStop(t *testing.T) {
 	cmd := startBlocked(t)
 	pid := cmd.Process.Pid
-	syscall.Kill(pid, syscall.SIGSTOP)
+	cmd.Process.Signal(syscall.SIGSTOP)
 	waitForState(t, pid, 'T')
 	out, errOut, code := runCLI(t, "regs", "--json", strconv.Itoa(pid))
 	if code != 0 {
@@ -112,6 +112,6 @@ func TestRegsJSONAndJobControlStop(t *testing.T) {
 			t.Fatalf("thread %d: %+v", th.TID, th.Registers)
 		}
 	}
-	syscall.Kill(pid, syscall.SIGCONT)
+	cmd.Process.Signal(syscall.SIGCONT)
 	waitForState(t, pid, 'S')
 }

@@ -79,7 +79,7 @@ func TestAVX512RegistersLiveAndKernelCore(t *testing.T) {
 	check("live", live)
 	tg.Close()
 
-	if err := syscall.Kill(pid, syscall.SIGQUIT); err != nil {
+	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
 	}
 	cmd.Wait()

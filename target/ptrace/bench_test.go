@@ -4,8 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -24,7 +23,7 @@ func benchBreakpointCycle(b *testing.B, symbolName string, inPlace bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Kill(p.PID(), unix.SIGKILL)
+	defer testprog.OpenProc(b, p.PID()).Kill()
 	th := p.Children()[0]
 	if _, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: symbol(b, p, path, symbolName)}); err != nil {
 		b.Fatal(err)
@@ -86,7 +85,7 @@ func BenchmarkReadMemory1MiB(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Kill(p.PID(), unix.SIGKILL)
+	defer testprog.OpenProc(b, p.PID()).Kill()
 	th := p.Children()[0]
 	i := 0
 	r.wait(b, &i, "entry", isStop(p))
@@ -186,7 +185,7 @@ func benchEventpointCycle(b *testing.B, symbolName string, inPlace bool, args ..
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer unix.Kill(p.PID(), unix.SIGKILL)
+	defer testprog.OpenProc(b, p.PID()).Kill()
 	th := p.Children()[0]
 	n := 0
 	hits := make(chan struct{}, 1)

@@ -46,7 +46,7 @@ func runDstepHook(t *testing.T, path string, args []string, syms []string, setup
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(killer(t, p.PID()))
+	testprog.KillAtCleanup(t, p.PID())
 	i := 0
 	r.wait(t, &i, "entry", isStop(p))
 	if hook != nil {
@@ -333,6 +333,7 @@ func TestDisplacedStepAsyncSignals(t *testing.T) {
 	var sent atomic.Int64
 	send := func(p *target.Context) {
 		pid := p.PID()
+		proc := testprog.OpenProc(t, pid)
 		go func() {
 			// Not before the program's handler is in place (SigCgt has SIGUSR1).
 			for k := 0; k < 20000; k++ {
@@ -350,7 +351,7 @@ func TestDisplacedStepAsyncSignals(t *testing.T) {
 				time.Sleep(100 * time.Microsecond)
 			}
 			for k := 0; k < 300; k++ {
-				if unix.Tgkill(pid, pid, unix.SIGUSR1) != nil {
+				if proc.Signal(unix.SIGUSR1) != nil {
 					return
 				}
 				sent.Add(1)

@@ -323,7 +323,7 @@ func TestCloseLeavesProcessRunningAndUnpatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid := p.PID()
-	defer killer(t, pid)()
+	defer testprog.OpenProc(t, pid).Kill()
 	tick, other := symbol(t, p, path, "tick"), symbol(t, p, path, "other_entry")
 	for _, spec := range []target.BreakpointSpec{{Addr: tick}, {Addr: other}, {Addr: tick + 1},
 		{Kind: target.Watchpoint, Addr: symbol(t, p, path, "watched"), Size: 8}} {

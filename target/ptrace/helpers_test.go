@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
@@ -114,30 +112,8 @@ func launch(t testing.TB, tg *target.Target, path string, args ...string) *targe
 	}
 	// Some test programs loop forever: never leave one running after its test
 	// (this runs before the target is closed, so the process is still sonde's).
-	t.Cleanup(killer(t, p.PID()))
+	testprog.KillAtCleanup(t, p.PID())
 	return p
-}
-
-// killer returns a function that SIGKILLs process pid if it is still the
-// process it is now. It holds a pidfd opened while the process is known to be
-// alive (stopped at its entry, sonde's child): a pid saved for later names
-// whatever process has it by then, and pids are recycled (pid_max is 32768
-// here), so killing by number after this one exited and was reaped could hit
-// another engineer's process or the machinery's. Signalling a pidfd whose
-// process is gone fails with ESRCH, harmlessly.
-func killer(t testing.TB, pid int) func() {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		t.Fatalf("pidfd of process %d: %v", pid, err)
-	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
-			unix.Close(fd)
-		})
-	}
 }
 
 // symbol returns the run-time address of a symbol of the program running as

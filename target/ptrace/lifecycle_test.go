@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -167,8 +168,9 @@ func TestAttachDetachRunsOn(t *testing.T) {
 func TestDetachKeepsJobControlStop(t *testing.T) {
 	path := build(t, "tp_threads.c")
 	for _, stop := range []bool{false, true} {
-		pid := startUntraced(t, path).Process.Pid
-		unix.Kill(pid, unix.SIGSTOP)
+		cmd := startUntraced(t, path)
+		pid := cmd.Process.Pid
+		cmd.Process.Signal(unix.SIGSTOP)
 		waitState(t, pid, "T")
 		tg, _ := newTarget(t)
 		p, err := tg.Attach(pid, target.AttachOptions{Stop: stop})
@@ -189,7 +191,7 @@ func TestDetachKeepsJobControlStop(t *testing.T) {
 		if st := waitState(t, pid, "T"); st.TracerPid != 0 {
 			t.Fatalf("tracer %d after detach", st.TracerPid)
 		}
-		unix.Kill(pid, unix.SIGCONT)
+		cmd.Process.Signal(unix.SIGCONT)
 		waitState(t, pid, "S")
 	}
 }
@@ -283,7 +285,7 @@ func TestJobControlWhileAttached(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.SetSignalMasks(target.DefaultDontStop.With(target.Signal(unix.SIGSTOP)).With(target.Signal(unix.SIGCONT)), 0)
-	unix.Kill(pid, unix.SIGSTOP)
+	cmd.Process.Signal(unix.SIGSTOP)
 	if st := waitState(t, pid, "t"); st.TracerPid == 0 {
 		t.Fatal("not traced")
 	}
@@ -292,7 +294,7 @@ func TestJobControlWhileAttached(t *testing.T) {
 			t.Fatalf("%s reported %v during a job-control stop", th.ID(), s)
 		}
 	}
-	unix.Kill(pid, unix.SIGCONT)
+	cmd.Process.Signal(unix.SIGCONT)
 	waitState(t, pid, "S")
 	// Still under control: a suspend works and resumes.
 	if err := p.Suspend(); err != nil {
@@ -316,6 +318,7 @@ func TestStatusPanicLosesOnlyTheStatus(t *testing.T) {
 	tg, _ := newTarget(t)
 	p := launch(t, tg, path)
 	pid := p.PID()
+	proc := testprog.OpenProc(t, pid)
 	var armed atomic.Bool
 	armed.Store(true)
 	hook := func(ev waitEvent) {
@@ -331,7 +334,7 @@ func TestStatusPanicLosesOnlyTheStatus(t *testing.T) {
 	}
 	// A signal-delivery stop (SIGWINCH is ignored by the program, but a
 	// tracee reports it all the same) is the status the hook spoils.
-	if err := unix.Kill(pid, unix.SIGWINCH); err != nil {
+	if err := proc.Signal(unix.SIGWINCH); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; armed.Load(); i++ {

@@ -91,16 +91,25 @@ func startLive(t testing.TB) *liveAgent {
 		pidMu.Lock()
 		defer pidMu.Unlock()
 		for pid, st := range pids {
-			if startTime(pid) != st {
-				continue // gone, maybe reused
-			}
-			if p, err := os.FindProcess(pid); err == nil {
-				p.Kill()
-			}
+			killIfSame(pid, st)
 		}
 	})
 	la.c, la.events = la.dial()
 	return la
+}
+
+// killIfSame SIGKILLs process pid if it is still the one that started at
+// start (startTime): the pidfd is opened first, then the start time checked,
+// so the signal cannot reach a process that got the number meanwhile.
+func killIfSame(pid int, start string) {
+	p, err := os.FindProcess(pid) // a pidfd on Linux
+	if err != nil {
+		return
+	}
+	defer p.Release()
+	if startTime(pid) == start {
+		p.Kill()
+	}
 }
 
 // startTime is the start time of process pid (field 22 of its stat), "" if

@@ -322,7 +322,7 @@ func loadTermRun(t *testing.T, prog string, rng *rand.Rand) {
 			}
 			<-busy
 			eventually(t, "released after the agent's SIGTERM", released(t, pid))
-			if !freeze(pid) {
+			if !freeze(cmd.Process) {
 				t.Fatalf("the program is gone")
 			}
 			if got, want := codeByte(t, pid, workAddr+exeLoadBias(t, pid, prog)), fileByte(t, f, workAddr); got != want {

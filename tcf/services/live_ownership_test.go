@@ -243,11 +243,7 @@ func TestLiveOwnershipLastChannel(t *testing.T) {
 	la.statusOf(m, "bp")
 	lpid := pidOf(launched)
 	st := startTime(lpid)
-	t.Cleanup(func() {
-		if startTime(lpid) == st { // (not a reused pid)
-			syscallKill(lpid)
-		}
-	})
+	t.Cleanup(func() { killIfSame(lpid, st) })
 	la.c.Close()
 	for _, pid := range []int{lpid, cmd.Process.Pid} {
 		eventually(t, "P"+strconv.Itoa(pid)+" released with the last client gone", released(t, pid))
@@ -255,12 +251,6 @@ func TestLiveOwnershipLastChannel(t *testing.T) {
 	link := symbolAddr(t, prog, "hit")
 	if got := codeByte(t, lpid, link+exeLoadBias(t, lpid, prog)); got == 0xcc {
 		t.Errorf("hit() still patched in the launched program")
-	}
-}
-
-func syscallKill(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		p.Kill()
 	}
 }
 

@@ -155,6 +155,14 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 		t.Fatalf("probe-add planted as %v, want a probe per process", inst)
 	}
 	pids := []int{pidOf(launched), running.Process.Pid}
+	// The launched program is the agent's child: once the agent is gone and
+	// the program ended, its pid may be another process's. Signals go
+	// through a pidfd opened now, while it is certainly the program.
+	launchedProc, err := os.FindProcess(pids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := []*os.Process{launchedProc, running.Process}
 	for _, pid := range pids {
 		if n := anonExec(t, pid); n == 0 {
 			t.Fatalf("pid %d: no code cache mapped", pid)
@@ -199,7 +207,7 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 		if st := procState(t, pid); st == "t" || st == "T" {
 			t.Errorf("pid %d left stopped (%s)", pid, st)
 		}
-		if i == 0 && !freeze(pid) {
+		if i == 0 && !freeze(procs[i]) {
 			continue
 		}
 		for _, fn := range append(fns, "add") {
@@ -215,7 +223,7 @@ func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
 			t.Errorf("pid %d: %d anonymous executable mappings left (code cache, scratch area)", pid, n)
 		}
 	}
-	syscall.Kill(pids[0], syscall.SIGKILL)
+	launchedProc.Kill()
 }
 
 // fileByte is the byte of an executable at a link-time address.
@@ -272,10 +280,12 @@ func exeLoadBias(t *testing.T, pid int, path string) uint64 {
 
 // mapsFile reports whether path is mapped in process pid (false once the
 // process is gone).
-// freeze stops pid with SIGSTOP and waits until it is stopped; false if it
-// is gone (or a zombie) instead.
-func freeze(pid int) bool {
-	if syscall.Kill(pid, syscall.SIGSTOP) != nil {
+// freeze stops p with SIGSTOP and waits until it is stopped; false if it
+// is gone (or a zombie) instead. (An os.Process signals through a pidfd: a
+// gone process's pid may be another's.)
+func freeze(p *os.Process) bool {
+	pid := p.Pid
+	if p.Signal(syscall.SIGSTOP) != nil {
 		return false
 	}
 	for i := 0; i < 500; i++ {

@@ -54,8 +54,8 @@ func start(t testing.TB, path string, args ...string) *run {
 		t.Fatal(err)
 	}
 	r.proc = proc
-	pid := proc.PID()
-	t.Cleanup(func() { unix.Kill(pid, unix.SIGKILL); tg.Close() })
+	t.Cleanup(func() { tg.Close() })
+	testprog.KillAtCleanup(t, proc.PID()) // before tg.Close (cleanups run last first)
 	pio.Stdin.Close()
 	go func() { b, _ := io.ReadAll(pio.Stdout); r.out <- string(b) }()
 	go io.Copy(io.Discard, pio.Stderr)
