@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/procmaps"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
 	"github.com/sondedbg/sonde/target/ptrace"
@@ -29,6 +30,9 @@ func startDeep(tb testing.TB, flags []string, name string) (path string, pid int
 	tb.Helper()
 	path = testprog.Build(tb, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: flags, Name: name})
 	cmd := exec.Command(path, "deep", "300")
+	// No environment: the stack's top then lies within a few KB of main's
+	// frame whatever the environment of the tests (TestBacktraceReuseSeesWrites).
+	cmd.Env = []string{}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -202,6 +206,22 @@ func BenchmarkBacktraceLive(b *testing.B) {
 	}
 }
 
+// stackTop is the end of the [stack] mapping of process pid.
+func stackTop(t *testing.T, pid int) uint64 {
+	t.Helper()
+	maps, err := procmaps.ReadPID(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range maps {
+		if m.Name == "[stack]" {
+			return m.End
+		}
+	}
+	t.Fatalf("process %d has no [stack] mapping", pid)
+	return 0
+}
+
 // TestBacktraceReuseSeesWrites: the thread's unwinder replays its last walk
 // only while the stack memory it read is unchanged. A return address
 // overwritten in the live process (as a program or a debugger's write
@@ -256,8 +276,17 @@ func TestBacktraceReuseSeesWrites(t *testing.T) {
 	}
 	// The first window ran into the top of the stack; later ones stop there
 	// (a read that meets unmapped memory costs several times a whole one).
-	if cb := &threadExt.Get(th).cb; cb.stackEnd == 0 || cb.short != 0 {
-		t.Errorf("stack end %#x, %d short reads in the replay", cb.stackEnd, cb.short)
+	// Whether a window runs into the top depends on the layout: the kernel
+	// puts the program's environment and up to 8 KB of random padding
+	// between the top and main's frame. startDeep gives the program an
+	// empty environment, so the top is always within the window that
+	// starts below frame 0 (the deep stack is ~6 KB).
+	top := stackTop(t, pid)
+	if start := good.Frames[0].SP &^ 511; top-start >= readAhead {
+		t.Fatalf("stack top %#x is %d bytes above the first window (%#x): the test needs it within %d", top, top-start, start, readAhead)
+	}
+	if cb := &threadExt.Get(th).cb; cb.stackEnd != top || cb.short != 0 {
+		t.Errorf("stack end %#x (the stack's mapping ends at %#x), %d short reads in the replay", cb.stackEnd, top, cb.short)
 	}
 	// A stack end learned wrong (as if the thread had moved to another
 	// stack): reads past it go to the target, and the walk is unchanged.
