@@ -127,11 +127,22 @@ func (r *Cursor) U64() uint64 {
 
 // Sized reads an unsigned value of 1, 2, 4 or 8 bytes.
 func (r *Cursor) Sized(n uint8) uint64 {
+	if n == 3 { // fixed reads 3 bytes (strx3, addrx3); nothing else is that size
+		r.Fail("unsupported value size 3")
+		return 0
+	}
+	return r.fixed(n)
+}
+
+// fixed reads an unsigned value of 1, 2, 3, 4 or 8 bytes.
+func (r *Cursor) fixed(n uint8) uint64 {
 	switch n {
 	case 1:
 		return uint64(r.U8())
 	case 2:
 		return uint64(r.U16())
+	case 3:
+		return uint64(r.U24())
 	case 4:
 		return uint64(r.U32())
 	case 8:

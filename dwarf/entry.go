@@ -161,18 +161,12 @@ func (ur *UnitReader) skipAttrs(a *Abbrev) {
 		if r.err != nil {
 			return
 		}
+		if n := fixedFormOf(s.Form).size; n != 0 {
+			r.Skip(uint64(n))
+			continue
+		}
 		switch s.Form {
 		case formFlagPresent, formImplicitConst:
-		case formData1, formRef1, formFlag, formStrx1, formAddrx1:
-			r.Skip(1)
-		case formData2, formRef2, formStrx2, formAddrx2:
-			r.Skip(2)
-		case formStrx3, formAddrx3:
-			r.Skip(3)
-		case formData4, formRef4, formRefSup4, formStrx4, formAddrx4:
-			r.Skip(4)
-		case formData8, formRef8, formRefSig8, formRefSup8:
-			r.Skip(8)
 		case formData16:
 			r.Skip(16)
 		case formAddr:
@@ -256,32 +250,50 @@ func (ur *UnitReader) SkipChildren(e *Entry) error {
 	return nil
 }
 
+// fixedForm is the class and size of a form whose value is an unsigned
+// integer of a fixed size (size 0: the form is not one of them).
+type fixedForm struct {
+	class Class
+	size  uint8
+}
+
+// fixedForms holds, by form, the forms whose value is an unsigned integer
+// of 1, 2, 3, 4 or 8 bytes: value decodes and skipAttrs skips them all
+// alike. A DW_FORM_ref* value is relative to its unit.
+var fixedForms = [...]fixedForm{
+	formData1: {ClassConst, 1}, formData2: {ClassConst, 2}, formData4: {ClassConst, 4}, formData8: {ClassConst, 8},
+	formFlag: {ClassFlag, 1},
+	formRef1: {ClassRef, 1}, formRef2: {ClassRef, 2}, formRef4: {ClassRef, 4}, formRef8: {ClassRef, 8},
+	formRefSig8: {ClassRefSig, 8},
+	formRefSup4: {ClassRefAlt, 4}, formRefSup8: {ClassRefAlt, 8},
+	formStrx1: {ClassStrx, 1}, formStrx2: {ClassStrx, 2}, formStrx3: {ClassStrx, 3}, formStrx4: {ClassStrx, 4},
+	formAddrx1: {ClassAddrx, 1}, formAddrx2: {ClassAddrx, 2}, formAddrx3: {ClassAddrx, 3}, formAddrx4: {ClassAddrx, 4},
+}
+
+func fixedFormOf(form uint16) fixedForm {
+	if int(form) < len(fixedForms) {
+		return fixedForms[form]
+	}
+	return fixedForm{}
+}
+
 // value decodes one attribute value of form f.Form.
 func (ur *UnitReader) value(f *Field, implicit int64) {
 	r := &ur.r
 	u := ur.u
 	for hops := 0; ; hops++ {
+		if ff := fixedFormOf(f.Form); ff.size != 0 {
+			f.Class, f.Val = ff.class, r.fixed(ff.size)
+			if ff.class == ClassRef {
+				f.Val += u.Offset // unit-relative
+			}
+			return
+		}
 		switch f.Form {
 		case formAddr:
 			f.Class, f.Val = ClassAddress, r.Sized(u.AddrSize)
 		case formAddrx, formGNUAddrIndex:
 			f.Class, f.Val = ClassAddrx, r.Uleb()
-		case formAddrx1:
-			f.Class, f.Val = ClassAddrx, uint64(r.U8())
-		case formAddrx2:
-			f.Class, f.Val = ClassAddrx, uint64(r.U16())
-		case formAddrx3:
-			f.Class, f.Val = ClassAddrx, uint64(r.U24())
-		case formAddrx4:
-			f.Class, f.Val = ClassAddrx, uint64(r.U32())
-		case formData1:
-			f.Class, f.Val = ClassConst, uint64(r.U8())
-		case formData2:
-			f.Class, f.Val = ClassConst, uint64(r.U16())
-		case formData4:
-			f.Class, f.Val = ClassConst, uint64(r.U32())
-		case formData8:
-			f.Class, f.Val = ClassConst, r.U64()
 		case formUdata:
 			f.Class, f.Val = ClassConst, r.Uleb()
 		case formSdata:
@@ -291,18 +303,8 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 		case formData16:
 			f.Class, f.Val, f.Len = ClassBlock, r.off, 16
 			r.Skip(16)
-		case formFlag:
-			f.Class, f.Val = ClassFlag, uint64(r.U8())
 		case formFlagPresent:
 			f.Class, f.Val = ClassFlag, 1
-		case formRef1:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U8())
-		case formRef2:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U16())
-		case formRef4:
-			f.Class, f.Val = ClassRef, u.Offset+uint64(r.U32())
-		case formRef8:
-			f.Class, f.Val = ClassRef, u.Offset+r.U64()
 		case formRefUdata:
 			f.Class, f.Val = ClassRef, u.Offset+r.Uleb()
 		case formRefAddr:
@@ -311,12 +313,6 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 			} else {
 				f.Class, f.Val = ClassRef, r.SecOffset(u.Is64)
 			}
-		case formRefSig8:
-			f.Class, f.Val = ClassRefSig, r.U64()
-		case formRefSup4:
-			f.Class, f.Val = ClassRefAlt, uint64(r.U32())
-		case formRefSup8:
-			f.Class, f.Val = ClassRefAlt, r.U64()
 		case formGNURefAlt:
 			f.Class, f.Val = ClassRefAlt, r.SecOffset(u.Is64)
 		case formString:
@@ -330,34 +326,24 @@ func (ur *UnitReader) value(f *Field, implicit int64) {
 			f.Class, f.Val = ClassStrpAlt, r.SecOffset(u.Is64)
 		case formStrx, formGNUStrIndex:
 			f.Class, f.Val = ClassStrx, r.Uleb()
-		case formStrx1:
-			f.Class, f.Val = ClassStrx, uint64(r.U8())
-		case formStrx2:
-			f.Class, f.Val = ClassStrx, uint64(r.U16())
-		case formStrx3:
-			f.Class, f.Val = ClassStrx, uint64(r.U24())
-		case formStrx4:
-			f.Class, f.Val = ClassStrx, uint64(r.U32())
 		case formSecOffset:
 			f.Class, f.Val = ClassSecOffset, r.SecOffset(u.Is64)
 		case formRnglistx:
 			f.Class, f.Val = ClassRnglistx, r.Uleb()
 		case formLoclistx:
 			f.Class, f.Val = ClassLoclistx, r.Uleb()
-		case formExprloc, formBlock:
-			n := r.Uleb()
-			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.Skip(n)
-		case formBlock1:
-			n := uint64(r.U8())
-			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.Skip(n)
-		case formBlock2:
-			n := uint64(r.U16())
-			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
-			r.Skip(n)
-		case formBlock4:
-			n := uint64(r.U32())
+		case formExprloc, formBlock, formBlock1, formBlock2, formBlock4:
+			var n uint64 // the block's length, then the block
+			switch f.Form {
+			case formBlock1:
+				n = uint64(r.U8())
+			case formBlock2:
+				n = uint64(r.U16())
+			case formBlock4:
+				n = uint64(r.U32())
+			default:
+				n = r.Uleb()
+			}
 			f.Class, f.Val, f.Len = ClassBlock, r.off, uint32(min(n, 1<<32-1))
 			r.Skip(n)
 		case formIndirect:

@@ -76,25 +76,20 @@ const (
 func LocLists(data []byte, off uint64, addrSize uint8, base uint64, addrx AddrIndex) ([]LocEntry, error) {
 	r := NewCursor(".debug_loclists", data, off)
 	ax := indexer(&r, addrx)
-	var out []LocEntry
-	for n := 0; r.err == nil; n++ {
-		if n > MaxListEntries {
-			return out, &FormatError{r.sec, off, "location list has too many entries"}
-		}
-		var e LocEntry
-		switch kind := r.U8(); kind {
+	return locEntries(&r, off, false, func(kind uint8, e *LocEntry) listStep {
+		switch kind {
 		case lleEndOfList:
-			return out, r.err
+			return listEnd
 		case lleBaseAddressx:
 			base = ax(r.Uleb())
-			continue
+			return listNoEntry
 		case lleBaseAddress:
 			base = r.Sized(addrSize)
-			continue
+			return listNoEntry
 		case lleGNUViewPair:
 			r.Uleb()
 			r.Uleb()
-			continue
+			return listNoEntry
 		case lleStartxEndx:
 			e.Lo = ax(r.Uleb())
 			e.Hi = ax(r.Uleb())
@@ -113,9 +108,45 @@ func LocLists(data []byte, off uint64, addrSize uint8, base uint64, addrx AddrIn
 			e.Hi = e.Lo + r.Uleb()
 		default:
 			r.Fail(fmt.Sprintf("unknown location list entry kind %#x", kind))
+			return listNoEntry
+		}
+		return listEntry
+	})
+}
+
+// listStep is what one entry of a location list was (locEntries).
+type listStep uint8
+
+const (
+	listEntry   listStep = iota // a location: its expression follows
+	listNoEntry                 // a base address or a view pair: no expression
+	listEnd                     // the end of the list
+)
+
+// locEntries decodes the entries of a DWARF 5 or GNU split location list:
+// entry reads one entry's kind-specific part into e (the kind byte read),
+// and the expression follows with a 2-byte length (expr16) or a ULEB128 one.
+// A list is bounded by MaxListEntries.
+func locEntries(r *Cursor, off uint64, expr16 bool, entry func(kind uint8, e *LocEntry) listStep) ([]LocEntry, error) {
+	var out []LocEntry
+	for n := 0; r.err == nil; n++ {
+		if n > MaxListEntries {
+			return out, &FormatError{r.sec, off, "location list has too many entries"}
+		}
+		var e LocEntry
+		switch entry(r.U8(), &e) {
+		case listEnd:
+			return out, r.err
+		case listNoEntry:
 			continue
 		}
-		e.Expr = r.Bytes(r.Uleb())
+		var size uint64
+		if expr16 {
+			size = uint64(r.U16())
+		} else {
+			size = r.Uleb()
+		}
+		e.Expr = r.Bytes(size)
 		if r.err == nil {
 			e.Expr = e.Expr[:len(e.Expr):len(e.Expr)]
 			out = append(out, e)
@@ -140,18 +171,13 @@ const (
 func LocGNUSplit(data []byte, off uint64, base uint64, addrx AddrIndex) ([]LocEntry, error) {
 	r := NewCursor(".debug_loc.dwo", data, off)
 	ax := indexer(&r, addrx)
-	var out []LocEntry
-	for n := 0; r.err == nil; n++ {
-		if n > MaxListEntries {
-			return out, &FormatError{r.sec, off, "location list has too many entries"}
-		}
-		var e LocEntry
-		switch kind := r.U8(); kind {
+	return locEntries(&r, off, true, func(kind uint8, e *LocEntry) listStep {
+		switch kind {
 		case lleGNUEndOfList:
-			return out, r.err
+			return listEnd
 		case lleGNUBaseAddress:
 			base = ax(r.Uleb())
-			continue
+			return listNoEntry
 		case lleGNUStartEnd:
 			e.Lo = ax(r.Uleb())
 			e.Hi = ax(r.Uleb())
@@ -164,18 +190,13 @@ func LocGNUSplit(data []byte, off uint64, base uint64, addrx AddrIndex) ([]LocEn
 		case lleGNUViewPair:
 			r.Uleb()
 			r.Uleb()
-			continue
+			return listNoEntry
 		default:
 			r.Fail(fmt.Sprintf("unknown location list entry kind %#x", kind))
-			continue
+			return listNoEntry
 		}
-		e.Expr = r.Bytes(uint64(r.U16()))
-		if r.err == nil {
-			e.Expr = e.Expr[:len(e.Expr):len(e.Expr)]
-			out = append(out, e)
-		}
-	}
-	return out, r.err
+		return listEntry
+	})
 }
 
 // LoclistOffset resolves a DW_FORM_loclistx index: the offset table starts
