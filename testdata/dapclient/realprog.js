@@ -22,7 +22,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const cp = require('child_process');
-const { DebugClient } = require('@vscode/debugadapter-testsupport');
+const shared = require('./dapshared');
+const { Failure, Skip, show, sleep, markers, procStatus, Proc, REQUEST_TIMEOUT } = shared;
 
 function usage(msg) {
 	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
@@ -52,13 +53,9 @@ const opt = { lldb14: false, verbose: false, adapter: [], known: new Set() };
 
 // ---- checks -------------------------------------------------------------------
 
-class Failure extends Error {}
-class Skip extends Error {}
-
 let failures = 0;
 let notes = 0;
 
-function show(v) { return JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? String(x) : x)); }
 function info(what) { console.log(`info ${what}`); }
 
 // check records a failure and goes on; must throws (what follows needs it).
@@ -96,119 +93,17 @@ function known(tag, cond, what, detail) {
 	return cond;
 }
 
-function sleep(ms) { return new Promise(r => setTimeout(r, ms)); }
-
-// markers maps "// @NAME" comments of a source to their 1-based lines.
-function markers(file) {
-	const m = {};
-	fs.readFileSync(file, 'utf8').split('\n').forEach((line, i) => {
-		const r = /\/\/ @([A-Z_0-9]+)\s*$/.exec(line);
-		if (r) m[r[1]] = i + 1;
-	});
-	return m;
-}
-
-function procStatus(pid) {
-	const st = {};
-	let text;
-	try {
-		text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-	} catch (e) {
-		return { State: 'gone', TracerPid: 'gone' };
-	}
-	for (const line of text.split('\n')) {
-		const i = line.indexOf(':');
-		if (i > 0) st[line.slice(0, i)] = line.slice(i + 1).trim();
-	}
-	return st;
-}
-
-function pidsOf(program) {
-	const out = [];
-	for (const d of fs.readdirSync('/proc')) {
-		if (!/^[0-9]+$/.test(d)) continue;
-		try {
-			if (fs.readlinkSync(`/proc/${d}/exe`) === program) out.push(parseInt(d, 10));
-		} catch (e) { /* gone or not ours */ }
-	}
-	return out;
-}
-
 // ---- a client with an event log --------------------------------------------------
 
-const REQUEST_TIMEOUT = 15000;
-
-class Session {
-	constructor() {
-		this.dc = new DebugClient('env', opt.adapter[0], 'cppdbg', { stdio: 'pipe' }, opt.verbose);
-		this.log = [];
-		this.taken = new Set();
-		this.waiters = [];
-		const emit = this.dc.emit.bind(this.dc);
-		this.dc.emit = (name, ev) => {
-			if (ev && ev.type === 'event') this.onEvent(ev);
-			return emit(name, ev);
-		};
-	}
-
-	async start() {
-		const spawn = cp.spawn;
-		cp.spawn = (rt, a, o) => spawn(rt, [...a, ...opt.adapter.slice(1)], o);
-		try {
-			await this.dc.start();
-		} finally {
-			cp.spawn = spawn;
-		}
-		this.dc._adapterProcess.on('exit', (code, sig) => { this.adapterExit = { code, sig }; });
-		this.dc._adapterProcess.stdin.on('error', e => { this.stdinError = e; });
-	}
-
-	onEvent(ev) {
-		this.log.push(ev);
-		if (opt.verbose) process.stderr.write(`event ${show(ev)}\n`);
-		for (const w of this.waiters.slice()) this.tryWaiter(w);
-	}
-
-	tryWaiter(w) {
-		for (let i = 0; i < this.log.length; i++) {
-			const ev = this.log[i];
-			if (this.taken.has(i) || ev.event !== w.name || !w.pred(ev)) continue;
-			this.taken.add(i);
-			this.waiters.splice(this.waiters.indexOf(w), 1);
-			clearTimeout(w.timer);
-			w.resolve(ev);
-			return true;
-		}
-		return false;
-	}
-
-	next(name, ms = REQUEST_TIMEOUT, pred = () => true) {
-		return new Promise((resolve, reject) => {
-			const w = { name, pred, resolve };
-			if (this.tryWaiter(w)) return;
-			w.timer = setTimeout(() => {
-				this.waiters.splice(this.waiters.indexOf(w), 1);
-				reject(new Failure(`no "${name}" event within ${ms} ms (events so far: ${this.log.map(e => e.event + (e.body && e.body.reason ? '/' + e.body.reason : '')).join(' ')})`));
-			}, ms);
-			this.waiters.push(w);
-		});
-	}
+// Session is dapshared.js's, for the adapter of the command line, with
+// requests that answer failed responses too (ok is for those that must
+// succeed).
+class Session extends shared.Session {
+	constructor() { super(opt); }
 
 	// req returns the response, failed or not; a silent adapter throws.
 	async req(command, args, ms = REQUEST_TIMEOUT) {
-		let timer;
-		const timeout = new Promise((_, reject) => {
-			timer = setTimeout(() => reject(new Failure(`${command}: no response within ${ms} ms${this.adapterExit ? `; the adapter ended: ${show(this.adapterExit)}` : ''}`)), ms);
-		});
-		const sent = new Promise(resolve => this.dc.doSend(command, args, resolve));
-		try {
-			const r = await Promise.race([sent, timeout]);
-			if (opt.verbose) process.stderr.write(`response ${show(r)}\n`);
-			if (command === 'disconnect' && r.success) this.disconnected = true;
-			return r;
-		} finally {
-			clearTimeout(timer);
-		}
+		return this.request(command, args, { allowFail: true, ms });
 	}
 
 	// ok is req for a request that must succeed.
@@ -216,25 +111,6 @@ class Session {
 		const r = await this.req(command, args, ms);
 		must(r.success, `${command} succeeds`, `${show(args)}: ${r.message || ''} ${show(r.body || {})}`);
 		return r;
-	}
-
-	output(category) {
-		return this.log.filter(e => e.event === 'output' && (!category || e.body.category === category)).map(e => e.body.output).join('');
-	}
-
-	async close() {
-		if (this.closed) return;
-		this.closed = true;
-		try {
-			if (!this.adapterExit && !this.disconnected) await this.req('disconnect', { terminateDebuggee: true }, 5000);
-		} catch (e) { /* gone or silent */ }
-		const p = this.dc._adapterProcess;
-		if (p && !this.adapterExit) {
-			await new Promise(resolve => {
-				const t = setTimeout(() => { p.kill('SIGKILL'); resolve(); }, 3000);
-				p.on('exit', () => { clearTimeout(t); resolve(); });
-			});
-		}
 	}
 }
 
@@ -643,18 +519,7 @@ async function cppScenario() {
 async function main() {
 	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
-	try {
-		await scenario();
-	} catch (e) {
-		if (e instanceof Skip) {
-			console.log(`SKIP ${e.message}`);
-			process.exit(3);
-		}
-		console.log(`FAIL ${e instanceof Failure ? e.message : (e && e.stack) || e}`);
-		failures++;
-	}
-	console.log(`${failures ? `FAILED (${failures})` : 'PASSED'} ${opt.mode}${notes ? ` (${notes} notes)` : ''}`);
-	process.exit(failures ? 1 : 0);
+	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
 
 // ---- threads: the workers program ----------------------------------------------------
@@ -805,7 +670,7 @@ async function threadsScenario() {
 	// disconnect {terminateDebuggee: false} from a launched program at a
 	// breakpoint: it runs on, untraced, not stopped.
 	s = new Session();
-	let pid;
+	let pid, proc;
 	try {
 		await s.start();
 		await initialize(s);
@@ -816,6 +681,7 @@ async function threadsScenario() {
 		const pr = s.log.find(e => e.event === 'process');
 		pid = pr && pr.body.systemProcessId;
 		check(typeof pid === 'number', 'process event: systemProcessId', show(pr && pr.body));
+		if (pid) proc = new Proc(pid); // while it is certainly the program: traced, stopped
 		await s.ok('disconnect', { terminateDebuggee: false });
 		await s.close();
 		let st;
@@ -832,7 +698,7 @@ async function threadsScenario() {
 		void ev;
 	} finally {
 		await s.close();
-		if (pid) try { process.kill(pid, 'SIGKILL'); } catch (e) { /* gone */ }
+		if (proc) proc.kill();
 	}
 }
 

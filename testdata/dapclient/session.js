@@ -28,7 +28,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const cp = require('child_process');
-const { DebugClient } = require('@vscode/debugadapter-testsupport');
+const shared = require('./dapshared');
+const { Failure, Skip, show, sleep, procStatus, adapterDescendants, REQUEST_TIMEOUT } = shared;
 
 // ---- options ---------------------------------------------------------------
 
@@ -68,9 +69,6 @@ const opt = parseArgs(process.argv.slice(2));
 
 // ---- checks ----------------------------------------------------------------
 
-class Failure extends Error {}
-class Skip extends Error {}
-
 let failures = 0;
 let notes = 0;
 
@@ -109,16 +107,10 @@ function known(tag, cond, what, detail) {
 	else console.log(`KNOWN ${tag}: ${what}${detail === undefined ? '' : ': ' + detail}`);
 }
 
-function show(v) { return JSON.stringify(v, (k, x) => (typeof x === "bigint" ? String(x) : x)); }
-
 // ---- the program's lines ---------------------------------------------------
 
 function markers(source) {
-	const m = {};
-	fs.readFileSync(source, 'utf8').split('\n').forEach((line, i) => {
-		const r = /\/\/ @([A-Z_0-9]+)\s*$/.exec(line);
-		if (r) m[r[1]] = i + 1;
-	});
+	const m = shared.markers(source);
 	for (const k of ['IN_ADD', 'BP1', 'LOG', 'COND', 'NEXT_FROM', 'CALL_ADD', 'AFTER_ADD', 'CRASH', 'CRASH_CALLER', 'WAIT', 'CALLER']) {
 		if (!m[k]) usage(`${source} has no "// @${k}" marker`);
 	}
@@ -129,143 +121,9 @@ const L = markers(opt.source);
 
 // ---- a client with an event log ----------------------------------------------
 
-const REQUEST_TIMEOUT = 15000;
-
-// Session wraps a DebugClient: every event is logged in arrival order (the
-// DebugClient only hands events to listeners present when they come), and
-// requests time out.
-class Session {
-	constructor() {
-		this.dc = new DebugClient('env', opt.adapter[0] || '', 'cppdbg', { stdio: 'pipe' }, opt.verbose);
-		this.log = [];
-		this.taken = new Set();
-		this.waiters = [];
-		const emit = this.dc.emit.bind(this.dc);
-		this.dc.emit = (name, ev) => {
-			if (ev && ev.type === 'event') this.onEvent(ev);
-			return emit(name, ev);
-		};
-	}
-
-	async start() {
-		this.raw = [];
-		if (opt.port !== undefined) {
-			await this.dc.start(opt.port);
-			this.dc._socket.setNoDelay(true);
-			this.dc._socket.on('data', d => this.raw.push(d));
-			this.dc._socket.on('close', () => { this.adapterExit = { socket: 'closed' }; });
-			this.dc._socket.on('error', e => { this.adapterExit = { socket: String(e) }; if (opt.verbose) process.stderr.write(`socket: ${e}\n`); });
-			return;
-		}
-		// DebugClient.start spawns [runtime, executable]: env(1) as the
-		// runtime, and the rest of the adapter's command line appended.
-		const spawn = cp.spawn;
-		cp.spawn = (rt, a, o) => spawn(rt, [...a, ...opt.adapter.slice(1)], o);
-		try {
-			await this.dc.start();
-		} finally {
-			cp.spawn = spawn;
-		}
-		this.dc._adapterProcess.on('exit', (code, sig) => { this.adapterExit = { code, sig }; });
-		// A write to an adapter that died fails the request (it times out,
-		// saying how the adapter ended), not node.
-		this.dc._adapterProcess.stdin.on('error', e => { this.stdinError = e; });
-		this.dc._adapterProcess.stdout.on('data', d => this.raw.push(d));
-	}
-
-	// checkFraming: the adapter's stdout held DAP messages and nothing else
-	// (no byte of the program's output, no log line).
-	checkFraming() {
-		let buf = Buffer.concat(this.raw);
-		let n = 0;
-		while (buf.length > 0) {
-			const m = /^Content-Length: ([0-9]+)\r\n\r\n/.exec(buf.subarray(0, 64).toString('latin1'));
-			if (!m) throw new Failure(`stdout: after ${n} messages, not a DAP header: ${show(buf.subarray(0, 80).toString())}`);
-			const start = m[0].length, len = parseInt(m[1], 10);
-			if (buf.length < start + len) throw new Failure(`stdout: message ${n + 1} is cut short`);
-			JSON.parse(buf.subarray(start, start + len).toString('utf8'));
-			buf = buf.subarray(start + len);
-			n++;
-		}
-		ok(`stdout: ${n} DAP messages and nothing else`);
-	}
-
-	onEvent(ev) {
-		ev.at = process.hrtime.bigint();
-		this.log.push(ev);
-		if (opt.verbose) process.stderr.write(`event ${show(ev)}\n`);
-		for (const w of this.waiters.slice()) this.tryWaiter(w);
-	}
-
-	tryWaiter(w) {
-		for (let i = 0; i < this.log.length; i++) {
-			const ev = this.log[i];
-			if (this.taken.has(i) || ev.event !== w.name || !w.pred(ev)) continue;
-			this.taken.add(i);
-			ev.index = i;
-			this.waiters.splice(this.waiters.indexOf(w), 1);
-			clearTimeout(w.timer);
-			w.resolve(ev);
-			return true;
-		}
-		return false;
-	}
-
-	// next returns the first event called name (and matching pred) not
-	// returned before, waiting up to ms for it.
-	next(name, ms = REQUEST_TIMEOUT, pred = () => true) {
-		return new Promise((resolve, reject) => {
-			const w = { name, pred, resolve };
-			if (this.tryWaiter(w)) return;
-			w.timer = setTimeout(() => {
-				this.waiters.splice(this.waiters.indexOf(w), 1);
-				reject(new Failure(`no "${name}" event within ${ms} ms (events so far: ${this.log.map(e => e.event).join(' ')})`));
-			}, ms);
-			this.waiters.push(w);
-		});
-	}
-
-	// req sends a request and returns its response; a failed response
-	// throws unless allowFail, a silent adapter times out.
-	async req(command, args, { allowFail = false, ms = REQUEST_TIMEOUT } = {}) {
-		let timer;
-		const timeout = new Promise((_, reject) => {
-			timer = setTimeout(() => reject(new Failure(`${command}: no response within ${ms} ms${this.adapterExit ? `; the adapter ended: ${show(this.adapterExit)}` : ''}`)), ms);
-		});
-		const sent = new Promise(resolve => this.dc.doSend(command, args, resolve));
-		try {
-			const r = await Promise.race([sent, timeout]);
-			if (opt.verbose) process.stderr.write(`response ${show(r)}\n`);
-			if (command === 'disconnect' && r.success) this.disconnected = true;
-			if (!r.success && !allowFail) throw new Failure(`${command} ${show(args)} failed: ${r.message || ''} ${show(r.body || {})}`);
-			return r;
-		} finally {
-			clearTimeout(timer);
-		}
-	}
-
-	output(category) {
-		return this.log.filter(e => e.event === 'output' && (!category || e.body.category === category)).map(e => e.body.output).join('');
-	}
-
-	async close() {
-		if (this.closed) return;
-		this.closed = true;
-		try {
-			if (!this.adapterExit && !this.disconnected) await this.req('disconnect', { terminateDebuggee: true }, { allowFail: true, ms: 5000 });
-		} catch (e) { /* the adapter is gone or silent: stopped below */ }
-		if (this.dc._socket) {
-			this.dc._socket.end();
-			return;
-		}
-		const p = this.dc._adapterProcess;
-		if (p && !this.adapterExit) {
-			await new Promise(resolve => {
-				const t = setTimeout(() => { p.kill('SIGKILL'); resolve(); }, 3000);
-				p.on('exit', () => { clearTimeout(t); resolve(); });
-			});
-		}
-	}
+// Session is dapshared.js's, for the adapter of the command line.
+class Session extends shared.Session {
+	constructor() { super(opt); }
 }
 
 // ---- steps shared by the scenarios ---------------------------------------------
@@ -528,21 +386,9 @@ async function launchScenario() {
 
 // ---- entry: stopOnEntry, env as an object, disconnect ends the program ----------------
 
-// pidsOf lists the processes running program.
-function pidsOf(program) {
-	const out = [];
-	for (const d of fs.readdirSync('/proc')) {
-		if (!/^[0-9]+$/.test(d)) continue;
-		try {
-			if (fs.readlinkSync(`/proc/${d}/exe`) === program) out.push(parseInt(d, 10));
-		} catch (e) { /* gone, or not ours */ }
-	}
-	return out;
-}
-
 async function entryScenario() {
-	const before = new Set(pidsOf(opt.program));
 	const s = new Session();
+	let mine = [];
 	try {
 		await s.start();
 		await initialize(s);
@@ -565,24 +411,26 @@ async function entryScenario() {
 		const fev = await stopped(s, 'function breakpoint', `function breakpoint ${fname}`);
 		const ffr = await frames(s, fev.body.threadId);
 		checkFrame(ffr[0], FN.add, L.IN_ADD, 'function breakpoint: in add, after its prologue', 'rust-prologue');
-		const mine = pidsOf(opt.program).filter(p => !before.has(p));
+		mine = adapterDescendants(s, opt.program);
 		check(mine.length === 1, 'entry: the program runs', show(mine));
-		const st = procStatus(mine[0]);
+		const pid = mine[0].pid;
+		const st = procStatus(pid);
 		check(st.TracerPid !== '0' && /^t/.test(st.State), 'entry: the program is traced and stopped', `${st.State}, TracerPid ${st.TracerPid}`);
-		const environ = fs.readFileSync(`/proc/${mine[0]}/environ`, 'utf8').split('\0');
+		const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
 		issue(environ.includes('SONDE_DAPCLIENT=2'), 'entry: env as an object ({SONDE_DAPCLIENT: "2"}) reached the program');
 		await s.req('disconnect', {});
 		ok('disconnect (launched: ends the program)');
 		await s.close();
 		let gone = false;
 		for (let i = 0; i < 50 && !gone; i++) {
-			gone = /^(Z|gone)/.test(procStatus(mine[0]).State);
+			gone = /^(Z|gone)/.test(procStatus(pid).State);
 			if (!gone) await sleep(100);
 		}
-		check(gone, 'disconnect: the launched program is gone', procStatus(mine[0]).State);
+		check(gone, 'disconnect: the launched program is gone', procStatus(pid).State);
 	} finally {
+		const left = adapterDescendants(s, opt.program);
 		await s.close();
-		for (const p of pidsOf(opt.program)) if (!before.has(p)) try { process.kill(p, 'SIGKILL'); } catch (e) { /* gone */ }
+		for (const p of [...mine, ...left]) p.kill();
 	}
 }
 
@@ -636,26 +484,6 @@ async function coreScenario() {
 }
 
 // ---- attach {pid}, pause, detach leaving it running ------------------------------------
-
-// procStatus returns /proc/PID/status by field; State "gone" when the
-// process is no more.
-function procStatus(pid) {
-	const st = {};
-	let text;
-	try {
-		text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-	} catch (e) {
-		if (e.code === 'ENOENT' || e.code === 'ESRCH') return { State: 'gone', TracerPid: 'gone' };
-		throw e;
-	}
-	for (const line of text.split('\n')) {
-		const i = line.indexOf(':');
-		if (i > 0) st[line.slice(0, i)] = line.slice(i + 1).trim();
-	}
-	return st;
-}
-
-function sleep(ms) { return new Promise(r => setTimeout(r, ms)); }
 
 async function attachScenario() {
 	const prog = cp.spawn(opt.program, ['wait'], { stdio: ['ignore', 'pipe', 'ignore'] });
@@ -765,8 +593,8 @@ async function vanishScenario() {
 		prog.kill('SIGKILL');
 	}
 
-	const before = new Set(pidsOf(opt.program));
 	s = new Session();
+	let mine = [];
 	try {
 		await s.start();
 		await initialize(s);
@@ -776,15 +604,15 @@ async function vanishScenario() {
 		await s.req('configurationDone', {});
 		await launched;
 		await s.next('stopped');
-		const mine = pidsOf(opt.program).filter(p => !before.has(p));
+		mine = adapterDescendants(s, opt.program);
 		check(mine.length === 1, 'launch, at a breakpoint: the program runs', show(mine));
 		await vanish(s);
 		let gone = false;
 		for (let i = 0; i < 50 && !gone; i++) {
-			gone = /^(Z|gone)/.test(procStatus(mine[0]).State);
+			gone = /^(Z|gone)/.test(procStatus(mine[0].pid).State);
 			if (!gone) await sleep(100);
 		}
-		check(gone, 'launch, client vanished: the program is gone', gone ? '' : procStatus(mine[0]).State);
+		check(gone, 'launch, client vanished: the program is gone', gone ? '' : procStatus(mine[0].pid).State);
 		const p = s.dc._adapterProcess;
 		if (p) {
 			let ended = s.adapterExit !== undefined;
@@ -795,9 +623,10 @@ async function vanishScenario() {
 			check(ended, 'client vanished: the adapter ended', show(s.adapterExit));
 		}
 	} finally {
+		const left = adapterDescendants(s, opt.program);
 		const p = s.dc._adapterProcess;
 		if (p && !s.adapterExit) p.kill('SIGKILL');
-		for (const q of pidsOf(opt.program)) if (!before.has(q)) try { process.kill(q, 'SIGKILL'); } catch (e) { /* gone */ }
+		for (const q of [...mine, ...left]) q.kill();
 	}
 }
 
@@ -872,18 +701,7 @@ async function benchScenario() {
 
 async function main() {
 	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, vanish: vanishScenario, bench: benchScenario }[opt.mode];
-	try {
-		await scenario();
-	} catch (e) {
-		if (e instanceof Skip) {
-			console.log(`SKIP ${e.message}`);
-			process.exit(3);
-		}
-		console.log(`FAIL ${e instanceof Failure ? e.message : (e && e.stack) || e}`);
-		failures++;
-	}
-	console.log(`${failures ? 'FAILED' : 'PASSED'} ${opt.mode} ${opt.lang}${notes ? ` (${notes} notes)` : ''}`);
-	process.exit(failures ? 1 : 0);
+	await shared.runMain(scenario, `${opt.mode} ${opt.lang}`, () => ({ failures, notes }));
 }
 
 main();
