@@ -31,7 +31,10 @@ func runCache(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if action == "" || fs.NArg() > 0 {
+	if action != "" && fs.NArg() > 0 {
+		return usageError(fs, fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
+	}
+	if action == "" {
 		return usageError(fs, "want one of list, verify, clear")
 	}
 	c := pcache.Default()

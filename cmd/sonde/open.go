@@ -64,6 +64,14 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTar
 		}
 		return &openedTarget{target: t, process: procs[0], close: func() { t.Close() }}, 0
 	}
+	// The core-only flags would be passed over without a word for a live
+	// process (CLI.md: --exe and --sysroot go with --core).
+	if exe != "" {
+		return nil, usageError(fs, "--exe goes with --core (a live process's executable is the one it runs)")
+	}
+	if sysroot != "" {
+		return nil, usageError(fs, "--sysroot goes with --core (a live process's files are the ones it mapped)")
+	}
 	if fs.NArg() != 1 {
 		return nil, usageError(fs, "expected one PID (or --core CORE)")
 	}

@@ -46,6 +46,9 @@ func runProfile(args []string) int {
 		return usageError(fs, err.Error())
 	}
 	prog := fs.Args()
+	if *pid != 0 && len(prog) != 0 {
+		return usageError(fs, "give either -p PID or a program to run after --, not both")
+	}
 	if (*pid == 0) == (len(prog) == 0) {
 		return usageError(fs, "give either -p PID or a program to run after --")
 	}
@@ -160,7 +163,7 @@ func profilePID(pid int, opts profiling.SamplerOptions, d time.Duration, b *prof
 // shell waits on a pipe until the events are open (with enable-on-exec),
 // then execs the program in place.
 func profileLaunch(argv []string, opts profiling.SamplerOptions, b *profiling.Builder, add func(*profiling.Sample) error) error {
-	path, err := exec.LookPath(argv[0])
+	path, err := checkProgram(argv[0]) // what is wrong with PROG, and what to do
 	if err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		if proc, err = tg.Attach(o.pid, target.AttachOptions{Stop: true}); err != nil {
 			err = attachError(o.pid, err) // why, and what to do
 		}
-	} else {
+	} else if _, err = checkProgram(o.argv[0]); err == nil { // what is wrong with PROG, and what to do
 		proc, _, err = tg.Launch(target.LaunchOptions{Path: o.argv[0], Argv: o.argv, StopAtEntry: true, Stdio: target.StdioInherit})
 	}
 	close(procReady)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,6 +24,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"stack", "--core"}, "sonde stack: --core needs a value"},
 		{[]string{"stack", "--json=maybe", "1"}, `sonde stack: bad value "maybe" for --json: want true or false`},
 		{[]string{"stack", "pid"}, `sonde stack: "pid" is not a process ID`},
+		{[]string{"stack", "--exe", "/bin/true", "1"}, "sonde stack: --exe goes with --core (a live process's executable is the one it runs)"},
+		{[]string{"stack", "--sysroot", "/", "1"}, "sonde stack: --sysroot goes with --core (a live process's files are the ones it mapped)"},
+		{[]string{"maps", "--exe", "/bin/true", "1"}, "sonde maps: --exe goes with --core (a live process's executable is the one it runs)"},
+		{[]string{"regs", "--sysroot", "/", "1"}, "sonde regs: --sysroot goes with --core (a live process's files are the ones it mapped)"},
 		{[]string{"maps"}, "sonde maps: expected one PID (or --core CORE)"},
 		{[]string{"maps", "--bogus"}, "sonde maps: unknown flag --bogus"},
 		{[]string{"regs"}, "sonde regs: expected one PID (or --core CORE)"},
@@ -33,11 +38,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"trace", "--probe", "main"}, "sonde trace: give -p PID or -- PROG ARGS"},
 		{[]string{"trace", "--probe", "main", "-p", "1", "--duration", "x"}, `sonde trace: bad value "x" for --duration: want a duration such as 10s, 500ms or 1m30s`},
 		{[]string{"profile"}, "sonde profile: give either -p PID or a program to run after --"},
+		{[]string{"profile", "-p", "1", "--", "true"}, "sonde profile: give either -p PID or a program to run after --, not both"},
 		{[]string{"profile", "-F", "abc", "-p", "1"}, `sonde profile: bad value "abc" for -F: want a whole number`},
 		{[]string{"perf", "flame"}, `sonde perf: unknown output "flame" (folded, pprof, script or report)`},
 		{[]string{"perf", "report", "extra"}, `sonde perf: unexpected argument "extra"`},
 		{[]string{"perf", "-i"}, "sonde perf: -i needs a value"},
 		{[]string{"cache"}, "sonde cache: want one of list, verify, clear"},
+		{[]string{"cache", "list", "extra"}, `sonde cache: unexpected argument "extra"`},
 		{[]string{"cache", "prune"}, `sonde cache: unknown action "prune": want list, verify or clear`},
 		{[]string{"agent", "extra"}, "sonde agent: agent takes no arguments"},
 		{[]string{"agent", "--log-level", "loud"}, `sonde agent: bad --log-level "loud": want debug, info, warn or error`},
@@ -70,7 +77,11 @@ func TestWrongFiles(t *testing.T) {
 	exe := sondeCLI(t) // an ELF executable, not a core nor a perf.data file
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "missing")
-	const gone = "1073741800" // above any pid_max
+	const gone = "1073741800"          // above any pid_max
+	notX := filepath.Join(dir, "prog") // an ELF executable without the x bits
+	if b, err := os.ReadFile(exe); err != nil || os.WriteFile(notX, b, 0o644) != nil {
+		t.Fatal("copying the sonde binary", err)
+	}
 	cases := []struct {
 		args []string
 		want []string // in stderr's one line
@@ -94,6 +105,14 @@ func TestWrongFiles(t *testing.T) {
 		{[]string{"perf", "-i", text}, []string{"sonde perf: " + text + " is not a perf.data file (no PERFILE2 magic)", "perf record"}},
 		{[]string{"perf", "-i", exe}, []string{"sonde perf: " + exe + " is not a perf.data file (it is an ELF executable)"}},
 		{[]string{"perf", "-i", missing}, []string{"sonde perf: " + missing + ": no such file", "perf record"}},
+		// The program to start (trace, profile): what is wrong, what to do.
+		{[]string{"trace", "--probe", "main", "--", missing}, []string{"sonde trace: " + missing + ": no such file", "give the path of the program to run after --"}},
+		{[]string{"trace", "--probe", "main", "--", dir}, []string{"sonde trace: " + dir + " is a directory, not a program"}},
+		{[]string{"trace", "--probe", "main", "--", text}, []string{"sonde trace: " + text + " is not a program (neither an ELF executable nor a #! script)"}},
+		{[]string{"trace", "--probe", "main", "--", "sonde-no-such-program"}, []string{"sonde trace: sonde-no-such-program: no such program in $PATH", "path"}},
+		{[]string{"trace", "--probe", "main", "--", notX}, []string{"sonde trace: " + notX + " is not executable; make it so with 'chmod +x " + notX + "'"}},
+		{[]string{"profile", "--", missing}, []string{"sonde profile: " + missing + ": no such file"}},
+		{[]string{"profile", "--", dir}, []string{"sonde profile: " + dir + " is a directory"}},
 	}
 	for _, c := range cases {
 		out, errOut, code := runCLI(t, c.args...)
