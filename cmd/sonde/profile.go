@@ -46,6 +46,9 @@ func runProfile(args []string) int {
 		return usageError(fs, err.Error())
 	}
 	prog := fs.Args()
+	if *hz <= 0 {
+		return usageError(fs, fmt.Sprintf("-F %d: want a positive rate (samples per second)", *hz))
+	}
 	if *pid != 0 && len(prog) != 0 {
 		return usageError(fs, "give either -p PID or a program to run after --, not both")
 	}

@@ -38,6 +38,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"trace", "--probe", "main"}, "sonde trace: give -p PID or -- PROG ARGS"},
 		{[]string{"trace", "--probe", "main", "-p", "1", "--duration", "x"}, `sonde trace: bad value "x" for --duration: want a duration such as 10s, 500ms or 1m30s`},
 		{[]string{"profile"}, "sonde profile: give either -p PID or a program to run after --"},
+		{[]string{"profile", "-F", "0", "-p", "1"}, "sonde profile: -F 0: want a positive rate (samples per second)"},
 		{[]string{"profile", "-p", "1", "--", "true"}, "sonde profile: give either -p PID or a program to run after --, not both"},
 		{[]string{"profile", "-F", "abc", "-p", "1"}, `sonde profile: bad value "abc" for -F: want a whole number`},
 		{[]string{"perf", "flame"}, `sonde perf: unknown output "flame" (folded, pprof, script or report)`},
