@@ -325,6 +325,11 @@ func (c *containerReader) child(i int, v Value, style ChildStyle) Child {
 	if style == ChildMap {
 		ko, kt, ok1 := member(v.Type, "first")
 		vo, vt, ok2 := member(v.Type, "second")
+		if !ok1 || !ok2 {
+			// A Rust tuple (K, V).
+			ko, kt, ok1 = member(v.Type, "__0")
+			vo, vt, ok2 = member(v.Type, "__1")
+		}
 		if ok1 && ok2 {
 			return c.pairChild(v, ko, kt, vo, vt)
 		}
@@ -968,9 +973,6 @@ func (c *containerReader) tuple() (*Container, bool) {
 	c0.children = func(start, n int) ([]Child, error) { return elems[start : start+n], nil }
 	return c0, true
 }
-
-// rust recognises Rust's library types (rustpretty.go).
-func (c *containerReader) rust() (*Container, bool) { return nil, false }
 
 // container prints a container as gdb prints it with its pretty-printers:
 // the summary, then " = {" children "}" (none when it has none).
