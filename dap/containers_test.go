@@ -109,5 +109,28 @@ func TestContainers(t *testing.T) {
 	if e := c.evaluate("sp", frames[1].Id, "repl"); e.Body.Result != "std::shared_ptr<Point> (use count 2, weak count 1)" {
 		t.Errorf("repl sp: %+v", e.Body)
 	}
+	// loadedSources: the program's file and the headers with code, each
+	// once, absolute.
+	srcs := c.request("loadedSources", nil).(*godap.LoadedSourcesResponse).Body.Sources
+	seen := map[string]bool{}
+	for _, src := range srcs {
+		if seen[src.Path] || !strings.HasPrefix(src.Path, "/") {
+			t.Errorf("loadedSources: %q twice or relative", src.Path)
+		}
+		seen[src.Path] = true
+	}
+	if !seen[testprog.Source("pp_cxx.cc")] || !seen["/usr/include/c++/12/bits/stl_tree.h"] && !seen[hdrPath(srcs, "stl_tree.h")] {
+		t.Errorf("loadedSources lacks pp_cxx.cc or stl_tree.h: %+v", srcs)
+	}
 	c.request("disconnect", nil)
+}
+
+// hdrPath finds a source by its base name ("" when none).
+func hdrPath(srcs []godap.Source, name string) string {
+	for _, s := range srcs {
+		if s.Name == name {
+			return s.Path
+		}
+	}
+	return "\x00"
 }
