@@ -121,3 +121,10 @@ func containerIndexed(fe *frameEnv, v variables.Value) bool {
 	c, ok := containerOf(fe, v)
 	return ok && c.Indexed
 }
+
+// resultParts gives an evaluated vector or container its element count
+// (evaluate, hover and watch page them as variables does).
+func resultParts(dv *godap.Variable, fe *frameEnv, res *expr.Result) {
+	vectorCount(dv, res.Type, res.Value)
+	containerParts(dv, fe, resultValue(res, res.Type, res.Value))
+}

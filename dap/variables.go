@@ -278,8 +278,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, h, res.Type, text)
-		vectorCount(&dv, res.Type, res.Value)
-		containerParts(&dv, fe, resultValue(res, res.Type, res.Value))
+		resultParts(&dv, fe, res)
 	}
 	if res.HasAddress {
 		dv.MemoryReference = hexAddr(res.Address)
