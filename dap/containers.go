@@ -91,9 +91,18 @@ func containerChildren(fe *frameEnv, v variables.Value, start, count int) (names
 	return names, exprs, true
 }
 
-// addressExpr names a value in memory by its type's DIE and its address
-// ("" when it has neither).
+// addressExpr names a value in memory by its type's DIE and its address,
+// a computed count by its value ("" when it has neither).
 func addressExpr(v variables.Value) string {
+	if v.Place == variables.PlaceComputed && v.Type.IsInteger() && len(v.Bytes) == 8 {
+		// A count the printer computed (Rc's weak count): its value.
+		if v.Type.IsSigned() {
+			n, _ := v.Int()
+			return strconv.FormatInt(n, 10)
+		}
+		u, _ := v.Uint()
+		return strconv.FormatUint(u, 10)
+	}
 	if v.Place != variables.PlaceMemory || v.Type == nil || v.Type.Offset == 0 {
 		return ""
 	}

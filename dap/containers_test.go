@@ -1,6 +1,9 @@
 package dap
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,4 +136,88 @@ func hdrPath(srcs []godap.Source, name string) string {
 		}
 	}
 	return "\x00"
+}
+
+// TestRustContainers: Rust's HashMap, HashSet, Rc, Arc, VecDeque and slices
+// show rust-gdb's summaries and expand to their elements (a HashMap's keys
+// as names), Box to its pointee.
+func TestRustContainers(t *testing.T) {
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
+			rustc, err = p, nil
+		}
+	}
+	if err != nil {
+		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
+	}
+	prog := filepath.Join(t.TempDir(), "pp_rust")
+	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", prog, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	c := newClient(t)
+	c.launch(prog, nil)
+	c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "pp_rust::stop_here"}}})
+	c.request("configurationDone", nil)
+	st := c.stopped()
+	frames := c.stack(st.Body.ThreadId)
+	locals := c.vars(scopeByName(t, c.scopes(frames[1].Id), "Locals").VariablesReference, nil)
+	want := map[string]string{
+		"hm": "HashMap(size=5)", "names": "HashMap(size=1)", "hs": "HashSet(size=2)", "empty": "HashMap(size=0)",
+		"rc": "Rc(strong=2, weak=1)", "arc": "Arc(strong=1, weak=0)", "dq": "VecDeque(size=3)", "sl": "&[i32](size=3)", "s": `"hello"`,
+	}
+	for name, w := range want {
+		if v := varByName(t, locals, name); v.Value != w {
+			t.Errorf("%s = %q, want %q", name, v.Value, w)
+		}
+	}
+	kids := func(name string) []godap.Variable {
+		t.Helper()
+		v := varByName(t, locals, name)
+		if v.VariablesReference == 0 {
+			t.Fatalf("%s does not expand: %+v", name, v)
+		}
+		return c.vars(v.VariablesReference, nil)
+	}
+	hm := kids("hm")
+	seen := map[string]string{}
+	for _, k := range hm {
+		seen[k.Name] = k.Value
+	}
+	if len(hm) != 5 || seen["[3]"] != "300" || seen["[5]"] != "500" {
+		t.Errorf("hm's children: %+v", hm)
+	}
+	names := kids("names")
+	if len(names) != 1 || names[0].Name != `["a"]` || names[0].VariablesReference == 0 {
+		t.Fatalf("names' children: %+v", names)
+	}
+	if y := varByName(t, c.vars(names[0].VariablesReference, nil), "y"); y.Value != "2" {
+		t.Errorf(`names["a"].y: %+v`, y)
+	}
+	if dq := kids("dq"); len(dq) != 3 || dq[0].Value != "0" || dq[2].Value != "2" {
+		t.Errorf("dq's children: %+v", dq)
+	}
+	if sl := kids("sl"); len(sl) != 3 || sl[0].Value != "20" {
+		t.Errorf("sl's children: %+v", sl)
+	}
+	rc := kids("rc")
+	if len(rc) != 3 || rc[0].Name != "value" || rc[1].Value != "2" || rc[2].Value != "1" {
+		t.Errorf("rc's children: %+v", rc)
+	}
+	if x := varByName(t, c.vars(rc[0].VariablesReference, nil), "x"); x.Value != "3" {
+		t.Errorf("rc.value.x: %+v", x)
+	}
+	bx := varByName(t, locals, "bx")
+	if bx.VariablesReference == 0 {
+		t.Fatalf("bx (a Box<Point>) does not expand: %+v", bx)
+	}
+	if x := varByName(t, c.vars(bx.VariablesReference, nil), "x"); x.Value != "5" {
+		t.Errorf("bx.x: %+v", x)
+	}
+	c.request("disconnect", nil)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -59,19 +59,26 @@ func rustPointer(t *Type) (int64, *Type, bool) {
 // AtomicUsize, UsizeNoHighBit): the first 8-byte integer down its first
 // members.
 func rustWord(t *Type) (int64, bool) {
+	off, _, ok := rustWordType(t)
+	return off, ok
+}
+
+// rustWordType is rustWord with the word's own type (usize's DIE).
+func rustWordType(t *Type) (int64, *Type, bool) {
 	var off int64
-	cur := t.Strip()
-	for depth := 0; depth < 8 && cur != nil; depth++ {
-		if cur.Kind == KindBase && cur.ByteSize() == 8 {
-			return off, true
+	cur := t
+	for depth := 0; depth < 8 && cur.Strip() != nil; depth++ {
+		s := cur.Strip()
+		if s.Kind == KindBase && s.ByteSize() == 8 {
+			return off, cur, true
 		}
-		if !cur.IsComposite() || len(cur.Fields) == 0 {
-			return 0, false
+		if !s.IsComposite() || len(s.Fields) == 0 {
+			return 0, nil, false
 		}
-		f := cur.Fields[0]
-		off, cur = off+f.Offset, f.Type.Strip()
+		f := s.Fields[0]
+		off, cur = off+f.Offset, f.Type
 	}
-	return 0, false
+	return 0, nil, false
 }
 
 // rustHash: hashbrown's RawTable inside HashMap (base.table) or HashSet
@@ -170,8 +177,8 @@ func (c *containerReader) rustRc(kind, valueName string) (*Container, bool) {
 	if !ok1 || !ok2 || !ok3 {
 		return nil, false
 	}
-	sw, ok1 := rustWord(st)
-	ww, ok2 := rustWord(wt)
+	sw, swt, ok1 := rustWordType(st)
+	ww, wwt, ok2 := rustWordType(wt)
 	p, ok3 := c.word(po)
 	if !ok1 || !ok2 || !ok3 {
 		return nil, false
@@ -191,8 +198,8 @@ func (c *containerReader) rustRc(kind, valueName string) (*Container, bool) {
 		return c0, true
 	}
 	val, ok1 := subValue(inn, vo, vt)
-	sv, ok2 := subValue(inn, so+sw, wordType)
-	wv, ok3 := subValue(inn, wo+ww, wordType)
+	sv, ok2 := subValue(inn, so+sw, swt)
+	wv, ok3 := subValue(inn, wo+ww, wwt)
 	if !ok1 || !ok2 || !ok3 {
 		return c0, true
 	}
@@ -207,9 +214,6 @@ func (c *containerReader) rustRc(kind, valueName string) (*Container, bool) {
 	c0.children = func(start, n int) ([]Child, error) { return kids[start : start+n], nil }
 	return c0, true
 }
-
-// wordType is Rust's usize.
-var wordType = &Type{Kind: KindBase, Name: "usize", Size: 8, Encoding: EncUnsigned, Count: -1}
 
 // rustVecDeque: VecDeque {head, len, buf: RawVec}: element i is at
 // (head + i) mod capacity in the buffer.
