@@ -252,38 +252,16 @@ func alignOf(t *Type, depth int) int64 {
 
 // nodeValueOffset is where a node's value is: right after the node's
 // link part (base), aligned for the value (libstdc++'s list, tree and hash
-// nodes all put their __aligned_membuf there). The node type, when its
-// DWARF is at hand, says it directly.
-func (c *containerReader) nodeValueOffset(nodeName string, base, val *Type) (int64, bool) {
-	if c.r != nil && nodeName != "" {
-		for _, name := range nodeTypeNames(nodeName, c.r.QualifiedName(val.Strip())) {
-			if ts, err := c.r.TypesByName(name); err == nil {
-				for _, nt := range ts {
-					if o, _, ok := member(nt, "_M_storage"); ok {
-						return o, true
-					}
-				}
-			}
-		}
-	}
+// nodes all put their __aligned_membuf there). The node type itself is not
+// looked up by name: that would build the reader's whole name index the
+// first time a container is shown.
+func (c *containerReader) nodeValueOffset(base, val *Type) (int64, bool) {
 	bs := base.ByteSize()
 	if bs <= 0 {
 		return 0, false
 	}
 	a := alignOf(val, 0)
 	return (bs + a - 1) / a * a, true
-}
-
-// nodeTypeNames spells a node template's instance the ways compilers name
-// it in DWARF (GCC writes "> >").
-func nodeTypeNames(tmpl, arg string) []string {
-	if arg == "" {
-		return nil
-	}
-	if strings.HasSuffix(arg, ">") {
-		return []string{tmpl + "<" + arg + " >", tmpl + "<" + arg + ">"}
-	}
-	return []string{tmpl + "<" + arg + ">"}
 }
 
 // elements makes the children function of a container whose elements are
@@ -406,7 +384,7 @@ func (c *containerReader) rbTree(kind string, isMap bool) (*Container, bool) {
 	} else {
 		c0.Style = ChildMap
 	}
-	valOff, ok := c.nodeValueOffset("std::_Rb_tree_node", ht, val)
+	valOff, ok := c.nodeValueOffset(ht, val)
 	if !ok {
 		return nil, false
 	}
@@ -501,7 +479,7 @@ func (c *containerReader) hashtable(kind string, isMap bool) (*Container, bool) 
 	n := int(n64)
 	c0.Count = n
 	c0.Summary = "std::" + kind + " with " + strconv.Itoa(n) + plural(n, " element", " elements")
-	valOff, ok := c.nodeValueOffset("", bt, val)
+	valOff, ok := c.nodeValueOffset(bt, val)
 	if !ok {
 		return nil, false
 	}
@@ -535,9 +513,12 @@ func (c *containerReader) list() (*Container, bool) {
 	if !ok1 || base == nil {
 		return nil, false
 	}
+	// gdb names it by its namespace: the C++11 ABI's list (std::__cxx11)
+	// is the one whose header counts its nodes (_M_size). Not looked up:
+	// a qualified name costs the reader's whole name index.
 	name := "std::list"
-	if c.r != nil {
-		name = stripTemplateArgs(c.r.QualifiedName(c.t))
+	if ok2 {
+		name = "std::__cxx11::list"
 	}
 	c0 := &Container{Kind: "std::list", GDB: true, Indexed: true, Style: ChildNamed}
 	header := c.fieldAddr(hdr)
@@ -568,7 +549,7 @@ func (c *containerReader) list() (*Container, bool) {
 		}
 	}
 	c0.Count = n
-	valOff, ok := c.nodeValueOffset("std::_List_node", base, val)
+	valOff, ok := c.nodeValueOffset(base, val)
 	if !ok {
 		return nil, false
 	}
@@ -582,14 +563,6 @@ func (c *containerReader) list() (*Container, bool) {
 		},
 		func(node uint64) uint64 { return node + uint64(valOff) })
 	return c0, true
-}
-
-// stripTemplateArgs drops a qualified name's final template arguments.
-func stripTemplateArgs(name string) string {
-	if i := strings.IndexByte(name, '<'); i >= 0 {
-		return name[:i]
-	}
-	return name
 }
 
 // deque: std::deque. _M_impl holds the _M_start and _M_finish iterators
