@@ -44,6 +44,10 @@ func TestContainers(t *testing.T) {
 		"arr":      "std::array of length 4",
 		"pr":       `{first = 9, second = "nine"}`,
 		"tp":       "std::tuple containing",
+		"m_it":     `{first = 2, second = "two"}`,
+		"um_it":    "{first = 3, second = 30}",
+		"v_it":     "2",
+		"m_none":   "non-dereferenceable iterator for associative container",
 	}
 	for name, w := range want {
 		if v := varByName(t, locals, name); v.Value != w {
@@ -95,6 +99,9 @@ func TestContainers(t *testing.T) {
 	}
 	if tp := kidsOf("tp", nil); len(tp) != 3 || tp[2].Name != "[3]" || tp[2].Value != `"tup"` {
 		t.Errorf("tp's children: %+v", tp)
+	}
+	if it := kidsOf("m_it", nil); len(it) != 1 || it[0].Name != "*" || varByName(t, c.vars(it[0].VariablesReference, nil), "second").Value != `"two"` {
+		t.Errorf("m_it's children: %+v", it)
 	}
 	us := kidsOf("us", nil)
 	if len(us) != 2 || !strings.Contains(us[0].Value+us[1].Value, `"yy"`) {

@@ -50,8 +50,14 @@ int main() {
 	std::tuple<int, double, std::string> tp{1, 2.5, "tup"};
 	std::vector<int> v{1, 2, 3};
 	std::vector<bool> vb{true, false, true};
+	auto m_it = m.find(2);
+	auto l_it = l.begin();
+	auto v_it = v.begin() + 1;
+	auto um_it = um.find(3);
+	std::map<int, std::string>::iterator m_none;
 	stop_here(m.size() + mp.size() + s.size() + ms.size() + um.size() + us.size() + l.size() + l_empty.size() + dq.size() +
 	          *up + up_pt->x + (up_null ? 1 : 0) + sp->x + sp2.use_count() + wp.use_count() + (sp_null ? 1 : 0) + *opt +
-	          opt_none.has_value() + sv.size() + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size());
+	          opt_none.has_value() + sv.size() + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
+	          *l_it + *v_it + um_it->second + (m_none == m.end()));
 	return 0;
 }

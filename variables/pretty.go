@@ -45,6 +45,10 @@ type Container struct {
 	// GDB is false for what gdb's printers leave alone (std::array): Format
 	// then prints the members, as gdb does.
 	GDB bool
+	// Target, for an iterator, is the element it points to: the value
+	// prints as that element (as gdb's printers print iterators), and
+	// Summary says why there is none when Target is nil.
+	Target *Value
 	// children lists children start.. (at most n).
 	children func(start, n int) ([]Child, error)
 }
@@ -116,6 +120,13 @@ func (r *Reader) Container(v Value, f Frame) (*Container, bool) {
 		return cr.stdArray()
 	case strings.HasPrefix(name, "tuple<"):
 		return cr.tuple()
+	case strings.HasPrefix(name, "_Rb_tree_iterator<"), strings.HasPrefix(name, "_Rb_tree_const_iterator<"),
+		strings.HasPrefix(name, "_List_iterator<"), strings.HasPrefix(name, "_List_const_iterator<"):
+		return cr.nodeIterator(strings.HasPrefix(name, "_Rb"))
+	case strings.HasPrefix(name, "__normal_iterator<"):
+		return cr.normalIterator()
+	case strings.HasPrefix(name, "_Node_iterator<"), strings.HasPrefix(name, "_Node_const_iterator<"):
+		return cr.hashIterator()
 	}
 	return cr.rust()
 }
@@ -947,9 +958,98 @@ func (c *containerReader) tuple() (*Container, bool) {
 	return c0, true
 }
 
+// nodeIterator: a std::map/set (tree) or std::list iterator: _M_node, the
+// element after the node's link part.
+func (c *containerReader) nodeIterator(tree bool) (*Container, bool) {
+	o, pt, ok := member(c.t, "_M_node")
+	p := pt.Strip()
+	val := templateParam(c.t, "_Tp")
+	if !ok || p == nil || p.Kind != KindPointer || val == nil || val.ByteSize() <= 0 {
+		return nil, false
+	}
+	what := "std::list"
+	if tree {
+		what = "associative container"
+	}
+	node, ok := c.word(o)
+	if !ok {
+		return nil, false
+	}
+	base := p.Elem
+	if s := base.Strip(); s != nil && s.Declaration && c.r != nil {
+		// Defined in libstdc++ itself (_List_node_base): found by name.
+		base = c.r.Complete(s)
+	}
+	off, ok := c.nodeValueOffset(base, val)
+	if !ok {
+		return nil, false
+	}
+	return c.iterator(node, node+uint64(off), val, what)
+}
+
+// iterator points at the element at addr (none when node is 0).
+func (c *containerReader) iterator(node, addr uint64, val *Type, what string) (*Container, bool) {
+	c0 := &Container{Kind: "iterator", GDB: true}
+	if node == 0 {
+		c0.Summary = "non-dereferenceable iterator for " + what
+		return c0, true
+	}
+	v, err := c.load(val, addr)
+	if err != nil {
+		c0.Summary = "<error: " + ErrorMessage(err) + ">"
+		return c0, true
+	}
+	c0.Target = &v
+	c0.Count = 1
+	c0.children = func(int, int) ([]Child, error) { return []Child{{Name: "*", Value: v}}, nil }
+	return c0, true
+}
+
+// normalIterator: a std::vector's (or string's) iterator: _M_current.
+func (c *containerReader) normalIterator() (*Container, bool) {
+	o, pt, ok := member(c.t, "_M_current")
+	p := pt.Strip()
+	if !ok || p == nil || p.Kind != KindPointer || p.Elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	cur, ok := c.word(o)
+	if !ok {
+		return nil, false
+	}
+	return c.iterator(cur, cur, p.Elem, "std::vector")
+}
+
+// hashIterator: an unordered container's iterator: _M_cur, a node whose
+// _M_storage holds the element.
+func (c *containerReader) hashIterator() (*Container, bool) {
+	o, pt, ok := member(c.t, "_M_cur")
+	p := pt.Strip()
+	val := templateParam(c.t, "_Value")
+	if !ok || p == nil || p.Kind != KindPointer || val == nil || val.ByteSize() <= 0 {
+		return nil, false
+	}
+	so, _, ok := member(p.Elem, "_M_storage")
+	if !ok {
+		return nil, false
+	}
+	cur, ok := c.word(o)
+	if !ok {
+		return nil, false
+	}
+	c0, ok := c.iterator(cur, cur+uint64(so), val, "unordered container")
+	if ok {
+		c0.GDB = false // gdb 13's printers leave it alone
+	}
+	return c0, ok
+}
+
 // container prints a container as gdb prints it with its pretty-printers:
 // the summary, then " = {" children "}" (none when it has none).
 func (p *printer) container(c *Container, depth int) {
+	if t := c.Target; t != nil {
+		p.value(t.Type, t.Bytes, nil, 0, t.Address, true, depth+1)
+		return
+	}
 	p.b.WriteString(c.Summary)
 	if c.Count == 0 {
 		return
