@@ -1259,8 +1259,11 @@ async function ninjaScenario() {
 		fr = await stack(s, ev.body.threadId);
 		check(/ScheduleWork/.test(fname(fr[0])) && /build\.cc$/.test(fr[0].source ? fr[0].source.path : ''), 'stopped in Plan::ScheduleWork (build.cc)', where(fr[0]));
 		({ all } = await locals(s, fr[0].id));
+		// want_e, a std::map<Edge*, Want>::iterator: the element it points
+		// to, as gdb's printer shows it (gdb qualifies the enumerator:
+		// Plan::kWantToStart).
 		const want = all.get('want_e');
-		info(`ScheduleWork's want_e: ${show(want)}`);
+		check(want && /^\{first = 0x[0-9a-f]+, second = (Plan::)?kWantToStart\}$/.test(val(want)), 'ScheduleWork\'s want_e (a map iterator) shows its element {first = 0x..., second = kWantToStart}', show(want));
 		const caller = fr[1];
 		await s.ok('stepOut', { threadId: ev.body.threadId });
 		await stopped(s, 'stepOut');
