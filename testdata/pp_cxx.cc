@@ -2,6 +2,9 @@
 // comparing sonde's container summaries with gdb's pretty-printers.
 #include <array>
 #include <deque>
+#include <forward_list>
+#include <queue>
+#include <stack>
 #include <list>
 #include <map>
 #include <memory>
@@ -55,9 +58,17 @@ int main() {
 	auto v_it = v.begin() + 1;
 	auto um_it = um.find(3);
 	std::map<int, std::string>::iterator m_none;
+	std::forward_list<int> fl{8, 9};
+	std::forward_list<int> fl_empty;
+	std::stack<int> st;
+	st.push(1);
+	st.push(2);
+	std::queue<std::string> q;
+	q.push("first");
 	stop_here(m.size() + mp.size() + s.size() + ms.size() + um.size() + us.size() + l.size() + l_empty.size() + dq.size() +
 	          *up + up_pt->x + (up_null ? 1 : 0) + sp->x + sp2.use_count() + wp.use_count() + (sp_null ? 1 : 0) + *opt +
 	          opt_none.has_value() + sv.size() + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
-	          *l_it + *v_it + um_it->second + (m_none == m.end()));
+	          *l_it + *v_it + um_it->second + (m_none == m.end()) +
+	          fl.front() + fl_empty.empty() + st.top() + q.size());
 	return 0;
 }

@@ -100,6 +100,10 @@ func (r *Reader) Container(v Value, f Frame) (*Container, bool) {
 		return cr.hashtable(strings.TrimSuffix(templateBase(name), "<"), false)
 	case strings.HasPrefix(name, "list<"):
 		return cr.list()
+	case strings.HasPrefix(name, "forward_list<"):
+		return cr.forwardList()
+	case strings.HasPrefix(name, "stack<"), strings.HasPrefix(name, "queue<"), strings.HasPrefix(name, "priority_queue<"):
+		return cr.adapter(strings.TrimSuffix(templateBase(name), "<"))
 	case strings.HasPrefix(name, "deque<"):
 		return cr.deque()
 	case strings.HasPrefix(name, "vector<") && !strings.HasPrefix(name, "vector<bool,"):
@@ -574,6 +578,70 @@ func (c *containerReader) list() (*Container, bool) {
 		},
 		func(node uint64) uint64 { return node + uint64(valOff) })
 	return c0, true
+}
+
+// forwardList: std::forward_list: _M_impl._M_head._M_next starts a
+// singly linked list of nodes, each value after its _Fwd_list_node_base.
+func (c *containerReader) forwardList() (*Container, bool) {
+	ho, ht, ok := path(c.t, "_M_impl", "_M_head")
+	val := templateParam(c.t, "_Tp")
+	if !ok || val == nil || val.ByteSize() <= 0 {
+		return nil, false
+	}
+	no, _, ok := member(ht, "_M_next")
+	if !ok {
+		return nil, false
+	}
+	first, ok := c.word(ho + no)
+	if !ok {
+		return nil, false
+	}
+	c0 := &Container{Kind: "std::forward_list", GDB: true, Indexed: true, Style: ChildNamed, Summary: "std::forward_list"}
+	if first == 0 {
+		c0.Summary = "empty std::forward_list"
+		return c0, true
+	}
+	valOff, ok := c.nodeValueOffset(ht, val)
+	if !ok {
+		return nil, false
+	}
+	// No count is kept: the links are counted (bounded, cycles ended).
+	n, seen := 0, map[uint64]bool{}
+	for node := first; node != 0 && !seen[node] && n < MaxContainerElements; n++ {
+		seen[node] = true
+		p, err := c.ptrAt(node + uint64(no))
+		if err != nil {
+			break
+		}
+		node = p
+	}
+	c0.Count = n
+	c0.children = c.walk(n, val, ChildNamed, func() (uint64, error) { return first, nil },
+		func(node uint64) (uint64, error) { return c.ptrAt(node + uint64(no)) },
+		func(node uint64) uint64 { return node + uint64(valOff) })
+	return c0, true
+}
+
+// adapter: std::stack, std::queue, std::priority_queue: the container c
+// they wrap, shown as gdb does ("std::stack wrapping: std::deque with 3
+// elements").
+func (c *containerReader) adapter(kind string) (*Container, bool) {
+	o, ct, ok := member(c.t, "c")
+	if !ok || c.r == nil {
+		return nil, false
+	}
+	inner, ok := subValue(c.v, o, ct)
+	if !ok {
+		return nil, false
+	}
+	in, ok := c.r.Container(inner, c.f)
+	if !ok || in.Target != nil {
+		return nil, false
+	}
+	out := *in
+	out.Kind = "std::" + kind
+	out.Summary = "std::" + kind + " wrapping: " + in.Summary
+	return &out, true
 }
 
 // deque: std::deque. _M_impl holds the _M_start and _M_finish iterators
