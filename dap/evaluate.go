@@ -51,6 +51,7 @@ func (s *Server) evaluate(r *request) (any, error) {
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}
 		s.describeParts(&dv, h, res.Type, text)
+		resultParts(&dv, fe, res)
 		body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	}
 	if res.HasAddress {

@@ -3,6 +3,7 @@ package dap
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ianlancetaylor/demangle"
 
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/target/ptrace"
 	"golang.org/x/sys/unix"
 )
 
@@ -243,7 +245,11 @@ func (s *Server) dataBreakpointInfo(r *request) (any, error) {
 		return no(fmt.Sprintf("%s at 0x%x is not aligned to its size", text, res.Address))
 	}
 	id := fmt.Sprintf("0x%x/%d", res.Address, size)
-	return godap.DataBreakpointInfoResponseBody{DataId: id, Description: fmt.Sprintf("%s (%d bytes at 0x%x)", text, size, res.Address),
+	desc := fmt.Sprintf("%s (%d bytes at 0x%x)", text, size, res.Address)
+	if errors.Is(ptrace.WatchpointsTrap(), ptrace.ErrNoWatchTrap) {
+		desc += ": " + ptrace.ErrNoWatchTrap.Error()
+	}
+	return godap.DataBreakpointInfoResponseBody{DataId: id, Description: desc,
 		AccessTypes: []godap.DataBreakpointAccessType{"write", "readWrite"}, CanPersist: false}, nil
 }
 
@@ -279,6 +285,9 @@ func (s *Server) setDataBreakpoints(r *request) (any, error) {
 			cb.message = err.Error()
 		case w.AccessType == "read":
 			cb.message = "x86 cannot watch reads alone: use readWrite"
+		case d != nil && !d.core && errors.Is(ptrace.WatchpointsTrap(), ptrace.ErrNoWatchTrap):
+			// Planted, it would be accepted and never stop: say so.
+			cb.message = ptrace.ErrNoWatchTrap.Error()
 		default:
 			cb.addr, cb.size, cb.access = addr, size, target.AccessWrite
 			if w.AccessType == "readWrite" {

@@ -94,9 +94,9 @@ func (d *debuggee) moduleEvents() {
 	}
 }
 
-// loadedSources lists the primary source files of every loaded module's
-// compilation units (the DWARF the session reads), for the client's
-// "loaded sources" view.
+// loadedSources lists the source files of every loaded module's
+// compilation units, headers with code included (from the line tables the
+// session reads), for the client's "loaded sources" view.
 func (s *Server) loadedSources(r *request) (any, error) {
 	var a godap.LoadedSourcesArguments
 	if err := r.decode(&a); err != nil {
@@ -112,6 +112,9 @@ func (s *Server) loadedSources(r *request) (any, error) {
 	}
 	out := make([]godap.Source, 0, len(srcs))
 	for _, src := range srcs {
+		if !filepath.IsAbs(src.Path) {
+			continue // a build directory not recorded (Debian's libc: "./elf"): nothing a client can open
+		}
 		out = append(out, godap.Source{Name: filepath.Base(src.Path), Path: src.Path})
 	}
 	return godap.LoadedSourcesResponseBody{Sources: out}, nil

@@ -323,6 +323,7 @@ func (d *debuggee) frameEnvOf(th *target.Context, f *session.Frame, inline int) 
 	}
 	fe.reader = r
 	fe.env.Reader = r
+	fe.env.Symbol = typeSymbol(r)
 	chain, err := r.ScopesAt(variables.LookupPC(f))
 	if err != nil || len(chain) == 0 {
 		return fe

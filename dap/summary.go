@@ -63,6 +63,12 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 			return "", false
 		}
 	default:
+		if c, ok := containerOf(fe, v); ok && c.Target != nil {
+			// An iterator: the element it points to.
+			return fe.reader.Format(*c.Target, nil, fe.env.Frame, variables.FormatOptions{Pretty: true}), true
+		} else if ok && c.Summary != "" {
+			return c.Summary, true
+		}
 		return "", false
 	}
 	if ptrOff < 0 || lenOff < 0 || ptrOff+8 > int64(len(v.Bytes)) || lenOff+8 > int64(len(v.Bytes)) {

@@ -97,6 +97,7 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 		if err == nil {
 			s.describeParts(&dv, h, v.Type, v.Name)
 			vectorCount(&dv, v.Type, val.Bytes)
+			containerParts(&dv, fe, val)
 			if val.Place == variables.PlaceMemory {
 				dv.MemoryReference = hexAddr(val.Address)
 			}
@@ -202,6 +203,11 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 			return nil, nil
 		}
 		names, exprs, _ = rustVecChildren(fe, paren, t, res.Value, start, count)
+	case t.IsComposite() && containerHasChildren(fe, resultValue(res, t, res.Value)):
+		if filter == "named" && containerIndexed(fe, resultValue(res, t, res.Value)) {
+			return nil, nil
+		}
+		names, exprs, _ = containerChildren(fe, resultValue(res, t, res.Value), start, count)
 	case t.IsComposite() && t.Variants != nil:
 		if v := t.Variants.Active(res.Value); v != nil {
 			if vt := v.Field.Type.Strip(); vt != nil && vt.IsComposite() {
@@ -272,7 +278,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, h, res.Type, text)
-		vectorCount(&dv, res.Type, res.Value)
+		resultParts(&dv, fe, res)
 	}
 	if res.HasAddress {
 		dv.MemoryReference = hexAddr(res.Address)
@@ -345,7 +351,7 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 		}
 		return fmt.Sprintf("%x", v.Bytes)
 	}
-	return fe.reader.Format(v, err, fe.frame, variables.FormatOptions{Symbol: s.symbolizer(fe)})
+	return fe.reader.Format(v, err, fe.frame, variables.FormatOptions{Symbol: s.symbolizer(fe), Pretty: true})
 }
 
 // symbolizer names the function a code pointer points into, as gdb's

@@ -7,7 +7,7 @@ import (
 )
 
 // Source is a source file a module was compiled from: the primary file of
-// one of its compilation units.
+// one of its compilation units, or a header its line tables have code in.
 type Source struct {
 	// Path is the file's path, made absolute against the unit's
 	// compilation directory when the compiler recorded it relative.
@@ -31,12 +31,15 @@ func (s *Session) Sources(c *target.Context) ([]Source, error) {
 		if b == nil {
 			continue
 		}
+		files, _ := b.SourceFiles()
 		for _, u := range b.CompileUnits() {
 			p := u.Name
 			if !filepath.IsAbs(p) && u.CompDir != "" {
 				p = filepath.Join(u.CompDir, p)
 			}
-			p = filepath.Clean(p)
+			files = append(files, filepath.Clean(p))
+		}
+		for _, p := range files {
 			if seen[p] {
 				continue
 			}

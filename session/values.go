@@ -119,6 +119,10 @@ type FrameVarsOptions struct {
 	Locals bool // also the locals of every frame (gdb's bt full)
 	// Elements bounds strings and arrays (gdb's print elements; 0: 200).
 	Elements int
+	// Pretty prints library containers as gdb's pretty-printers do
+	// (variables.FormatOptions.Pretty); off, they print as their members,
+	// as gdb does without its auto-loaded printers.
+	Pretty bool
 }
 
 // FrameVariables reads the parameters (and locals) of the first n frames of
@@ -138,7 +142,7 @@ func (st *Stack) FrameVariables(n int, o FrameVarsOptions) []FrameVars {
 		return out
 	}
 	view := st.view(frames[len(frames)-1].Physical + 1)
-	fo := variables.FormatOptions{Elements: o.Elements, Symbol: st.sess.symbolizer(st.mods)}
+	fo := variables.FormatOptions{Elements: o.Elements, Symbol: st.sess.symbolizer(st.mods), Pretty: o.Pretty}
 	trace := unwind.Trace{Frames: frames}
 	// Outermost first: a frame's entry values are its caller's call-site
 	// values, often entry values of the caller in turn (a recursion), which

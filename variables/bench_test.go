@@ -77,3 +77,43 @@ func BenchmarkFirstScopes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkContainers prints every local of pp_cxx's main (24 libstdc++
+// containers, smart pointers, iterators: a map of 3 strings, a deque of
+// 129, ...) with Pretty as gdb's printers do, on a core, warm: what a
+// Variables view of a C++ frame full of containers costs (the summaries
+// and the elements gdb's print shows, 200 at most each).
+func BenchmarkContainers(b *testing.B) {
+	exe := testprog.Build(b, testprog.Spec{Sources: []string{"pp_cxx.cc"}, Flags: []string{"-O0", "-std=c++17"}, Name: "pp_cxx"})
+	stop := vartest.GDBStop(b, exe, "stop_here", map[int][]string{1: {"m"}})
+	_, th := stop.Open(b)
+	st, err := vartest.Stack(th)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := st.Frame(1)
+	r, err := f.Reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	scopes, err := r.ScopesAt(variables.LookupPC(f))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var vals []variables.Value
+	for _, s := range scopes {
+		for _, v := range s.Vars {
+			val, err := r.Read(v, f)
+			if err != nil {
+				b.Fatalf("%s: %v", v.Name, err)
+			}
+			vals = append(vals, val)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, v := range vals {
+			r.Format(v, nil, f, variables.FormatOptions{Pretty: true})
+		}
+	}
+}

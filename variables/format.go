@@ -24,6 +24,9 @@ type FormatOptions struct {
 	// Symbol names the symbol an address points into ("cv+40"), or "" (gdb's
 	// "print symbol": pointers print "0x... <cv+40>"). nil: none.
 	Symbol func(addr uint64) string
+	// Pretty prints library containers (std::map, Rust's HashMap, ...) as
+	// gdb's pretty-printers do: "std::map with 2 elements = {[1] = 2, ...}".
+	Pretty bool
 }
 
 // maxFormatDepth bounds nested aggregates; maxFormatLen bounds the text.
@@ -179,6 +182,16 @@ func (p *printer) value(t *Type, b []byte, unavail []bool, base int64, addr uint
 	}
 	switch s.Kind {
 	case KindStruct, KindClass, KindUnion:
+		if p.o.Pretty && p.f != nil && p.r != nil && unavail == nil {
+			place := PlaceComputed
+			if inMem {
+				place = PlaceMemory
+			}
+			if c, ok := p.r.Container(Value{Type: s, Bytes: b, Address: addr, Place: place}, p.f); ok && c.GDB {
+				p.container(c, depth)
+				return
+			}
+		}
 		p.aggregate(s, b, unavail, base, addr, inMem, depth)
 	case KindArray:
 		p.array(s, b, unavail, base, addr, inMem, depth)

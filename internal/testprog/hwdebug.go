@@ -34,6 +34,13 @@ func RequireHardwareDebug(t testing.TB) {
 	}
 }
 
+// HardwareDebugWorks reports whether this machine's debug registers trap,
+// and if not why (the check RequireHardwareDebug skips on).
+func HardwareDebugWorks() (bool, string) {
+	hwOnce.Do(func() { hwReason = probeHardwareDebug() })
+	return hwReason == "", hwReason
+}
+
 func probeHardwareDebug() string {
 	path, err := BuildE(Spec{Sources: []string{"hwdebug_probe.c"}, Flags: []string{"-O0", "-no-pie"}})
 	if err != nil {

@@ -92,6 +92,13 @@ with open(OUTPUT, "w") as f:
 // skips the test when gdb is missing.
 func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 	t.Helper()
+	return GDBStopWith(t, exe, location, exprs, nil)
+}
+
+// GDBStopWith is GDBStop with gdb commands run first (to load printers:
+// rust-gdb's, say).
+func GDBStopWith(t testing.TB, exe, location string, exprs map[int][]string, setup []string) *Stop {
+	t.Helper()
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
 	}
@@ -102,7 +109,7 @@ func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 	}
 	py := strings.Replace(script, "REQUESTS", "["+strings.Join(reqs, ", ")+"]", 1)
 	// Frames past main (libc's) are shown too: sonde unwinds into them.
-	results, corePath := runGDB(t, py, exe, nil, location, []string{"set backtrace past-main on"}, []string{"frame 0"})
+	results, corePath := runGDB(t, py, exe, nil, location, append(setup, "set backtrace past-main on"), []string{"frame 0"})
 	return &Stop{Exe: exe, Core: corePath, Results: results}
 }
 

@@ -1,0 +1,305 @@
+package variables
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Rust's library types, as rust-gdb's printers (rustc's gdb_providers.py)
+// show them: HashMap(size=N) = {[k] = v, ...} from hashbrown's table,
+// HashSet, Rc/Arc with their counts, VecDeque, slices; String as its text.
+
+// rust recognises Rust's library types by their DWARF names.
+func (c *containerReader) rust() (*Container, bool) {
+	name := c.t.Name
+	switch {
+	case strings.HasPrefix(name, "HashMap<"):
+		return c.rustHash("HashMap", "base", "table")
+	case strings.HasPrefix(name, "HashSet<"):
+		return c.rustHash("HashSet", "base", "map", "table")
+	case strings.HasPrefix(name, "Rc<"):
+		return c.rustRc("Rc", "value")
+	case strings.HasPrefix(name, "Arc<"):
+		return c.rustRc("Arc", "data")
+	case strings.HasPrefix(name, "VecDeque<"):
+		return c.rustVecDeque()
+	case strings.HasPrefix(name, "&[") || strings.HasPrefix(name, "&mut ["):
+		return c.rustSlice()
+	case name == "String" || name == "alloc::string::String":
+		return c.rustString()
+	}
+	return nil, false
+}
+
+// rustPointer descends from t through the members Rust's pointer wrappers
+// use (buf, inner, ptr, pointer: RawVec, Unique, NonNull) to the raw
+// pointer: its offset in t and its type.
+func rustPointer(t *Type) (int64, *Type, bool) {
+	var off int64
+	cur := t.Strip()
+	for depth := 0; depth < 8 && cur != nil; depth++ {
+		if cur.Kind == KindPointer {
+			return off, cur, true
+		}
+		found := false
+		for _, name := range []string{"buf", "inner", "ptr", "pointer"} {
+			if o, mt, ok := member(cur, name); ok {
+				off, cur, found = off+o, mt.Strip(), true
+				break
+			}
+		}
+		if !found {
+			return 0, nil, false
+		}
+	}
+	return 0, nil, false
+}
+
+// rustWord finds the machine word inside a wrapper (Cell<usize>,
+// AtomicUsize, UsizeNoHighBit): the first 8-byte integer down its first
+// members.
+func rustWord(t *Type) (int64, bool) {
+	off, _, ok := rustWordType(t)
+	return off, ok
+}
+
+// rustWordType is rustWord with the word's own type (usize's DIE).
+func rustWordType(t *Type) (int64, *Type, bool) {
+	var off int64
+	cur := t
+	for depth := 0; depth < 8 && cur.Strip() != nil; depth++ {
+		s := cur.Strip()
+		if s.Kind == KindBase && s.ByteSize() == 8 {
+			return off, cur, true
+		}
+		if !s.IsComposite() || len(s.Fields) == 0 {
+			return 0, nil, false
+		}
+		f := s.Fields[0]
+		off, cur = off+f.Offset, f.Type
+	}
+	return 0, nil, false
+}
+
+// rustHash: hashbrown's RawTable inside HashMap (base.table) or HashSet
+// (base.map.table): table.table holds bucket_mask, ctrl and items; bucket
+// i is full when its control byte's top bit is clear, and its element (a
+// (K, V) tuple, RawTable's T) is the i+1-th before ctrl.
+func (c *containerReader) rustHash(kind string, via ...string) (*Container, bool) {
+	ro, rt, ok := path(c.t, via...)
+	if !ok {
+		return nil, false
+	}
+	elem := templateParam(rt.Strip(), "T")
+	io, it, ok1 := member(rt, "table")
+	mo, _, ok2 := member(it, "bucket_mask")
+	no, _, ok3 := member(it, "items")
+	co, ct, ok4 := member(it, "ctrl")
+	if !ok1 || !ok2 || !ok3 || !ok4 || elem == nil || elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	po, _, ok := rustPointer(ct)
+	if !ok {
+		return nil, false
+	}
+	base := ro + io
+	mask, ok1 := c.word(base + mo)
+	items, ok2 := c.word(base + no)
+	ctrl, ok3 := c.word(base + co + po)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	c0 := &Container{Kind: kind, GDB: true, Indexed: true, Style: ChildMap}
+	if kind == "HashSet" {
+		c0.Style = ChildArray
+	}
+	buckets := mask + 1
+	if items > buckets || buckets&mask != 0 || buckets > 1<<31 {
+		c0.Summary = kind + "(size=" + strconv.FormatUint(items, 10) + ") <invalid>"
+		return c0, true
+	}
+	n := int(items)
+	c0.Count = n
+	c0.Summary = kind + "(size=" + strconv.Itoa(n) + ")"
+	esize := uint64(elem.ByteSize())
+	c0.children = func(start, cnt int) ([]Child, error) {
+		var out []Child
+		found := 0
+		// The control bytes, read in chunks.
+		var chunk [256]byte
+		for b := uint64(0); b < buckets && found < start+cnt; b += uint64(len(chunk)) {
+			m := min(uint64(len(chunk)), buckets-b)
+			if got, _ := c.f.ReadMemory(chunk[:m], ctrl+b); uint64(got) < m {
+				return out, &MemoryError{Addr: ctrl + b + uint64(got)}
+			}
+			for i := uint64(0); i < m && found < start+cnt; i++ {
+				if chunk[i]&0x80 != 0 {
+					continue
+				}
+				if found >= start {
+					v, err := c.load(elem, ctrl-(b+i+1)*esize)
+					if err != nil {
+						return out, err
+					}
+					ch := c.child(found, v, ChildMap)
+					if kind == "HashSet" {
+						if ko, kt, ok := member(v.Type, "__0"); ok {
+							if kv, ok := subValue(v, ko, kt); ok {
+								ch = Child{Name: "[" + strconv.Itoa(found) + "]", Value: kv}
+							}
+						}
+					}
+					out = append(out, ch)
+				}
+				found++
+			}
+		}
+		if found < start+cnt {
+			return out, ErrBadContainer
+		}
+		return out, nil
+	}
+	return c0, true
+}
+
+// rustRc: Rc (RcInner: strong, weak, value) and Arc (ArcInner: strong,
+// weak, data), shown with their counts (the weak count without the one
+// the strong references hold together, as rust-gdb says it).
+func (c *containerReader) rustRc(kind, valueName string) (*Container, bool) {
+	po, pt, ok := rustPointer(c.t)
+	if !ok || pt.Elem.Strip() == nil {
+		return nil, false
+	}
+	inner := pt.Elem.Strip()
+	so, st, ok1 := member(inner, "strong")
+	wo, wt, ok2 := member(inner, "weak")
+	vo, vt, ok3 := member(inner, valueName)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	sw, swt, ok1 := rustWordType(st)
+	ww, wwt, ok2 := rustWordType(wt)
+	p, ok3 := c.word(po)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	strong, err1 := c.ptrAt(p + uint64(so+sw))
+	weak, err2 := c.ptrAt(p + uint64(wo+ww))
+	c0 := &Container{Kind: kind, GDB: true, Style: ChildNamed}
+	if err1 != nil || err2 != nil {
+		c0.Summary = kind + " <error: Cannot access memory at address 0x" + strconv.FormatUint(p, 16) + ">"
+		return c0, true
+	}
+	weak--
+	s, w := strconv.FormatUint(strong, 10), strconv.FormatInt(int64(weak), 10)
+	c0.Summary = kind + "(strong=" + s + ", weak=" + w + ")"
+	inn, err := c.load(inner, p)
+	if err != nil {
+		return c0, true
+	}
+	val, ok1 := subValue(inn, vo, vt)
+	sv, ok2 := subValue(inn, so+sw, swt)
+	wv, ok3 := subValue(inn, wo+ww, wwt)
+	if !ok1 || !ok2 || !ok3 {
+		return c0, true
+	}
+	// rust-gdb shows the weak count it computed, not the word.
+	wv.Bytes = append([]byte(nil), wv.Bytes...)
+	for i := range 8 {
+		wv.Bytes[i] = byte(uint64(weak) >> (8 * i))
+	}
+	wv.Place = PlaceComputed
+	kids := []Child{{Name: "value", Value: val}, {Name: "strong", Value: sv}, {Name: "weak", Value: wv}}
+	c0.Count = len(kids)
+	c0.children = func(start, n int) ([]Child, error) { return kids[start : start+n], nil }
+	return c0, true
+}
+
+// rustVecDeque: VecDeque {head, len, buf: RawVec}: element i is at
+// (head + i) mod capacity in the buffer.
+func (c *containerReader) rustVecDeque() (*Container, bool) {
+	elem := templateParam(c.t, "T")
+	ho, _, ok1 := member(c.t, "head")
+	lo, _, ok2 := member(c.t, "len")
+	bo, bt, ok3 := member(c.t, "buf")
+	if !ok1 || !ok2 || !ok3 || elem == nil || elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	po, _, ok := rustPointer(bt)
+	if !ok {
+		return nil, false
+	}
+	capO, capT, ok := path(bt, "inner", "cap")
+	if !ok {
+		return nil, false
+	}
+	cw, ok := rustWord(capT)
+	if !ok {
+		return nil, false
+	}
+	head, _ := c.word(ho)
+	n, _ := c.word(lo)
+	ptr, _ := c.word(bo + po)
+	capacity, _ := c.word(bo + capO + cw)
+	c0 := &Container{Kind: "VecDeque", GDB: true, Indexed: true, Style: ChildArray}
+	if n > capacity || head > capacity || capacity > 1<<31 {
+		c0.Summary = "VecDeque(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		return c0, true
+	}
+	c0.Count = int(n)
+	c0.Summary = "VecDeque(size=" + strconv.Itoa(c0.Count) + ")"
+	esize := uint64(elem.ByteSize())
+	c0.children = func(start, cnt int) ([]Child, error) {
+		var out []Child
+		for i := start; i < start+cnt; i++ {
+			v, err := c.load(elem, ptr+((head+uint64(i))%capacity)*esize)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]", Value: v})
+		}
+		return out, nil
+	}
+	return c0, true
+}
+
+// rustSlice: &[T] {data_ptr, length}.
+func (c *containerReader) rustSlice() (*Container, bool) {
+	po, pt, ok1 := member(c.t, "data_ptr")
+	lo, _, ok2 := member(c.t, "length")
+	p := pt.Strip()
+	if !ok1 || !ok2 || p == nil || p.Kind != KindPointer || p.Elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	ptr, _ := c.word(po)
+	n, _ := c.word(lo)
+	c0 := &Container{Kind: "slice", GDB: true, Indexed: true, Style: ChildArray}
+	if n > 1<<31 {
+		c0.Summary = c.t.Name + "(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		return c0, true
+	}
+	c0.Count = int(n)
+	c0.Summary = c.t.Name + "(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.children = c.contiguous(ptr, p.Elem)
+	return c0, true
+}
+
+// rustString: String {vec: Vec<u8> {buf, len}}, printed as its text.
+func (c *containerReader) rustString() (*Container, bool) {
+	vo, vt, ok := member(c.t, "vec")
+	if !ok {
+		return nil, false
+	}
+	lo, _, ok1 := member(vt, "len")
+	po, _, ok2 := rustPointer(vt)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	n, ok1 := c.word(vo + lo)
+	p, ok2 := c.word(vo + po)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	text, _ := c.text(p, n)
+	return &Container{Kind: "String", GDB: true, Summary: text}, true
+}

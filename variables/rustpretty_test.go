@@ -1,0 +1,81 @@
+package variables_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/variables"
+	"github.com/sondedbg/sonde/variables/vartest"
+)
+
+// TestRustContainersMatchGDB prints pp_rust's HashMap, HashSet, Rc, Arc,
+// VecDeque and slice with Format's Pretty option and compares them with
+// gdb running rust-gdb's printers (rustc's gdb_lookup.py) at the same stop:
+// whole values where the elements are scalars (sonde prints structs in C's
+// syntax, rust-gdb in Rust's), the summaries elsewhere.
+func TestRustContainersMatchGDB(t *testing.T) {
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
+			rustc, err = p, nil
+		}
+	}
+	if err != nil {
+		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
+	}
+	sysroot, err := exec.Command(rustc, "--print", "sysroot").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(strings.TrimSpace(string(sysroot)), "lib/rustlib/etc")
+	if !fileExists(filepath.Join(etc, "gdb_lookup.py")) {
+		t.Skip("SKIP: rustc's gdb printers are not installed")
+	}
+	exe := filepath.Join(t.TempDir(), "pp_rust")
+	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl"}
+	summaries := []string{"names", "rc", "rc2"}
+	stop := vartest.GDBStopWith(t, exe, "pp_rust::stop_here", map[int][]string{1: append(whole, summaries...)},
+		[]string{"python import sys; sys.path.insert(0, '" + etc + "')", "source " + filepath.Join(etc, "gdb_load_rust_pretty_printers.py")})
+	if !strings.HasPrefix(stop.Results[1]["hm"].Value, "HashMap(size=5)") {
+		t.Skipf("SKIP: rust-gdb's printers did not load (hm = %q)", stop.Results[1]["hm"].Value)
+	}
+	_, th := stop.Open(t)
+	st, err := vartest.Stack(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := st.Frame(1)
+	r, err := f.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := func(name string) string {
+		v := findVar(t, r, f, name)
+		if v == nil {
+			t.Fatalf("%s: not found", name)
+		}
+		val, err := r.Read(v, f)
+		return r.Format(val, err, f, variables.FormatOptions{Pretty: true})
+	}
+	for _, name := range whole {
+		if got, want := show(name), stop.Results[1][name].Value; got != want {
+			t.Errorf("%s:\nsonde %s\ngdb   %s", name, got, want)
+		}
+	}
+	for _, name := range summaries {
+		got, want := show(name), stop.Results[1][name].Value
+		if g, w, _ := strings.Cut(got, " = "); g != strings.SplitN(want, " = ", 2)[0] {
+			t.Errorf("%s:\nsonde %s\ngdb   %s (%s)", name, g, w, want)
+		}
+	}
+	if got := show("names"); got != `HashMap(size=1) = {["a"] = {x = 1, y = 2}}` {
+		t.Errorf("names: %s", got)
+	}
+}
