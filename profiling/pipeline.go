@@ -22,8 +22,12 @@ import (
 // once, so memory stays bounded whatever the file's size.
 
 // batchSize is the number of samples one worker takes at a time: enough to
-// make the hand-over cheap, few enough to keep the cores even at the end.
-const batchSize = 64
+// make the hand-over cheap, few enough to keep the cores even at the end
+// and the file's chunks in flight few: the batches' stacks stay in their
+// chunks until unwound, and every chunk more is fresh memory, whose first
+// touch costs a page fault per 4 KiB (~18 µs of CPU each on this VM: 64
+// made 600 more faults on 1 GB than 16, 5% of the CPU).
+const batchSize = 16
 
 // batch is a run of consecutive samples and, once a worker is done, their stacks.
 type batch struct {
