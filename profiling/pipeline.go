@@ -164,6 +164,9 @@ type walker struct {
 }
 
 func (w *worker) walker(proc *snapshot.Process) *walker {
+	if w.lastProc == proc && w.lastWalker != nil {
+		return w.lastWalker // a batch's samples are mostly of one process
+	}
 	wk := w.walkers[proc]
 	if wk == nil {
 		if len(w.walkers) >= maxWalkers {
@@ -176,6 +179,7 @@ func (w *worker) walker(proc *snapshot.Process) *walker {
 		wk.u = unwind.New(&wk.mem, entryLookup{proc}, &unwind.Options{ReuseFrames: true})
 		w.walkers[proc] = wk
 	}
+	w.lastProc, w.lastWalker = proc, wk
 	return wk
 }
 
@@ -244,6 +248,14 @@ func (m *sampleMem) ReadMemory(buf []byte, addr uint64) (int, error) {
 	}
 	n, _ := rd.ReadFull(want, addr)
 	return n, nil
+}
+
+// ViewMemory implements unwind.MemoryView: the stack copy's bytes.
+func (m *sampleMem) ViewMemory(addr uint64, n int) []byte {
+	if off := addr - m.stackAddr; addr >= m.stackAddr && off <= uint64(len(m.stack)) && uint64(n) <= uint64(len(m.stack))-off {
+		return m.stack[off : off+uint64(n)]
+	}
+	return nil
 }
 
 // ReadRegister implements unwind.CopyIn; walks start from InitRegisters.

@@ -159,6 +159,9 @@ func inModule(proc *snapshot.Process, pc uint64) bool {
 type worker struct {
 	b       *Builder
 	walkers map[*snapshot.Process]*walker
+	// lastProc's walker, the one the previous sample used.
+	lastProc   *snapshot.Process
+	lastWalker *walker
 	// names[file] memoizes the frames of the addresses of one file
 	// (Builder.fileID), by nameKey.
 	names  []map[uint64][]Frame

@@ -72,6 +72,27 @@ func (u *Unwinder) logRead(addr uint64, want int, got []byte) {
 	r.data = append(r.data, got...)
 }
 
+// relog records again reads a recorded step made (their bytes, in data,
+// follow each other), at once.
+func (u *Unwinder) relog(reads []memRead, data []byte) {
+	if len(reads) == 0 {
+		return
+	}
+	r := &u.rec
+	first, end := reads[0].off, reads[len(reads)-1].off+reads[len(reads)-1].got
+	if u.recOff || len(r.data)+int(end-first) > maxRecordedData {
+		u.recOff = true
+		return
+	}
+	at := len(r.reads)
+	delta := uint32(len(r.data)) - first
+	r.reads = append(r.reads, reads...)
+	for i := at; i < len(r.reads); i++ {
+		r.reads[i].off += delta
+	}
+	r.data = append(r.data, data[first:end]...)
+}
+
 // recordStep notes that frame u.frame's step starts (prepare).
 func (u *Unwinder) recordStep() {
 	if u.opts.ReuseFrames && !u.recOff {
@@ -194,8 +215,18 @@ func (u *Unwinder) findRecorded(f *Frame) int {
 // returns the index of the first whose bytes differ now, or -1.
 func (u *Unwinder) changedRead(from int) int {
 	last := &u.last
+	view, _ := u.mem.(MemoryView)
 	for k := from; k < len(last.reads); k++ {
 		r := &last.reads[k]
+		if view != nil {
+			// In the client's buffer: compared in place.
+			if b := view.ViewMemory(r.addr, int(r.want)); b != nil {
+				if r.got != r.want || string(b) != string(last.data[r.off:r.off+r.got]) {
+					return k
+				}
+				continue
+			}
+		}
 		if cap(u.verify) < int(r.want) {
 			u.verify = make([]byte, r.want)
 		}
@@ -219,9 +250,7 @@ func (u *Unwinder) stepReplay() {
 	u.frameReplayed = true
 	// The reads of this step belong to the new record too.
 	u.recordStep()
-	for _, rd := range last.reads[last.stepStart[k]:last.stepStart[k+1]] {
-		u.logRead(rd.addr, int(rd.want), last.data[rd.off:rd.off+rd.got])
-	}
+	u.relog(last.reads[last.stepStart[k]:last.stepStart[k+1]], last.data)
 	u.reused++
 	if k+1 < len(last.frames) {
 		u.replay = k + 1
