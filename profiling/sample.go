@@ -262,6 +262,16 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 			f := u.Frame()
 			dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
 		}
+		if rest := u.ReplayRest(); rest != nil {
+			// The outer frames are the previous walk's.
+			for i := range rest {
+				if depth++; depth < w.b.opts.MaxFrames {
+					f := &rest[i]
+					dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
+				}
+			}
+			break
+		}
 		if !u.Step() {
 			break
 		}

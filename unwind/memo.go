@@ -268,6 +268,56 @@ func (u *Unwinder) stepReplay() {
 	u.recordFrame()
 }
 
+// ReplayRest returns, when the rest of the walk replays the last one
+// (Options.ReuseFrames: Step would take the next frames from it), those
+// frames at once, and ends the walk as calling Step until it returns false
+// would: Frame is then the last of them, StopReason and Err the recorded
+// walk's. Otherwise it returns nil and the walk goes on with Step. The
+// frames are the recorded ones, valid until the next Init; a profiler
+// takes a sample's outer frames this way, without a step per frame.
+func (u *Unwinder) ReplayRest() []Frame {
+	last := &u.last
+	k0 := u.replay
+	if !u.hasNext || k0 < 0 || k0 >= len(last.frames) {
+		return nil
+	}
+	m := len(last.frames) - 1
+	n := m - k0 + 1
+	r := &u.rec
+	reads := last.reads[last.stepStart[k0]:last.stepStart[m+1]]
+	var data int
+	if len(reads) > 0 {
+		data = int(reads[len(reads)-1].off + reads[len(reads)-1].got - reads[0].off)
+	}
+	if u.recOff || len(r.frames)+n > maxRecordedFrames || len(r.data)+data > maxRecordedData {
+		// The record stops on the way: Step by Step, as it knows how.
+		return nil
+	}
+	// What stepReplay does for each frame, at once: the steps' starts,
+	// their reads, the frames.
+	base := int32(len(r.reads)) - last.stepStart[k0]
+	for k := k0; k <= m; k++ {
+		r.stepStart = append(r.stepStart, last.stepStart[k]+base)
+	}
+	u.relog(reads, last.data)
+	r.frames = append(r.frames, last.frames[k0:]...)
+	u.depth += n
+	u.frame = last.frames[m]
+	u.frameReplayed = true
+	u.reused += n
+	u.replay = len(last.frames)
+	u.hasNext = false
+	u.stop, u.err = last.stop, last.err
+	if se, ok := u.err.(*StepError); ok && u.replayShift != 0 {
+		moved := *se
+		moved.Depth += u.replayShift
+		u.err = &moved
+	}
+	r.stepStart = append(r.stepStart, int32(len(r.reads)))
+	r.stop, r.err, r.complete = u.stop, u.err, !u.recOff
+	return last.frames[k0:]
+}
+
 // replayedSymbols returns the Backtrace frames recorded for the current
 // frame when it is replayed and the recorded walk was a Backtrace with the
 // same options.
