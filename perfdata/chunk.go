@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"io"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -91,49 +92,86 @@ const headroom = 1 << 16
 var readAhead = 2
 
 // SetReadAhead sets how many chunks of the file the Reader reads ahead on
-// other goroutines (default 2; 0: none, every read on the caller's). It is
+// another goroutine (default 2; 0: none, every read on the caller's). It is
 // for measuring: on one core the reads ahead only add hand-overs.
 func (r *Reader) SetReadAhead(n int) {
 	r.ahead.wait()
-	r.ahead = prefetch{depth: max(n, 0)}
+	r.ahead.depth = max(n, 0)
 }
 
 // prefetch is a file-mode Reader's reads ahead: chunks of the input from
-// next on, each read by its own goroutine, taken in order.
+// next on, read in order by one goroutine (a goroutine, a channel and a
+// stack per chunk cost 3% of a large recording's reading, their first use
+// of fresh memory included). The goroutine ends when the Reader is closed
+// or collected.
 type prefetch struct {
 	depth   int
 	next    int64 // where the next read to start begins
 	pending []*fetch
+	spare   []*fetch    // fetches taken back, for the next reads
+	reqs    chan *fetch // to the reading goroutine, nil until the first read
+	cleanup runtime.Cleanup
 }
 
 type fetch struct {
 	c    *Chunk
 	off  int64 // the input offset of c.buf[headroom]
 	n    int
+	want int
 	err  error
-	done chan struct{}
+	done chan struct{} // one token when the read is over
 }
 
 // start keeps depth reads under way, from p.next on up to r.end.
 func (p *prefetch) start(r *Reader) {
 	for len(p.pending) < p.depth && p.next < r.end {
+		if p.reqs == nil {
+			p.reqs = make(chan *fetch, 64)
+			go readFetches(r.ra, p.reqs)
+			p.cleanup = runtime.AddCleanup(r, func(c chan *fetch) { close(c) }, p.reqs)
+		}
 		n := min(int64(chunkSize), r.end-p.next)
-		f := &fetch{c: r.pool.get(headroom + int(n)), off: p.next, done: make(chan struct{})}
-		go func(ra io.ReaderAt) {
-			buf := f.c.buf[headroom : headroom+int(n)]
-			f.n, f.err = ra.ReadAt(buf, f.off)
-			if f.n == len(buf) {
-				f.err = nil
-			}
-			close(f.done)
-		}(r.ra)
+		var f *fetch
+		if k := len(p.spare); k > 0 {
+			f, p.spare = p.spare[k-1], p.spare[:k-1]
+		} else {
+			f = &fetch{done: make(chan struct{}, 1)}
+		}
+		f.c, f.off, f.want, f.n, f.err = r.pool.get(headroom+int(n)), p.next, int(n), 0, nil
 		p.pending = append(p.pending, f)
 		p.next += n
+		p.reqs <- f
 	}
 }
 
-// stop forgets the reads under way (their goroutines finish by themselves;
-// their chunks go to the garbage collector).
+// readFetches reads what is asked, until reqs is closed.
+func readFetches(ra io.ReaderAt, reqs chan *fetch) {
+	for f := range reqs {
+		buf := f.c.buf[headroom : headroom+f.want]
+		f.n, f.err = ra.ReadAt(buf, f.off)
+		if f.n == len(buf) {
+			f.err = nil
+		}
+		f.done <- struct{}{}
+	}
+}
+
+// take waits for the oldest read under way and returns it; the caller
+// gives it back with reuse once it took its chunk.
+func (p *prefetch) take() *fetch {
+	f := p.pending[0]
+	p.pending = append(p.pending[:0], p.pending[1:]...)
+	<-f.done
+	return f
+}
+
+func (p *prefetch) reuse(f *fetch) {
+	f.c, f.err = nil, nil
+	p.spare = append(p.spare, f)
+}
+
+// stop forgets the reads under way (they finish by themselves; their
+// chunks go to the garbage collector).
 func (p *prefetch) stop() {
 	p.pending = p.pending[:0]
 }
@@ -145,6 +183,16 @@ func (p *prefetch) wait() {
 		<-f.done
 	}
 	p.stop()
+}
+
+// end waits for the reads under way and ends the reading goroutine.
+func (p *prefetch) end() {
+	p.wait()
+	if p.reqs != nil {
+		p.cleanup.Stop()
+		close(p.reqs)
+		p.reqs = nil
+	}
 }
 
 // refill makes r.mem hold at least need bytes from r.pos on (fewer at the
@@ -165,16 +213,15 @@ func (r *Reader) refill(need int64) error {
 		}
 		r.ahead.start(r)
 		if len(r.ahead.pending) > 0 {
-			f := r.ahead.pending[0]
-			r.ahead.pending = append(r.ahead.pending[:0], r.ahead.pending[1:]...)
-			<-f.done
+			f := r.ahead.take()
 			r.ahead.start(r)
-			c := f.c
+			c, n, ferr := f.c, f.n, f.err
+			r.ahead.reuse(f)
 			start := headroom - len(left)
 			copy(c.buf[start:headroom], left)
-			r.setChunk(c, c.buf[start:headroom+f.n], r.pos)
+			r.setChunk(c, c.buf[start:headroom+n], r.pos)
 			if int64(len(r.mem)) < min(need, r.end-r.pos) {
-				return noEOF(orEOF(f.err))
+				return noEOF(orEOF(ferr))
 			}
 			return nil
 		}

@@ -203,6 +203,6 @@ func (in *inflater) next(r *Reader) (*Record, error) {
 // started. It does not close the input.
 func (r *Reader) Close() error {
 	r.compress.close()
-	r.ahead.wait()
+	r.ahead.end()
 	return nil
 }

@@ -3,9 +3,11 @@ package profiling
 import (
 	"bufio"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Folded aggregates samples into folded stacks, the format of Brendan
@@ -16,10 +18,34 @@ type Folded struct {
 	stacks []string
 	counts []uint64
 	buf    []byte
+	// byNames finds a stack by the identity of its names (the address and
+	// length of each string) before its text is built: a profile's names
+	// are the same few strings, shared by every sample that shows them, so
+	// most samples cost a hash of a few words rather than a line of text
+	// and its hash. Two strings at one address with one length are equal,
+	// so a hit is the stack the text would find; a miss builds the text.
+	byNames map[uint64][]namedStack
+	nNamed  int
+	ids     []nameID
+}
+
+// nameID is a string's identity: its bytes' address (which keeps them from
+// being reused while held here) and length.
+type nameID struct {
+	p *byte
+	n int
+}
+
+type namedStack struct {
+	ids   []nameID
+	stack int
 }
 
 // NewFolded makes an empty aggregation.
-func NewFolded() *Folded { return &Folded{index: map[string]int{}} }
+func NewFolded() *Folded { return &Folded{index: map[string]int{}, byNames: map[uint64][]namedStack{}} }
+
+// unknownStack ends the line of a sample without frames.
+const unknownStack = ";[unknown]"
 
 // Add counts one sample (every sample counts, one with no frame too). The
 // line is built in a reused buffer and looked up without a copy: only a
@@ -29,23 +55,61 @@ func (f *Folded) Add(s *Sample) {
 	if comm == "" {
 		comm = "[unknown]"
 	}
+	ids := append(f.ids[:0], idOf(comm))
+	h := mixID(0, ids[0])
+	for i := len(s.Frames) - 1; i >= 0; i-- {
+		id := idOf(FrameName(&s.Frames[i]))
+		ids = append(ids, id)
+		h = mixID(h, id)
+	}
+	if len(s.Frames) == 0 {
+		ids = append(ids, idOf(unknownStack))
+		h = mixID(h, ids[1])
+	}
+	f.ids = ids
+	for _, e := range f.byNames[h] {
+		if slices.Equal(e.ids, ids) {
+			f.counts[e.stack]++
+			return
+		}
+	}
 	b := appendFoldName(f.buf[:0], comm)
 	for i := len(s.Frames) - 1; i >= 0; i-- {
 		b = append(b, ';')
 		b = appendFoldName(b, FrameName(&s.Frames[i]))
 	}
 	if len(s.Frames) == 0 {
-		b = append(b, ";[unknown]"...)
+		b = append(b, unknownStack...)
 	}
 	f.buf = b
-	if i, ok := f.index[string(b)]; ok {
+	i, ok := f.index[string(b)]
+	if ok {
 		f.counts[i]++
-		return
+	} else {
+		k := string(b)
+		i = len(f.stacks)
+		f.index[k] = i
+		f.stacks = append(f.stacks, k)
+		f.counts = append(f.counts, 1)
 	}
-	k := string(b)
-	f.index[k] = len(f.stacks)
-	f.stacks = append(f.stacks, k)
-	f.counts = append(f.counts, 1)
+	// Names made afresh for each sample would grow byNames without
+	// bound: past a few entries per stack it starts over.
+	if f.nNamed >= 4*len(f.stacks)+4096 {
+		clear(f.byNames)
+		f.nNamed = 0
+	}
+	f.byNames[h] = append(f.byNames[h], namedStack{ids: slices.Clone(ids), stack: i})
+	f.nNamed++
+}
+
+func idOf(s string) nameID { return nameID{unsafe.StringData(s), len(s)} }
+
+func mixID(h uint64, id nameID) uint64 {
+	h ^= uint64(uintptr(unsafe.Pointer(id.p)))
+	h *= 0x9e3779b97f4a7c15
+	h ^= uint64(id.n)
+	h *= 0xff51afd7ed558ccd
+	return h ^ h>>29
 }
 
 // WriteTo writes the stacks sorted by name, as stackcollapse does.

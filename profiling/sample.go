@@ -159,6 +159,9 @@ func inModule(proc *snapshot.Process, pc uint64) bool {
 type worker struct {
 	b       *Builder
 	walkers map[*snapshot.Process]*walker
+	// lastProc's walker, the one the previous sample used.
+	lastProc   *snapshot.Process
+	lastWalker *walker
 	// names[file] memoizes the frames of the addresses of one file
 	// (Builder.fileID), by nameKey.
 	names  []map[uint64][]Frame
@@ -258,6 +261,16 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 		if depth < w.b.opts.MaxFrames {
 			f := u.Frame()
 			dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
+		}
+		if rest := u.ReplayRest(); rest != nil {
+			// The outer frames are the previous walk's.
+			for i := range rest {
+				if depth++; depth < w.b.opts.MaxFrames {
+					f := &rest[i]
+					dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
+				}
+			}
+			break
 		}
 		if !u.Step() {
 			break

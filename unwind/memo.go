@@ -72,6 +72,27 @@ func (u *Unwinder) logRead(addr uint64, want int, got []byte) {
 	r.data = append(r.data, got...)
 }
 
+// relog records again reads a recorded step made (their bytes, in data,
+// follow each other), at once.
+func (u *Unwinder) relog(reads []memRead, data []byte) {
+	if len(reads) == 0 {
+		return
+	}
+	r := &u.rec
+	first, end := reads[0].off, reads[len(reads)-1].off+reads[len(reads)-1].got
+	if u.recOff || len(r.data)+int(end-first) > maxRecordedData {
+		u.recOff = true
+		return
+	}
+	at := len(r.reads)
+	delta := uint32(len(r.data)) - first
+	r.reads = append(r.reads, reads...)
+	for i := at; i < len(r.reads); i++ {
+		r.reads[i].off += delta
+	}
+	r.data = append(r.data, data[first:end]...)
+}
+
 // recordStep notes that frame u.frame's step starts (prepare).
 func (u *Unwinder) recordStep() {
 	if u.opts.ReuseFrames && !u.recOff {
@@ -194,8 +215,18 @@ func (u *Unwinder) findRecorded(f *Frame) int {
 // returns the index of the first whose bytes differ now, or -1.
 func (u *Unwinder) changedRead(from int) int {
 	last := &u.last
+	view, _ := u.mem.(MemoryView)
 	for k := from; k < len(last.reads); k++ {
 		r := &last.reads[k]
+		if view != nil {
+			// In the client's buffer: compared in place.
+			if b := view.ViewMemory(r.addr, int(r.want)); b != nil {
+				if r.got != r.want || string(b) != string(last.data[r.off:r.off+r.got]) {
+					return k
+				}
+				continue
+			}
+		}
 		if cap(u.verify) < int(r.want) {
 			u.verify = make([]byte, r.want)
 		}
@@ -219,9 +250,7 @@ func (u *Unwinder) stepReplay() {
 	u.frameReplayed = true
 	// The reads of this step belong to the new record too.
 	u.recordStep()
-	for _, rd := range last.reads[last.stepStart[k]:last.stepStart[k+1]] {
-		u.logRead(rd.addr, int(rd.want), last.data[rd.off:rd.off+rd.got])
-	}
+	u.relog(last.reads[last.stepStart[k]:last.stepStart[k+1]], last.data)
 	u.reused++
 	if k+1 < len(last.frames) {
 		u.replay = k + 1
@@ -237,6 +266,56 @@ func (u *Unwinder) stepReplay() {
 		}
 	}
 	u.recordFrame()
+}
+
+// ReplayRest returns, when the rest of the walk replays the last one
+// (Options.ReuseFrames: Step would take the next frames from it), those
+// frames at once, and ends the walk as calling Step until it returns false
+// would: Frame is then the last of them, StopReason and Err the recorded
+// walk's. Otherwise it returns nil and the walk goes on with Step. The
+// frames are the recorded ones, valid until the next Init; a profiler
+// takes a sample's outer frames this way, without a step per frame.
+func (u *Unwinder) ReplayRest() []Frame {
+	last := &u.last
+	k0 := u.replay
+	if !u.hasNext || k0 < 0 || k0 >= len(last.frames) {
+		return nil
+	}
+	m := len(last.frames) - 1
+	n := m - k0 + 1
+	r := &u.rec
+	reads := last.reads[last.stepStart[k0]:last.stepStart[m+1]]
+	var data int
+	if len(reads) > 0 {
+		data = int(reads[len(reads)-1].off + reads[len(reads)-1].got - reads[0].off)
+	}
+	if u.recOff || len(r.frames)+n > maxRecordedFrames || len(r.data)+data > maxRecordedData {
+		// The record stops on the way: Step by Step, as it knows how.
+		return nil
+	}
+	// What stepReplay does for each frame, at once: the steps' starts,
+	// their reads, the frames.
+	base := int32(len(r.reads)) - last.stepStart[k0]
+	for k := k0; k <= m; k++ {
+		r.stepStart = append(r.stepStart, last.stepStart[k]+base)
+	}
+	u.relog(reads, last.data)
+	r.frames = append(r.frames, last.frames[k0:]...)
+	u.depth += n
+	u.frame = last.frames[m]
+	u.frameReplayed = true
+	u.reused += n
+	u.replay = len(last.frames)
+	u.hasNext = false
+	u.stop, u.err = last.stop, last.err
+	if se, ok := u.err.(*StepError); ok && u.replayShift != 0 {
+		moved := *se
+		moved.Depth += u.replayShift
+		u.err = &moved
+	}
+	r.stepStart = append(r.stepStart, int32(len(r.reads)))
+	r.stop, r.err, r.complete = u.stop, u.err, !u.recOff
+	return last.frames[k0:]
 }
 
 // replayedSymbols returns the Backtrace frames recorded for the current

@@ -16,6 +16,9 @@ func walkFresh(s *snapshot, lookup LookupIP, opts Options, regs *Registers) ([]F
 	return frames, stop, fmt.Sprint(u.Err())
 }
 
+// restWalks counts checkSame's walks.
+var restWalks int
+
 // checkSame walks with u (which may replay its last walk) and fails unless
 // the result is the fresh walk's, frame for frame. It returns the frames
 // reused.
@@ -23,9 +26,26 @@ func checkSame(t testing.TB, what string, u *Unwinder, s *snapshot, lookup Looku
 	t.Helper()
 	want, wantStop, wantErr := walkFresh(s, lookup, u.opts, regs)
 	u.InitRegisters(regs)
+	// Every other walk takes its replayed frames with ReplayRest, which
+	// must leave the same walk and the same record as Step's.
+	restWalks++
 	got, stop, err := func() ([]Frame, StopReason, string) {
-		f, st := u.Walk(nil)
-		return f, st, fmt.Sprint(u.Err())
+		if restWalks%2 == 0 {
+			f, st := u.Walk(nil)
+			return f, st, fmt.Sprint(u.Err())
+		}
+		var f []Frame
+		for {
+			f = append(f, *u.Frame())
+			if rest := u.ReplayRest(); rest != nil {
+				f = append(f, rest...)
+				break
+			}
+			if !u.Step() {
+				break
+			}
+		}
+		return f, u.StopReason(), fmt.Sprint(u.Err())
 	}()
 	if len(got) != len(want) || stop != wantStop || err != wantErr {
 		t.Fatalf("%s: %d frames (%v, %s), fresh walk %d (%v, %s); %d reused", what, len(got), stop, err, len(want), wantStop, wantErr, u.Reused())

@@ -53,6 +53,14 @@ type CopyIn interface {
 	ReadRegister(reg int) (value uint64, ok bool)
 }
 
+// MemoryView is what a CopyIn may add when target memory lies in its own
+// buffers (a profiler's stack copy): the n bytes at addr in place, or nil
+// when they are not all there. With Options.ReuseFrames the engine checks
+// the bytes a recorded walk read against it, without copying them.
+type MemoryView interface {
+	ViewMemory(addr uint64, n int) []byte
+}
+
 // LookupIP is the lookup-ip callback: what the engine asks about code
 // addresses. Its receiver is the client's state.
 type LookupIP interface {

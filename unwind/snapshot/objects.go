@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/unwind"
 )
@@ -18,10 +19,79 @@ import (
 type Objects struct {
 	mu    sync.Mutex
 	files map[string]*object
+	// sections and modules are shared by the Processes that map a file at
+	// the same place: a profiler's next address space of a process (after
+	// one more mmap) or its next process on the same binaries. A module
+	// carries the engine's row cache (8 KiB, warm) and a file section its
+	// mapping and the chunks copied out of it, which would otherwise be
+	// made again, and faulted in again, for every address space.
+	sections map[sectionKey]*memimage.Section
+	modules  map[moduleKey]*module
 }
 
+type sectionKey struct {
+	path         string
+	offset, size uint64
+}
+
+type moduleKey struct {
+	path, name       string
+	data             *byte // an in-memory image's first byte
+	start, end, bias uint64
+}
+
+// maxShared bounds the sections and modules an Objects keeps for sharing
+// (beyond it they are forgotten, still in use by their Processes): a
+// system-wide recording of many short processes meets each file at many
+// addresses.
+const maxShared = 4096
+
 // NewObjects makes an empty cache; Close releases what it opened.
-func NewObjects() *Objects { return &Objects{files: map[string]*object{}} }
+func NewObjects() *Objects {
+	return &Objects{files: map[string]*object{}, sections: map[sectionKey]*memimage.Section{}, modules: map[moduleKey]*module{}}
+}
+
+// section returns the file section of path's bytes [offset, offset+size).
+func (o *Objects) section(path string, offset, size uint64) (*memimage.Section, error) {
+	k := sectionKey{path, offset, size}
+	o.mu.Lock()
+	sec := o.sections[k]
+	o.mu.Unlock()
+	if sec != nil {
+		return sec, nil
+	}
+	sec, err := memimage.NewFileSection(path, offset, size)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.sections) >= maxShared {
+		clear(o.sections)
+	}
+	o.sections[k] = sec
+	return sec, nil
+}
+
+// module returns the module spec describes, shared with the Processes
+// that made it before.
+func (o *Objects) module(spec moduleSpec) *module {
+	k := moduleKey{path: spec.path, name: spec.name, start: spec.start, end: spec.end, bias: spec.bias}
+	if len(spec.data) > 0 {
+		k.data = &spec.data[0]
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if m := o.modules[k]; m != nil {
+		return m
+	}
+	if len(o.modules) >= maxShared {
+		clear(o.modules)
+	}
+	m := spec.newModule()
+	o.modules[k] = m
+	return m
+}
 
 // object is one file as every Process sees it.
 type object struct {
@@ -103,6 +173,8 @@ func (o *Objects) Close() error {
 		}
 	}
 	o.files = map[string]*object{}
+	clear(o.sections)
+	clear(o.modules)
 	return nil
 }
 

@@ -60,6 +60,8 @@ func New(mappings []Mapping, opts *Options) (*Process, error) {
 		switch {
 		case m.Data != nil:
 			sec, err = memimage.NewMemorySection(m.Name, m.Data)
+		case m.Path != "" && opts != nil && opts.Objects != nil:
+			sec, err = opts.Objects.section(m.Path, m.Offset, m.End-m.Start)
 		case m.Path != "":
 			sec, err = memimage.NewFileSection(m.Path, m.Offset, m.End-m.Start)
 		default:
@@ -91,7 +93,8 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 		name string
 		bias uint64
 	}
-	byKey := map[key]*module{}
+	byKey := map[key]int{}
+	var specs []moduleSpec
 	for _, m := range mappings {
 		name := m.Path
 		if name == "" {
@@ -105,29 +108,52 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 			continue // not an ELF object (a font, a locale archive)
 		}
 		k := key{name, bias}
-		mod := byKey[k]
-		if mod == nil {
-			mod = &module{path: m.Path, data: m.Data}
-			mod.um = unwind.Module{Name: m.Name, Start: m.Start, End: m.End, Bias: bias}
-			if mod.um.Name == "" {
-				mod.um.Name = m.Path
+		i, ok := byKey[k]
+		if !ok {
+			i = len(specs)
+			byKey[k] = i
+			spec := moduleSpec{path: m.Path, data: m.Data, name: m.Name, start: m.Start, end: m.End, bias: bias}
+			if spec.name == "" {
+				spec.name = m.Path
 			}
-			mod.um.Client = mod
-			byKey[k] = mod
-			p.mods = append(p.mods, mod)
+			specs = append(specs, spec)
 		}
-		mod.um.Start = min(mod.um.Start, m.Start)
-		mod.um.End = max(mod.um.End, m.End)
+		specs[i].start = min(specs[i].start, m.Start)
+		specs[i].end = max(specs[i].end, m.End)
 	}
-	sort.Slice(p.mods, func(i, j int) bool { return p.mods[i].um.Start < p.mods[j].um.Start })
+	sort.Slice(specs, func(i, j int) bool { return specs[i].start < specs[j].start })
 	// Overlapping modules (a bogus list) would make lookups ambiguous: the
 	// later one loses its overlap by starting where the previous ends.
-	for i := 1; i < len(p.mods); i++ {
-		if prev := p.mods[i-1]; p.mods[i].um.Start < prev.um.End {
-			p.mods[i].um.Start = min(prev.um.End, p.mods[i].um.End)
+	for i := 1; i < len(specs); i++ {
+		if prev := specs[i-1]; specs[i].start < prev.end {
+			specs[i].start = min(prev.end, specs[i].end)
+		}
+	}
+	p.mods = make([]*module, len(specs))
+	for i, spec := range specs {
+		if p.opts.Objects != nil {
+			p.mods[i] = p.opts.Objects.module(spec)
+		} else {
+			p.mods[i] = spec.newModule()
 		}
 	}
 	return p, nil
+}
+
+// moduleSpec is what makes a module: its file, where it lies and its bias.
+type moduleSpec struct {
+	path       string
+	data       []byte
+	name       string
+	start, end uint64
+	bias       uint64
+}
+
+func (spec moduleSpec) newModule() *module {
+	mod := &module{path: spec.path, data: spec.data}
+	mod.um = unwind.Module{Name: spec.name, Start: spec.start, End: spec.end, Bias: spec.bias}
+	mod.um.Client = mod
+	return mod
 }
 
 // loadBias finds the runtime-minus-link-time difference of a mapping from the
