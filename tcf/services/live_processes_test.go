@@ -428,27 +428,20 @@ func TestLiveSuspendResumeThreads(t *testing.T) {
 		t.Fatalf("threads %v", ids)
 	}
 	// Each new thread was announced with its process as parent and the main
-	// thread as creator.
-	added := map[string]bool{}
-	for _, e := range la.events.since(m0) {
-		if e.Service == "RunControl" && e.Name == "contextAdded" {
-			checkArity(t, e)
-			for _, c := range e.Args[0].([]any) {
-				p := c.(map[string]any)
-				id := p["ID"].(string)
-				if id == proc || id == mainThread(proc) {
-					continue
-				}
-				added[id] = true
-				if p["ParentID"] != proc || p["CreatorID"] != mainThread(proc) || p["HasState"] != true {
-					t.Errorf("thread %s: ParentID %v CreatorID %v HasState %v", id, p["ParentID"], p["CreatorID"], p["HasState"])
-				}
-			}
-		}
-	}
+	// thread as creator. The client hands events over on its own goroutine,
+	// so an announcement can reach the log after the reply that listed the
+	// thread: wait for each one.
 	for _, id := range ids[1:] {
-		if !added[id] && id != mainThread(proc) {
-			t.Errorf("no contextAdded for thread %s", id)
+		if id == mainThread(proc) {
+			continue
+		}
+		e, _ := la.events.wait(t, m0, "contextAdded for thread "+id, func(e event) bool {
+			return e.Service == "RunControl" && e.Name == "contextAdded" && addedContext(e, id) != nil
+		})
+		checkArity(t, e)
+		p := addedContext(e, id)
+		if p["ParentID"] != proc || p["CreatorID"] != mainThread(proc) || p["HasState"] != true {
+			t.Errorf("thread %s: ParentID %v CreatorID %v HasState %v", id, p["ParentID"], p["CreatorID"], p["HasState"])
 		}
 	}
 	for round := 0; round < 3; round++ {
@@ -638,4 +631,19 @@ func TestLiveAttachChildrenBreakpointsBeforeRun(t *testing.T) {
 	if code := la.exitCode(m, proc); code != 0 {
 		t.Errorf("parent exit code %d", code)
 	}
+}
+
+// addedContext returns the properties of context id in a contextAdded event,
+// or nil when the event does not announce it.
+func addedContext(e event, id string) map[string]any {
+	if len(e.Args) == 0 {
+		return nil
+	}
+	list, _ := e.Args[0].([]any)
+	for _, c := range list {
+		if p, ok := c.(map[string]any); ok && p["ID"] == id {
+			return p
+		}
+	}
+	return nil
 }
