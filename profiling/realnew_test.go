@@ -5,6 +5,8 @@ package profiling
 // way a profiler user does and compares with perf's reading.
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,5 +50,133 @@ func TestFramePointerAfterCallThroughMemory(t *testing.T) {
 	}
 	if inNocfi == 0 || toMain < inNocfi*95/100 || same < inNocfi*95/100 {
 		t.Errorf("%d samples through nocfi: %d reach main, %d as perf's", inNocfi, toMain, same)
+	}
+}
+
+// goPingPong is a Go program whose one P passes a value between two
+// goroutines for MS milliseconds: samples in the scheduler, on g0's stack,
+// in time.now's switch to g0 for the vDSO, and at start-up under rt0_go.
+const goPingPong = `package main
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+func main() {
+	ms, _ := strconv.Atoi(os.Args[1])
+	runtime.GOMAXPROCS(1)
+	ping, pong := make(chan int), make(chan int)
+	go func() {
+		for v := range ping {
+			pong <- v + 1
+		}
+	}()
+	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	for n := 0; time.Now().Before(end); n++ {
+		ping <- n
+		<-pong
+	}
+}
+`
+
+// buildGo builds a one-file Go program (static, with .debug_frame and
+// frame pointers, no .eh_frame) in a temporary directory.
+func buildGo(t *testing.T, src string) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("SKIP (machine): no go command to build a Go program")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module gotarget\ngo 1.21\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "gotarget")
+	cmd := exec.Command(goBin, "build", "-o", prog, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0", "GOTOOLCHAIN=local")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return prog
+}
+
+// TestGoStacksEndAtTheirRoots: a Go program recorded with --call-graph
+// dwarf unwinds with its .debug_frame (perf's unwinder shows only the
+// sampled pc), and no walk shows a word that is not a return address as a
+// frame: rt0_go's CFI reads argc as its return address, time.now's does
+// not follow its switch to g0's stack. Such stacks end at rt0_go and
+// time.now (Go's own tracebacks end at rt0_go too), not in an [unknown]
+// frame outside every mapping.
+func TestGoStacksEndAtTheirRoots(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := buildGo(t, goPingPong)
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "300")
+	want := perfScript(t, out, "--no-inline")
+	firstUser := map[string]string{}
+	for _, w := range want {
+		for i, m := range w.mods {
+			if m != "[kernel.kallsyms]" {
+				firstUser[w.key] = w.names[i]
+				break
+			}
+		}
+	}
+	got, rec := sondeSamples(t, out, Options{NoInline: true})
+	if int(rec.Samples) != len(want) {
+		t.Errorf("%d samples, perf script prints %d", rec.Samples, len(want))
+	}
+	stray, rooted, deep, sameFirst, withUser := 0, 0, 0, 0, 0
+	var bad []string
+	for _, w := range want {
+		g := got[w.key]
+		var user []string
+		for i, m := range g.mods {
+			switch {
+			case m == "[kernel.kallsyms]":
+			case m == "":
+				stray++
+				if len(bad) < 5 {
+					bad = append(bad, w.key+": "+strings.Join(g.names, ";"))
+				}
+				user = append(user, g.names[i])
+			default:
+				user = append(user, g.names[i])
+			}
+		}
+		if len(user) == 0 {
+			continue
+		}
+		withUser++
+		if user[0] == firstUser[w.key] {
+			sameFirst++
+		}
+		if len(user) > 1 {
+			deep++
+		}
+		if i := slices.Index(user, "runtime.rt0_go.abi0"); i >= 0 {
+			if i == len(user)-1 {
+				rooted++
+			} else if len(bad) < 5 {
+				bad = append(bad, w.key+" goes on after rt0_go: "+strings.Join(user, ";"))
+			}
+		}
+	}
+	t.Logf("%d samples with user frames: %d with perf's first frame, %d unwound past it; %d end at rt0_go; %d frames in no mapping", withUser, sameFirst, deep, rooted, stray)
+	for _, b := range bad {
+		t.Log(b)
+	}
+	if stray > 0 || len(bad) > 0 {
+		t.Errorf("%d frames outside every mapping, %d stacks going on after rt0_go", stray, len(bad))
+	}
+	if withUser == 0 || sameFirst < withUser*99/100 || deep < withUser*9/10 {
+		t.Errorf("of %d samples, %d have perf's first user frame, %d were unwound past it", withUser, sameFirst, deep)
 	}
 }

@@ -257,6 +257,10 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 	for depth := 0; ; depth++ {
 		if depth < w.b.opts.MaxFrames {
 			f := u.Frame()
+			if strayCaller(depth, f, j.maps) {
+				j.out.Stop = "caller outside the mappings"
+				return dst
+			}
 			dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
 		}
 		if !u.Step() {
