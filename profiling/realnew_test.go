@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -263,5 +265,59 @@ func TestReportMatchesPerfReport(t *testing.T) {
 		if _, err := fmt.Sscanf(total[k], "%f%%", &q); err != nil || q < p-1 || q > p+1 {
 			t.Errorf("perf report --children: %s %s; sonde's total: %q", pcts[i], k, total[k])
 		}
+	}
+}
+
+// TestPprofBuildIDsMatchPerf: every file perf's build-id table lists (the
+// files a sample's pc was in) is a mapping of sonde's pprof profile with
+// the same build-id; the files seen only as callers get theirs from the
+// file (perf's table has none for them).
+func TestPprofBuildIDsMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200", "fork")
+	ids, err := exec.Command("perf", "buildid-list", "--with-hits", "-i", out).Output()
+	if err != nil {
+		t.Fatalf("perf buildid-list: %v", err)
+	}
+	rec, err := OpenRecording(out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	pp := NewPprof()
+	if err := rec.Each(func(s *Sample) error { pp.Add(s); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := pp.Write(&b, rec); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, m := range p.Mapping {
+		got[m.File] = m.BuildID
+		if strings.HasPrefix(m.File, "/") && m.BuildID == "" {
+			t.Errorf("mapping %s has no build-id", m.File)
+		}
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(ids)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 2 || f[1] == "[vdso]" && got[f[1]] == "" {
+			continue
+		}
+		n++
+		if got[f[1]] != f[0] {
+			t.Errorf("perf buildid-list: %s %s; sonde's pprof mapping: %q", f[0], f[1], got[f[1]])
+		}
+	}
+	t.Logf("%d build-ids of perf buildid-list --with-hits, %d mappings", n, len(p.Mapping))
+	if n < 3 {
+		t.Errorf("perf buildid-list --with-hits lists %d files:\n%s", n, ids)
 	}
 }
