@@ -51,6 +51,7 @@ func perfMapPath(pid uint32) string { return fmt.Sprintf("/tmp/perf-%d.map", pid
 func (b *Builder) jitFrame(pid uint32, maps []snapshot.Mapping, pc, lookup uint64) Frame {
 	f := Frame{PC: pc}
 	if !inAnonExec(maps, pc) {
+		f.Module = unreadFile(maps, pc)
 		return f
 	}
 	f.Module = perfMapPath(pid) // perf's module for such memory, map or not

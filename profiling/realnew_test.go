@@ -321,3 +321,50 @@ func TestPprofBuildIDsMatchPerf(t *testing.T) {
 		t.Errorf("perf buildid-list --with-hits lists %d files:\n%s", n, ids)
 	}
 }
+
+// TestFramesInADeletedFile: a program that removed its own file while it
+// ran (perf could not read it, nor cache it) has its frames shown as perf
+// shows them: [unknown] in that file, the sampled pc of a kernel sample
+// included; and a walk that returns into it from a library (_start, from
+// __libc_start_main) keeps that frame.
+func TestFramesInADeletedFile(t *testing.T) {
+	testprog.RequirePerf(t)
+	built := testprog.Build(t, testprog.Spec{Sources: []string{"perf_nocfi.c"}, Flags: []string{"-O2", "-g"}})
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "selfdel")
+	data, err := os.ReadFile(built)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "300", "unlink")
+	if _, err := os.Stat(prog); err == nil {
+		t.Fatalf("%s did not remove itself", prog)
+	}
+	want := perfScript(t, out, "--no-inline")
+	got, _ := sondeSamples(t, out, Options{NoInline: true})
+	inFile, same := 0, 0
+	var diffs []string
+	for _, w := range want {
+		if !slices.Contains(w.mods, prog) {
+			continue
+		}
+		inFile++
+		g := got[w.key]
+		if strings.Join(g.names, ";") == strings.Join(w.names, ";") && strings.Join(g.mods, ";") == strings.Join(w.mods, ";") {
+			same++
+		} else if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %q %q\n  perf  %q %q", w.key, g.names, g.mods, w.names, w.mods))
+		}
+	}
+	t.Logf("%d of perf's samples have a frame in the deleted file, %d alike in sonde's (names and modules)", inFile, same)
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	if inFile == 0 || same < inFile*95/100 {
+		t.Errorf("%d of %d samples with frames in the deleted file as perf shows them", same, inFile)
+	}
+}

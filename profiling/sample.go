@@ -120,7 +120,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 		j.user.end = j.user.start
 		bt.ips = bt.ips[:j.user.start]
 		// perf shows it too where a JIT's perf map would name it.
-		if rec.CPUMode() == perfdata.MiscUser || inAnonExec(sp.maps, j.regs.Values[16]) {
+		if rec.CPUMode() == perfdata.MiscUser || shownByPerf(sp.maps, j.regs.Values[16]) {
 			j.unknown, j.unknownPC = true, j.regs.Values[16]
 		}
 	}

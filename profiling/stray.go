@@ -6,12 +6,12 @@ import (
 )
 
 // strayCaller reports whether a caller frame's pc (depth > 0) lies in no
-// file and no anonymous executable memory of the sampled process: no code
+// mapped file and no anonymous executable memory of the sampled process: no code
 // returns there, so the word the CFI read as its return address was not
 // one. Go's outermost function, runtime.rt0_go, has CFI whose return
 // address slot holds argc (the kernel's initial stack has no return
 // address), and Go itself ends its tracebacks there. The walk ends before
 // such a frame instead of showing it as [unknown].
 func strayCaller(depth int, f *unwind.Frame, maps []snapshot.Mapping) bool {
-	return depth > 0 && f.Module == nil && len(maps) > 0 && !inAnonExec(maps, f.PC)
+	return depth > 0 && f.Module == nil && len(maps) > 0 && !shownByPerf(maps, f.PC)
 }

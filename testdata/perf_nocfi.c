@@ -2,9 +2,13 @@
  * _dl_call_fini calls through `call *(%rbx)`) between a function with CFI
  * and its caller: the unwinder reaches main only through nocfi's frame
  * pointer, validating a return address that follows `call *(%reg)`.
- * Usage: perf_nocfi MS (spins about MS milliseconds). */
+ * With "unlink" it first removes its own file, as a program run from a
+ * memfd or deleted while it runs: no tool can read it afterwards.
+ * Usage: perf_nocfi MS [unlink] (spins about MS milliseconds). */
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile unsigned long sink;
 static long budget_ns;
@@ -45,5 +49,7 @@ __attribute__((noinline)) int call_through(void (**slot)(void))
 int main(int argc, char **argv)
 {
 	budget_ns = (argc > 1 ? atol(argv[1]) : 300) * 1000000L;
+	if (argc > 2 && strcmp(argv[2], "unlink") == 0 && unlink(argv[0]) != 0)
+		return 2;
 	return call_through(table) + 1 == 0;
 }
