@@ -368,3 +368,60 @@ func TestFramesInADeletedFile(t *testing.T) {
 		t.Errorf("%d of %d samples with frames in the deleted file as perf shows them", same, inFile)
 	}
 }
+
+// TestJITCallersOfBuiltinsWithoutCFI: in a node --perf-basic-prof
+// recording with --call-graph dwarf, a walk from a V8 builtin without CFI
+// (Builtins_MathSqrt, called from JS code) goes on into the JS function
+// that called it, named from the perf map, as perf's does (and on through
+// the JS frames by their frame pointers, where perf stops): the JS code is
+// in a range V8 reserved without PROT_EXEC, and no sample holds its bytes.
+func TestJITCallersOfBuiltinsWithoutCFI(t *testing.T) {
+	testprog.RequirePerf(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP (machine): no node (scripts/setup installs nodejs)")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "perf.data")
+	js := "function hotLoop(n){let s=0;for(let i=0;i<n;i++){s+=Math.sqrt(i)*Math.sin(i)}return s}" +
+		"const end=Date.now()+400;let x=0;while(Date.now()<end)x+=hotLoop(20000);"
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, node, "--perf-basic-prof", "--no-logfile-per-isolate", "--logfile="+filepath.Join(dir, "v8.log"), "-e", js)
+	want := perfScript(t, out, "--no-inline")
+	got, _ := sondeSamples(t, out, Options{NoInline: true})
+	maps := map[string]bool{}
+	t.Cleanup(func() {
+		for m := range maps {
+			os.Remove(m)
+		}
+	})
+	withJS, prefix := 0, 0
+	var diffs []string
+	for _, w := range want {
+		js := -1
+		for i, m := range w.mods {
+			if strings.HasPrefix(m, "/tmp/perf-") {
+				maps[m] = true
+				if js < 0 {
+					js = i
+				}
+			}
+		}
+		if js < 1 || strings.HasPrefix(w.mods[js-1], "/tmp/perf-") {
+			continue // no JS frame, or one reached from JS code
+		}
+		withJS++
+		g := got[w.key]
+		if len(g.names) > js && slices.Equal(g.names[:js+1], w.names[:js+1]) && g.mods[js] == w.mods[js] {
+			prefix++
+		} else if len(diffs) < 5 {
+			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %q\n  perf  %q", w.key, g.names, w.names))
+		}
+	}
+	t.Logf("%d samples where perf reaches JS code from node's code, %d where sonde does too", withJS, prefix)
+	for _, d := range diffs {
+		t.Log(d)
+	}
+	if withJS == 0 || prefix < withJS*95/100 {
+		t.Errorf("%d of %d samples reach perf's first JS frame", prefix, withJS)
+	}
+}

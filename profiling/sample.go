@@ -250,6 +250,7 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 	}
 	wk := w.walker(j.proc)
 	wk.mem.reset(j.stack, j.regs.Values[7], j.maps)
+	wk.jit = jitCode{w.b, j.out.PID, j.maps}
 	u := wk.u
 	if u.InitRegisters(&j.regs) != nil {
 		return dst

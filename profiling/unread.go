@@ -21,7 +21,7 @@ func unreadFile(maps []snapshot.Mapping, pc uint64) string {
 
 // shownByPerf reports whether perf shows a sampled user pc that no module
 // holds as a frame even when the sample was taken in the kernel: in JIT
-// code (anonymous executable memory) and in a file it could not read.
+// code (anonymous memory) and in a file it could not read.
 func shownByPerf(maps []snapshot.Mapping, pc uint64) bool {
-	return inAnonExec(maps, pc) || unreadFile(maps, pc) != ""
+	return inAnon(maps, pc) || unreadFile(maps, pc) != ""
 }
