@@ -425,3 +425,54 @@ func TestJITCallersOfBuiltinsWithoutCFI(t *testing.T) {
 		t.Errorf("%d of %d samples reach perf's first JS frame", prefix, withJS)
 	}
 }
+
+// TestLostSamplesMatchPerf: a recording whose ring buffer overflowed has
+// both the kernel's LOST records and perf record's closing LOST_SAMPLES
+// records for the same losses; sonde counts each lost sample once, as
+// perf report --stats does.
+func TestLostSamplesMatchPerf(t *testing.T) {
+	testprog.RequirePerf(t)
+	dd, err := exec.LookPath("dd")
+	if err != nil {
+		t.Skip("SKIP (machine): no dd")
+	}
+	out := filepath.Join(t.TempDir(), "perf.data")
+	// Every page fault of a 16 MiB buffer is a sample, into a one-page
+	// ring: most are lost.
+	// (testprog.PerfRecord adds a cpu-clock event, which -c 1 would sample
+	// every nanosecond.)
+	record := exec.Command("perf", "record", "-q", "-e", "page-faults", "-c", "1", "--call-graph", "dwarf,1024", "-m", "1", "-o", out, "--", dd, "if=/dev/zero", "of=/dev/null", "bs=16M", "count=4")
+	if msg, err := record.CombinedOutput(); err != nil {
+		t.Fatalf("perf record: %v\n%s", err, msg)
+	}
+	stats, err := exec.Command("perf", "report", "--stats", "-i", out).Output()
+	if err != nil {
+		t.Fatalf("perf report --stats: %v", err)
+	}
+	// The event's own section ("page-faults stats:") ends the output.
+	var perfLost, perfSamples uint64
+	for _, l := range strings.Split(string(stats), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[0] == "LOST_SAMPLES" {
+			fmt.Sscan(f[2], &perfLost)
+		}
+		if len(f) == 3 && f[0] == "SAMPLE" {
+			fmt.Sscan(f[2], &perfSamples)
+		}
+	}
+	rec, err := OpenRecording(out, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	if err := rec.Each(func(*Sample) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("perf report --stats: %d samples, %d lost; sonde: %d, %d lost", perfSamples, perfLost, rec.Samples, rec.Lost())
+	if perfLost == 0 {
+		t.Skip("SKIP (machine): the kernel lost no sample; the case is not exercised")
+	}
+	if rec.Lost() != perfLost || rec.Samples != perfSamples {
+		t.Errorf("sonde: %d samples, %d lost; perf report --stats: %d, %d", rec.Samples, rec.Lost(), perfSamples, perfLost)
+	}
+}
