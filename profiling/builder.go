@@ -75,6 +75,7 @@ type Builder struct {
 	persisted []*fileNames
 	// Lost counts samples the kernel dropped (LOST and LOST_SAMPLES records).
 	Lost uint64
+	lost lostCounts
 	// files maps a recorded path to the file to read for it: perf's
 	// build-id cache copy when the file changed since, "" when no copy
 	// matches (its frames stay unnamed rather than misnamed).
@@ -169,7 +170,7 @@ func (b *Builder) Add(rec *perfdata.Record) *Sample {
 		// moment in the kernel may follow its EXIT record, and perf
 		// names them. A FORK reusing the pid replaces them.
 	case perfdata.RecordLost, perfdata.RecordLostSamples:
-		b.Lost += rec.Lost.Lost
+		b.lost.count(rec, &b.Lost)
 	case perfdata.RecordSample:
 		bt := &b.one
 		bt.reset()

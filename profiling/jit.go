@@ -50,7 +50,8 @@ func perfMapPath(pid uint32) string { return fmt.Sprintf("/tmp/perf-%d.map", pid
 // map's path, as perf shows it); else an unnamed frame.
 func (b *Builder) jitFrame(pid uint32, maps []snapshot.Mapping, pc, lookup uint64) Frame {
 	f := Frame{PC: pc}
-	if !inAnonExec(maps, pc) {
+	if !inAnon(maps, pc) {
+		f.Module = unreadFile(maps, pc)
 		return f
 	}
 	f.Module = perfMapPath(pid) // perf's module for such memory, map or not
@@ -64,15 +65,17 @@ func (b *Builder) jitFrame(pid uint32, maps []snapshot.Mapping, pc, lookup uint6
 	return f
 }
 
-// inAnonExec reports whether pc is in anonymous executable memory of maps
-// (sorted by Start).
-func inAnonExec(maps []snapshot.Mapping, pc uint64) bool {
+// inAnon reports whether pc is in anonymous memory of maps (sorted by
+// Start), executable or not as recorded: V8 reserves its code range
+// without PROT_EXEC and makes pages executable later, which no MMAP record
+// shows; perf names a pc in any anonymous mapping from the perf map.
+func inAnon(maps []snapshot.Mapping, pc uint64) bool {
 	i := sort.Search(len(maps), func(i int) bool { return maps[i].End > pc })
-	return i < len(maps) && maps[i].Start <= pc && anonExec(&maps[i])
+	return i < len(maps) && maps[i].Start <= pc && anonMem(&maps[i])
 }
 
-// anonExec reports whether m is executable memory no file backs, where JIT
-// runtimes put their code.
-func anonExec(m *snapshot.Mapping) bool {
-	return m.Exec && m.Path == "" && m.Data == nil && (m.Name == "" || strings.HasPrefix(m.Name, "//anon") || strings.HasPrefix(m.Name, "[anon"))
+// anonMem reports whether m is memory no file backs, where JIT runtimes
+// put their code.
+func anonMem(m *snapshot.Mapping) bool {
+	return m.Path == "" && m.Data == nil && (m.Name == "" || strings.HasPrefix(m.Name, "//anon") || strings.HasPrefix(m.Name, "[anon"))
 }

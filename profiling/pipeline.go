@@ -161,6 +161,7 @@ const maxWalkers = 64
 type walker struct {
 	u   *unwind.Unwinder
 	mem sampleMem
+	jit jitCode // the sample's JIT functions (jitwalk.go)
 }
 
 func (w *worker) walker(proc *snapshot.Process) *walker {
@@ -176,7 +177,7 @@ func (w *worker) walker(proc *snapshot.Process) *walker {
 		// A worker's consecutive samples are mostly of one thread,
 		// whose outer frames stay put: ReuseFrames replays them once
 		// it has read their bytes again and found them unchanged.
-		wk.u = unwind.New(&wk.mem, entryLookup{proc}, &unwind.Options{ReuseFrames: true})
+		wk.u = unwind.New(&wk.mem, entryLookup{proc, &wk.jit}, &unwind.Options{ReuseFrames: true})
 		w.walkers[proc] = wk
 	}
 	w.lastProc, w.lastWalker = proc, wk
@@ -192,7 +193,10 @@ func (w *worker) walker(proc *snapshot.Process) *walker {
 // (8% of the CPU of a small recording's perf folded). A split-off part
 // (foo.cold, whose DWARF function starts elsewhere) and an address no
 // symbol holds get the DWARF answer.
-type entryLookup struct{ *snapshot.Process }
+type entryLookup struct {
+	*snapshot.Process
+	*jitCode
+}
 
 func (l entryLookup) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
 	if bin := l.Binary(um); bin != nil && pc >= um.Bias {

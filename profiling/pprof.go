@@ -127,6 +127,7 @@ func (pp *Pprof) Write(w io.Writer, rec *Recording) error {
 		}
 	}
 	pp.mainFirst()
+	pp.setBuildIDs(rec)
 	if err := pp.p.CheckValid(); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package profiling
 import (
 	"fmt"
 	"io"
-	"sort"
 )
 
 // Report counts, per function, the samples it was running in (self) and the
@@ -58,25 +57,12 @@ func (r *Report) Add(s *Sample) {
 	}
 }
 
-// WriteTo writes the top functions by total, then self.
+// WriteTo writes the top functions by total and the top functions by self
+// (a leaf hot in itself ranks low by total under deep stacks: make's cc1
+// has over 50 callers above 1.4% self in the kernel's native_set_pte),
+// ordered by total, then self.
 func (r *Report) WriteTo(w io.Writer, top int) error {
-	list := make([]*reportEntry, 0, len(r.entries))
-	for _, e := range r.entries {
-		list = append(list, e)
-	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if a.total != b.total {
-			return a.total > b.total
-		}
-		if a.self != b.self {
-			return a.self > b.self
-		}
-		return a.function < b.function
-	})
-	if top > 0 && len(list) > top {
-		list = list[:top]
-	}
+	list := r.top(top)
 	if _, err := fmt.Fprintf(w, "# Samples: %d\n#\n# %8s %8s  %-16s %-24s %s\n", r.total, "Children", "Self", "Command", "Shared Object", "Symbol"); err != nil {
 		return err
 	}
@@ -87,7 +73,7 @@ func (r *Report) WriteTo(w io.Writer, top int) error {
 		return 100 * float64(n) / float64(r.total)
 	}
 	for _, e := range list {
-		mod := baseName(e.module)
+		mod := reportModule(e.module)
 		if mod == "" {
 			mod = "[unknown]"
 		}

@@ -120,7 +120,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 		j.user.end = j.user.start
 		bt.ips = bt.ips[:j.user.start]
 		// perf shows it too where a JIT's perf map would name it.
-		if rec.CPUMode() == perfdata.MiscUser || inAnonExec(sp.maps, j.regs.Values[16]) {
+		if rec.CPUMode() == perfdata.MiscUser || shownByPerf(sp.maps, j.regs.Values[16]) {
 			j.unknown, j.unknownPC = true, j.regs.Values[16]
 		}
 	}
@@ -253,6 +253,7 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 	}
 	wk := w.walker(j.proc)
 	wk.mem.reset(j.stack, j.regs.Values[7], j.maps)
+	wk.jit = jitCode{w.b, j.out.PID, j.maps}
 	u := wk.u
 	if u.InitRegisters(&j.regs) != nil {
 		return dst
@@ -260,6 +261,10 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 	for depth := 0; ; depth++ {
 		if depth < w.b.opts.MaxFrames {
 			f := u.Frame()
+			if strayCaller(depth, f, j.maps) {
+				j.out.Stop = "caller outside the mappings"
+				return dst
+			}
 			dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
 		}
 		if rest := u.ReplayRest(); rest != nil {

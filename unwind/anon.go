@@ -13,6 +13,15 @@ type CodeChecker interface {
 	IsCode(addr uint64) bool
 }
 
+// JITNamer is an optional LookupIP method for a client that cannot read JIT
+// code (a profile's sample holds only the stack) but knows where a JIT named
+// its functions (its perf map). NamedCode reports whether addr lies in such a
+// function: a frame-pointer return address there is taken without decoding
+// the call before it.
+type JITNamer interface {
+	NamedCode(addr uint64) bool
+}
+
 // isCode reports whether addr is executable memory: in a module, or in a
 // region the client's CodeChecker vouches for.
 func (u *Unwinder) isCode(addr uint64) bool {
@@ -34,6 +43,9 @@ func (u *Unwinder) validReturn(ra uint64) bool {
 	}
 	if u.module(ra-1) != nil {
 		return u.followsCall(ra)
+	}
+	if jn, ok := u.lookup.(JITNamer); ok && jn.NamedCode(ra-1) {
+		return true
 	}
 	cc, ok := u.lookup.(CodeChecker)
 	return ok && cc.IsCode(ra-1) && u.callEndsAt(ra)

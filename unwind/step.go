@@ -349,6 +349,8 @@ func (u *Unwinder) followsCall(ra uint64) bool {
 		return true
 	case isCallRM(2) && at(1)>>6 == 3: // call *%reg
 		return true
+	case isCallRM(2) && at(1)>>6 == 0 && at(1)&7 != 4 && at(1)&7 != 5: // call *(%reg), as ld.so's _dl_call_fini
+		return true
 	case isCallRM(3) && (at(2)>>6 == 1 || at(2)&0xc7 == 0x04): // disp8, or SIB no disp
 		return true
 	case isCallRM(4) && at(3)>>6 == 1 && at(3)&7 == 4: // SIB + disp8
