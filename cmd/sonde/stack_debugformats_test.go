@@ -18,22 +18,24 @@ import (
 // trial): dwz with a supplementary file shared by two binaries (Debian's and
 // Fedora's debug packages: types, abstract instances and strings reached
 // through DW_FORM_GNU_ref_alt and DW_FORM_GNU_strp_alt), split DWARF, GCC
-// LTO, and clang.
+// LTO (with a static function renamed cb.lto_priv.0 that a pointer
+// argument names <cb>, as gdb does from DWARF), and clang.
 func TestStackDebugFormatsMatchGdb(t *testing.T) {
 	if _, err := exec.LookPath("gdb"); err != nil {
 		t.Skip("gdb not installed")
 	}
-	src := testprog.Source("stk_args.c")
 	for _, c := range []struct {
 		name string
 		cc   string
 		args []string
 		post func(t *testing.T, dir, bin string)
+		srcs []string // default stk_args.c
 	}{
 		{name: "dwz-multifile", cc: "gcc", args: []string{"-O2"}, post: dwzMultifile},
 		{name: "split-dwarf", cc: "gcc", args: []string{"-O2", "-gsplit-dwarf"}},
 		{name: "gcc-lto", cc: "gcc", args: []string{"-O2", "-flto", "-fomit-frame-pointer"}},
 		{name: "clang", cc: "clang", args: []string{"-O2"}},
+		{name: "lto-priv", cc: "gcc", args: []string{"-O2", "-flto", "-flto-partition=max"}, srcs: []string{"stk_lto_a.c", "stk_lto_b.c"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := exec.LookPath(c.cc); err != nil {
@@ -46,7 +48,15 @@ func TestStackDebugFormatsMatchGdb(t *testing.T) {
 			}
 			dir := t.TempDir()
 			bin := filepath.Join(dir, "prog")
-			build := exec.Command(c.cc, append(append([]string{"-g", "-pthread"}, c.args...), "-o", "prog", src)...)
+			args := append([]string{"-g", "-pthread"}, c.args...)
+			args = append(args, "-o", "prog")
+			if c.srcs == nil {
+				c.srcs = []string{"stk_args.c"}
+			}
+			for _, s := range c.srcs {
+				args = append(args, testprog.Source(s))
+			}
+			build := exec.Command(c.cc, args...)
 			build.Dir = dir
 			if out, err := build.CombinedOutput(); err != nil {
 				t.Fatalf("%s: %v\n%s", c.cc, err, out)
