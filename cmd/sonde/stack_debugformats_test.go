@@ -54,7 +54,18 @@ func TestStackDebugFormatsMatchGdb(t *testing.T) {
 				c.srcs = []string{"stk_args.c"}
 			}
 			for _, s := range c.srcs {
-				args = append(args, testprog.Source(s))
+				// Built the way packages are: from the source
+				// directory, with relative names (gdb then prints
+				// the name as given, from the unit's DW_AT_name —
+				// the .dwo's for split DWARF).
+				data, err := os.ReadFile(testprog.Source(s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, s), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				args = append(args, s)
 			}
 			build := exec.Command(c.cc, args...)
 			build.Dir = dir
