@@ -15,7 +15,8 @@ import re
 import subprocess
 import sys
 
-THREAD = re.compile(r'^Thread (\d+) \((?:Thread 0x[0-9a-f]+ \()?LWP (\d+)\)?(?: "(.*)")?\):')
+# gdb without libthread_db (a static binary) says "(process N "name")".
+THREAD = re.compile(r'^Thread (\d+) \((?:Thread 0x[0-9a-f]+ \()?(?:LWP|process) (\d+)\)?(?: "(.*)")?\):')
 FRAME = re.compile(r'^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(.*)$')
 
 

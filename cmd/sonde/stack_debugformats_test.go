@@ -126,3 +126,64 @@ func dropRepeatedOptimizedOut(gdb string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestStackFortranMatchesGdb compares `sonde stack` with gdb's bt on a
+// gfortran program: a module procedure named from DWARF (m::deep), an
+// assumed-shape array argument printed as "..." (its size is only in the
+// running program's descriptor), and the whole stack down to _start (gdb
+// takes the Fortran main program for main, finds no ELF symbol of its name
+// and does not stop at the C main). symbolize -C prints the linkage name,
+// as addr2line -C does.
+func TestStackFortranMatchesGdb(t *testing.T) {
+	for _, tool := range []string{"gdb", "gfortran", "addr2line"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/setup installs it)", tool)
+		}
+	}
+	dir := t.TempDir()
+	data, err := os.ReadFile(testprog.Source("stk_fortran.f90"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stk_fortran.f90"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := exec.Command("gfortran", "-g", "-O2", "-o", "prog", "stk_fortran.f90")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("gfortran: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "prog")
+	cmd := startStackProgram(t, bin)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	// Values print in C syntax in every frame (README, Known
+	// differences): the C main's argv string gdb's Fortran printer omits.
+	argvString := regexp.MustCompile(`(argv=0x[0-9a-f]+) "[^"]*"`)
+	compareTextFiltered(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid), "thread apply all bt",
+		func(s string) string { return argvString.ReplaceAllString(s, "$1") })
+	out, errOut, code := runCLI(t, "stack", pid)
+	if code != 0 || !strings.Contains(out, "in m::deep (n=0, a=...)") || !strings.Contains(out, " in _start ()") {
+		t.Errorf("exit %d, %s\n%s", code, errOut, out)
+	}
+	nm, err := exec.Command("nm", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addr string
+	for _, l := range strings.Split(string(nm), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[2] == "__m_MOD_deep" {
+			addr = "0x" + f[0]
+		}
+	}
+	if addr == "" {
+		t.Fatalf("no __m_MOD_deep in nm's list:\n%s", nm)
+	}
+	want, err := exec.Command("addr2line", "-f", "-i", "-C", "-e", bin, addr).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, errOut, code := runCLI(t, "symbolize", "-f", "-i", "-C", "-e", bin, addr)
+	if code != 0 || got != string(want) {
+		t.Errorf("symbolize %s: exit %d %s\n%s\naddr2line:\n%s", addr, code, errOut, got, want)
+	}
+}

@@ -627,7 +627,7 @@ func compareTextCmd(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string) {
 	compareTextFiltered(t, sondeArgs, gdbArgs, gdbCmd, nil)
 }
 
-// compareTextFiltered is compareTextCmd with gdb's text passed through
+// compareTextFiltered is compareTextCmd with both texts passed through
 // filter first (a known difference taken out), when filter is not nil.
 func compareTextFiltered(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string, filter func(string) string) {
 	t.Helper()
@@ -641,6 +641,7 @@ func compareTextFiltered(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd strin
 	}
 	if filter != nil {
 		out = []byte(filter(string(out)))
+		got = filter(got)
 	}
 	var want []string
 	inThreads := false
