@@ -1,6 +1,8 @@
 package main
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,4 +188,70 @@ func TestStackFortranMatchesGdb(t *testing.T) {
 	if code != 0 || got != string(want) {
 		t.Errorf("symbolize %s: exit %d %s\n%s\naddr2line:\n%s", addr, code, errOut, got, want)
 	}
+}
+
+// TestStackDwzSupplementaryFile moves a dwz -m build away from the
+// supplementary file's recorded path. With the file beside the binary (a
+// build tree copied whole) sonde finds it there, checked by build-id, and
+// prints what gdb prints when given the file through its build-id
+// directory; with the file nowhere, sonde drops the binary's DWARF, as gdb
+// does (the mix of found and missing DIEs misnames frames), and says why.
+func TestStackDwzSupplementaryFile(t *testing.T) {
+	for _, tool := range []string{"gdb", "dwz"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/setup installs it)", tool)
+		}
+	}
+	dir := t.TempDir()
+	src := testprog.Source("stk_args.c")
+	build := exec.Command("gcc", "-g", "-O2", "-pthread", "-o", "prog", src)
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	bin, twin, common := filepath.Join(dir, "prog"), filepath.Join(dir, "twin"), filepath.Join(dir, "common.debug")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(twin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The recorded path names a directory that does not exist.
+	if out, err := exec.Command("dwz", "-m", common, "-M", filepath.Join(dir, "gone", "common.debug"), bin, twin).CombinedOutput(); err != nil {
+		t.Fatalf("dwz: %v\n%s", err, out)
+	}
+	f, err := elf.Open(common)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := buildID(f)
+	f.Close()
+	if len(id) < 2 {
+		t.Fatal("dwz wrote no build-id")
+	}
+	debugDir := filepath.Join(dir, "debug")
+	idDir := filepath.Join(debugDir, ".build-id", fmt.Sprintf("%02x", id[0]))
+	if err := os.MkdirAll(idDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(common, filepath.Join(idDir, fmt.Sprintf("%x.debug", id[1:]))); err != nil {
+		t.Fatal(err)
+	}
+	cmd := startStackProgram(t, bin)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	t.Run("beside", func(t *testing.T) {
+		gdbArgs := append(append([]string{}, noPrinters...), "-iex", "set debug-file-directory "+debugDir+":/usr/lib/debug", "-p", pid)
+		compareTextCmd(t, []string{"stack", pid}, gdbArgs, "thread apply all bt")
+	})
+	t.Run("missing", func(t *testing.T) {
+		if err := os.Remove(common); err != nil {
+			t.Fatal(err)
+		}
+		compareTextCmd(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid), "thread apply all bt")
+		_, errOut, _ := runCLI(t, "stack", pid)
+		if !strings.Contains(errOut, "no usable debug information for "+bin) || !strings.Contains(errOut, ".gnu_debugaltlink") {
+			t.Errorf("no word of the missing supplementary file:\n%s", errOut)
+		}
+	})
 }
