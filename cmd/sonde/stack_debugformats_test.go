@@ -255,3 +255,45 @@ func TestStackDwzSupplementaryFile(t *testing.T) {
 		}
 	})
 }
+
+// TestStackRustEndsAtMain: gdb's backtrace of a Rust program ends at the
+// crate's main (DW_AT_main_subprogram, whose name is an ELF symbol's
+// demangled name), not at the C main below the runtime's lang_start frames;
+// sonde's must end at the same frame. Names are compared by count and the
+// last frame only (Rust frames are named by rustc's demangling in sonde and
+// from DWARF in gdb: README, Known differences).
+func TestStackRustEndsAtMain(t *testing.T) {
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); p != "" {
+			if _, err2 := os.Stat(p); err2 == nil {
+				rustc, err = p, nil
+			}
+		}
+	}
+	if err != nil {
+		t.Skip("rustc not installed (scripts/setup installs it)")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "stk_rust_main")
+	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=1", "-o", bin, testprog.Source("stk_rust_main.rs")).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	cmd := startStackProgram(t, bin)
+	pid := strconv.Itoa(cmd.Process.Pid)
+	got := sondeStacks(t, pid)
+	want := gdbStacks(t, "-p", pid)
+	if len(got.Threads) != 1 || len(want) != 1 {
+		t.Fatalf("threads: sonde %d, gdb %d", len(got.Threads), len(want))
+	}
+	sf, gf := got.Threads[0].Frames, want[got.Threads[0].TID]
+	last := func(fs []stackFrame) string {
+		if len(fs) == 0 || fs[len(fs)-1].Function == nil {
+			return ""
+		}
+		return *fs[len(fs)-1].Function
+	}
+	if len(gf) == 0 || len(sf) != len(gf) || last(sf) != "stk_rust_main::main" || gf[len(gf)-1].function != "stk_rust_main::main" {
+		t.Errorf("sonde %d frames ending in %q, gdb %d:\n%s\ngdb:\n%s", len(sf), last(sf), len(gf), dumpSonde(got.Threads[0]), dumpGdb(gf))
+	}
+}
