@@ -163,6 +163,7 @@ func (s *Session) demangledSymbolIn(mods modules.List, addr uint64) string {
 	if !ok {
 		return ""
 	}
+	name = s.cloneBaseName(mods, name, addr-off)
 	if strings.HasPrefix(name, "_Z") {
 		name = elfsym.Demangle(name)
 	}

@@ -225,6 +225,9 @@ func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) Fr
 func readArg(r *variables.Reader, v *variables.Variable, pf *Frame, fo variables.FormatOptions) FrameVar {
 	val, err := r.Read(v, pf)
 	fv := FrameVar{Name: v.Name, Type: typeName(v.Type), Value: r.Format(val, err, pf, fo)}
+	if summaryOnly(v, err, fo) {
+		return FrameVar{Name: v.Name, Type: fv.Type, Value: "..."}
+	}
 	ev, eerr := r.EntryValue(v, pf)
 	var loop variables.EntryLoopError
 	if errors.As(eerr, &loop) {

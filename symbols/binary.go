@@ -181,39 +181,47 @@ func newBinary(path string, ef *elfFile, opts *Options) (*Binary, error) {
 			dbgPath = b.debug.name
 		}
 		dw.splitDWO = &dwoSet{binaryPath: path, dwpPath: debugfile.DWPPath(path, dbgPath), extraDirs: opts.DWODirs}
-		b.loadAlt(dw, opts, pc)
-		b.dw = dw
-		b.hint = ""
+		if altErr := b.loadAlt(dw, opts, pc); altErr != nil {
+			// DWARF whose types, inlined functions' names and strings
+			// are in a missing dwz file reads as a mix of right and
+			// wrong: gdb drops it and uses the ELF symbols, so do we.
+			b.hint = fmt.Sprintf("no usable debug information for %s: %v", path, altErr)
+		} else {
+			b.dw = dw
+			b.hint = ""
+		}
 	} else if b.hint == "" {
 		b.hint = fmt.Sprintf("no debug information for %s: install its debug package or set DEBUGINFOD_URLS", path)
 	}
 	return b, nil
 }
 
-// loadAlt opens the dwz supplementary file named by .gnu_debugaltlink, if any.
-func (b *Binary) loadAlt(dw *dwarfFile, opts *Options, pc *pcache.Cache) {
+// loadAlt opens the dwz supplementary file named by .gnu_debugaltlink, if
+// any. It returns an error when one is named and cannot be found or read.
+func (b *Binary) loadAlt(dw *dwarfFile, opts *Options, pc *pcache.Cache) error {
 	alt, err := debugfile.FindAltFile(context.Background(), dw.name, dw.ef.f, opts.Search)
 	if err != nil {
 		b.warn(err)
-		return
+		return err
 	}
 	if alt == nil {
-		return
+		return nil
 	}
 	defer alt.Close()
 	ef, err := openELFFile(alt.Path)
 	if err != nil {
 		b.warn(err)
-		return
+		return err
 	}
 	ef.enablePersist(pc)
 	altDW, err := newDWARFFile(ef, false)
 	if err != nil {
 		b.warn(err)
 		ef.close()
-		return
+		return err
 	}
 	dw.alt = altDW
+	return nil
 }
 
 // Hint returns, when the binary has no DWARF, one line saying how to get

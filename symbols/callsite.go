@@ -213,7 +213,7 @@ func callSiteTag(tag uint16) bool {
 func containsCalls(tag uint16) bool {
 	switch tag {
 	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagLexicalBlock,
-		tagTryBlock, tagCatchBlock, dwarf.TagNamespace, dwarf.TagClassType,
+		tagTryBlock, tagCatchBlock, dwarf.TagNamespace, tagModule, dwarf.TagClassType,
 		dwarf.TagStructureType, dwarf.TagUnionType, tagCallSite, tagGNUCallSite:
 		return true
 	}

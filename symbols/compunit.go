@@ -26,7 +26,9 @@ func (b *Binary) CompileUnit(pc uint64) (u CompileUnit, ok bool) {
 	if cu == nil || cu.readUnitDIE() != nil {
 		return u, false
 	}
-	return CompileUnit{Name: cu.name, CompDir: cu.compDir, Producer: cu.producer, Version: cu.hdr.Version, Offset: cu.hdr.Offset}, true
+	u = CompileUnit{Name: cu.name, CompDir: cu.compDir, Producer: cu.producer, Version: cu.hdr.Version, Offset: cu.hdr.Offset}
+	splitUnitNames(cu, &u)
+	return u, true
 }
 
 // CompileUnits returns every compilation unit of the binary with a name (its

@@ -49,6 +49,7 @@ type fnName struct {
 
 	once    sync.Once
 	display string
+	fortran bool // a Fortran procedure: gdb shows its DWARF name (fortran.go)
 }
 
 // Display returns the name as gdb shows it: the linkage name when there is
@@ -59,7 +60,7 @@ func (n *fnName) Display() string {
 		return ""
 	}
 	n.once.Do(func() {
-		if n.linkage != "" {
+		if n.linkage != "" && !(n.fortran && n.raw != "") {
 			// gdb shows a linkage name that is not mangled (a C function
 			// renamed by an asm label, like glibc's __GI_ aliases) as is.
 			n.display = n.linkage
@@ -114,6 +115,7 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int)
 	for ; hops < 8; hops++ {
 		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
+			n.fortran = cu.fortran()
 		}
 		if n.raw == "" && di.name.Class != dwarf.ClassNone {
 			n.raw, _ = cu.str(&di.name)
@@ -254,7 +256,7 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry, base scopeLevel,
 			}
 		case dwarf.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
-		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
+		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType, tagModule:
 			if p, ok := scopePrefix(e, next.prefix); ok {
 				next.prefix = int32(len(b.decls.prefixes))
 				b.decls.prefixes = append(b.decls.prefixes, p)
@@ -451,7 +453,7 @@ func (cu *compUnit) staticAddress(f *dwarf.Field) (uint64, bool) {
 func scopeTag(tag uint16) bool {
 	switch tag {
 	case dwarf.TagSubprogram, dwarf.TagInlinedSubroutine, dwarf.TagVariable,
-		dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType:
+		dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType, tagModule:
 		return true
 	}
 	return false

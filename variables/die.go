@@ -113,32 +113,36 @@ func (d *dieReader) SkipChildren() {
 // unitReader starts a reader over unit i's DIEs.
 func (r *Reader) unitReader(i int) (*dw.UnitReader, error) {
 	u := &r.units[i]
-	ab, err := r.abbrevTable(u.hdr.AbbrevOff)
+	ab, err := r.abbrevTable(u.hdr.AbbrevOff, u.alt)
 	if err != nil {
 		return nil, &Error{Op: "read abbreviations", Offset: u.off, Err: fmt.Errorf("%w: %v", ErrBadDWARF, err)}
 	}
-	sec, data := ".debug_info", r.info
+	sec, data := ".debug_info", r.unitData(u)
 	if u.types {
-		sec, data = ".debug_types", r.typesSec
+		sec = ".debug_types"
 	}
 	return dw.NewUnitReader(sec, data, &u.hdr, ab), nil
 }
 
 // abbrevTable decodes (once) the abbreviation table at off.
-func (r *Reader) abbrevTable(off uint64) (*dw.AbbrevTable, error) {
+func (r *Reader) abbrevTable(off uint64, alt bool) (*dw.AbbrevTable, error) {
 	r.abbrevMu.Lock()
 	defer r.abbrevMu.Unlock()
-	if t, ok := r.abbrevs[off]; ok {
+	key, sec := off, r.abbrev
+	if alt {
+		key, sec = off|altAbbrevKey, r.alt.abbrev
+	}
+	if t, ok := r.abbrevs[key]; ok {
 		return t, nil
 	}
-	t, err := dw.ParseAbbrevs(".debug_abbrev", r.abbrev, off)
+	t, err := dw.ParseAbbrevs(".debug_abbrev", sec, off)
 	if err != nil {
 		return nil, err
 	}
 	if r.abbrevs == nil {
 		r.abbrevs = map[uint64]*dw.AbbrevTable{}
 	}
-	r.abbrevs[off] = t
+	r.abbrevs[key] = t
 	return t, nil
 }
 
@@ -184,6 +188,9 @@ func (r *Reader) value(u *unitInfo, f *dw.Field) field {
 		out.Val, out.Class = f.Val, dwarf.ClassReferenceSig
 	case dw.ClassRefAlt:
 		out.Val, out.Class = f.Val, dwarf.ClassReferenceAlt
+		if off, ok := r.altRef(f.Val); ok {
+			out.Val, out.Class = off, dwarf.ClassReference
+		}
 	case dw.ClassString, dw.ClassStrp, dw.ClassLineStrp, dw.ClassStrx:
 		out.Class = dwarf.ClassString
 		if s, err := r.str(u, f); err == nil {
@@ -191,6 +198,9 @@ func (r *Reader) value(u *unitInfo, f *dw.Field) field {
 		}
 	case dw.ClassStrpAlt:
 		out.Val, out.Class = int64(f.Val), dwarf.ClassStringAlt
+		if s, err := dw.CString(".debug_str", r.alt.str, f.Val); err == nil && r.alt.str != nil {
+			out.Val, out.Class = s, dwarf.ClassString
+		}
 	case dw.ClassSecOffset:
 		out.Val, out.Class = int64(f.Val), ptrClass[out.Attr]
 	case dw.ClassRnglistx:
@@ -232,6 +242,9 @@ func (r *Reader) unitData(u *unitInfo) []byte {
 	if u.types {
 		return r.typesSec
 	}
+	if u.alt {
+		return r.alt.info
+	}
 	return r.info
 }
 
@@ -241,6 +254,9 @@ func (r *Reader) str(u *unitInfo, f *dw.Field) (string, error) {
 	case dw.ClassString:
 		return dw.CString(".debug_info", r.unitData(u), f.Val)
 	case dw.ClassStrp:
+		if u.alt {
+			return dw.CString(".debug_str", r.alt.str, f.Val)
+		}
 		return dw.CString(".debug_str", r.strSec, f.Val)
 	case dw.ClassLineStrp:
 		return dw.CString(".debug_line_str", r.lineStr, f.Val)

@@ -330,6 +330,16 @@ func (r *Reader) callTargets(cs callSite, scopes []*Scope, caller Frame, bias ui
 		if ev.Kind == dwarfexpr.KindMemory {
 			return []uint64{ev.Address}, nil
 		}
+		if ev.Kind == dwarfexpr.KindRegister {
+			// clang's indirect calls: DW_AT_call_target is
+			// DW_OP_regN, the register holding the callee's address
+			// (gdb reads the register's value).
+			v, err := exprTarget{caller}.Register(ev.Register)
+			if err != nil {
+				return nil, fmt.Errorf("%w: call target: %v", ErrNotFound, err)
+			}
+			return []uint64{v}, nil
+		}
 		res := dwarfexpr.Result{Location: ev.Location}
 		if v, ok := res.Word(); ok {
 			return []uint64{v}, nil

@@ -63,6 +63,9 @@ type Reader struct {
 	qualified map[dwarf.Offset]string   // classes in namespaces and classes: their qualified names
 	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
+
+	alt     altSections // dwz supplementary file (alt.go)
+	altBase uint64
 }
 
 // unitInfo is one unit header plus, once read, what its unit DIE says that
@@ -77,6 +80,7 @@ type unitInfo struct {
 	hdr               dw.Unit
 	types             bool   // a DWARF 4 type unit of .debug_types
 	base              uint64 // what the section's offsets are shifted by
+	alt               bool   // a unit of the dwz supplementary file (alt.go)
 
 	dieRead      bool
 	lowPC        uint64
@@ -136,6 +140,11 @@ func New(b *symbols.Binary) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
+	altSec := func(name string) []byte {
+		s, _ := b.AltDWARFSection(name)
+		return s
+	}
+	r.addAlt(altSections{info: altSec(".debug_info"), abbrev: altSec(".debug_abbrev"), str: altSec(".debug_str")})
 	r.splitUnits = splitSource(b)
 	r.unitAt = func(pc uint64) (uint64, bool) {
 		u, ok := b.CompileUnit(pc)

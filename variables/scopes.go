@@ -205,7 +205,7 @@ func (r *Reader) unitFuncs(i int) []funcSpan {
 				continue
 			}
 			switch e.Tag {
-			case dwarf.TagNamespace:
+			case dwarf.TagNamespace, dwarf.TagModule:
 				if e.Children {
 					depth++
 				}

@@ -112,7 +112,7 @@ func (r *Reader) Locate(v *Variable, f Frame) (Value, error) {
 	val := Value{Type: v.Type}
 	pc := LookupPC(f)
 	if v.Loc.Kind == LocConst {
-		val.Place, val.Bytes = PlaceComputed, v.Loc.Const
+		val.Place, val.Bytes = PlaceComputed, constBytes(v.Loc.Const, v.Type)
 		return val, nil
 	}
 	if v.Loc.Err != nil && v.Loc.Kind == LocList && len(v.Loc.List) == 0 {

@@ -2,12 +2,15 @@
 """Compares `sonde stack` with gdb's `thread apply all bt` frame by frame.
 
     bench/stack/compare.py [--sonde PATH] [--full] [--core CORE [--exe EXE]] [PID]
+    bench/stack/compare.py [--sonde PATH] --symbolize BIN [--count N]
 
 Runs sonde, then gdb (each attaches in turn; sonde must leave the process
 running and untraced, which is checked between the two), parses both texts
 into threads and frames and prints every difference: the function, the
 address when one tool prints it, the file and line, "from LIB", and the
 arguments (per argument, so `x=<optimized out>` against `x=3` is one line).
+With --symbolize, `sonde symbolize -f -i -C -e BIN` is compared with
+`addr2line -f -i -C -e BIN` over N addresses spread over BIN's .text.
 Exit status 0 when the texts agree, 1 when they differ, 2 on a usage error.
 """
 import argparse
@@ -15,7 +18,8 @@ import re
 import subprocess
 import sys
 
-THREAD = re.compile(r'^Thread (\d+) \((?:Thread 0x[0-9a-f]+ \()?LWP (\d+)\)?(?: "(.*)")?\):')
+# gdb without libthread_db (a static binary) says "(process N "name")".
+THREAD = re.compile(r'^Thread (\d+) \((?:Thread 0x[0-9a-f]+ \()?(?:LWP|process) (\d+)\)?(?: "(.*)")?\):')
 FRAME = re.compile(r'^#(\d+)\s+(?:(0x[0-9a-f]+) in )?(.*)$')
 
 
@@ -130,6 +134,52 @@ def compare(a, b, full):
                 yield '%s %s locals: sonde-only %s | gdb-only %s' % (pre, x['func'], sorted(sa - sb), sorted(sb - sa))
 
 
+def text_addresses(binary, count):
+    """Returns count addresses spread evenly over binary's .text."""
+    out = subprocess.run(['readelf', '-SW', binary], capture_output=True, text=True).stdout
+    for l in out.splitlines():
+        if ' .text ' in l:
+            f = l.split(']', 1)[1].split()
+            addr, size = int(f[2], 16), int(f[4], 16)
+            step = max(1, size // count)
+            return ['%#x' % a for a in range(addr, addr + size, step)]
+    return []
+
+
+def compare_symbolize(sonde, binary, count):
+    """Prints the addresses whose answers differ; returns their number."""
+    addrs = text_addresses(binary, count)
+    inp = '\n'.join(addrs) + '\n'
+
+    def blocks(cmd):
+        # One block per address: its frames (function, file:line pairs).
+        out = subprocess.run(cmd, input=inp, capture_output=True, text=True, timeout=300).stdout
+        lines = out.splitlines()
+        return lines
+
+    a = blocks(['addr2line', '-f', '-i', '-C', '-a', '-e', binary])
+    b = blocks([sonde, 'symbolize', '-f', '-i', '-C', '-a', '-e', binary])
+
+    def split(lines):
+        res, cur = {}, None
+        for l in lines:
+            if re.match(r'^0x[0-9a-f]+$', l):
+                cur = int(l, 16)
+                res[cur] = []
+            elif cur is not None:
+                res[cur].append(l)
+        return res
+    sa, sb = split(a), split(b)
+    n = 0
+    for addr in sorted(set(sa) | set(sb)):
+        if sa.get(addr) != sb.get(addr):
+            n += 1
+            if n <= 40:
+                print('  %#x: addr2line %s | sonde %s' % (addr, sa.get(addr), sb.get(addr)))
+    print('%d addresses, %d differ' % (len(addrs), n))
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--sonde', default='sonde')
@@ -137,8 +187,12 @@ def main():
     ap.add_argument('--core')
     ap.add_argument('--exe')
     ap.add_argument('--save', help='write both texts to SAVE.sonde and SAVE.gdb')
+    ap.add_argument('--symbolize', metavar='BIN', help='compare symbolize with addr2line on BIN')
+    ap.add_argument('--count', type=int, default=2000, help='addresses for --symbolize')
     ap.add_argument('pid', nargs='?', type=int)
     o = ap.parse_args()
+    if o.symbolize:
+        return 1 if compare_symbolize(o.sonde, o.symbolize, o.count) else 0
     if (o.pid is None) == (o.core is None):
         ap.error('give a PID or --core')
     bt = 'bt full' if o.full else 'bt'

@@ -236,7 +236,7 @@ func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack
 		trace, err = sess.Backtrace(th, session.StackOptions{NoInline: o.noInline, Registers: regs})
 	}
 	if !o.pastMain {
-		trace.Frames = untilMain(trace.Frames)
+		trace.Frames = untilMainOf(sess, trace.Frames)
 	}
 	ts := threadReport(th, trace, err, o.noLines, o.names)
 	ts.live = o.live

@@ -624,6 +624,13 @@ func compareText(t *testing.T, sondeArgs, gdbArgs []string) {
 // compareTextCmd is compareText with gdb's command (bt full: locals too).
 func compareTextCmd(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string) {
 	t.Helper()
+	compareTextFiltered(t, sondeArgs, gdbArgs, gdbCmd, nil)
+}
+
+// compareTextFiltered is compareTextCmd with both texts passed through
+// filter first (a known difference taken out), when filter is not nil.
+func compareTextFiltered(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string, filter func(string) string) {
+	t.Helper()
 	got, errOut, code := runCLI(t, sondeArgs...)
 	if code != 0 {
 		t.Fatalf("sonde %v: exit %d: %s", sondeArgs, code, errOut)
@@ -631,6 +638,10 @@ func compareTextCmd(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd string) {
 	out, err := exec.Command("gdb", append([]string{"-nx", "-batch", "-ex", "set pagination off", "-ex", gdbCmd}, gdbArgs...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("gdb: %v\n%s", err, out)
+	}
+	if filter != nil {
+		out = []byte(filter(string(out)))
+		got = filter(got)
 	}
 	var want []string
 	inThreads := false

@@ -305,9 +305,9 @@ func (p *printer) printText(addr uint64, width int, frames []symbols.Frame) {
 				if o.demangle {
 					if d, ok := symbols.DemangleLinkageName(f.LinkageName); ok {
 						name = d
-					} else {
-						name = f.Function
 					}
+					// else the linkage name as it is (a Fortran
+					// procedure's __m_MOD_deep), as addr2line -C does
 				}
 			}
 			if name == "" {

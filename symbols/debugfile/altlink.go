@@ -87,6 +87,12 @@ func FindAltFile(ctx context.Context, debugPath string, debugFile *elf.File, opt
 	r := &Result{binPath: debugPath}
 	check := func(c *elf.File, _ string) error { return checkBuildID(c, id) }
 	found := r.try(MethodDebugLink, name, check)
+	if beside := filepath.Join(filepath.Dir(debugPath), filepath.Base(name)); !found && beside != name {
+		// The binary and its supplementary file moved together (a
+		// core's --exe from a copied build tree); the build-id check
+		// keeps a stranger out.
+		found = r.try(MethodDebugLink, beside, check)
+	}
 	h := hex.EncodeToString(id)
 	for _, d := range dirs {
 		if found || len(h) < 3 {
