@@ -5,27 +5,35 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
-// The flag package's parse errors, which name a flag with one dash.
+// The flag package's parse errors, which name a flag with one dash. They are
+// compiled on first use, not at start-up: only a mistyped command needs them,
+// and compiling them costs every run of every verb (see bench/startup).
 var (
-	flagUndefined  = regexp.MustCompile(`(?s)^flag provided but not defined: -+(.+)$`)
-	flagNeedsValue = regexp.MustCompile(`(?s)^flag needs an argument: -+(.+)$`)
-	flagBadValue   = regexp.MustCompile(`(?s)^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
+	flagUndefined  = lazyRegexp(`(?s)^flag provided but not defined: -+(.+)$`)
+	flagNeedsValue = lazyRegexp(`(?s)^flag needs an argument: -+(.+)$`)
+	flagBadValue   = lazyRegexp(`(?s)^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
 )
+
+// lazyRegexp returns a function compiling expr on its first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // flagErrorText rewords a flag package parse error of fs in the words of
 // sonde's help: the flag spelled as the user types it (--core, -e), and what
 // a bad value should look like instead of "parse error".
 func flagErrorText(fs *flag.FlagSet, msg string) string {
-	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+	if m := flagUndefined().FindStringSubmatch(msg); m != nil {
 		return "unknown flag " + dashed(m[1])
 	}
-	if m := flagNeedsValue.FindStringSubmatch(msg); m != nil {
+	if m := flagNeedsValue().FindStringSubmatch(msg); m != nil {
 		return dashed(m[1]) + " needs a value"
 	}
-	if m := flagBadValue.FindStringSubmatch(msg); m != nil {
+	if m := flagBadValue().FindStringSubmatch(msg); m != nil {
 		if strings.Contains(m[3], dashed(m[2])) {
 			return m[3] // the flag's own Set already said it all
 		}
