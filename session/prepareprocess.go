@@ -9,6 +9,7 @@ import (
 
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/procmaps"
+	"github.com/sondedbg/sonde/variables"
 )
 
 // PrepareProcess reads ahead the symbols that every stack of the live
@@ -23,8 +24,11 @@ import (
 // asks for them. The files are the ones the stack's modules open (a live
 // process's modules are read from the paths its memory map names), so
 // nothing is read twice; a file it cannot read is left for the lookups to
-// report. It returns when both are prepared.
-func (s *Session) PrepareProcess(pid int) {
+// report. With vars, it also makes their variables Readers (which frame
+// arguments are read with: variables.For), once their units are indexed,
+// while the stack's first frames are symbolized. It returns when both
+// files are prepared.
+func (s *Session) PrepareProcess(pid int, vars bool) {
 	maps, err := procmaps.ReadPID(pid)
 	if err != nil {
 		return
@@ -53,6 +57,9 @@ func (s *Session) PrepareProcess(pid int) {
 			f, err := s.file(&modules.Module{Name: p, Path: p})
 			if err == nil && f.binary != nil {
 				f.binary.Prepare(false)
+				if vars && f.binary.HasDWARF() {
+					variables.For(f.binary)
+				}
 			}
 		}()
 	}

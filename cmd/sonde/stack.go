@@ -60,7 +60,7 @@ func runStack(args []string) int {
 	var sess *session.Session
 	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot, func(t *target.Target) {
 		sess = session.New(t, session.Options{DebugDirs: dirs})
-		prepareStack(sess, *corePath, fs.Arg(0))
+		prepareStack(sess, *corePath, fs.Arg(0), !*noArgs || *full)
 	})
 	if opened == nil {
 		return code
