@@ -435,19 +435,20 @@ func (f *inflater) codes(lit, dist *huffman) error {
 			return errDeflateEOF
 		}
 		e := lit.table[bitbuf&(1<<litPrimary-1)]
+		if e == 0 {
+			// A code longer than the table: its entry made on the fly.
+			save()
+			sym, err := f.decodeSlow(lit)
+			load()
+			if err != nil {
+				return err
+			}
+			e = entry(litLenCode, sym, 0)
+		}
 		if e&entLiteral != 0 {
 			// Literals, most symbols: up to three from the bits buffered
-			// (each code in the table takes at most litPrimary bits).
-			l := uint(e & entLenMask)
-			bitbuf >>= l
-			nbits -= l
-			if o >= len(out) {
-				return errSizeMismatch
-			}
-			out[o] = byte(e >> 16)
-			o++
-			e = lit.table[bitbuf&(1<<litPrimary-1)]
-			if e&entLiteral != 0 {
+			// (a code in the table takes at most litPrimary bits).
+			for k := 0; ; k++ {
 				l := uint(e & entLenMask)
 				bitbuf >>= l
 				nbits -= l
@@ -457,93 +458,53 @@ func (f *inflater) codes(lit, dist *huffman) error {
 				out[o] = byte(e >> 16)
 				o++
 				e = lit.table[bitbuf&(1<<litPrimary-1)]
-				if e&entLiteral != 0 {
-					l := uint(e & entLenMask)
-					bitbuf >>= l
-					nbits -= l
-					if o >= len(out) {
-						return errSizeMismatch
-					}
-					out[o] = byte(e >> 16)
-					o++
-					continue
+				if k == 2 || e&entLiteral == 0 || e == 0 {
+					break
 				}
+			}
+			if e&entLiteral != 0 || e == 0 {
+				continue
 			}
 			if nbits < 48 && !refill() {
 				return errDeflateEOF
 			}
 		}
-		var n int
-		switch {
-		case e == 0:
-			save()
-			sym, err := f.decodeSlow(lit)
-			load()
-			if err != nil {
-				return err
+		if e&(entEnd|entInvalid) != 0 {
+			if e&entInvalid != 0 {
+				return fmt.Errorf("%w: length symbol 286 or 287", errDeflateCorrupt)
 			}
-			if sym < 256 {
-				if o >= len(out) {
-					return errSizeMismatch
-				}
-				out[o] = byte(sym)
-				o++
-				continue
-			}
-			if sym == 256 {
-				return nil
-			}
-			sym -= 257
-			if sym >= len(lengthBase) {
-				return fmt.Errorf("%w: length symbol %d", errDeflateCorrupt, sym+257)
-			}
-			eb := uint(lengthExtra[sym])
-			n = int(lengthBase[sym]) + int(bitbuf&(1<<eb-1))
-			bitbuf >>= eb
-			nbits -= eb
-		case e&entEnd != 0:
 			l := uint(e & entLenMask)
 			bitbuf >>= l
 			nbits -= l
 			return nil
-		case e&entInvalid != 0:
-			return fmt.Errorf("%w: length symbol 286 or 287", errDeflateCorrupt)
-		default:
-			l := uint(e & entLenMask)
-			bitbuf >>= l
-			nbits -= l
-			eb := uint(e&entExtra) >> 8
-			n = int(e>>16) + int(bitbuf&(1<<eb-1))
-			bitbuf >>= eb
-			nbits -= eb
 		}
-		var d int
-		if e := dist.table[bitbuf&(1<<distPrimary-1)]; e != 0 {
-			if e&entInvalid != 0 {
-				return fmt.Errorf("%w: distance symbol 30 or 31", errDeflateCorrupt)
-			}
-			l := uint(e & entLenMask)
-			bitbuf >>= l
-			nbits -= l
-			eb := uint(e&entExtra) >> 8
-			d = int(e>>16) + int(bitbuf&(1<<eb-1))
-			bitbuf >>= eb
-			nbits -= eb
-		} else {
+		l := uint(e & entLenMask)
+		bitbuf >>= l
+		nbits -= l
+		eb := uint(e&entExtra) >> 8
+		n := int(e>>16) + int(bitbuf&(1<<eb-1))
+		bitbuf >>= eb
+		nbits -= eb
+		e = dist.table[bitbuf&(1<<distPrimary-1)]
+		if e == 0 {
 			save()
-			ds, err := f.decodeSlow(dist)
+			sym, err := f.decodeSlow(dist)
 			load()
 			if err != nil {
 				return err
 			}
-			if ds >= len(distBase) {
-				return fmt.Errorf("%w: distance symbol %d", errDeflateCorrupt, ds)
-			}
-			eb := uint(distExtra[ds])
-			d = int(distBase[ds]) + int(bitbuf&(1<<eb-1))
-			bitbuf >>= eb
-			nbits -= eb
+			e = entry(distCode, sym, 0)
 		}
+		if e&entInvalid != 0 {
+			return fmt.Errorf("%w: distance symbol 30 or 31", errDeflateCorrupt)
+		}
+		l = uint(e & entLenMask)
+		bitbuf >>= l
+		nbits -= l
+		eb = uint(e&entExtra) >> 8
+		d := int(e>>16) + int(bitbuf&(1<<eb-1))
+		bitbuf >>= eb
+		nbits -= eb
 		if d > o {
 			return fmt.Errorf("%w: distance %d before the start of the output", errDeflateCorrupt, d)
 		}
@@ -575,19 +536,24 @@ func (f *inflater) codes(lit, dist *huffman) error {
 			o += n
 			continue
 		}
-		if d >= n {
-			copy(out[o:o+n], out[o-d:o-d+n])
-			o += n
-			continue
-		}
-		// Overlapping, at the end of the output: the pattern of d bytes
-		// repeats; copy in growing chunks, each a whole number of
-		// repetitions.
-		src, end := o-d, o+n
-		for o < end {
-			o += copy(out[o:end], out[src:o])
-		}
+		o = copyMatchEnd(out, o, d, n)
 	}
+}
+
+// copyMatchEnd copies a match of n bytes at distance d to out[o:] where
+// out has no room for copies 8 bytes at a time, and returns o+n.
+func copyMatchEnd(out []byte, o, d, n int) int {
+	if d >= n {
+		copy(out[o:o+n], out[o-d:o-d+n])
+		return o + n
+	}
+	// Overlapping: the pattern of d bytes repeats; copy in growing chunks,
+	// each a whole number of repetitions.
+	src, end := o-d, o+n
+	for o < end {
+		o += copy(out[o:end], out[src:o])
+	}
+	return o
 }
 
 // inflateZlibInto decodes a zlib stream (RFC 1950) into out, which it must
