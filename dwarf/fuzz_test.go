@@ -2,6 +2,7 @@ package dwarf
 
 import (
 	"debug/elf"
+	"slices"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -93,10 +94,13 @@ func FuzzAranges(f *testing.F) {
 	s := seedSections(f, "-O2", "-gdwarf-5")
 	f.Add(s[".debug_aranges"])
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out, _ := ReadAranges(data)
+		out, units, _ := ReadArangeSets(data)
 		for _, a := range out {
 			if a.Hi <= a.Lo {
 				t.Fatalf("empty or inverted range %+v", a)
+			}
+			if !slices.Contains(units, a.UnitOffset) {
+				t.Fatalf("range %+v of a unit not among the sets %v", a, units)
 			}
 		}
 	})

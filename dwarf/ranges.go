@@ -140,27 +140,37 @@ type Arange struct {
 // ReadAranges decodes all of .debug_aranges. On malformed input it returns
 // the sets decoded so far and an error.
 func ReadAranges(data []byte) ([]Arange, error) {
+	out, _, err := ReadArangeSets(data)
+	return out, err
+}
+
+// ReadArangeSets is ReadAranges that also returns the unit offset of every
+// set, empty ones included: a producer that writes .debug_aranges writes a
+// set for each unit, and an empty set says the unit has no code.
+func ReadArangeSets(data []byte) ([]Arange, []uint64, error) {
 	var out []Arange
+	var units []uint64
 	var off uint64
 	for off < uint64(len(data)) {
 		r := NewCursor(".debug_aranges", data, off)
 		length, is64 := r.InitialLength()
 		if r.err != nil {
-			return out, r.err
+			return out, units, r.err
 		}
 		if length > r.Remaining() {
-			return out, &FormatError{".debug_aranges", off, "set length runs past the section end"}
+			return out, units, &FormatError{".debug_aranges", off, "set length runs past the section end"}
 		}
 		end := r.off + length
 		version := r.U16()
 		unit := r.SecOffset(is64)
 		addrSize, segSize := r.U8(), r.U8()
 		if r.err != nil {
-			return out, r.err
+			return out, units, r.err
 		}
 		if version != 2 || (addrSize != 4 && addrSize != 8) || segSize != 0 {
-			return out, &FormatError{".debug_aranges", off, fmt.Sprintf("unsupported set (version %d, address size %d, segment size %d)", version, addrSize, segSize)}
+			return out, units, &FormatError{".debug_aranges", off, fmt.Sprintf("unsupported set (version %d, address size %d, segment size %d)", version, addrSize, segSize)}
 		}
+		units = append(units, unit)
 		// Tuples are aligned to twice the address size from the set start.
 		tuple := 2 * uint64(addrSize)
 		if rem := (r.off - off) % tuple; rem != 0 {
@@ -178,5 +188,5 @@ func ReadAranges(data []byte) ([]Arange, error) {
 		}
 		off = end
 	}
-	return out, nil
+	return out, units, nil
 }

@@ -16,7 +16,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/adler32"
 	"math/bits"
 	"sync"
 )
@@ -35,9 +34,16 @@ const (
 	maxCodeLen  = 15
 )
 
-// huffman is one canonical Huffman code. An entry of table holds the
-// symbol in its low 16 bits and the code length above; 0 means the code is
-// longer than the table (or unused): decode slowly.
+// huffman is one canonical Huffman code. An entry of table holds the code
+// length in its low 8 bits, flags above, and a value in the high 16 bits:
+// for a code-length code the symbol; for a literal/length code a literal
+// byte (entLiteral), the end of block (entEnd), or a match length's base
+// with its count of extra bits (entExtra); for a distance code the
+// distance's base and extra bits likewise. Symbols the format reserves
+// (length 286-287, distance 30-31) are marked entInvalid. An entry of 0
+// means the code is longer than the table (or unused): decode slowly.
+// Doing the base and extra-bit lookups when the table is built takes them
+// out of the decoding loop.
 type huffman struct {
 	table   [1 << litPrimary]uint32 // the first 1<<primary entries are used
 	primary uint
@@ -45,10 +51,47 @@ type huffman struct {
 	symbols []uint16               // in canonical order (by length, then symbol)
 }
 
+// Table entry fields (see huffman).
+const (
+	entLenMask = 0xff
+	entExtra   = 0x1f << 8 // extra bits of a length or distance
+	entInvalid = 1 << 13
+	entEnd     = 1 << 14
+	entLiteral = 1 << 15
+)
+
+// What the symbols of a code stand for, for its table's entries.
+type codeKind uint8
+
+const (
+	plainCode  codeKind = iota // entries hold the symbol (code lengths)
+	litLenCode                 // literals, end of block, match lengths
+	distCode                   // match distances
+)
+
+// entry returns the table entry of symbol sym of a kind code with a code
+// of l bits.
+func entry(kind codeKind, sym int, l int) uint32 {
+	e := uint32(l)
+	switch {
+	case kind == plainCode:
+		return e | uint32(sym)<<16
+	case kind == litLenCode && sym < 256:
+		return e | entLiteral | uint32(sym)<<16
+	case kind == litLenCode && sym == 256:
+		return e | entEnd
+	case kind == litLenCode && sym-257 < len(lengthBase):
+		return e | uint32(lengthExtra[sym-257])<<8 | uint32(lengthBase[sym-257])<<16
+	case kind == distCode && sym < len(distBase):
+		return e | uint32(distExtra[sym])<<8 | distBase[sym]<<16
+	}
+	return e | entInvalid
+}
+
 // build makes the code for lengths (0: symbol unused). An over-subscribed
 // set of lengths is an error; an incomplete one is allowed (a stream that
 // uses a missing code fails when it does).
-func (h *huffman) build(lengths []uint8, primary uint) error {
+func (h *huffman) build(lengths []uint8, primary uint, kind codeKind) error {
 	h.primary = primary
 	clear(h.table[:1<<primary])
 	h.count = [maxCodeLen + 1]uint16{}
@@ -85,7 +128,7 @@ func (h *huffman) build(lengths []uint8, primary uint) error {
 		for n := 0; n < int(h.count[l]); n++ {
 			if uint(l) <= primary {
 				r := int(bits.Reverse16(uint16(code)) >> (16 - l))
-				e := uint32(h.symbols[i]) | uint32(l)<<16
+				e := entry(kind, int(h.symbols[i]), l)
 				for k := r; k < 1<<primary; k += 1 << l {
 					h.table[k] = e
 				}
@@ -153,15 +196,20 @@ func (f *inflater) need(n uint) error {
 	return nil
 }
 
-// decode reads one symbol of h; the buffer must hold 15 bits.
+// decode reads one symbol of h, a plainCode; the buffer must hold 15 bits.
 func (f *inflater) decode(h *huffman) (int, error) {
 	if e := h.table[f.bits&(1<<h.primary-1)&(1<<litPrimary-1)]; e != 0 {
-		l := uint(e >> 16)
+		l := uint(e & entLenMask)
 		f.bits >>= l
 		f.nbits -= l
-		return int(e & 0xffff), nil
+		return int(e >> 16), nil
 	}
-	// A long code: walk the canonical code one bit at a time (puff.c).
+	return f.decodeSlow(h)
+}
+
+// decodeSlow reads one symbol of h whose code is longer than its table:
+// it walks the canonical code one bit at a time (puff.c).
+func (f *inflater) decodeSlow(h *huffman) (int, error) {
 	code, first, index := 0, 0, 0
 	for l := 1; l <= maxCodeLen; l++ {
 		code |= int(f.take(1))
@@ -202,12 +250,12 @@ var fixedCodes = sync.OnceValue(func() *[2]huffman {
 			l[i] = 8
 		}
 	}
-	h[0].build(l[:], litPrimary)
+	h[0].build(l[:], litPrimary, litLenCode)
 	var d [30]uint8
 	for i := range d {
 		d[i] = 5
 	}
-	h[1].build(d[:], distPrimary)
+	h[1].build(d[:], distPrimary, distCode)
 	return &h
 })
 
@@ -308,7 +356,7 @@ func (f *inflater) dynamic() error {
 		}
 		cl[clenOrder[i]] = uint8(f.take(3))
 	}
-	if err := f.clen.build(cl[:], 7); err != nil {
+	if err := f.clen.build(cl[:], 7, plainCode); err != nil {
 		return err
 	}
 	lens := f.lens[:nlit+ndist]
@@ -349,17 +397,17 @@ func (f *inflater) dynamic() error {
 	if lens[256] == 0 {
 		return fmt.Errorf("%w: no end-of-block code", errDeflateCorrupt)
 	}
-	if err := f.lit.build(lens[:nlit], litPrimary); err != nil {
+	if err := f.lit.build(lens[:nlit], litPrimary, litLenCode); err != nil {
 		return err
 	}
-	return f.dist.build(lens[nlit:], distPrimary)
+	return f.dist.build(lens[nlit:], distPrimary, distCode)
 }
 
 // codes decodes a Huffman-coded block with literal/length code lit and
 // distance code dist (built with litPrimary and distPrimary bits: the
-// tables are indexed with those masks). The bit buffer and output position live in locals
-// here (the loop is most of the decoder's time); the rare long codes and
-// the refill near the end of the input go through f.
+// tables are indexed with those masks). The bit buffer and output position
+// live in locals here (the loop is most of the decoder's time); the rare
+// long codes and the refill near the end of the input go through f.
 func (f *inflater) codes(lit, dist *huffman) error {
 	in, out := f.in, f.out
 	pos, o := f.pos, f.o
@@ -367,76 +415,94 @@ func (f *inflater) codes(lit, dist *huffman) error {
 	save := func() { f.pos, f.o, f.bits, f.nbits = pos, o, bitbuf, nbits }
 	load := func() { pos, o, bitbuf, nbits = f.pos, f.o, f.bits, f.nbits }
 	defer save()
+	// refill tops the buffer up to at least 56 bits. It only adds bits
+	// above those buffered, so a table entry looked up before stays valid.
+	refill := func() bool {
+		if pos+8 <= len(in) {
+			bitbuf |= binary.LittleEndian.Uint64(in[pos:]) << nbits
+			pos += int(63-nbits) >> 3
+			nbits |= 56
+			return true
+		}
+		save()
+		f.refill()
+		load()
+		return f.pad <= 64
+	}
 	for {
 		// A length and a distance with their extra bits take at most 48.
-		if nbits < 48 {
-			if pos+8 <= len(in) {
-				bitbuf |= binary.LittleEndian.Uint64(in[pos:]) << nbits
-				pos += int(63-nbits) >> 3
-				nbits |= 56
-			} else {
-				save()
-				f.refill()
-				load()
-				if f.pad > 64 {
-					return errDeflateEOF
+		if nbits < 48 && !refill() {
+			return errDeflateEOF
+		}
+		e := lit.table[bitbuf&(1<<litPrimary-1)]
+		if e == 0 {
+			// A code longer than the table: its entry made on the fly.
+			save()
+			sym, err := f.decodeSlow(lit)
+			load()
+			if err != nil {
+				return err
+			}
+			e = entry(litLenCode, sym, 0)
+		}
+		if e&entLiteral != 0 {
+			// Literals, most symbols: up to three from the bits buffered
+			// (a code in the table takes at most litPrimary bits).
+			for k := 0; ; k++ {
+				l := uint(e & entLenMask)
+				bitbuf >>= l
+				nbits -= l
+				if o >= len(out) {
+					return errSizeMismatch
+				}
+				out[o] = byte(e >> 16)
+				o++
+				e = lit.table[bitbuf&(1<<litPrimary-1)]
+				if k == 2 || e&entLiteral == 0 || e == 0 {
+					break
 				}
 			}
+			if e&entLiteral != 0 || e == 0 {
+				continue
+			}
+			if nbits < 48 && !refill() {
+				return errDeflateEOF
+			}
 		}
-		var sym int
-		if e := lit.table[bitbuf&(1<<litPrimary-1)]; e != 0 {
-			l := uint(e >> 16)
+		if e&(entEnd|entInvalid) != 0 {
+			if e&entInvalid != 0 {
+				return fmt.Errorf("%w: length symbol 286 or 287", errDeflateCorrupt)
+			}
+			l := uint(e & entLenMask)
 			bitbuf >>= l
 			nbits -= l
-			sym = int(e & 0xffff)
-		} else {
-			save()
-			s, err := f.decode(lit)
-			load()
-			if err != nil {
-				return err
-			}
-			sym = s
-		}
-		if sym < 256 {
-			if o >= len(out) {
-				return errSizeMismatch
-			}
-			out[o] = byte(sym)
-			o++
-			continue
-		}
-		if sym == 256 {
 			return nil
 		}
-		sym -= 257
-		if sym >= len(lengthBase) {
-			return fmt.Errorf("%w: length symbol %d", errDeflateCorrupt, sym+257)
-		}
-		eb := uint(lengthExtra[sym])
-		n := int(lengthBase[sym]) + int(bitbuf&(1<<eb-1))
+		l := uint(e & entLenMask)
+		bitbuf >>= l
+		nbits -= l
+		eb := uint(e&entExtra) >> 8
+		n := int(e>>16) + int(bitbuf&(1<<eb-1))
 		bitbuf >>= eb
 		nbits -= eb
-		var ds int
-		if e := dist.table[bitbuf&(1<<distPrimary-1)]; e != 0 {
-			l := uint(e >> 16)
-			bitbuf >>= l
-			nbits -= l
-			ds = int(e & 0xffff)
-		} else {
+		e = dist.table[bitbuf&(1<<distPrimary-1)]
+		if e == 0 {
 			save()
-			s, err := f.decode(dist)
+			sym, err := f.decodeSlow(dist)
 			load()
 			if err != nil {
 				return err
 			}
-			ds = s
+			e = entry(distCode, sym, 0)
 		}
-		if ds >= len(distBase) {
-			return fmt.Errorf("%w: distance symbol %d", errDeflateCorrupt, ds)
+		if e&entInvalid != 0 {
+			return fmt.Errorf("%w: distance symbol 30 or 31", errDeflateCorrupt)
 		}
-		eb = uint(distExtra[ds])
-		d := int(distBase[ds]) + int(bitbuf&(1<<eb-1))
+		l = uint(e & entLenMask)
+		bitbuf >>= l
+		nbits -= l
+		eb = uint(e&entExtra) >> 8
+		d := int(e>>16) + int(bitbuf&(1<<eb-1))
 		bitbuf >>= eb
 		nbits -= eb
 		if d > o {
@@ -445,28 +511,49 @@ func (f *inflater) codes(lit, dist *huffman) error {
 		if n > len(out)-o {
 			return errSizeMismatch
 		}
-		if d >= 8 && n <= 32 && len(out)-o >= 40 {
-			// Short copies, most of them: 8 bytes at a time, each read
-			// from bytes already final (d >= 8); the last store may run
-			// up to 7 bytes past the copy, into output not written yet.
-			for i := 0; i < n; i += 8 {
-				binary.LittleEndian.PutUint64(out[o+i:], binary.LittleEndian.Uint64(out[o-d+i:]))
+		if len(out)-o >= n+8 {
+			// Room for stores of 8 bytes that run up to 7 bytes past the
+			// copy, into output not written yet.
+			switch {
+			case d >= 8:
+				// Each 8 bytes read are final already.
+				for i := 0; i < n; i += 8 {
+					binary.LittleEndian.PutUint64(out[o+i:], binary.LittleEndian.Uint64(out[o-d+i:]))
+				}
+			case d == 1:
+				// A run of one byte (zeros, mostly).
+				v := uint64(out[o-1]) * 0x0101010101010101
+				for i := 0; i < n; i += 8 {
+					binary.LittleEndian.PutUint64(out[o+i:], v)
+				}
+			default:
+				// A pattern of 2-7 bytes: each store's first d bytes are
+				// final; the next store starts after them.
+				for i := 0; i < n; i += d {
+					binary.LittleEndian.PutUint64(out[o+i:], binary.LittleEndian.Uint64(out[o-d+i:]))
+				}
 			}
 			o += n
 			continue
 		}
-		if d >= n {
-			copy(out[o:o+n], out[o-d:o-d+n])
-			o += n
-			continue
-		}
-		// Overlapping: the pattern of d bytes repeats; copy in growing
-		// chunks, each a whole number of repetitions.
-		src, end := o-d, o+n
-		for o < end {
-			o += copy(out[o:end], out[src:o])
-		}
+		o = copyMatchEnd(out, o, d, n)
 	}
+}
+
+// copyMatchEnd copies a match of n bytes at distance d to out[o:] where
+// out has no room for copies 8 bytes at a time, and returns o+n.
+func copyMatchEnd(out []byte, o, d, n int) int {
+	if d >= n {
+		copy(out[o:o+n], out[o-d:o-d+n])
+		return o + n
+	}
+	// Overlapping: the pattern of d bytes repeats; copy in growing chunks,
+	// each a whole number of repetitions.
+	src, end := o-d, o+n
+	for o < end {
+		o += copy(out[o:end], out[src:o])
+	}
+	return o
 }
 
 // inflateZlibInto decodes a zlib stream (RFC 1950) into out, which it must
@@ -490,7 +577,7 @@ func inflateZlibInto(body, out []byte) error {
 	if len(rest) < 4 {
 		return errDeflateEOF
 	}
-	if binary.BigEndian.Uint32(rest) != adler32.Checksum(out) {
+	if binary.BigEndian.Uint32(rest) != adlerSum(out) {
 		return errors.New("zlib: invalid checksum")
 	}
 	return nil

@@ -219,12 +219,18 @@ func (d *dwarfFile) index() {
 		var spans []span
 		covered := make([]bool, len(hdrs))
 		if len(d.section(secAranges)) > 0 {
-			ar, err := dwarf.ReadAranges(d.section(secAranges))
+			ar, sets, err := dwarf.ReadArangeSets(d.section(secAranges))
 			trusted := err == nil
 			for _, a := range ar {
 				if _, ok := byOffset[a.UnitOffset]; !ok {
 					trusted = false
 				}
+			}
+			// A unit with a set has its code there, none when the set is
+			// empty (libc: 252 data-only units of 4,126): its DIE is not
+			// read for ranges (arangesets.go).
+			if trusted {
+				markArangeSets(covered, sets, byOffset)
 			}
 			if err != nil {
 				d.indexErrs = append(d.indexErrs, d.fail("read .debug_aranges (ignored)", err))

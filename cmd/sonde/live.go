@@ -13,10 +13,15 @@ import (
 // attachLive attaches to a running process with every thread stopped, for a
 // one-shot verb. close detaches (the process continues as it was, a job-control
 // stopped one stays stopped); SIGINT and SIGTERM detach too before sonde exits.
-func attachLive(pid int) (*openedTarget, error) {
+// before, when given, runs on the new target before the attach (a verb
+// starts reading symbols ahead there: stack_prepare.go).
+func attachLive(pid int, before ...func(*target.Target)) (*openedTarget, error) {
 	t, err := ptrace.New()
 	if err != nil {
 		return nil, err
+	}
+	for _, f := range before {
+		f(t)
 	}
 	proc, err := t.Attach(pid, target.AttachOptions{Stop: true})
 	if err != nil {

@@ -44,9 +44,10 @@ func main() {
 	}
 	for _, v := range verbs {
 		if v.name == name {
-			stop := startProfile()
+			stop, stopTrace := startProfile(), startTrace()
 			code := v.run(os.Args[2:])
 			symbols.WaitPersisted() // cache files being written in the background
+			stopTrace()
 			stop()
 			os.Exit(code)
 		}

@@ -40,7 +40,9 @@ func (tf *targetFlags) open(fs *flag.FlagSet) (*openedTarget, int) {
 
 // openTargetArgs opens --core CORE, or the live process named by the one
 // positional PID argument. It returns nil and the exit code on failure.
-func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTarget, int) {
+// The before functions run on the target as soon as it exists (for a live
+// process, before the attach).
+func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string, before ...func(*target.Target)) (*openedTarget, int) {
 	if corePath != "" {
 		if fs.NArg() != 0 {
 			return nil, usageError(fs, "give either --core CORE or a PID, not both")
@@ -62,6 +64,9 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTar
 			fmt.Fprintf(os.Stderr, "sonde %s: %s holds no process\n", fs.Name(), corePath)
 			return nil, 1
 		}
+		for _, f := range before {
+			f(t)
+		}
 		return &openedTarget{target: t, process: procs[0], close: func() { t.Close() }}, 0
 	}
 	// The core-only flags would be passed over without a word for a live
@@ -79,7 +84,7 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string) (*openedTar
 	if err != nil || pid <= 0 {
 		return nil, usageError(fs, fmt.Sprintf("%q is not a process ID", fs.Arg(0)))
 	}
-	o, err := attachLive(pid)
+	o, err := attachLive(pid, before...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "sonde %s: %v\n", fs.Name(), err)
 		return nil, 1

@@ -54,7 +54,14 @@ func runStack(args []string) int {
 		debug.SetGCPercent(400)
 	}
 	timing := newPhaseTimer()
-	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot)
+	// The user's directories first, then the system's.
+	dirs := debugDirsFor(debugDirs, *sysroot)
+	// Debug-information warnings: for the files in the output only (stack_hints.go).
+	var sess *session.Session
+	opened, code := openTargetArgs(fs, *corePath, *exe, *sysroot, func(t *target.Target) {
+		sess = session.New(t, session.Options{DebugDirs: dirs})
+		prepareStack(sess, *corePath, fs.Arg(0), !*noArgs || *full)
+	})
 	if opened == nil {
 		return code
 	}
@@ -62,10 +69,6 @@ func runStack(args []string) int {
 	release := func() { closeOnce.Do(opened.close) }
 	defer release()
 	timing.mark("open")
-	// The user's directories first, then the system's.
-	dirs := debugDirsFor(debugDirs, *sysroot)
-	// Debug-information warnings: for the files in the output only (stack_hints.go).
-	sess := session.New(opened.target, session.Options{DebugDirs: dirs})
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
 		args: !*noArgs || *full, full: *full,
