@@ -2,11 +2,13 @@ package dap
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -230,7 +232,9 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 	}
 	d.proc = proc
 	d.sess = s.newSession(t, a.DebugDirs)
-	go d.sess.PrepareSymbols(prog, env) // while the program starts: its first stop's symbols
+	go pprof.Do(context.Background(), pprof.Labels("req", "PrepareSymbols"), func(context.Context) {
+		d.sess.PrepareSymbols(prog, env) // while the program starts: its first stop's symbols
+	})
 	d.sess.OnModulesChanged(d.modulesChanged)
 	if err := d.sess.TrackModules(proc, false); err != nil {
 		s.output("console", fmt.Sprintf("sonde: not following library loads: %v\n", err))
