@@ -88,7 +88,9 @@ func TestQualifiedOfMatchesIndex(t *testing.T) {
 	}
 }
 
-func openReader(t *testing.T, path string) *Reader {
+func openReader(t *testing.T, path string) *Reader { return openReaderB(t, path) }
+
+func openReaderB(t testing.TB, path string) *Reader {
 	t.Helper()
 	b, err := symbols.Open(path, nil)
 	if err != nil {
