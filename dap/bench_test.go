@@ -1,6 +1,8 @@
 package dap
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	godap "github.com/google/go-dap"
@@ -66,13 +68,45 @@ func BenchmarkStopRound(b *testing.B) {
 // launch needed).
 func BenchmarkFirstStopRound(b *testing.B) {
 	prog := testprog.Build(b, testprog.Spec{Sources: []string{"dap_prog.c"}, Flags: []string{"-O0"}})
+	benchmarkFirstStopRound(b, prog, "setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "add"}}})
+}
+
+// BenchmarkFirstStopRoundCxx: BenchmarkFirstStopRound on the C++ program
+// of bench/dap/run.sh (testdata/dapclient_prog.cc at -O0, its @BP1 line in
+// Calc::compute): the Locals hold a std::string, whose value names a base
+// class (the name index the first variables used to build), and the stack
+// runs through libc's start-up code (libc's unit index, read ahead while
+// the program starts).
+func BenchmarkFirstStopRoundCxx(b *testing.B) {
+	prog := testprog.Build(b, testprog.Spec{Sources: []string{"dapclient_prog.cc"}, Flags: []string{"-O0"}})
+	src := testprog.Source("dapclient_prog.cc")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	line := 0
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "// @BP1") {
+			line = i + 1
+		}
+	}
+	if line == 0 {
+		b.Fatal("no @BP1 line in dapclient_prog.cc")
+	}
+	benchmarkFirstStopRound(b, prog, "setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": []map[string]any{{"line": line}}})
+}
+
+// benchmarkFirstStopRound times stackTrace (20 levels), scopes of the top
+// frame and the variables of its Locals at the first stop of prog, at the
+// breakpoints the request bpReq sets.
+func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		c := newBenchClient(b)
 		c.initialize()
 		c.request("launch", map[string]any{"program": prog})
 		c.event("initialized")
-		c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "add"}}})
+		c.request(bpReq, bpArgs)
 		c.request("configurationDone", nil)
 		st := c.stopped()
 		b.StartTimer()

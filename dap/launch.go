@@ -2,11 +2,13 @@ package dap
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -221,6 +223,13 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 	}
 	d := &debuggee{s: s, tgt: t, program: prog, launched: true, stopOnEntry: a.StopOnEntry, args: a}
 	d.listen()
+	// The session first, to read ahead the symbols the first stop needs
+	// while the program is started (the fork, exec and stop at its entry
+	// take as long as the C library's unit index on a loaded machine).
+	d.sess = s.newSession(t, a.DebugDirs)
+	go pprof.Do(context.Background(), pprof.Labels("req", "PrepareSymbols"), func(context.Context) {
+		d.sess.PrepareSymbols(prog, env)
+	})
 	argv := append([]string{prog}, a.Args...)
 	proc, pio, err := t.Launch(target.LaunchOptions{Path: prog, Argv: argv, Env: env, Dir: a.Cwd,
 		StopAtEntry: true, Stdio: target.StdioPipes})
@@ -229,8 +238,6 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 		return nil, errorf("launch %s: %v", a.Program, err)
 	}
 	d.proc = proc
-	d.sess = s.newSession(t, a.DebugDirs)
-	go d.sess.PrepareSymbols(prog, env) // while the program starts: its first stop's symbols
 	d.sess.OnModulesChanged(d.modulesChanged)
 	if err := d.sess.TrackModules(proc, false); err != nil {
 		s.output("console", fmt.Sprintf("sonde: not following library loads: %v\n", err))

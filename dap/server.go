@@ -12,11 +12,14 @@
 package dap
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"runtime/pprof"
+	"runtime/trace"
 	"sync"
 
 	godap "github.com/google/go-dap"
@@ -214,7 +217,11 @@ func (s *Server) handle(body []byte) {
 				err = fmt.Errorf("internal error in %s: %v", env.Command, p)
 			}
 		}()
-		resp, err = h(s, req)
+		// Each request is a region of a runtime trace and carries its name
+		// as a profile label (req), so that a trace or CPU profile of a
+		// session (SONDE_CPUPROFILE) splits by request.
+		defer trace.StartRegion(context.Background(), env.Command).End()
+		pprof.Do(context.Background(), pprof.Labels("req", env.Command), func(context.Context) { resp, err = h(s, req) })
 		return err
 	}()
 	if err != nil {

@@ -12,6 +12,7 @@ const (
 	TagStructureType     = 0x13
 	TagUnionType         = 0x17
 	TagInlinedSubroutine = 0x1d
+	TagModule            = 0x1e
 	TagSubprogram        = 0x2e
 	TagVariable          = 0x34
 	TagNamespace         = 0x39

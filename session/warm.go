@@ -13,24 +13,85 @@ import (
 const maxPrepared = 32
 
 // PrepareSymbols opens the symbols of a program about to run and of the
-// libraries it links (its DT_NEEDED entries, followed transitively and
-// found as the dynamic linker would in its default places, RPATH,
-// RUNPATH and env's LD_LIBRARY_PATH), and reads ahead what every first
-// lookup in them needs (symbols.Binary.Prepare). A front end runs it in a
-// goroutine of its own while a launched program starts, so that the first
-// stop's stack finds them ready: the libraries are the files the stop's
-// modules open (by their real path, as the kernel names mappings). A
-// library it does not find, or finds elsewhere than the dynamic linker
-// will, only costs the time to read it.
+// libraries its first stop's stack runs through, and reads ahead what
+// every first lookup in them needs (symbols.Binary.Prepare). A front end
+// runs it in a goroutine of its own while a launched program starts, so
+// that the first stop's stack finds them ready: the files are the ones the
+// stop's modules open (by their real path, as the kernel names mappings).
+//
+// What it reads, in this order, is what that stack needs whatever the
+// program does: the C library (the start-up code at the bottom of every
+// stack, __libc_start_call_main and __libc_start_main, whose unit index is
+// most of a first stack's cost), then the executable, then the libraries
+// the program brings along (outside the dynamic linker's default places:
+// where a user's breakpoints are). The other system libraries (the
+// dynamic linker, libm, libstdc++, libgcc_s) appear in a stack only when
+// the program stops inside them; reading them ahead took longer than the
+// start of the program (a C++ program's libm alone, 40 ms on a loaded
+// machine), so a stop's lookups waited for the read-ahead to get past them,
+// or competed with it for the two cores, and they are left to the lookups
+// that need them. A library it does not find, or finds elsewhere than the
+// dynamic linker will, only costs the time to read it.
 func (s *Session) PrepareSymbols(exe string, env []string) {
-	paths := neededFiles(exe, env)
-	for i, p := range paths {
-		f, err := s.file(&modules.Module{Name: p, Path: p})
+	for _, p := range prepareOrder(neededFiles(exe, env)) {
+		f, err := s.file(&modules.Module{Name: p.path, Path: p.path})
 		if err != nil || f.binary == nil {
 			continue
 		}
-		f.binary.Prepare(i == len(paths)-1) // the executable comes last
+		f.binary.Prepare(p.exe)
 	}
+}
+
+// prepared is one file PrepareSymbols reads.
+type prepared struct {
+	path string
+	exe  bool
+}
+
+// prepareOrder picks from paths (neededFiles': libraries, then the
+// executable last) the files PrepareSymbols reads, in the order the first
+// stop needs them.
+func prepareOrder(paths []string) []prepared {
+	if len(paths) == 0 {
+		return nil
+	}
+	exe, libs := paths[len(paths)-1], paths[:len(paths)-1]
+	var out []prepared
+	for _, p := range libs {
+		if holdsStartCode(p) {
+			out = append(out, prepared{path: p})
+		}
+	}
+	out = append(out, prepared{path: exe, exe: true})
+	for _, p := range libs {
+		if !holdsStartCode(p) && !inSystemDir(p) {
+			out = append(out, prepared{path: p})
+		}
+	}
+	return out
+}
+
+// holdsStartCode reports whether path is the C library, whose start-up
+// code is at the bottom of every thread's stack (glibc's libc.so.6; musl's
+// C library is its dynamic linker, ld-musl-*.so.1).
+func holdsStartCode(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, "libc.so") || strings.HasPrefix(base, "ld-musl-")
+}
+
+// inSystemDir reports whether path lies in one of the dynamic linker's
+// default places (by real path: /lib is often a link to /usr/lib).
+func inSystemDir(path string) bool {
+	dir := filepath.Dir(path)
+	for _, d := range systemLibDirs {
+		if dir == d {
+			return true
+		}
+		if real, err := filepath.EvalSymlinks(d); err == nil && dir == real {
+			return true
+		}
+	}
+	return false
 }
 
 // neededFiles returns exe and the libraries it needs, by real path, exe

@@ -304,14 +304,27 @@ func (r *Reader) QualifiedName(t *Type) string {
 			return c.QualifiedName(&Type{Offset: real, Name: t.Name})
 		}
 		r.mu.Lock()
-		r.indexNames()
-		q, ok := r.qualified[r.real(t.Offset)]
+		q, ok := r.qualifiedName(r.real(t.Offset))
 		r.mu.Unlock()
 		if ok {
 			return q
 		}
 	}
 	return t.Name
+}
+
+// qualifiedName is r.qualified[off], without building the index for it
+// when it is not built (qualname.go), unless the walks for earlier names
+// went through as many DIEs as the index reads. Callers hold r.mu.
+func (r *Reader) qualifiedName(off dwarf.Offset) (q string, ok bool) {
+	if r.globals == nil && r.qualWalked < uint64(len(r.info)+len(r.typesSec)) {
+		if q, found, exact := r.qualifiedOf(off); exact {
+			return q, found
+		}
+	}
+	r.indexNames()
+	q, ok = r.qualified[off]
+	return q, ok
 }
 
 // NamesIndexed reports whether the name index (globals, types, enumerators)

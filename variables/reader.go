@@ -63,6 +63,10 @@ type Reader struct {
 	qualified map[dwarf.Offset]string   // classes in namespaces and classes: their qualified names
 	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
+	qualMemo  map[dwarf.Offset]qualMemo // qualifiedOf's answers, before the index is built
+	// qualWalked counts the bytes of DIEs qualifiedOf's walks went
+	// through: once they add up to the sections', the index is cheaper.
+	qualWalked uint64
 
 	alt     altSections // dwz supplementary file (alt.go)
 	altBase uint64

@@ -3,6 +3,8 @@ package variables
 import (
 	"debug/dwarf"
 	"sort"
+
+	dw "github.com/sondedbg/sonde/dwarf"
 )
 
 // ScopeKind is what made a Scope.
@@ -181,7 +183,10 @@ func (r *Reader) functionAt(pc uint64) (*Scope, error) {
 	return nil, nil
 }
 
-// unitFuncs indexes the subprograms with code of unit i, once.
+// unitFuncs indexes the subprograms with code of unit i, once. It reads
+// the unit's DIEs undecoded (a C++ unit's thousands of declarations from
+// libstdc++'s headers cost a first stop's scopes several ms decoded) and
+// decodes only the subprograms that have an address or ranges.
 func (r *Reader) unitFuncs(i int) []funcSpan {
 	if r.funcIdx == nil {
 		r.funcIdx = map[int][]funcSpan{}
@@ -194,33 +199,39 @@ func (r *Reader) unitFuncs(i int) []funcSpan {
 	rd.Seek(dwarf.Offset(r.units[i].dataOff))
 	cu, err := rd.Next()
 	if err == nil && cu != nil && cu.Children {
+		ur := rd.ur
+		var raw dw.Entry
 		depth := 1
-		for depth > 0 {
-			e, err := rd.Next()
-			if err != nil || e == nil {
+		for depth > 0 && !ur.Done() {
+			if err := ur.Next(&raw); err != nil {
 				break
 			}
-			if e.Tag == 0 {
+			if raw.Tag == 0 {
 				depth--
 				continue
 			}
-			switch e.Tag {
-			case dwarf.TagNamespace, dwarf.TagModule:
-				if e.Children {
+			switch raw.Tag {
+			case dw.TagNamespace, dw.TagModule:
+				if raw.Children {
 					depth++
 				}
 				continue
-			case dwarf.TagSubprogram:
-				if rs, err := r.rangesOf(e); err == nil {
+			case dw.TagSubprogram:
+				if raw.Field(dw.AttrLowPC) == nil && raw.Field(dw.AttrRanges) == nil {
+					break // rangesOf has nothing to say of it
+				}
+				if rs, err := r.rangesOf(r.resolveDIE(i, &raw)); err == nil {
 					for _, rg := range rs {
 						if rg[1] > rg[0] && rg[0] != 0 {
-							spans = append(spans, funcSpan{rg[0], rg[1], e.Offset})
+							spans = append(spans, funcSpan{rg[0], rg[1], dwarf.Offset(r.units[i].base + raw.Offset)})
 						}
 					}
 				}
 			}
-			if e.Children {
-				rd.SkipChildren()
+			if raw.Children {
+				if err := ur.SkipChildren(&raw); err != nil {
+					break
+				}
 			}
 		}
 	}

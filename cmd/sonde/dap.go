@@ -40,6 +40,7 @@ func runDAP(args []string) int {
 	if len(listen) > 1 {
 		return usageError(fs, "give one --listen")
 	}
+	relaxGC()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sonde dap: "+format+"\n", a...) }
 	opts := dap.Options{DebugDirs: debugDirs, Log: logf}
 	sigs := make(chan os.Signal, 1)
