@@ -45,7 +45,7 @@ type Agent struct {
 	bps     breakpointTable
 	fast    fastEvents
 	own     ownership
-	stacks  stackCache
+	stacks  *stackCache
 	// memoryMap and pathMap are the services of those names, or nil:
 	// target events and breakpoints by file use them.
 	memoryMap *memoryMap
@@ -75,6 +75,7 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		target:   sess.Target(),
 		session:  sess,
 		log:      srv.Logger(),
+		stacks:   newStackCache(sess, srv.Logger()),
 		launched: map[string]*launchedProcess{},
 		adopted:  map[*target.Context]*sync.Once{},
 		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
@@ -150,7 +151,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.runControlEvent(e)
 		a.memoryEvent(e)
 	case target.EventStopped, target.EventStarted:
-		a.forgetStack(c)
+		a.stacks.forget(c)
 		a.runControlEvent(e)
 	case target.EventMemoryMapChanged:
 		a.replies.drop(string(c.ID()))
@@ -161,7 +162,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.forgetContext(c)
 		a.data().forget(c)
 		if !c.IsProcess() {
-			a.forgetStack(c)
+			a.stacks.forget(c)
 		}
 		// The process's exit, then the removal of its main thread and of
 		// itself (other threads were removed as they went): the C agent's
@@ -191,7 +192,7 @@ func (a *Agent) onEvent(e target.Event) {
 func (a *Agent) emitSuspended(e target.Event, entry, takeSpent bool) {
 	// Before the event: writing it wakes the client, which may take this
 	// CPU from the thread writing it for a while.
-	a.prefetchStack(e.Context)
+	a.stacks.prefetch(e.Context)
 	id := string(e.Context.ID())
 	reason, params := a.stateOf(e.Reason)
 	var spent []string

@@ -99,7 +99,7 @@ func (a *Agent) sendNow(e target.Event) bool {
 	if !a.entrySettled(c) {
 		return false
 	}
-	a.forgetStack(c)
+	a.stacks.forget(c)
 	if e.Kind == target.EventStarted {
 		// Behind: the resume's reply or the next stop follows soon and
 		// carries it, so the client wakes once, not once more while the
