@@ -433,18 +433,18 @@ func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.
 		out, in = pio.Pty, pio.Pty
 	}
 	if in != nil {
-		if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+		if lp.stdin = a.streams.create(service, id); lp.stdin != nil {
 			lp.stdin.w = in
 		}
 	}
 	if out != nil {
-		if lp.stdout = a.newStream(service, id); lp.stdout != nil {
-			go a.pump(lp.stdout, out)
+		if lp.stdout = a.streams.create(service, id); lp.stdout != nil {
+			go pump(lp.stdout, out)
 		}
 	}
 	if errOut != nil {
-		if lp.stderr = a.newStream(service, id); lp.stderr != nil {
-			go a.pump(lp.stderr, errOut)
+		if lp.stderr = a.streams.create(service, id); lp.stderr != nil {
+			go pump(lp.stderr, errOut)
 		}
 	}
 	a.mu.Lock()
@@ -485,14 +485,14 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 	}
 	id := string(target.ProcessID(cmd.Process.Pid))
 	lp := &launchedProcess{}
-	if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+	if lp.stdin = a.streams.create(service, id); lp.stdin != nil {
 		lp.stdin.w = stdin
 	}
-	if lp.stdout = a.newStream(service, id); lp.stdout != nil {
-		go a.pump(lp.stdout, stdout)
+	if lp.stdout = a.streams.create(service, id); lp.stdout != nil {
+		go pump(lp.stdout, stdout)
 	}
-	if lp.stderr = a.newStream(service, id); lp.stderr != nil {
-		go a.pump(lp.stderr, stderr)
+	if lp.stderr = a.streams.create(service, id); lp.stderr != nil {
+		go pump(lp.stderr, stderr)
 	}
 	a.mu.Lock()
 	a.launched[id] = lp
@@ -509,7 +509,7 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 			}
 		}
 		a.mu.Lock()
-		a.expireStreams(a.launched[id])
+		a.streams.expire(a.launched[id])
 		delete(a.launched, id)
 		a.mu.Unlock()
 		a.emit("Processes", "exited", id, code)
@@ -644,7 +644,7 @@ func (a *Agent) processGone(proc *target.Context) {
 	a.launches.mu.Unlock()
 	id := string(proc.ID())
 	a.mu.Lock()
-	a.expireStreams(a.launched[id])
+	a.streams.expire(a.launched[id])
 	delete(a.launched, id)
 	a.mu.Unlock()
 }

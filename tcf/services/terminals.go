@@ -162,11 +162,11 @@ func (ts *terminalsSvc) launchTerminal(ptyType, enc string, env []string) (*term
 	t := &terminal{pid: cmd.Process.Pid, pty: master, ptyTyp: ptyType, enc: enc, width: 80, height: 24}
 	t.id = "PTY" + strconv.Itoa(t.pid)
 	ctxID := "P" + strconv.Itoa(t.pid)
-	if t.in = a.newStream("Terminals", ctxID); t.in != nil {
+	if t.in = a.streams.create("Terminals", ctxID); t.in != nil {
 		t.in.w = master
 	}
-	if t.out = a.newStream("Terminals", ctxID); t.out != nil {
-		go a.pump(t.out, master)
+	if t.out = a.streams.create("Terminals", ctxID); t.out != nil {
+		go pump(t.out, master)
 	}
 	ts.mu.Lock()
 	ts.byID[t.id] = t
