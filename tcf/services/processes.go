@@ -256,9 +256,9 @@ func (p *processes) start(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	a.start(p.name, req, func(props map[string]any, err error) {
-		if id, _ := props["ID"].(string); err == nil && req.attach {
-			if proc, lerr := a.lookup(id); lerr == nil {
+	a.start(p.name, req, func(props *processProps, err error) {
+		if err == nil && props != nil && req.attach {
+			if proc, lerr := a.lookup(props.ID); lerr == nil {
 				a.hold(c.Channel(), proc)
 			}
 		}
@@ -276,10 +276,21 @@ func (p *processes) getCapabilities(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	c.Reply().Error(nil).Data(map[string]any{
-		"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
-		"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
-	}).Send()
+	c.Reply().Error(nil).Data(processesCaps{true, true, true, true, true, true, true, true, true}).Send()
+}
+
+// processesCaps is ProcessesV1's getCapabilities answer, in the order the
+// replies have always had them (the keys' order).
+type processesCaps struct {
+	Attach               bool `json:"Attach"`
+	AttachChildren       bool `json:"AttachChildren"`
+	CanTerminate         bool `json:"CanTerminate"`
+	CanTerminateAttached bool `json:"CanTerminateAttached"`
+	SigDontPass          bool `json:"SigDontPass"`
+	SigDontStop          bool `json:"SigDontStop"`
+	StopAtEntry          bool `json:"StopAtEntry"`
+	StopAtMain           bool `json:"StopAtMain"`
+	UseTerminal          bool `json:"UseTerminal"`
 }
 
 // setWinSize is ProcessesV1's: resizes the terminal of a launched process.
@@ -319,7 +330,7 @@ type startRequest struct {
 // stopped at main, as with the C agent, whose single thread replies before
 // it looks at the process again. (The Eclipse TCF Python client's own
 // benchmark waits for the reply before it listens for that stop.)
-func (a *Agent) start(service string, req startRequest, reply func(map[string]any, error)) {
+func (a *Agent) start(service string, req startRequest, reply func(*processProps, error)) {
 	props, release, err := a.launch(service, req)
 	reply(props, err)
 	release()
@@ -327,7 +338,7 @@ func (a *Agent) start(service string, req startRequest, reply func(map[string]an
 
 // launch is start's work. release lets events about the new process go to
 // clients; start calls it once the reply is queued.
-func (a *Agent) launch(service string, req startRequest) (props map[string]any, release func(), err error) {
+func (a *Agent) launch(service string, req startRequest) (props *processProps, release func(), err error) {
 	if len(req.argv) == 0 {
 		req.argv = []string{req.exe}
 	}
@@ -407,11 +418,11 @@ var afterLaunchResume atomic.Pointer[func()]
 
 // launchedContext is the start reply's process properties; a program that
 // already ran to its end is still described (from what started it).
-func (a *Agent) launchedContext(id, exe string, lp *launchedProcess) (map[string]any, error) {
+func (a *Agent) launchedContext(id, exe string, lp *launchedProcess) (*processProps, error) {
 	p, err := a.processContext(id)
 	if err != nil {
 		pid, _, _ := target.ParseID(target.ID(id))
-		p = map[string]any{"ID": id, "Name": exe, "PID": pid, "CanTerminate": true, "Attached": false}
+		p = &processProps{ID: id, Name: exe, PID: pid, CanTerminate: true}
 	}
 	lp.addStreamIDs(p)
 	return p, nil
@@ -454,7 +465,7 @@ func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.
 }
 
 // startUntraced runs a program without debugging it (Attach false).
-func (a *Agent) startUntraced(service string, req startRequest, env []string) (map[string]any, error) {
+func (a *Agent) startUntraced(service string, req startRequest, env []string) (*processProps, error) {
 	cmd := exec.Command(req.exe, req.argv[1:]...)
 	cmd.Args = req.argv
 	cmd.Env = env
@@ -537,7 +548,7 @@ func (a *Agent) stopAtMain(proc *target.Context) error {
 
 // processContext is a process's Processes properties; the process need not be
 // debugged.
-func (a *Agent) processContext(id string) (map[string]any, error) {
+func (a *Agent) processContext(id string) (*processProps, error) {
 	pid, tid, err := target.ParseID(target.ID(id))
 	if err != nil || tid != 0 {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no process %q", id)
@@ -556,13 +567,7 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
 		name = exe
 	}
-	p := map[string]any{
-		"ID":           id,
-		"Name":         name,
-		"PID":          pid,
-		"CanTerminate": true,
-		"Attached":     ctx != nil,
-	}
+	p := &processProps{ID: id, Name: name, PID: pid, CanTerminate: true, Attached: ctx != nil}
 	a.mu.Lock()
 	lp := a.launched[id]
 	a.mu.Unlock()
@@ -570,13 +575,31 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 	return p, nil
 }
 
+// processProps are a process's Processes properties, in the order the
+// replies have always had them (the keys' order). The stream IDs are those
+// of a process the agent started.
+type processProps struct {
+	Attached     bool   `json:"Attached"`
+	CanTerminate bool   `json:"CanTerminate"`
+	ID           string `json:"ID"`
+	Name         string `json:"Name"`
+	PID          int    `json:"PID"`
+	StdErrID     string `json:"StdErrID,omitempty"`
+	StdInID      string `json:"StdInID,omitempty"`
+	StdOutID     string `json:"StdOutID,omitempty"`
+}
+
 // addStreamIDs adds the stdio stream IDs of a process the agent started.
-func (lp *launchedProcess) addStreamIDs(p map[string]any) {
-	if lp != nil {
-		for k, s := range map[string]*stream{"StdInID": lp.stdin, "StdOutID": lp.stdout, "StdErrID": lp.stderr} {
-			if s != nil {
-				p[k] = s.id
-			}
+func (lp *launchedProcess) addStreamIDs(p *processProps) {
+	if lp == nil {
+		return
+	}
+	for _, s := range []struct {
+		id *string
+		s  *stream
+	}{{&p.StdInID, lp.stdin}, {&p.StdOutID, lp.stdout}, {&p.StdErrID, lp.stderr}} {
+		if s.s != nil {
+			*s.id = s.s.id
 		}
 	}
 }
