@@ -159,7 +159,7 @@ func (a *Agent) onEvent(e target.Event) {
 			a.memoryMap.event(e)
 		}
 	case target.EventExited:
-		a.forgetContext(c)
+		a.own.forget(c)
 		a.data().forget(c)
 		if !c.IsProcess() {
 			a.stacks.forget(c)

@@ -114,7 +114,7 @@ func (p *processes) attach(c *tcf.Call) {
 		var proc *target.Context
 		if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
 			a.adopt(proc)
-			a.requested(c.Channel(), proc) // the attach stop
+			a.own.requested(c.Channel(), proc) // the attach stop
 		}
 	}
 	c.ReplyError(err)
@@ -259,7 +259,7 @@ func (p *processes) start(c *tcf.Call) {
 	a.start(p.name, req, func(props *processProps, err error) {
 		if err == nil && props != nil && req.attach {
 			if proc, lerr := a.lookup(props.ID); lerr == nil {
-				a.hold(c.Channel(), proc)
+				a.own.hold(c.Channel(), proc)
 			}
 		}
 		c.Reply().Error(err).Data(props).Send()

@@ -103,7 +103,7 @@ func (rc *runControl) resume(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
+	a.own.resumed(c.Channel(), ctx, target.ResumeMode(mode))
 	opts := target.ResumeOptions{Count: count}
 	if v, ok := params.Uint64("RangeStart"); ok {
 		opts.RangeStart = v
@@ -127,9 +127,9 @@ func (rc *runControl) suspend(c *tcf.Call) {
 	a := rc.a
 	ctx, err := a.contextArg(c)
 	if err == nil {
-		a.hold(c.Channel(), ctx)
+		a.own.hold(c.Channel(), ctx)
 		if err = ctx.Suspend(); err == nil {
-			a.requested(c.Channel(), ctx)
+			a.own.requested(c.Channel(), ctx)
 		}
 	}
 	c.ReplyError(err)
