@@ -100,14 +100,14 @@ func (a *Agent) Start() {
 	// Breakpoints in a library are planted when it loads, before its code
 	// can run (the loading thread waits at the linker's hook meanwhile).
 	a.session.OnModulesChanged(func(proc *target.Context) {
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})
 	// And in a new program before it starts (its libraries follow from the
 	// linker's hook), and in a followed fork child before it runs.
 	a.target.OnExec(func(proc *target.Context) {
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})
@@ -258,7 +258,7 @@ func (a *Agent) adopt(proc *target.Context) {
 		if err := a.session.TrackModules(proc, false); err != nil {
 			a.log.Debug("not following shared libraries", "process", proc.ID(), "err", err)
 		}
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})

@@ -306,7 +306,7 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 	}
 	var bps []string
 	for _, bp := range r.Breakpoints {
-		if id := a.breakpointClientID(bp); id != "" {
+		if id := a.bps.clientID(bp); id != "" {
 			bps = append(bps, id)
 		}
 	}
@@ -332,17 +332,6 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 		return "Signal " + itoa(int(r.Signal)), params
 	}
 	return r.Kind.TCFName(), params
-}
-
-// breakpointClientID maps a planted breakpoint to the client's breakpoint ID,
-// "" for sonde's own (stepping, library events).
-func (a *Agent) breakpointClientID(bp *target.Breakpoint) string {
-	a.bps.mu.Lock()
-	defer a.bps.mu.Unlock()
-	if cb := a.bps.byPlanted[bp]; cb != nil {
-		return cb.id
-	}
-	return ""
 }
 
 func runningParams(s target.RunState) map[string]any {
