@@ -36,9 +36,8 @@ type Agent struct {
 	session *session.Session
 	log     *slog.Logger
 
-	mu sync.Mutex
 	// launched remembers what Processes.start made, per process ID.
-	launched map[string]*launchedProcess
+	launched launchedTable
 
 	replies replyCache
 	streams streamTable
@@ -60,7 +59,8 @@ type Agent struct {
 	// offered is the set of services registered on the server when Start ran.
 	offered map[string]bool
 	// adopted holds the processes whose breakpoints and library tracking are
-	// set up.
+	// set up (mu held).
+	mu      sync.Mutex
 	adopted map[*target.Context]*sync.Once
 
 	// launches is what launches keep to hide or show entry stops.
@@ -76,7 +76,7 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		session:  sess,
 		log:      srv.Logger(),
 		stacks:   newStackCache(sess, srv.Logger()),
-		launched: map[string]*launchedProcess{},
+		launched: launchedTable{byID: map[string]*launchedProcess{}},
 		adopted:  map[*target.Context]*sync.Once{},
 		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
 		exprData: newDataState(),

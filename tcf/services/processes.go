@@ -23,6 +23,36 @@ type launchedProcess struct {
 	pty                   *os.File
 }
 
+// launchedTable holds what Processes.start made, per process ID, until the
+// process is gone.
+type launchedTable struct {
+	mu   sync.Mutex
+	byID map[string]*launchedProcess
+}
+
+// get returns what was made for process id, or nil.
+func (lt *launchedTable) get(id string) *launchedProcess {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.byID[id]
+}
+
+// put records what was made for process id.
+func (lt *launchedTable) put(id string, lp *launchedProcess) {
+	lt.mu.Lock()
+	lt.byID[id] = lp
+	lt.mu.Unlock()
+}
+
+// take forgets process id and returns what was made for it, or nil.
+func (lt *launchedTable) take(id string) *launchedProcess {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lp := lt.byID[id]
+	delete(lt.byID, id)
+	return lp
+}
+
 // signalInfo is one signal of getSignalList's reply (fields in the order of
 // their names, as a map of them was written).
 type signalInfo struct {
@@ -303,9 +333,7 @@ func (p *processes) setWinSize(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	a.mu.Lock()
-	lp := a.launched[id]
-	a.mu.Unlock()
+	lp := a.launched.get(id)
 	if lp == nil || lp.pty == nil {
 		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
 		return
@@ -458,9 +486,7 @@ func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.
 			go pump(lp.stderr, errOut)
 		}
 	}
-	a.mu.Lock()
-	a.launched[id] = lp
-	a.mu.Unlock()
+	a.launched.put(id, lp)
 	return lp
 }
 
@@ -505,9 +531,7 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (*
 	if lp.stderr = a.streams.create(service, id); lp.stderr != nil {
 		go pump(lp.stderr, stderr)
 	}
-	a.mu.Lock()
-	a.launched[id] = lp
-	a.mu.Unlock()
+	a.launched.put(id, lp)
 	go func() {
 		err := cmd.Wait()
 		code := 0
@@ -519,10 +543,7 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (*
 				code = ee.ExitCode()
 			}
 		}
-		a.mu.Lock()
-		a.streams.expire(a.launched[id])
-		delete(a.launched, id)
-		a.mu.Unlock()
+		a.streams.expire(a.launched.take(id))
 		a.emit("Processes", "exited", id, code)
 		a.emit("ProcessesV1", "exited", id, code)
 	}()
@@ -568,9 +589,7 @@ func (a *Agent) processContext(id string) (*processProps, error) {
 		name = exe
 	}
 	p := &processProps{ID: id, Name: name, PID: pid, CanTerminate: true, Attached: ctx != nil}
-	a.mu.Lock()
-	lp := a.launched[id]
-	a.mu.Unlock()
+	lp := a.launched.get(id)
 	lp.addStreamIDs(p)
 	return p, nil
 }
@@ -666,10 +685,7 @@ func (a *Agent) processGone(proc *target.Context) {
 	delete(a.launches.entryStop, proc.PID())
 	a.launches.mu.Unlock()
 	id := string(proc.ID())
-	a.mu.Lock()
-	a.streams.expire(a.launched[id])
-	delete(a.launched, id)
-	a.mu.Unlock()
+	a.streams.expire(a.launched.take(id))
 }
 
 // isEntryStop reports (once) whether a stop is the shown entry stop of a
