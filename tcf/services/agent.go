@@ -36,16 +36,15 @@ type Agent struct {
 	session *session.Session
 	log     *slog.Logger
 
-	mu sync.Mutex
 	// launched remembers what Processes.start made, per process ID.
-	launched map[string]*launchedProcess
+	launched launchedTable
 
 	replies replyCache
 	streams streamTable
 	bps     breakpointTable
 	fast    fastEvents
 	own     ownership
-	stacks  stackCache
+	stacks  *stackCache
 	// memoryMap and pathMap are the services of those names, or nil:
 	// target events and breakpoints by file use them.
 	memoryMap *memoryMap
@@ -60,7 +59,8 @@ type Agent struct {
 	// offered is the set of services registered on the server when Start ran.
 	offered map[string]bool
 	// adopted holds the processes whose breakpoints and library tracking are
-	// set up.
+	// set up (mu held).
+	mu      sync.Mutex
 	adopted map[*target.Context]*sync.Once
 
 	// launches is what launches keep to hide or show entry stops.
@@ -75,7 +75,8 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		target:   sess.Target(),
 		session:  sess,
 		log:      srv.Logger(),
-		launched: map[string]*launchedProcess{},
+		stacks:   newStackCache(sess, srv.Logger()),
+		launched: launchedTable{byID: map[string]*launchedProcess{}},
 		adopted:  map[*target.Context]*sync.Once{},
 		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
 		exprData: newDataState(),
@@ -99,14 +100,14 @@ func (a *Agent) Start() {
 	// Breakpoints in a library are planted when it loads, before its code
 	// can run (the loading thread waits at the linker's hook meanwhile).
 	a.session.OnModulesChanged(func(proc *target.Context) {
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})
 	// And in a new program before it starts (its libraries follow from the
 	// linker's hook), and in a followed fork child before it runs.
 	a.target.OnExec(func(proc *target.Context) {
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})
@@ -150,7 +151,7 @@ func (a *Agent) onEvent(e target.Event) {
 		a.runControlEvent(e)
 		a.memoryEvent(e)
 	case target.EventStopped, target.EventStarted:
-		a.forgetStack(c)
+		a.stacks.forget(c)
 		a.runControlEvent(e)
 	case target.EventMemoryMapChanged:
 		a.replies.drop(string(c.ID()))
@@ -158,10 +159,10 @@ func (a *Agent) onEvent(e target.Event) {
 			a.memoryMap.event(e)
 		}
 	case target.EventExited:
-		a.forgetContext(c)
+		a.own.forget(c)
 		a.data().forget(c)
 		if !c.IsProcess() {
-			a.forgetStack(c)
+			a.stacks.forget(c)
 		}
 		// The process's exit, then the removal of its main thread and of
 		// itself (other threads were removed as they went): the C agent's
@@ -191,7 +192,7 @@ func (a *Agent) onEvent(e target.Event) {
 func (a *Agent) emitSuspended(e target.Event, entry, takeSpent bool) {
 	// Before the event: writing it wakes the client, which may take this
 	// CPU from the thread writing it for a while.
-	a.prefetchStack(e.Context)
+	a.stacks.prefetch(e.Context)
 	id := string(e.Context.ID())
 	reason, params := a.stateOf(e.Reason)
 	var spent []string
@@ -257,7 +258,7 @@ func (a *Agent) adopt(proc *target.Context) {
 		if err := a.session.TrackModules(proc, false); err != nil {
 			a.log.Debug("not following shared libraries", "process", proc.ID(), "err", err)
 		}
-		if a.bps.byID != nil {
+		if a.bps.offered() {
 			a.plantInProcess(proc)
 		}
 	})

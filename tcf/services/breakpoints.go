@@ -58,6 +58,41 @@ type breakpointTable struct {
 	condition ConditionEvaluator
 }
 
+// offered reports whether the Breakpoints service is offered (its tables
+// are made when it is registered, before the agent starts).
+func (bt *breakpointTable) offered() bool { return bt.byID != nil }
+
+// clientID maps a planted breakpoint to the client's breakpoint ID, "" for
+// sonde's own (stepping, library events).
+func (bt *breakpointTable) clientID(bp *target.Breakpoint) string {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	if cb := bt.byPlanted[bp]; cb != nil {
+		return cb.id
+	}
+	return ""
+}
+
+// mayHaveSpent reports whether a stop may be at a Temporary breakpoint that
+// onEvent must remove (releaseSpent) before the thread runs into it again.
+// It may run on the tracer thread, which must not wait for the table's
+// lock: when the lock is busy, the answer is yes.
+func (bt *breakpointTable) mayHaveSpent(r *target.SuspendReason) bool {
+	if r == nil || len(r.Breakpoints) == 0 {
+		return false
+	}
+	if !bt.mu.TryLock() {
+		return true
+	}
+	defer bt.mu.Unlock()
+	for _, bp := range r.Breakpoints {
+		if cb := bt.byPlanted[bp]; cb != nil && cb.spent {
+			return true
+		}
+	}
+	return false
+}
+
 // SetLocator installs how function and file:line locations are resolved.
 func (a *Agent) SetLocator(l Locator) {
 	a.bps.mu.Lock()

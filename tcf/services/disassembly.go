@@ -45,6 +45,16 @@ const (
 // disassemblySyntaxID is sonde's parameter (and capability) naming the syntax.
 const disassemblySyntaxID = "Syntax"
 
+// disassemblyCaps is one of getCapabilities' answers, in the order the
+// replies have always had them (the keys' order).
+type disassemblyCaps struct {
+	ISA               string `json:"ISA"`
+	OpcodeValue       bool   `json:"OpcodeValue"`
+	PseudoInstruction bool   `json:"PseudoInstruction"`
+	Simplified        bool   `json:"Simplified"`
+	Syntax            string `json:"Syntax"` // disassemblySyntaxID
+}
+
 // DisassemblyOptions select what Disassemble produces.
 type DisassemblyOptions struct {
 	Syntax      disasm.Syntax
@@ -107,9 +117,9 @@ func (ds *disassemblySvc) getCapabilities(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	caps := []map[string]any{
-		{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "Intel"},
-		{"ISA": isaX8664, "OpcodeValue": true, "Simplified": false, "PseudoInstruction": false, disassemblySyntaxID: "GNU"},
+	caps := []disassemblyCaps{
+		{ISA: isaX8664, OpcodeValue: true, Syntax: "Intel"},
+		{ISA: isaX8664, OpcodeValue: true, Syntax: "GNU"},
 	}
 	c.Reply().Error(nil).Data(caps).Send()
 }

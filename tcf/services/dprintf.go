@@ -80,10 +80,10 @@ func (a *Agent) openDPrintf(ch *tcf.Channel) (*stream, error) {
 	d := a.dprintf()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if s := d.streams[ch]; s != nil && a.stream(s.id) == s {
+	if s := d.streams[ch]; s != nil && a.streams.lookup(s.id) == s {
 		return s, nil
 	}
-	s := a.newStream("DPrintf", "")
+	s := a.streams.create("DPrintf", "")
 	if s == nil {
 		return nil, tcf.Errorf(tcf.CodeUnsupported, "DPrintf needs the Streams service")
 	}
@@ -111,13 +111,7 @@ func (a *Agent) closeDPrintf(ch *tcf.Channel) {
 		return
 	}
 	s.finish()
-	st := &a.streams
-	st.mu.Lock()
-	_, ok := st.streams[s.id]
-	if ok && s.eosRead() {
-		delete(st.streams, s.id)
-	}
-	st.mu.Unlock()
+	a.streams.dropFinished(s)
 }
 
 // eosRead reports whether nothing is left to read from a finished stream.
@@ -144,7 +138,7 @@ func (a *Agent) channelDPrintf(ch *tcf.Channel) *stream {
 	d.mu.Lock()
 	s := d.streams[ch]
 	d.mu.Unlock()
-	if s == nil || a.stream(s.id) != s {
+	if s == nil || a.streams.lookup(s.id) != s {
 		return nil // closed, or the client disconnected it
 	}
 	return s

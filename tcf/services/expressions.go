@@ -439,7 +439,7 @@ func (a *Agent) assignExpression(id string, data []byte) error {
 	if err := expr.Assign(n, env, data); err != nil {
 		return err
 	}
-	a.forgetStack(ee.thread) // registers may have changed: unwind again
+	a.stacks.forget(ee.thread) // registers may have changed: unwind again
 	return nil
 }
 
@@ -468,7 +468,7 @@ func (a *Agent) expressionChildren(id string) ([]string, error) {
 // DPrintf stream (a dynamic-printf breakpoint's condition is
 // `$printf(...)` or `(cond) && $printf(...)`, false either way).
 func (a *Agent) evalCondition(thread *target.Context, text string) (bool, error) {
-	a.forgetStack(thread)
+	a.stacks.forget(thread)
 	ee, err := a.scopeEnv(frameID(0, thread))
 	if err != nil {
 		return false, err

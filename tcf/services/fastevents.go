@@ -42,29 +42,11 @@ func (a *Agent) onEventNow(e target.Event) bool {
 	// A stop at a Temporary breakpoint is not sent from here: onEvent
 	// removes the breakpoint (and its probe) first, which this thread — the
 	// tracer's — cannot wait for.
-	if len(f.left) == 0 && !a.mayHaveSpent(e.Reason) && a.sendNow(e) {
+	if len(f.left) == 0 && !a.bps.mayHaveSpent(e.Reason) && a.sendNow(e) {
 		f.sent[e.Seq] = true
 		return true
 	}
 	f.left[e.Seq] = true
-	return false
-}
-
-// mayHaveSpent reports whether a stop may be at a Temporary breakpoint that
-// onEvent must remove (releaseSpent) before the thread runs into it again.
-func (a *Agent) mayHaveSpent(r *target.SuspendReason) bool {
-	if r == nil || len(r.Breakpoints) == 0 {
-		return false
-	}
-	if !a.bps.mu.TryLock() {
-		return true
-	}
-	defer a.bps.mu.Unlock()
-	for _, bp := range r.Breakpoints {
-		if cb := a.bps.byPlanted[bp]; cb != nil && cb.spent {
-			return true
-		}
-	}
 	return false
 }
 
@@ -99,7 +81,7 @@ func (a *Agent) sendNow(e target.Event) bool {
 	if !a.entrySettled(c) {
 		return false
 	}
-	a.forgetStack(c)
+	a.stacks.forget(c)
 	if e.Kind == target.EventStarted {
 		// Behind: the resume's reply or the next stop follows soon and
 		// carries it, so the client wakes once, not once more while the

@@ -27,18 +27,35 @@ const (
 // agent allocate without bound.
 const maxMemoryTransfer = 64 << 20
 
+// memoryProps are a memory context's Memory properties, in the order the
+// replies have always had them (the keys' order).
+type memoryProps struct {
+	AccessTypes []string `json:"AccessTypes"`
+	AddressSize int      `json:"AddressSize"`
+	BigEndian   bool     `json:"BigEndian"`
+	EndBound    uint64   `json:"EndBound"`
+	ID          string   `json:"ID"`
+	Name        string   `json:"Name"`
+	ProcessID   string   `json:"ProcessID"`
+	StartBound  uint64   `json:"StartBound"`
+}
+
 // memoryContext is a process's Memory properties.
-func memoryContext(c *target.Context) map[string]any {
-	return map[string]any{
-		"ID":          string(c.ID()),
-		"ProcessID":   string(c.ID()),
-		"Name":        c.Name(),
-		"BigEndian":   false,
-		"AddressSize": 8,
-		"StartBound":  uint64(0),
-		"EndBound":    ^uint64(0),
-		"AccessTypes": []string{string(target.AccessInstruction), string(target.AccessData), string(target.AccessUser), "rd-stop", "wr-stop"},
+func memoryContext(c *target.Context) memoryProps {
+	return memoryProps{
+		ID:          string(c.ID()),
+		ProcessID:   string(c.ID()),
+		Name:        c.Name(),
+		AddressSize: 8,
+		EndBound:    ^uint64(0),
+		AccessTypes: []string{string(target.AccessInstruction), string(target.AccessData), string(target.AccessUser), "rd-stop", "wr-stop"},
 	}
+}
+
+// memoryChange is one range of a memoryChanged event.
+type memoryChange struct {
+	Addr uint64 `json:"addr"`
+	Size uint64 `json:"size"`
 }
 
 // memoryRange is one entry of a Memory reply's error ranges.
@@ -200,7 +217,7 @@ func (a *Agent) write(c *tcf.Call, id string, addr uint64, data []byte, mode int
 	}
 	c.Reply().Error(err).Data(nullIfEmpty(ranges)).Send()
 	if len(data) > 0 {
-		a.emit("Memory", "memoryChanged", string(ctx.Process().ID()), []map[string]any{{"addr": addr, "size": uint64(len(data))}})
+		a.emit("Memory", "memoryChanged", string(ctx.Process().ID()), []memoryChange{{Addr: addr, Size: uint64(len(data))}})
 	}
 }
 

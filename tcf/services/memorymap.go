@@ -37,7 +37,7 @@ func (mm *memoryMap) get(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	out := []map[string]any{}
+	out := []any{}
 	for _, r := range regions {
 		if !strings.HasPrefix(r.FileName, "/") {
 			continue
@@ -45,7 +45,9 @@ func (mm *memoryMap) get(c *tcf.Call) {
 		out = append(out, memoryRegion(r))
 	}
 	mm.mu.Lock()
-	out = append(out, mm.client[string(ctx.Process().ID())]...)
+	for _, r := range mm.client[string(ctx.Process().ID())] {
+		out = append(out, r) // as the client set them
+	}
 	mm.mu.Unlock()
 	c.Reply().Error(nil).Data(out).Send()
 }
@@ -73,7 +75,7 @@ func (mm *memoryMap) set(c *tcf.Call) {
 }
 
 // memoryRegion is one mapping as TCF MemoryMap properties.
-func memoryRegion(r target.MemoryRegion) map[string]any {
+func memoryRegion(r target.MemoryRegion) regionProps {
 	flags := 0
 	if r.Perm&target.PermRead != 0 {
 		flags |= 1
@@ -84,20 +86,20 @@ func memoryRegion(r target.MemoryRegion) map[string]any {
 	if r.Perm&target.PermExec != 0 {
 		flags |= 4
 	}
-	m := map[string]any{
-		"Addr":     r.Addr,
-		"Size":     r.Size,
-		"Offs":     r.Offset,
-		"Flags":    flags,
-		"FileName": r.FileName,
-	}
-	if r.BSS {
-		m["BSS"] = true
-	}
-	if r.SectionName != "" {
-		m["SectionName"] = r.SectionName
-	}
-	return m
+	return regionProps{Addr: r.Addr, Size: r.Size, Offs: r.Offset, Flags: flags,
+		FileName: r.FileName, BSS: r.BSS, SectionName: r.SectionName}
+}
+
+// regionProps are one mapping's MemoryMap properties, in the order the
+// replies have always had them (the keys' order).
+type regionProps struct {
+	Addr        uint64 `json:"Addr"`
+	BSS         bool   `json:"BSS,omitempty"`
+	FileName    string `json:"FileName"`
+	Flags       int    `json:"Flags"`
+	Offs        uint64 `json:"Offs"`
+	SectionName string `json:"SectionName,omitempty"`
+	Size        uint64 `json:"Size"`
 }
 
 // event sends MemoryMap's changed event when a process's mappings changed

@@ -49,6 +49,9 @@ import (
 // threads (see the README).
 
 // ownership is what each channel owns of the target.
+//
+// The ownership table keeps those books; the agent acts on what it says
+// when a channel closes (channelGone).
 type ownership struct {
 	mu sync.Mutex
 	// open counts the channels open now.
@@ -85,32 +88,41 @@ func (a *Agent) SetKeepAttached(keep bool) {
 // other hook of the channel.
 func (a *Agent) trackChannels() {
 	a.srv.OnChannelOpen(func(ch *tcf.Channel) {
-		a.own.mu.Lock()
-		a.own.open++
-		a.own.mu.Unlock()
+		a.own.opened()
 		ch.OnClose(func() { a.channelGone(ch) })
 	})
 	// A followed fork child is held by whoever holds its parent.
 	a.target.OnFork(func(child *target.Context) {
 		if cr := child.Creator(); cr != nil {
-			o := &a.own
-			o.mu.Lock()
-			for ch := range o.holders[cr.Process()] {
-				o.holdLocked(ch, child)
-			}
-			o.mu.Unlock()
+			a.own.inherit(cr.Process(), child)
 		}
 	})
 }
 
+// opened counts a channel that opened.
+func (o *ownership) opened() {
+	o.mu.Lock()
+	o.open++
+	o.mu.Unlock()
+}
+
+// inherit makes child held by whoever holds proc.
+func (o *ownership) inherit(proc, child *target.Context) {
+	o.mu.Lock()
+	for ch := range o.holders[proc] {
+		o.holdLocked(ch, child)
+	}
+	o.mu.Unlock()
+}
+
 // hold records that ch holds ctx's process.
-func (a *Agent) hold(ch *tcf.Channel, ctx *target.Context) {
+func (o *ownership) hold(ch *tcf.Channel, ctx *target.Context) {
 	if ch == nil || ctx == nil {
 		return
 	}
-	a.own.mu.Lock()
-	a.own.holdLocked(ch, ctx.Process())
-	a.own.mu.Unlock()
+	o.mu.Lock()
+	o.holdLocked(ch, ctx.Process())
+	o.mu.Unlock()
 }
 
 func (o *ownership) holdLocked(ch *tcf.Channel, proc *target.Context) {
@@ -127,7 +139,7 @@ func (o *ownership) holdLocked(ch *tcf.Channel, proc *target.Context) {
 // it is a thread, its threads' if it is a process. Only stops a request
 // causes (target.ReasonUser) are recorded: a thread a suspend found at a
 // breakpoint stays the breakpoint's.
-func (a *Agent) requested(ch *tcf.Channel, ctx *target.Context) {
+func (o *ownership) requested(ch *tcf.Channel, ctx *target.Context) {
 	if ch == nil || ctx == nil {
 		return
 	}
@@ -135,7 +147,6 @@ func (a *Agent) requested(ch *tcf.Channel, ctx *target.Context) {
 	if ctx.IsProcess() {
 		threads = ctx.Children()
 	}
-	o := &a.own
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.holdLocked(ch, ctx.Process())
@@ -158,11 +169,10 @@ func (a *Agent) requested(ch *tcf.Channel, ctx *target.Context) {
 
 // resumed records a channel's resume of ctx: a step's end is its stop; any
 // other resume ends an earlier channel's claim on a step's end.
-func (a *Agent) resumed(ch *tcf.Channel, ctx *target.Context, mode target.ResumeMode) {
+func (o *ownership) resumed(ch *tcf.Channel, ctx *target.Context, mode target.ResumeMode) {
 	if ch == nil || ctx == nil {
 		return
 	}
-	o := &a.own
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.holdLocked(ch, ctx.Process())
@@ -182,9 +192,8 @@ func (a *Agent) resumed(ch *tcf.Channel, ctx *target.Context, mode target.Resume
 	o.steps[ctx] = ch
 }
 
-// forgetContext drops what is recorded about a context that exited.
-func (a *Agent) forgetContext(c *target.Context) {
-	o := &a.own
+// forget drops what is recorded about a context that exited.
+func (o *ownership) forget(c *target.Context) {
 	o.mu.Lock()
 	delete(o.holders, c)
 	delete(o.stops, c)
@@ -197,12 +206,38 @@ func (a *Agent) forgetContext(c *target.Context) {
 func (a *Agent) channelGone(ch *tcf.Channel) {
 	// Breakpoints first: a process detached below has nothing to unplant.
 	a.dropChannel(ch)
-	o := &a.own
+	detach, resume := a.own.release(ch, a.target.Processes)
+	gone := map[*target.Context]bool{}
+	for _, proc := range detach {
+		if proc.Exited() {
+			continue
+		}
+		gone[proc] = true
+		a.log.Info("detaching: no client holds it any more", "process", proc.ID())
+		if err := proc.Detach(); err != nil && !proc.Exited() {
+			a.log.Warn("detaching a process its clients left", "process", proc.ID(), "err", err)
+		}
+	}
+	for _, th := range resume {
+		if gone[th.Process()] || th.Exited() {
+			continue
+		}
+		if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil && !th.Exited() {
+			a.log.Warn("resuming a thread its closed channel suspended", "thread", th.ID(), "err", err)
+		}
+	}
+}
+
+// release takes ch's holds and requests off the books (a channel closed):
+// it returns the processes nobody holds any more, to detach (with the last
+// channel, every process of all, unless processes are kept attached), and
+// the threads stopped only for ch, to resume.
+func (o *ownership) release(ch *tcf.Channel, all func() []*target.Context) (detach, resume []*target.Context) {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.open--
 	last := o.open <= 0
 	keep := o.keepAttached
-	var detach []*target.Context
 	for proc, hs := range o.holders {
 		if !hs[ch] {
 			continue
@@ -215,7 +250,6 @@ func (a *Agent) channelGone(ch *tcf.Channel) {
 			}
 		}
 	}
-	var resume []*target.Context
 	for th, rs := range o.stops {
 		if !rs.by[ch] {
 			continue
@@ -239,28 +273,8 @@ func (a *Agent) channelGone(ch *tcf.Channel) {
 		}
 	}
 	if last && !keep {
-		detach = a.target.Processes()
+		detach = all()
 		o.holders, o.stops, o.steps = nil, nil, nil
 	}
-	o.mu.Unlock()
-
-	gone := map[*target.Context]bool{}
-	for _, proc := range detach {
-		if proc.Exited() {
-			continue
-		}
-		gone[proc] = true
-		a.log.Info("detaching: no client holds it any more", "process", proc.ID())
-		if err := proc.Detach(); err != nil && !proc.Exited() {
-			a.log.Warn("detaching a process its clients left", "process", proc.ID(), "err", err)
-		}
-	}
-	for _, th := range resume {
-		if gone[th.Process()] || th.Exited() {
-			continue
-		}
-		if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil && !th.Exited() {
-			a.log.Warn("resuming a thread its closed channel suspended", "thread", th.ID(), "err", err)
-		}
-	}
+	return detach, resume
 }

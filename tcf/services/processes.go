@@ -23,6 +23,36 @@ type launchedProcess struct {
 	pty                   *os.File
 }
 
+// launchedTable holds what Processes.start made, per process ID, until the
+// process is gone.
+type launchedTable struct {
+	mu   sync.Mutex
+	byID map[string]*launchedProcess
+}
+
+// get returns what was made for process id, or nil.
+func (lt *launchedTable) get(id string) *launchedProcess {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.byID[id]
+}
+
+// put records what was made for process id.
+func (lt *launchedTable) put(id string, lp *launchedProcess) {
+	lt.mu.Lock()
+	lt.byID[id] = lp
+	lt.mu.Unlock()
+}
+
+// take forgets process id and returns what was made for it, or nil.
+func (lt *launchedTable) take(id string) *launchedProcess {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	lp := lt.byID[id]
+	delete(lt.byID, id)
+	return lp
+}
+
 // signalInfo is one signal of getSignalList's reply (fields in the order of
 // their names, as a map of them was written).
 type signalInfo struct {
@@ -114,7 +144,7 @@ func (p *processes) attach(c *tcf.Call) {
 		var proc *target.Context
 		if proc, err = a.target.Attach(pid, target.AttachOptions{Stop: true}); err == nil {
 			a.adopt(proc)
-			a.requested(c.Channel(), proc) // the attach stop
+			a.own.requested(c.Channel(), proc) // the attach stop
 		}
 	}
 	c.ReplyError(err)
@@ -256,10 +286,10 @@ func (p *processes) start(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	a.start(p.name, req, func(props map[string]any, err error) {
-		if id, _ := props["ID"].(string); err == nil && req.attach {
-			if proc, lerr := a.lookup(id); lerr == nil {
-				a.hold(c.Channel(), proc)
+	a.start(p.name, req, func(props *processProps, err error) {
+		if err == nil && props != nil && req.attach {
+			if proc, lerr := a.lookup(props.ID); lerr == nil {
+				a.own.hold(c.Channel(), proc)
 			}
 		}
 		c.Reply().Error(err).Data(props).Send()
@@ -276,10 +306,21 @@ func (p *processes) getCapabilities(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	c.Reply().Error(nil).Data(map[string]any{
-		"CanTerminate": true, "CanTerminateAttached": true, "StopAtEntry": true, "StopAtMain": true,
-		"Attach": true, "AttachChildren": true, "UseTerminal": true, "SigDontStop": true, "SigDontPass": true,
-	}).Send()
+	c.Reply().Error(nil).Data(processesCaps{true, true, true, true, true, true, true, true, true}).Send()
+}
+
+// processesCaps is ProcessesV1's getCapabilities answer, in the order the
+// replies have always had them (the keys' order).
+type processesCaps struct {
+	Attach               bool `json:"Attach"`
+	AttachChildren       bool `json:"AttachChildren"`
+	CanTerminate         bool `json:"CanTerminate"`
+	CanTerminateAttached bool `json:"CanTerminateAttached"`
+	SigDontPass          bool `json:"SigDontPass"`
+	SigDontStop          bool `json:"SigDontStop"`
+	StopAtEntry          bool `json:"StopAtEntry"`
+	StopAtMain           bool `json:"StopAtMain"`
+	UseTerminal          bool `json:"UseTerminal"`
 }
 
 // setWinSize is ProcessesV1's: resizes the terminal of a launched process.
@@ -292,9 +333,7 @@ func (p *processes) setWinSize(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	a.mu.Lock()
-	lp := a.launched[id]
-	a.mu.Unlock()
+	lp := a.launched.get(id)
 	if lp == nil || lp.pty == nil {
 		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "%s has no terminal", id))
 		return
@@ -319,7 +358,7 @@ type startRequest struct {
 // stopped at main, as with the C agent, whose single thread replies before
 // it looks at the process again. (The Eclipse TCF Python client's own
 // benchmark waits for the reply before it listens for that stop.)
-func (a *Agent) start(service string, req startRequest, reply func(map[string]any, error)) {
+func (a *Agent) start(service string, req startRequest, reply func(*processProps, error)) {
 	props, release, err := a.launch(service, req)
 	reply(props, err)
 	release()
@@ -327,7 +366,7 @@ func (a *Agent) start(service string, req startRequest, reply func(map[string]an
 
 // launch is start's work. release lets events about the new process go to
 // clients; start calls it once the reply is queued.
-func (a *Agent) launch(service string, req startRequest) (props map[string]any, release func(), err error) {
+func (a *Agent) launch(service string, req startRequest) (props *processProps, release func(), err error) {
 	if len(req.argv) == 0 {
 		req.argv = []string{req.exe}
 	}
@@ -407,11 +446,11 @@ var afterLaunchResume atomic.Pointer[func()]
 
 // launchedContext is the start reply's process properties; a program that
 // already ran to its end is still described (from what started it).
-func (a *Agent) launchedContext(id, exe string, lp *launchedProcess) (map[string]any, error) {
+func (a *Agent) launchedContext(id, exe string, lp *launchedProcess) (*processProps, error) {
 	p, err := a.processContext(id)
 	if err != nil {
 		pid, _, _ := target.ParseID(target.ID(id))
-		p = map[string]any{"ID": id, "Name": exe, "PID": pid, "CanTerminate": true, "Attached": false}
+		p = &processProps{ID: id, Name: exe, PID: pid, CanTerminate: true}
 	}
 	lp.addStreamIDs(p)
 	return p, nil
@@ -433,28 +472,26 @@ func (a *Agent) attachStreams(service string, proc *target.Context, pio *target.
 		out, in = pio.Pty, pio.Pty
 	}
 	if in != nil {
-		if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+		if lp.stdin = a.streams.create(service, id); lp.stdin != nil {
 			lp.stdin.w = in
 		}
 	}
 	if out != nil {
-		if lp.stdout = a.newStream(service, id); lp.stdout != nil {
-			go a.pump(lp.stdout, out)
+		if lp.stdout = a.streams.create(service, id); lp.stdout != nil {
+			go pump(lp.stdout, out)
 		}
 	}
 	if errOut != nil {
-		if lp.stderr = a.newStream(service, id); lp.stderr != nil {
-			go a.pump(lp.stderr, errOut)
+		if lp.stderr = a.streams.create(service, id); lp.stderr != nil {
+			go pump(lp.stderr, errOut)
 		}
 	}
-	a.mu.Lock()
-	a.launched[id] = lp
-	a.mu.Unlock()
+	a.launched.put(id, lp)
 	return lp
 }
 
 // startUntraced runs a program without debugging it (Attach false).
-func (a *Agent) startUntraced(service string, req startRequest, env []string) (map[string]any, error) {
+func (a *Agent) startUntraced(service string, req startRequest, env []string) (*processProps, error) {
 	cmd := exec.Command(req.exe, req.argv[1:]...)
 	cmd.Args = req.argv
 	cmd.Env = env
@@ -485,18 +522,16 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 	}
 	id := string(target.ProcessID(cmd.Process.Pid))
 	lp := &launchedProcess{}
-	if lp.stdin = a.newStream(service, id); lp.stdin != nil {
+	if lp.stdin = a.streams.create(service, id); lp.stdin != nil {
 		lp.stdin.w = stdin
 	}
-	if lp.stdout = a.newStream(service, id); lp.stdout != nil {
-		go a.pump(lp.stdout, stdout)
+	if lp.stdout = a.streams.create(service, id); lp.stdout != nil {
+		go pump(lp.stdout, stdout)
 	}
-	if lp.stderr = a.newStream(service, id); lp.stderr != nil {
-		go a.pump(lp.stderr, stderr)
+	if lp.stderr = a.streams.create(service, id); lp.stderr != nil {
+		go pump(lp.stderr, stderr)
 	}
-	a.mu.Lock()
-	a.launched[id] = lp
-	a.mu.Unlock()
+	a.launched.put(id, lp)
 	go func() {
 		err := cmd.Wait()
 		code := 0
@@ -508,10 +543,7 @@ func (a *Agent) startUntraced(service string, req startRequest, env []string) (m
 				code = ee.ExitCode()
 			}
 		}
-		a.mu.Lock()
-		a.expireStreams(a.launched[id])
-		delete(a.launched, id)
-		a.mu.Unlock()
+		a.streams.expire(a.launched.take(id))
 		a.emit("Processes", "exited", id, code)
 		a.emit("ProcessesV1", "exited", id, code)
 	}()
@@ -537,7 +569,7 @@ func (a *Agent) stopAtMain(proc *target.Context) error {
 
 // processContext is a process's Processes properties; the process need not be
 // debugged.
-func (a *Agent) processContext(id string) (map[string]any, error) {
+func (a *Agent) processContext(id string) (*processProps, error) {
 	pid, tid, err := target.ParseID(target.ID(id))
 	if err != nil || tid != 0 {
 		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no process %q", id)
@@ -556,27 +588,37 @@ func (a *Agent) processContext(id string) (map[string]any, error) {
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
 		name = exe
 	}
-	p := map[string]any{
-		"ID":           id,
-		"Name":         name,
-		"PID":          pid,
-		"CanTerminate": true,
-		"Attached":     ctx != nil,
-	}
-	a.mu.Lock()
-	lp := a.launched[id]
-	a.mu.Unlock()
+	p := &processProps{ID: id, Name: name, PID: pid, CanTerminate: true, Attached: ctx != nil}
+	lp := a.launched.get(id)
 	lp.addStreamIDs(p)
 	return p, nil
 }
 
+// processProps are a process's Processes properties, in the order the
+// replies have always had them (the keys' order). The stream IDs are those
+// of a process the agent started.
+type processProps struct {
+	Attached     bool   `json:"Attached"`
+	CanTerminate bool   `json:"CanTerminate"`
+	ID           string `json:"ID"`
+	Name         string `json:"Name"`
+	PID          int    `json:"PID"`
+	StdErrID     string `json:"StdErrID,omitempty"`
+	StdInID      string `json:"StdInID,omitempty"`
+	StdOutID     string `json:"StdOutID,omitempty"`
+}
+
 // addStreamIDs adds the stdio stream IDs of a process the agent started.
-func (lp *launchedProcess) addStreamIDs(p map[string]any) {
-	if lp != nil {
-		for k, s := range map[string]*stream{"StdInID": lp.stdin, "StdOutID": lp.stdout, "StdErrID": lp.stderr} {
-			if s != nil {
-				p[k] = s.id
-			}
+func (lp *launchedProcess) addStreamIDs(p *processProps) {
+	if lp == nil {
+		return
+	}
+	for _, s := range []struct {
+		id *string
+		s  *stream
+	}{{&p.StdInID, lp.stdin}, {&p.StdOutID, lp.stdout}, {&p.StdErrID, lp.stderr}} {
+		if s.s != nil {
+			*s.id = s.s.id
 		}
 	}
 }
@@ -643,10 +685,7 @@ func (a *Agent) processGone(proc *target.Context) {
 	delete(a.launches.entryStop, proc.PID())
 	a.launches.mu.Unlock()
 	id := string(proc.ID())
-	a.mu.Lock()
-	a.expireStreams(a.launched[id])
-	delete(a.launched, id)
-	a.mu.Unlock()
+	a.streams.expire(a.launched.take(id))
 }
 
 // isEntryStop reports (once) whether a stop is the shown entry stop of a

@@ -103,7 +103,7 @@ func (rc *runControl) resume(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	a.resumed(c.Channel(), ctx, target.ResumeMode(mode))
+	a.own.resumed(c.Channel(), ctx, target.ResumeMode(mode))
 	opts := target.ResumeOptions{Count: count}
 	if v, ok := params.Uint64("RangeStart"); ok {
 		opts.RangeStart = v
@@ -127,9 +127,9 @@ func (rc *runControl) suspend(c *tcf.Call) {
 	a := rc.a
 	ctx, err := a.contextArg(c)
 	if err == nil {
-		a.hold(c.Channel(), ctx)
+		a.own.hold(c.Channel(), ctx)
 		if err = ctx.Suspend(); err == nil {
-			a.requested(c.Channel(), ctx)
+			a.own.requested(c.Channel(), ctx)
 		}
 	}
 	c.ReplyError(err)
@@ -166,10 +166,18 @@ func (rc *runControl) getISA(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	c.Reply().Error(nil).Data(map[string]any{
-		"Addr": addr, "Size": uint64(0), "Alignment": 1, "MaxInstrSize": 15,
-		"DefISA": "X86_64", "ISA": "X86_64",
-	}).Send()
+	c.Reply().Error(nil).Data(isaProps{Addr: addr, Alignment: 1, MaxInstrSize: 15, DefISA: isaX8664, ISA: isaX8664}).Send()
+}
+
+// isaProps is getISA's answer, in the order the replies have always had
+// them (the keys' order).
+type isaProps struct {
+	Addr         uint64 `json:"Addr"`
+	Alignment    int    `json:"Alignment"`
+	DefISA       string `json:"DefISA"`
+	ISA          string `json:"ISA"`
+	MaxInstrSize int    `json:"MaxInstrSize"`
+	Size         uint64 `json:"Size"`
 }
 
 // contextArg decodes a single context-ID argument and looks it up.
@@ -219,29 +227,28 @@ func (a *Agent) children(id string) ([]string, error) {
 
 // runControlContext is a context's RunControl properties, as the C agent
 // reports them on Linux.
-func (a *Agent) runControlContext(c *target.Context) map[string]any {
+func (a *Agent) runControlContext(c *target.Context) *runControlProps {
 	id := string(c.ID())
 	proc := string(c.Process().ID())
-	p := map[string]any{
-		"ID":           id,
-		"ProcessID":    proc,
-		"BPGroup":      proc,
-		"SymbolsGroup": proc,
-		"CanSuspend":   true,
-		"CanTerminate": true,
-		"WordSize":     8,
-		"CPUGroup":     "CPU",
+	p := &runControlProps{
+		ID:           id,
+		ProcessID:    proc,
+		BPGroup:      proc,
+		SymbolsGroup: proc,
+		CanSuspend:   true,
+		CanTerminate: true,
+		WordSize:     8,
+		CPUGroup:     "CPU",
 	}
 	if cr := c.Creator(); cr != nil {
-		p["CreatorID"] = string(cr.ID())
+		p.CreatorID = string(cr.ID())
 	}
 	if c.IsProcess() {
-		p["Name"] = c.Name()
-		p["IsContainer"] = true
-		p["HasState"] = false
-		p["CanResume"] = uint64(target.ResumeModes(0).With(target.ResumeContinue))
-		p["CanDetach"] = true
-		p["RCGroup"] = proc
+		p.Name = c.Name()
+		p.IsContainer = true
+		p.CanResume = uint64(target.ResumeModes(0).With(target.ResumeContinue))
+		p.CanDetach = true
+		p.RCGroup = proc
 		return p
 	}
 	name := c.Name()
@@ -249,16 +256,41 @@ func (a *Agent) runControlContext(c *target.Context) map[string]any {
 		name = itoa(c.TID())
 	}
 	modes := uint64(c.CanResume())
-	p["ParentID"] = proc
-	p["Name"] = name
-	p["IsContainer"] = false
-	p["HasState"] = true
-	p["CanResume"] = modes
-	p["CanCount"] = modes &^ (1 << uint(target.ResumeContinue))
-	p["RegAccessTypes"] = []string{"rd-stop", "wr-stop"}
-	p["RCGroup"] = id
-	p["AdditionalInfo"] = "tid " + itoa(c.TID())
+	count := modes &^ (1 << uint(target.ResumeContinue))
+	p.ParentID = proc
+	p.Name = name
+	p.HasState = true
+	p.CanResume = modes
+	p.CanCount = &count
+	p.RegAccessTypes = []string{"rd-stop", "wr-stop"}
+	p.RCGroup = id
+	p.AdditionalInfo = "tid " + itoa(c.TID())
 	return p
+}
+
+// runControlProps are a context's RunControl properties, in the order the
+// replies have always had them (the keys' order). The fields with
+// omitempty are a thread's or a process's only.
+type runControlProps struct {
+	AdditionalInfo string   `json:"AdditionalInfo,omitempty"`
+	BPGroup        string   `json:"BPGroup"`
+	CPUGroup       string   `json:"CPUGroup"`
+	CanCount       *uint64  `json:"CanCount,omitempty"`
+	CanDetach      bool     `json:"CanDetach,omitempty"`
+	CanResume      uint64   `json:"CanResume"`
+	CanSuspend     bool     `json:"CanSuspend"`
+	CanTerminate   bool     `json:"CanTerminate"`
+	CreatorID      string   `json:"CreatorID,omitempty"`
+	HasState       bool     `json:"HasState"`
+	ID             string   `json:"ID"`
+	IsContainer    bool     `json:"IsContainer"`
+	Name           string   `json:"Name"`
+	ParentID       string   `json:"ParentID,omitempty"`
+	ProcessID      string   `json:"ProcessID"`
+	RCGroup        string   `json:"RCGroup"`
+	RegAccessTypes []string `json:"RegAccessTypes,omitempty"`
+	SymbolsGroup   string   `json:"SymbolsGroup"`
+	WordSize       int      `json:"WordSize"`
 }
 
 // stateOf gives the TCF reason string and state parameters of a stop.
@@ -274,7 +306,7 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 	}
 	var bps []string
 	for _, bp := range r.Breakpoints {
-		if id := a.breakpointClientID(bp); id != "" {
+		if id := a.bps.clientID(bp); id != "" {
 			bps = append(bps, id)
 		}
 	}
@@ -300,17 +332,6 @@ func (a *Agent) stateOf(r *target.SuspendReason) (string, map[string]any) {
 		return "Signal " + itoa(int(r.Signal)), params
 	}
 	return r.Kind.TCFName(), params
-}
-
-// breakpointClientID maps a planted breakpoint to the client's breakpoint ID,
-// "" for sonde's own (stepping, library events).
-func (a *Agent) breakpointClientID(bp *target.Breakpoint) string {
-	a.bps.mu.Lock()
-	defer a.bps.mu.Unlock()
-	if cb := a.bps.byPlanted[bp]; cb != nil {
-		return cb.id
-	}
-	return ""
 }
 
 func runningParams(s target.RunState) map[string]any {

@@ -1,102 +1,28 @@
 package services
 
 import (
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
-	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/unwind"
 )
 
 // Stack frames have IDs "FP<n>.<thread ID>", n = 0 for the innermost frame;
-// they are valid while the thread stays stopped. A thread's stack is unwound
-// once per stop and cached until it runs again, together with the encoded
-// answers the StackTrace commands give about it: a client shows a stack by
-// asking for every frame at every stop, so each stop computes them once.
+// they are valid while the thread stays stopped. The stacks and the encoded
+// answers about them are the stack cache's (stackcache.go).
 
-type stackCache struct {
-	mu    sync.Mutex
-	stops map[*target.Context]*threadStop
-	// walks are the unwinds in progress; a request for a stack being
-	// walked waits for that walk instead of starting another.
-	walks map[*target.Context]*stackWalk
-	// gen counts each thread's runs (forgetStack): a walk is kept only if
-	// the thread did not run while it was being made.
-	gen map[*target.Context]uint64
-	// asked holds the threads whose stack a client asked for during their
-	// current or last stop: their next stop is walked at once
-	// (prefetchStack).
-	asked map[*target.Context]bool
-	// prefetched counts the walks prefetchStack started.
-	prefetched int
-	// ids holds each thread's frame IDs ("FP<n>.<thread>"), the same at
-	// every stop: made once, not 57 strings per stop of a deep stack.
-	ids map[*target.Context][]string
-	// prev holds each thread's last stop while it runs: the next stop's
-	// frames that are the same keep their encoded answers.
-	prev map[*target.Context]*threadStop
-}
-
-// frameIDs returns thread's first n frame IDs.
-func (sc *stackCache) frameIDs(thread *target.Context, n int) []string {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	sc.initLocked()
-	ids := sc.ids[thread]
-	for i := len(ids); i < n; i++ {
-		ids = append(ids, frameID(i, thread))
-	}
-	sc.ids[thread] = ids
-	return ids[:n:n]
-}
-
-// initLocked makes the maps (mu held): forgetStack can run before the
-// service is registered, or in agents without it.
-func (sc *stackCache) initLocked() {
-	if sc.stops == nil {
-		sc.stops = map[*target.Context]*threadStop{}
-		sc.walks = map[*target.Context]*stackWalk{}
-		sc.gen = map[*target.Context]uint64{}
-		sc.asked = map[*target.Context]bool{}
-		sc.ids = map[*target.Context][]string{}
-		sc.prev = map[*target.Context]*threadStop{}
-	}
-}
-
-// threadStop is what one stop of a thread made the agent compute about its
-// stack. It does not change once built.
-type threadStop struct {
-	trace *unwind.Trace
-	// children is getChildren's list of frame IDs (bottom first), encoded.
-	children []byte
-	// frames[n] is frame n's getContext object, encoded.
-	frames [][]byte
-}
-
-// stackWalk is one unwind in progress; done is closed when st or err is set.
-type stackWalk struct {
-	done chan struct{}
-	st   *threadStop
-	err  error
-}
-
-// stackTraceSvc is the StackTrace service's commands over the agent's stack cache.
+// stackTraceSvc is the StackTrace service's commands over the stack cache.
 type stackTraceSvc struct {
-	a *Agent
+	target *target.Target
+	stacks *stackCache
 }
 
 // RegisterStackTrace adds the StackTrace service.
 func (a *Agent) RegisterStackTrace() {
-	sts := &stackTraceSvc{a: a}
-	a.stacks.mu.Lock()
-	a.stacks.initLocked()
-	a.stacks.mu.Unlock()
+	sts := &stackTraceSvc{target: a.target, stacks: a.stacks}
 	svc := a.srv.Service("StackTrace")
 	svc.Command("getChildren", sts.getChildren)
 	svc.Command("getChildrenRange", sts.getChildrenRange)
@@ -104,14 +30,13 @@ func (a *Agent) RegisterStackTrace() {
 }
 
 func (sts *stackTraceSvc) getChildren(c *tcf.Call) {
-	a := sts.a
 	args := c.Args()
 	id := args.String()
 	if err := args.End(); err != nil {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	_, st, err := a.threadStop(id)
+	_, st, err := threadStopOf(sts.target, sts.stacks, id)
 	if err != nil {
 		c.Reply().Error(err).Null().Send()
 		return
@@ -124,7 +49,6 @@ func (sts *stackTraceSvc) getChildren(c *tcf.Call) {
 }
 
 func (sts *stackTraceSvc) getChildrenRange(c *tcf.Call) {
-	a := sts.a
 	args := c.Args()
 	id := args.String()
 	start, end := args.Int(), args.Int()
@@ -132,7 +56,7 @@ func (sts *stackTraceSvc) getChildrenRange(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	thread, st, err := a.threadStop(id)
+	thread, st, err := threadStopOf(sts.target, sts.stacks, id)
 	if err != nil {
 		c.Reply().Error(err).Null().Send()
 		return
@@ -147,7 +71,6 @@ func (sts *stackTraceSvc) getChildrenRange(c *tcf.Call) {
 }
 
 func (sts *stackTraceSvc) getContext(c *tcf.Call) {
-	a := sts.a
 	args := c.Args()
 	ids := args.Strings()
 	if err := args.End(); err != nil {
@@ -161,7 +84,7 @@ func (sts *stackTraceSvc) getContext(c *tcf.Call) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		enc, err := a.frameContextJSON(id)
+		enc, err := sts.frameContextJSON(id)
 		if err != nil {
 			if firstErr == nil {
 				firstErr = err
@@ -181,145 +104,42 @@ func frameID(n int, thread *target.Context) string {
 
 // ParseFrameID splits a frame ID into the frame index and its thread.
 func (a *Agent) ParseFrameID(id string) (int, *target.Context, error) {
+	return parseFrameID(a.target, id)
+}
+
+// parseFrameID splits a frame ID into the frame index and its thread of t.
+func parseFrameID(t *target.Target, id string) (int, *target.Context, error) {
 	rest, ok := strings.CutPrefix(id, "FP")
 	head, tid, ok2 := strings.Cut(rest, ".")
 	n, err := strconv.Atoi(head)
 	if !ok || !ok2 || err != nil || n < 0 {
 		return 0, nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
 	}
-	thread, err := a.lookup(tid)
+	thread, err := t.Lookup(target.ID(tid))
 	if err != nil {
 		return 0, nil, err
 	}
 	return n, thread, nil
 }
 
-// threadStop returns the cached stop of a stopped thread (nil for a
-// process).
-func (a *Agent) threadStop(id string) (*target.Context, *threadStop, error) {
-	ctx, err := a.lookup(id)
+// threadStopOf returns the cached stop of the stopped thread of t named
+// id (nil for a process).
+func threadStopOf(t *target.Target, stacks *stackCache, id string) (*target.Context, *threadStop, error) {
+	ctx, err := t.Lookup(target.ID(id))
 	if err != nil {
 		return nil, nil, err
 	}
 	if ctx.IsProcess() {
 		return ctx, nil, nil
 	}
-	st, err := a.stop(ctx)
+	st, err := stacks.stop(ctx)
 	return ctx, st, err
 }
 
 // Stack returns the stack of a stopped thread, unwinding it on first use.
 func (a *Agent) Stack(thread *target.Context) (*unwind.Trace, error) {
-	st, err := a.stop(thread)
-	if err != nil {
-		return nil, err
-	}
-	return st.trace, nil
+	return a.stacks.stack(thread)
 }
-
-// stop returns what this stop of a stopped thread computed, unwinding the
-// stack and encoding its frames on first use (or waiting for the walk in
-// progress).
-func (a *Agent) stop(thread *target.Context) (*threadStop, error) {
-	if state, _, _ := thread.State(); state == target.StateRunning {
-		return nil, target.Errorf(target.CodeIsRunning, "stack trace", thread.ID(), nil)
-	}
-	sc := &a.stacks
-	sc.mu.Lock()
-	sc.initLocked()
-	sc.asked[thread] = true
-	if st := sc.stops[thread]; st != nil {
-		sc.mu.Unlock()
-		return st, nil
-	}
-	w := sc.walks[thread]
-	if w == nil {
-		w = a.startWalk(thread)
-		gen := sc.gen[thread]
-		sc.mu.Unlock()
-		a.walk(thread, w, gen)
-	} else {
-		sc.mu.Unlock()
-	}
-	<-w.done
-	return w.st, w.err
-}
-
-// prefetchStack starts walking the stack of a thread that just stopped, if
-// a client asked for its stack at its previous stop: a debugger that shows
-// the stack shows it at every stop, and the walk then runs while the stop's
-// event travels to the client and its first request comes back (for a
-// 57-frame stack, the first request after a stop got its reply in ~165 µs
-// instead of ~40 when the stack is ready). A client that only resumes
-// (a breakpoint loop driven from outside) costs nothing.
-func (a *Agent) prefetchStack(thread *target.Context) {
-	sc := &a.stacks
-	sc.mu.Lock()
-	sc.initLocked()
-	if !sc.asked[thread] || sc.stops[thread] != nil || sc.walks[thread] != nil {
-		sc.mu.Unlock()
-		return
-	}
-	delete(sc.asked, thread) // until a client asks during this stop
-	sc.prefetched++
-	w := a.startWalk(thread)
-	gen := sc.gen[thread]
-	sc.mu.Unlock()
-	// Not on the caller's goroutine: that may be the tracer thread (a
-	// synchronous listener), and the walk takes locks that goroutines
-	// waiting for the tracer thread may hold.
-	go a.walk(thread, w, gen)
-}
-
-// startWalk registers a walk of thread's stack (a.stacks.mu held).
-func (a *Agent) startWalk(thread *target.Context) *stackWalk {
-	w := &stackWalk{done: make(chan struct{})}
-	a.stacks.walks[thread] = w
-	return w
-}
-
-// walk unwinds thread's stack for w; the result is cached unless the thread
-// ran meanwhile (its generation changed).
-//
-// A walk that panics (a bug meeting a stack it does not expect) fails with
-// an error instead: on a goroutine of its own the panic would end the agent
-// with its breakpoints still planted in the programs, and everyone waiting
-// for this walk would otherwise wait for good.
-func (a *Agent) walk(thread *target.Context, w *stackWalk, gen uint64) {
-	defer func() {
-		if p := recover(); p != nil {
-			a.log.Error("stack walk panicked", "thread", thread.ID(), "panic", p)
-			w.st, w.err = nil, fmt.Errorf("internal error walking the stack of %s: %v", thread.ID(), p)
-		}
-		sc := &a.stacks
-		sc.mu.Lock()
-		sc.initLocked()
-		if sc.walks[thread] == w {
-			delete(sc.walks, thread)
-		}
-		if w.err == nil && sc.gen[thread] == gen && !thread.Exited() {
-			sc.stops[thread] = w.st
-		}
-		sc.mu.Unlock()
-		close(w.done)
-	}()
-	if f := beforeWalk.Load(); f != nil {
-		(*f)()
-	}
-	t, err := a.session.Backtrace(thread, session.StackOptions{})
-	if err != nil {
-		w.err = err
-	} else {
-		sc := &a.stacks
-		sc.mu.Lock()
-		prev := sc.prev[thread]
-		sc.mu.Unlock()
-		w.st = newThreadStop(stackOwner{string(thread.ID()), string(thread.Process().ID())}, &t, a.stacks.frameIDs(thread, len(t.Frames)), prev)
-	}
-}
-
-// beforeWalk, when set (by tests only), runs at the start of every walk.
-var beforeWalk atomic.Pointer[func()]
 
 // newThreadStop encodes the StackTrace answers about one walk, whose
 // frames have the IDs frameIDs. Answers that are the same as at the stop
@@ -366,28 +186,6 @@ func frameList(thread string, frameIDs []string, n int) []byte {
 	return append(ids, ']')
 }
 
-// forgetStack drops a thread's cached stop when it runs, stops or exits; a
-// walk in progress then finishes for those waiting on it but is not kept.
-func (a *Agent) forgetStack(thread *target.Context) {
-	sc := &a.stacks
-	sc.mu.Lock()
-	sc.initLocked()
-	if st := sc.stops[thread]; st != nil {
-		sc.prev[thread] = st
-	}
-	delete(sc.stops, thread)
-	delete(sc.walks, thread)
-	if s, _, _ := thread.State(); s == target.StateExited || s == target.StateExiting {
-		delete(sc.gen, thread)
-		delete(sc.asked, thread)
-		delete(sc.ids, thread)
-		delete(sc.prev, thread)
-	} else {
-		sc.gen[thread]++
-	}
-	sc.mu.Unlock()
-}
-
 // frameProps are a stack frame's StackTrace properties. A struct, not a map:
 // clients fetch every frame of every stack they show, so the encoding is on
 // the hot path.
@@ -431,19 +229,12 @@ type frameCodeArea struct {
 }
 
 // frameContextJSON returns the encoded getContext object of a frame ID.
-func (a *Agent) frameContextJSON(id string) ([]byte, error) {
-	n, thread, err := a.ParseFrameID(id)
+func (sts *stackTraceSvc) frameContextJSON(id string) ([]byte, error) {
+	n, thread, err := parseFrameID(sts.target, id)
 	if err != nil {
 		return nil, err
 	}
-	st, err := a.stop(thread)
-	if err != nil {
-		return nil, err
-	}
-	if n >= len(st.frames) {
-		return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stack frame %q", id)
-	}
-	return st.frames[n], nil
+	return sts.stacks.frameJSON(thread, n, id)
 }
 
 // frameContext gives the properties of frame n of a walk.

@@ -32,24 +32,32 @@ type stream struct {
 	w       io.WriteCloser // stdin streams
 }
 
+// streamTable owns the agent's streams and the channels' subscriptions to
+// them: Processes, Terminals and DPrintf create streams in it (create), the
+// Streams service reads and ends them.
 type streamTable struct {
+	srv *tcf.Server // for the created and disposed events
+
 	mu      sync.Mutex
 	next    int
-	streams map[string]*stream
+	streams map[string]*stream // nil until the Streams service is offered
 	subs    map[*tcf.Channel]map[string]bool
 }
 
-// streamsSvc is the Streams service's commands over the agent's stream table.
+// streamsSvc is the Streams service's commands over the stream table.
 type streamsSvc struct {
-	a *Agent
+	streams *streamTable
 }
 
 // RegisterStreams adds the Streams service.
 func (a *Agent) RegisterStreams() {
-	ss := &streamsSvc{a: a}
+	ss := &streamsSvc{streams: &a.streams}
 	st := &a.streams
+	st.mu.Lock()
+	st.srv = a.srv
 	st.streams = map[string]*stream{}
 	st.subs = map[*tcf.Channel]map[string]bool{}
+	st.mu.Unlock()
 	svc := a.srv.Service("Streams")
 	svc.Command("subscribe", func(c *tcf.Call) { ss.subscribe(c, true) })
 	svc.Command("unsubscribe", func(c *tcf.Call) { ss.subscribe(c, false) })
@@ -63,7 +71,7 @@ func (a *Agent) RegisterStreams() {
 // subscribe adds (on) or removes the channel's subscription to a stream type;
 // a closed channel's go with it.
 func (ss *streamsSvc) subscribe(c *tcf.Call, on bool) {
-	st := &ss.a.streams
+	st := ss.streams
 	args := c.Args()
 	typ := args.String()
 	if err := args.End(); err != nil {
@@ -88,22 +96,19 @@ func (ss *streamsSvc) subscribe(c *tcf.Call, on bool) {
 }
 
 func (ss *streamsSvc) connect(c *tcf.Call) {
-	a := ss.a
-	_, err := a.streamArg(c)
+	_, err := ss.streams.arg(c)
 	c.ReplyError(err)
 }
 
 func (ss *streamsSvc) disconnect(c *tcf.Call) {
-	a := ss.a
-	s, err := a.streamArg(c)
+	s, err := ss.streams.arg(c)
 	if err == nil {
-		a.disposeStream(s)
+		ss.streams.dispose(s)
 	}
 	c.ReplyError(err)
 }
 
 func (ss *streamsSvc) read(c *tcf.Call) {
-	a := ss.a
 	args := c.Args()
 	id := args.String()
 	max := args.Int()
@@ -111,7 +116,7 @@ func (ss *streamsSvc) read(c *tcf.Call) {
 		c.Reply().Null().Error(err).Int64(0).Bool(false).Send()
 		return
 	}
-	s := a.stream(id)
+	s := ss.streams.lookup(id)
 	if s == nil {
 		c.Reply().Null().Error(tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)).Int64(0).Bool(false).Send()
 		return
@@ -124,13 +129,12 @@ func (ss *streamsSvc) read(c *tcf.Call) {
 		c.Reply().Binary(data).Error(nil).Uint64(lost).Bool(eos).Send()
 		if eos {
 			// Everything was read: the stream is done with.
-			a.disposeStream(s)
+			ss.streams.dispose(s)
 		}
 	})
 }
 
 func (ss *streamsSvc) write(c *tcf.Call) {
-	a := ss.a
 	args := c.Args()
 	id := args.String()
 	size := args.Int()
@@ -139,7 +143,7 @@ func (ss *streamsSvc) write(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	s := a.stream(id)
+	s := ss.streams.lookup(id)
 	if s == nil || s.w == nil {
 		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no writable stream %q", id))
 		return
@@ -152,11 +156,10 @@ func (ss *streamsSvc) write(c *tcf.Call) {
 }
 
 func (ss *streamsSvc) eos(c *tcf.Call) {
-	a := ss.a
-	s, err := a.streamArg(c)
+	s, err := ss.streams.arg(c)
 	if err == nil && s.w != nil {
 		err = s.w.Close()
-		a.disposeStream(s)
+		ss.streams.dispose(s)
 	}
 	c.ReplyError(err)
 }
@@ -168,23 +171,22 @@ var streamExpiry = 10 * time.Minute
 
 // expireStreams disposes of an exited process's streams after streamExpiry
 // (those a client read to the end are gone already).
-func (a *Agent) expireStreams(lp *launchedProcess) {
+func (st *streamTable) expire(lp *launchedProcess) {
 	if lp == nil {
 		return
 	}
 	time.AfterFunc(streamExpiry, func() {
 		for _, s := range []*stream{lp.stdin, lp.stdout, lp.stderr} {
 			if s != nil {
-				a.disposeStream(s)
+				st.dispose(s)
 			}
 		}
 	})
 }
 
-// disposeStream forgets a stream (its buffer goes with it) and tells the
+// dispose forgets a stream (its buffer goes with it) and tells the
 // subscribers.
-func (a *Agent) disposeStream(s *stream) {
-	st := &a.streams
+func (st *streamTable) dispose(s *stream) {
 	st.mu.Lock()
 	_, ok := st.streams[s.id]
 	delete(st.streams, s.id)
@@ -195,31 +197,32 @@ func (a *Agent) disposeStream(s *stream) {
 	if s.w != nil {
 		s.w.Close()
 	}
-	a.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][s.typ] }, "Streams", "disposed", s.typ, s.id)
+	st.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][s.typ] }, "Streams", "disposed", s.typ, s.id)
 }
 
-func (a *Agent) stream(id string) *stream {
-	a.streams.mu.Lock()
-	defer a.streams.mu.Unlock()
-	return a.streams.streams[id]
+// lookup returns the stream of an ID, or nil.
+func (st *streamTable) lookup(id string) *stream {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.streams[id]
 }
 
-func (a *Agent) streamArg(c *tcf.Call) (*stream, error) {
+// arg reads a command's one argument, a stream ID, and returns its stream.
+func (st *streamTable) arg(c *tcf.Call) (*stream, error) {
 	args := c.Args()
 	id := args.String()
 	if err := args.End(); err != nil {
 		return nil, err
 	}
-	if s := a.stream(id); s != nil {
+	if s := st.lookup(id); s != nil {
 		return s, nil
 	}
 	return nil, tcf.Errorf(tcf.CodeInvalidContext, "no stream %q", id)
 }
 
-// newStream registers a stream and announces it to the channels subscribed to
+// create registers a stream and announces it to the channels subscribed to
 // its type.
-func (a *Agent) newStream(typ, context string) *stream {
-	st := &a.streams
+func (st *streamTable) create(typ, context string) *stream {
 	st.mu.Lock()
 	if st.streams == nil {
 		st.mu.Unlock()
@@ -229,12 +232,12 @@ func (a *Agent) newStream(typ, context string) *stream {
 	s := &stream{id: "VS" + strconv.Itoa(st.next), typ: typ, context: context}
 	st.streams[s.id] = s
 	st.mu.Unlock()
-	a.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][typ] }, "Streams", "created", typ, s.id, context)
+	st.srv.EmitTo(func(ch *tcf.Channel) bool { return st.subs[ch][typ] }, "Streams", "created", typ, s.id, context)
 	return s
 }
 
 // pump copies r into s until EOF.
-func (a *Agent) pump(s *stream, r io.Reader) {
+func pump(s *stream, r io.Reader) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(buf)
@@ -294,4 +297,15 @@ func (s *stream) read(max int, reply func(data []byte, lost uint64, eos bool)) {
 	eos := s.eos && len(s.buf) == 0
 	s.mu.Unlock()
 	reply(data, lost, eos)
+}
+
+// dropFinished forgets a finished stream nothing is left to read from,
+// without telling the subscribers (DPrintf's stream of a closed channel).
+func (st *streamTable) dropFinished(s *stream) {
+	st.mu.Lock()
+	_, ok := st.streams[s.id]
+	if ok && s.eosRead() {
+		delete(st.streams, s.id)
+	}
+	st.mu.Unlock()
 }

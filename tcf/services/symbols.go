@@ -201,7 +201,7 @@ func (a *Agent) inlineDepth(ctxID string, addr uint64) int {
 	if err != nil {
 		return 0
 	}
-	st, err := a.stop(thread)
+	st, err := a.stacks.stop(thread)
 	if err != nil || st == nil || n >= len(st.trace.Frames) {
 		return 0
 	}

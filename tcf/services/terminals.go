@@ -120,17 +120,29 @@ func (ts *terminalsSvc) exit(c *tcf.Call) {
 	c.ReplyError(errnoError("exit", unix.Kill(t.pid, unix.SIGHUP)))
 }
 
-func (t *terminal) props() map[string]any {
-	p := map[string]any{
-		"ID": t.id, "ProcessID": "P" + strconv.Itoa(t.pid), "PtyType": t.ptyTyp, "Encoding": t.enc,
-		"Width": t.width, "Height": t.height,
-	}
+// terminalProps are a terminal's Terminals properties, in the order the
+// replies have always had them (the keys' order).
+type terminalProps struct {
+	Encoding  string `json:"Encoding"`
+	Height    int    `json:"Height"`
+	ID        string `json:"ID"`
+	ProcessID string `json:"ProcessID"`
+	PtyType   string `json:"PtyType"`
+	StdErrID  string `json:"StdErrID,omitempty"`
+	StdInID   string `json:"StdInID,omitempty"`
+	StdOutID  string `json:"StdOutID,omitempty"`
+	Width     int    `json:"Width"`
+}
+
+func (t *terminal) props() terminalProps {
+	p := terminalProps{ID: t.id, ProcessID: "P" + strconv.Itoa(t.pid), PtyType: t.ptyTyp, Encoding: t.enc,
+		Width: t.width, Height: t.height}
 	if t.in != nil {
-		p["StdInID"] = t.in.id
+		p.StdInID = t.in.id
 	}
 	if t.out != nil {
-		p["StdOutID"] = t.out.id
-		p["StdErrID"] = t.out.id
+		p.StdOutID = t.out.id
+		p.StdErrID = t.out.id
 	}
 	return p
 }
@@ -162,11 +174,11 @@ func (ts *terminalsSvc) launchTerminal(ptyType, enc string, env []string) (*term
 	t := &terminal{pid: cmd.Process.Pid, pty: master, ptyTyp: ptyType, enc: enc, width: 80, height: 24}
 	t.id = "PTY" + strconv.Itoa(t.pid)
 	ctxID := "P" + strconv.Itoa(t.pid)
-	if t.in = a.newStream("Terminals", ctxID); t.in != nil {
+	if t.in = a.streams.create("Terminals", ctxID); t.in != nil {
 		t.in.w = master
 	}
-	if t.out = a.newStream("Terminals", ctxID); t.out != nil {
-		go a.pump(t.out, master)
+	if t.out = a.streams.create("Terminals", ctxID); t.out != nil {
+		go pump(t.out, master)
 	}
 	ts.mu.Lock()
 	ts.byID[t.id] = t

@@ -6,7 +6,6 @@
 package vartest
 
 import (
-	"debug/dwarf"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/dwarf"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
@@ -190,16 +190,10 @@ func Stack(th *target.Context) (*session.Stack, error) {
 // earlier by calling unlink.
 func LinkDWO(t testing.TB, exe string) (unlink func()) {
 	t.Helper()
-	ef, err := elf.Open(exe)
+	names, err := dwoNames(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ef.Close()
-	d, err := ef.DWARF()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const attrGNUDwoName = dwarf.Attr(0x2130)
 	var links []string
 	unlink = func() {
 		for _, l := range links {
@@ -209,24 +203,7 @@ func LinkDWO(t testing.TB, exe string) (unlink func()) {
 		links = nil
 	}
 	t.Cleanup(unlink)
-	rd := d.Reader()
-	for {
-		cu, err := rd.Next()
-		if err != nil || cu == nil {
-			break
-		}
-		rd.SkipChildren()
-		name, _ := cu.Val(dwarf.AttrDwoName).(string)
-		if name == "" {
-			name, _ = cu.Val(attrGNUDwoName).(string)
-		}
-		dir, _ := cu.Val(dwarf.AttrCompDir).(string)
-		if name == "" {
-			continue
-		}
-		if !filepath.IsAbs(name) {
-			name = filepath.Join(dir, name)
-		}
+	for _, name := range names {
 		if _, err := os.Stat(name); err == nil {
 			continue
 		}
@@ -289,4 +266,94 @@ func (s *ThreadStop) Open(t testing.TB) (*target.Target, []*target.Context) {
 		t.Fatal("core has no thread")
 	}
 	return tgt, out
+}
+
+// dwoNames returns where exe's skeleton units say their .dwo files are:
+// DW_AT_dwo_name (DW_AT_GNU_dwo_name in DWARF 4) joined with
+// DW_AT_comp_dir, read with sonde's own DWARF reader.
+func dwoNames(exe string) ([]string, error) {
+	ef, err := elf.Open(exe)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	sec := func(name string) []byte {
+		s := ef.Section(name)
+		if s == nil {
+			return nil
+		}
+		b, _ := s.Data()
+		return b
+	}
+	info, abbrev := sec(".debug_info"), sec(".debug_abbrev")
+	units, err := dwarf.ReadUnits(".debug_info", info, false)
+	if err != nil {
+		return nil, err
+	}
+	strs := unitStrings{info: info, str: sec(".debug_str"), lineStr: sec(".debug_line_str"), offsets: sec(".debug_str_offsets")}
+	var names []string
+	for i := range units {
+		u := &units[i]
+		ab, err := dwarf.ParseAbbrevs(".debug_abbrev", abbrev, u.AbbrevOff)
+		if err != nil {
+			return nil, err
+		}
+		var e dwarf.Entry
+		if err := dwarf.NewUnitReader(".debug_info", info, u, ab).Next(&e); err != nil {
+			return nil, err
+		}
+		strs.base, strs.is64 = 0, u.Is64
+		if f := e.Field(dwarf.AttrStrOffsetsBase); f != nil {
+			strs.base = f.Val
+		}
+		name, err := strs.of(e.Field(dwarf.AttrDwoName))
+		if err == nil && name == "" {
+			name, err = strs.of(e.Field(dwarf.AttrGNUDwoName))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("unit at %#x: %w", u.Offset, err)
+		}
+		if name == "" {
+			continue
+		}
+		if !filepath.IsAbs(name) {
+			dir, err := strs.of(e.Field(dwarf.AttrCompDir))
+			if err != nil {
+				return nil, fmt.Errorf("unit at %#x: %w", u.Offset, err)
+			}
+			name = filepath.Join(dir, name)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// unitStrings resolves a unit DIE's string attributes (every string form
+// a skeleton unit uses).
+type unitStrings struct {
+	info, str, lineStr, offsets []byte
+	base                        uint64 // the unit's DW_AT_str_offsets_base
+	is64                        bool
+}
+
+// of returns the string f holds ("" for no attribute).
+func (s *unitStrings) of(f *dwarf.Field) (string, error) {
+	if f == nil {
+		return "", nil
+	}
+	switch f.Class {
+	case dwarf.ClassString:
+		return dwarf.CString(".debug_info", s.info, f.Val)
+	case dwarf.ClassStrp:
+		return dwarf.CString(".debug_str", s.str, f.Val)
+	case dwarf.ClassLineStrp:
+		return dwarf.CString(".debug_line_str", s.lineStr, f.Val)
+	case dwarf.ClassStrx:
+		off, err := dwarf.StrOffset(s.offsets, s.base, f.Val, s.is64)
+		if err != nil {
+			return "", err
+		}
+		return dwarf.CString(".debug_str", s.str, off)
+	}
+	return "", fmt.Errorf("attribute %#x: form %#x is not a string", f.Attr, f.Form)
 }
