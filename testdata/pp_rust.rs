@@ -38,7 +38,8 @@ fn main() {
     dq.push_back(1);
     dq.push_back(2);
     dq.push_front(0);
+    let vp = vec![Point { x: 9, y: 8 }, Point { x: 7, y: 6 }];
     let n = hm.len() + names.len() + hs.len() + empty.len() + rc.x as usize + rc2.y as usize
-        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len();
+        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len();
     stop_here(n);
 }

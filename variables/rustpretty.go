@@ -23,6 +23,8 @@ func (c *containerReader) rust() (*Container, bool) {
 		return c.rustRc("Arc", "data")
 	case strings.HasPrefix(name, "VecDeque<"):
 		return c.rustVecDeque()
+	case strings.HasPrefix(name, "Vec<"):
+		return c.rustVec()
 	case strings.HasPrefix(name, "&[") || strings.HasPrefix(name, "&mut ["):
 		return c.rustSlice()
 	case name == "String" || name == "alloc::string::String":
@@ -302,4 +304,33 @@ func (c *containerReader) rustString() (*Container, bool) {
 	}
 	text, _ := c.text(p, n)
 	return &Container{Kind: "String", GDB: true, Summary: text}, true
+}
+
+// rustVec: Vec {buf: RawVec, len}: len elements from buf's pointer (a
+// *u8 in newer Rust: the element type is Vec's T).
+func (c *containerReader) rustVec() (*Container, bool) {
+	elem := templateParam(c.t, "T")
+	bo, bt, ok1 := member(c.t, "buf")
+	lo, _, ok2 := member(c.t, "len")
+	if !ok1 || !ok2 || elem == nil || elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	po, _, ok := rustPointer(bt)
+	if !ok {
+		return nil, false
+	}
+	ptr, ok1 := c.word(bo + po)
+	n, ok2 := c.word(lo)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	c0 := &Container{Kind: "Vec", GDB: true, Indexed: true, Style: ChildArray}
+	if n > 1<<31 {
+		c0.Summary = "Vec(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		return c0, true
+	}
+	c0.Count = int(n)
+	c0.Summary = "Vec(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.children = c.contiguous(ptr, elem)
+	return c0, true
 }
