@@ -5,6 +5,7 @@
 #include <bitset>
 #include <string>
 #include <variant>
+#include <vector>
 
 enum class Top { A, B };
 enum Plain { P0, P1 };
@@ -50,6 +51,7 @@ int main() {
 	std::variant<int, std::string> v1 = std::string("x");
 	std::variant<int, std::string> v0 = 5;
 	std::variant<int, Plan> vp = Plan{Plan::kWantNothing};
+	std::variant<std::vector<int>, int> vv = std::vector<int>{1, 2};
 	std::bitset<10> bs;
 	bs.set(1);
 	bs.set(8);
@@ -60,5 +62,5 @@ int main() {
 	std::any a1 = 5;
 	std::any a0;
 	return stop_here((int)t + p + (int)m + f + an + pl.w + (int)d + bx.k + fl + nf + (int)v1.index() + (int)v0.index() +
-	                 (int)vp.index() + (int)bs.count() + (int)big.count() + (int)none.count() + a1.has_value() + a0.has_value());
+	                 (int)vp.index() + (int)vv.index() + (int)bs.count() + (int)big.count() + (int)none.count() + a1.has_value() + a0.has_value());
 }
