@@ -114,3 +114,63 @@ func (c *containerReader) bitset() (*Container, bool) {
 	}
 	return c0, true
 }
+
+// boolType is the type of std::vector<bool>'s children.
+var boolType = &Type{Kind: KindBase, Name: "bool", Size: 1, Encoding: EncBoolean}
+
+// vectorBool: std::vector<bool>, bits in words: _M_impl's _M_start and
+// _M_finish (each a word pointer _M_p and a bit _M_offset) and
+// _M_end_of_storage (a word pointer).
+func (c *containerReader) vectorBool() (*Container, bool) {
+	spo, spt, ok1 := path(c.t, "_M_impl", "_M_start", "_M_p")
+	soo, _, ok2 := path(c.t, "_M_impl", "_M_start", "_M_offset")
+	fpo, _, ok3 := path(c.t, "_M_impl", "_M_finish", "_M_p")
+	foo, _, ok4 := path(c.t, "_M_impl", "_M_finish", "_M_offset")
+	eo, _, ok5 := path(c.t, "_M_impl", "_M_end_of_storage")
+	p := spt.Strip()
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || p == nil || p.Kind != KindPointer || p.Elem.ByteSize() != 8 {
+		return nil, false
+	}
+	sp, _ := c.word(spo)
+	fp, _ := c.word(fpo)
+	ep, _ := c.word(eo)
+	so, ok1 := c.uint32At(soo)
+	fo, ok2 := c.uint32At(foo)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	c0 := &Container{Kind: "std::vector<bool>", GDB: true, Indexed: true, Style: ChildArray}
+	if fp < sp || ep < fp || (fp-sp)%8 != 0 || (ep-sp)%8 != 0 || (fp-sp)/8 > 1<<26 || (ep-sp)/8 > 1<<26 || so >= 64 || fo >= 64 {
+		c0.Summary = "std::vector<bool> <invalid>"
+		return c0, true
+	}
+	n := int((fp-sp)/8*64) + int(fo) - int(so)
+	if n < 0 {
+		c0.Summary = "std::vector<bool> <invalid>"
+		return c0, true
+	}
+	c0.Count = n
+	c0.Summary = "std::vector<bool> of length " + strconv.Itoa(n) + ", capacity " + strconv.FormatUint((ep-sp)/8*64, 10)
+	c0.children = func(start, cnt int) ([]Child, error) {
+		var out []Child
+		for i := start; i < start+cnt; i++ {
+			bit := uint64(i) + uint64(so)
+			w, err := c.ptrAt(sp + bit/64*8)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]",
+				Value: Value{Type: boolType, Bytes: []byte{byte(w >> (bit % 64) & 1)}, Place: PlaceComputed}})
+		}
+		return out, nil
+	}
+	return c0, true
+}
+
+// uint32At reads the 4-byte word at off in the value's bytes.
+func (c *containerReader) uint32At(off int64) (uint64, bool) {
+	if off < 0 || off+4 > int64(len(c.v.Bytes)) {
+		return 0, false
+	}
+	return le(c.v.Bytes[off : off+4]), true
+}

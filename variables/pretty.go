@@ -106,6 +106,8 @@ func (r *Reader) Container(v Value, f Frame) (*Container, bool) {
 		return cr.adapter(strings.TrimSuffix(templateBase(name), "<"))
 	case strings.HasPrefix(name, "deque<"):
 		return cr.deque()
+	case strings.HasPrefix(name, "vector<bool,"):
+		return cr.vectorBool()
 	case strings.HasPrefix(name, "vector<") && !strings.HasPrefix(name, "vector<bool,"):
 		return cr.vector()
 	case strings.HasPrefix(name, "unique_ptr<"):
