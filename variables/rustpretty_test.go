@@ -38,7 +38,7 @@ func TestRustContainersMatchGDB(t *testing.T) {
 	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
 		t.Fatalf("rustc: %v\n%s", err, out)
 	}
-	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp"}
+	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp", "bt", "bs", "bt_empty"}
 	var summaries []string
 	stop := vartest.GDBStopWith(t, exe, "pp_rust::stop_here", map[int][]string{1: append(whole, summaries...)},
 		[]string{"python import sys; sys.path.insert(0, '" + etc + "')", "source " + filepath.Join(etc, "gdb_load_rust_pretty_printers.py")})
