@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/variables"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
@@ -91,4 +92,94 @@ func TestRustSyntaxMatchGDB(t *testing.T) {
 	if r.NamesIndexed() {
 		t.Error("printing Rust paths built the name index")
 	}
+}
+
+// BenchmarkRustScopes is the cost of the first Rust value printed in a
+// unit: reading that one unit's namespaces and types for the types' paths
+// (a fresh Reader each time; rs_syntax's unit holds the std types it
+// uses), then printing rs_syntax's main's locals in Rust's syntax; against
+// the name index QualifiedName builds, and warm.
+func BenchmarkRustScopes(b *testing.B) {
+	if _, err := exec.LookPath("rustc"); err != nil {
+		if q := os.ExpandEnv("$HOME/.cargo/bin/rustc"); !fileExists(q) {
+			b.Skip("SKIP: rustc is not installed")
+		}
+	}
+	rc, err := exec.LookPath("rustc")
+	if err != nil {
+		rc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
+	}
+	exe := filepath.Join(b.TempDir(), "rs_syntax")
+	if out, err := exec.Command(rc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("rs_syntax.rs")).CombinedOutput(); err != nil {
+		b.Fatalf("rustc: %v\n%s", err, out)
+	}
+	stop := vartest.GDBStop(b, exe, "rs_syntax::stop_here", map[int][]string{1: {"p"}})
+	_, th := stop.Open(b)
+	st, err := vartest.Stack(th)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := st.Frame(1)
+	r0, err := f.Reader()
+	if err != nil {
+		b.Fatal(err)
+	}
+	scopes, err := r0.ScopesAt(variables.LookupPC(f))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dies []uint64
+	for _, s := range scopes {
+		for _, v := range s.Vars {
+			dies = append(dies, v.Offset)
+		}
+	}
+	bin, err := symbols.Open(exe, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	format := func(r *variables.Reader) {
+		for _, d := range dies {
+			v, err := r.VariableAt(d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			val, err := r.Read(v, f)
+			r.Format(val, err, f, variables.FormatOptions{})
+		}
+	}
+	b.Run("cold", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			r, err := variables.New(bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			format(r)
+		}
+	})
+	// What the same paths cost through the name index (every unit read).
+	b.Run("index", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			r, err := variables.New(bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			v, err := r.VariableAt(dies[0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			r.QualifiedName(v.Type)
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		r, err := variables.New(bin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		format(r)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			format(r)
+		}
+	})
 }
