@@ -52,7 +52,7 @@ func containerOf(fe *frameEnv, v variables.Value) (*variables.Container, bool) {
 // containerParts gives a container variable its children's count (indexed:
 // paged by the client) or, when it has none, no children.
 func containerParts(dv *godap.Variable, fe *frameEnv, v variables.Value) {
-	if dv.VariablesReference == 0 || isVector(v.Type.Strip()) {
+	if dv.VariablesReference == 0 || isVector(v.Type.Strip()) || isRustVec(v.Type.Strip()) {
 		return
 	}
 	c, ok := containerOf(fe, v)

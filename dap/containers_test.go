@@ -172,6 +172,7 @@ func TestRustContainers(t *testing.T) {
 	want := map[string]string{
 		"hm": "HashMap(size=5)", "names": "HashMap(size=1)", "hs": "HashSet(size=2)", "empty": "HashMap(size=0)",
 		"rc": "Rc(strong=2, weak=1)", "arc": "Arc(strong=1, weak=0)", "dq": "VecDeque(size=3)", "sl": "&[i32](size=3)", "s": `"hello"`,
+		"bt": "BTreeMap(size=40)", "bs": "BTreeSet(size=2)", "vp": "Vec(size=2)",
 	}
 	for name, w := range want {
 		if v := varByName(t, locals, name); v.Value != w {
@@ -206,6 +207,12 @@ func TestRustContainers(t *testing.T) {
 	}
 	if sl := kids("sl"); len(sl) != 3 || sl[0].Value != "20" {
 		t.Errorf("sl's children: %+v", sl)
+	}
+	if bt := kids("bt"); len(bt) != 40 || bt[0].Name != "[0]" || bt[0].Value != "0" || bt[39].Name != "[40]" || bt[39].Value != "-35" {
+		t.Errorf("bt's children: %+v", bt)
+	}
+	if bs := kids("bs"); len(bs) != 2 || bs[0].Value != `"apple"` || bs[1].Value != `"pear"` {
+		t.Errorf("bs's children: %+v", bs)
 	}
 	rc := kids("rc")
 	if len(rc) != 3 || rc[0].Name != "value" || rc[1].Value != "2" || rc[2].Value != "1" {

@@ -1,6 +1,6 @@
 // pp_rust: Rust's library collections and pointers at one stop, for
 // comparing sonde's summaries with rust-gdb's printers.
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -38,7 +38,16 @@ fn main() {
     dq.push_back(1);
     dq.push_back(2);
     dq.push_front(0);
+    let mut bt: BTreeMap<u32, i64> = BTreeMap::new();
+    for i in 0..40u32 {
+        bt.insert(i * 7 % 41, -(i as i64));
+    }
+    let mut bs: BTreeSet<String> = BTreeSet::new();
+    bs.insert("pear".to_string());
+    bs.insert("apple".to_string());
+    let bt_empty: BTreeMap<u8, u8> = BTreeMap::new();
+    let vp = vec![Point { x: 9, y: 8 }, Point { x: 7, y: 6 }];
     let n = hm.len() + names.len() + hs.len() + empty.len() + rc.x as usize + rc2.y as usize
-        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len();
+        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len() + bt.len() + bs.len() + bt_empty.len();
     stop_here(n);
 }

@@ -51,7 +51,7 @@ func (r *Reader) Format(v Value, err error, f Frame, o FormatOptions) string {
 	if o.Repeats <= 0 {
 		o.Repeats = 10
 	}
-	p := &printer{r: r, f: f, o: o}
+	p := &printer{r: r, f: f, o: o, rust: r != nil && r.isRust(v.Type)}
 	if err != nil {
 		if o.Summary && errors.Is(err, ErrOptimizedOut) && !IsScalar(v.Type) {
 			return "..." // gdb's summary check comes before its validity check
@@ -135,6 +135,8 @@ type printer struct {
 	// gaps are the top value's missing bit ranges (Value.MissingBits);
 	// base arguments below are byte offsets in the top value.
 	gaps [][2]uint64
+	// rust prints in Rust's syntax (rustformat.go).
+	rust bool
 }
 
 // missingBits reports whether any bit of [from, to) of the top value is
@@ -192,8 +194,16 @@ func (p *printer) value(t *Type, b []byte, unavail []bool, base int64, addr uint
 				return
 			}
 		}
+		if p.rust && p.r != nil {
+			p.rustAggregate(s, b, unavail, base, addr, inMem, depth)
+			return
+		}
 		p.aggregate(s, b, unavail, base, addr, inMem, depth)
 	case KindArray:
+		if p.rust {
+			p.rustArray(s, b, unavail, base, addr, inMem, depth, false)
+			return
+		}
 		p.array(s, b, unavail, base, addr, inMem, depth)
 	case KindReference, KindRValueReference:
 		p.reference(s, b, depth)
@@ -244,6 +254,10 @@ func signExtend(u uint64, size int) int64 {
 
 func (p *printer) base(s *Type, b []byte) {
 	size := int(s.ByteSize())
+	if size == 0 && s.Name == "()" {
+		p.b.WriteString("()") // Rust's unit type
+		return
+	}
 	if size > len(b) || size <= 0 {
 		size = len(b)
 	}
@@ -293,6 +307,9 @@ func (p *printer) base(s *Type, b []byte) {
 	case EncUTF:
 		p.b.WriteString(strconv.FormatUint(u, 10))
 		prefix := map[int]string{1: "u8", 2: "u", 4: "U"}[size]
+		if p.rust {
+			prefix = "" // Rust's char
+		}
 		p.b.WriteString(" " + prefix + "'")
 		if u < 0x80 {
 			p.b.WriteString(escapeChar(byte(u), '\''))
@@ -439,7 +456,7 @@ func (p *printer) enum(s *Type, b []byte) {
 	}
 	for _, e := range s.Enumerators {
 		if e.Value == n {
-			p.b.WriteString(e.Name)
+			p.b.WriteString(qualifiedEnumerator(p.r.enumeratorPrefix(s), e.Name))
 			return
 		}
 	}
@@ -450,7 +467,7 @@ func (p *printer) enum(s *Type, b []byte) {
 		rest := uint64(n)
 		for _, e := range s.Enumerators {
 			if e.Value != 0 && rest&uint64(e.Value) == uint64(e.Value) {
-				parts = append(parts, e.Name)
+				parts = append(parts, qualifiedEnumerator(p.r.enumeratorPrefix(s), e.Name))
 				rest &^= uint64(e.Value)
 			}
 		}
@@ -507,7 +524,7 @@ func (p *printer) pointer(s *Type, addr uint64, depth int) {
 	if sym := p.symbol(addr); sym != "" {
 		p.b.WriteString(" <" + sym + ">")
 	}
-	if elem != nil && textual(elem) && p.f != nil {
+	if elem != nil && textual(elem) && p.f != nil && !p.rust {
 		p.b.WriteByte(' ')
 		p.cString(addr)
 	}

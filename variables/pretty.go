@@ -106,6 +106,8 @@ func (r *Reader) Container(v Value, f Frame) (*Container, bool) {
 		return cr.adapter(strings.TrimSuffix(templateBase(name), "<"))
 	case strings.HasPrefix(name, "deque<"):
 		return cr.deque()
+	case strings.HasPrefix(name, "vector<bool,"):
+		return cr.vectorBool()
 	case strings.HasPrefix(name, "vector<") && !strings.HasPrefix(name, "vector<bool,"):
 		return cr.vector()
 	case strings.HasPrefix(name, "unique_ptr<"):
@@ -124,6 +126,10 @@ func (r *Reader) Container(v Value, f Frame) (*Container, bool) {
 		return cr.stdArray()
 	case strings.HasPrefix(name, "tuple<"):
 		return cr.tuple()
+	case strings.HasPrefix(name, "variant<"):
+		return cr.variant()
+	case strings.HasPrefix(name, "bitset<"):
+		return cr.bitset()
 	case strings.HasPrefix(name, "_Rb_tree_iterator<"), strings.HasPrefix(name, "_Rb_tree_const_iterator<"),
 		strings.HasPrefix(name, "_List_iterator<"), strings.HasPrefix(name, "_List_const_iterator<"):
 		return cr.nodeIterator(strings.HasPrefix(name, "_Rb"))
@@ -788,7 +794,41 @@ func (c *containerReader) templateArgName(t *Type) string {
 		name = c.r.QualifiedName(s)
 	}
 	name = strings.ReplaceAll(name, "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >", "std::string")
-	return strings.ReplaceAll(name, "__cxx11::", "")
+	return dropDefaultArgs(strings.ReplaceAll(name, "__cxx11::", ""))
+}
+
+// dropDefaultArgs removes the template arguments gdb's type printers leave
+// out as defaults (std::vector<int, std::allocator<int> > is
+// std::vector<int>): allocators, comparators, hashers.
+func dropDefaultArgs(name string) string {
+	for _, d := range []string{", std::allocator<", ", std::less<", ", std::hash<", ", std::equal_to<", ", std::default_delete<"} {
+		for n := 0; n < 16; n++ {
+			i := strings.Index(name, d)
+			if i < 0 {
+				break
+			}
+			depth, j := 0, i+len(d)-1
+			for ; j < len(name); j++ {
+				if name[j] == '<' {
+					depth++
+				} else if name[j] == '>' {
+					depth--
+					if depth == 0 {
+						break
+					}
+				}
+			}
+			if j >= len(name) {
+				break
+			}
+			end := j + 1
+			if strings.HasPrefix(name[end:], " >") {
+				end++ // C++03 spelling's space before the closing ">"
+			}
+			name = name[:i] + name[end:]
+		}
+	}
+	return name
 }
 
 // pointerMember finds the first pointer member named name under t (through

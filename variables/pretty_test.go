@@ -13,7 +13,7 @@ import (
 // ppLocals are pp_cxx's containers, printed by gdb with libstdc++'s
 // pretty-printers (auto-loaded with libstdc++).
 var ppLocals = []string{"m", "mp", "m_empty", "s", "ms", "um", "us", "l", "l_empty", "dq", "up", "up_pt", "up_null",
-	"sp", "sp2", "wp", "sp_null", "opt", "opt_none", "sv", "arr", "pr", "tp", "v", "m_it", "v_it", "m_none", "fl", "fl_empty", "st", "q"}
+	"sp", "sp2", "wp", "sp_null", "opt", "opt_none", "sv", "arr", "pr", "tp", "v", "vb", "m_it", "v_it", "m_none", "fl", "fl_empty", "st", "q"}
 
 // TestContainersMatchGDB prints pp_cxx's libstdc++ containers and smart
 // pointers with Format's Pretty option and compares each with gdb's print

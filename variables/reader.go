@@ -42,6 +42,8 @@ type Reader struct {
 	funcIdx   map[int][]funcSpan      // functions by address, per unit
 	nestedIdx map[int][]funcSpan      // functions inside functions (nested.go)
 
+	scopeNames map[int]*unitScopes // per unit: types' qualified names (qualify.go)
+
 	// Split DWARF: a Reader per .dwo file, made on first need.
 	splitUnits func() ([]symbols.SplitUnit, error)
 	tag        uint64 // a child's offset tag (0 for a binary's Reader)

@@ -23,6 +23,12 @@ func (c *containerReader) rust() (*Container, bool) {
 		return c.rustRc("Arc", "data")
 	case strings.HasPrefix(name, "VecDeque<"):
 		return c.rustVecDeque()
+	case strings.HasPrefix(name, "Vec<"):
+		return c.rustVec()
+	case strings.HasPrefix(name, "BTreeMap<"):
+		return c.rustBTree(false)
+	case strings.HasPrefix(name, "BTreeSet<"):
+		return c.rustBTree(true)
 	case strings.HasPrefix(name, "&[") || strings.HasPrefix(name, "&mut ["):
 		return c.rustSlice()
 	case name == "String" || name == "alloc::string::String":
@@ -302,4 +308,202 @@ func (c *containerReader) rustString() (*Container, bool) {
 	}
 	text, _ := c.text(p, n)
 	return &Container{Kind: "String", GDB: true, Summary: text}, true
+}
+
+// rustVec: Vec {buf: RawVec, len}: len elements from buf's pointer (a
+// *u8 in newer Rust: the element type is Vec's T).
+func (c *containerReader) rustVec() (*Container, bool) {
+	elem := templateParam(c.t, "T")
+	bo, bt, ok1 := member(c.t, "buf")
+	lo, _, ok2 := member(c.t, "len")
+	if !ok1 || !ok2 || elem == nil || elem.ByteSize() <= 0 {
+		return nil, false
+	}
+	po, _, ok := rustPointer(bt)
+	if !ok {
+		return nil, false
+	}
+	ptr, ok1 := c.word(bo + po)
+	n, ok2 := c.word(lo)
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	c0 := &Container{Kind: "Vec", GDB: true, Indexed: true, Style: ChildArray}
+	if n > 1<<31 {
+		c0.Summary = "Vec(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		return c0, true
+	}
+	c0.Count = int(n)
+	c0.Summary = "Vec(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.children = c.contiguous(ptr, elem)
+	return c0, true
+}
+
+// rustBTree: BTreeMap {root: Option<NodeRef {height, node}>, length} and
+// BTreeSet {map: BTreeMap}, as rust-gdb shows them: BTreeMap(size=2) =
+// {[1] = 10, [2] = 20}, BTreeSet(size=2) = {1, 2}. The walk is in order:
+// in a node of len keys, edge i's subtree, then key i. Leaf and internal
+// nodes are #[repr(C)]: an InternalNode is its LeafNode, then the edges
+// (so the internal node type is not looked up by name). Bounded: height
+// at most 48, every node visited once.
+func (c *containerReader) rustBTree(set bool) (*Container, bool) {
+	mt := c.t
+	var mo int64
+	if set {
+		o, t, ok := member(c.t, "map")
+		if !ok {
+			return nil, false
+		}
+		mo, mt = o, t.Strip()
+	}
+	ro, rt, ok1 := member(mt, "root")
+	lo, _, ok2 := member(mt, "length")
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	// Option<NodeRef>: the Some variant's __0.
+	rs := rt.Strip()
+	if rs == nil || rs.Variants == nil {
+		return nil, false
+	}
+	var nref *Type
+	var no int64
+	for _, v := range rs.Variants.Variants {
+		if v.Field.Name == "Some" {
+			if o, t, ok := member(v.Field.Type, "__0"); ok {
+				nref, no = t, v.Field.Offset+o
+			}
+		}
+	}
+	if nref == nil {
+		return nil, false
+	}
+	ho, _, ok1 := member(nref, "height")
+	po, pt, ok2 := member(nref, "node")
+	if !ok1 || !ok2 {
+		return nil, false
+	}
+	ppo, ppt, ok := rustPointer(pt)
+	if !ok || ppt.Elem.Strip() == nil {
+		return nil, false
+	}
+	leaf := ppt.Elem.Strip()
+	lenO, _, ok1 := member(leaf, "len")
+	ko, kt, ok2 := member(leaf, "keys")
+	vo, vt, ok3 := member(leaf, "vals")
+	ka, va := kt.Strip(), vt.Strip()
+	if !ok1 || !ok2 || !ok3 || ka == nil || va == nil || ka.Kind != KindArray || va.Kind != KindArray || leaf.ByteSize() <= 0 {
+		return nil, false
+	}
+	kin, kio := rustPayload(ka.Elem)
+	vin, vio := rustPayload(va.Elem)
+	ksz, vsz := ka.Elem.ByteSize(), va.Elem.ByteSize()
+	if kin == nil || vin == nil || ksz < 0 || vsz < 0 {
+		return nil, false
+	}
+	edges := (leaf.ByteSize() + 7) / 8 * 8
+	kind := "BTreeMap"
+	if set {
+		kind = "BTreeSet"
+	}
+	n, ok1 := c.word(mo + lo)
+	height, ok2 := c.word(mo + ro + no + ho)
+	root, ok3 := c.word(mo + ro + no + po + ppo)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
+	c0 := &Container{Kind: kind, GDB: true, Indexed: true, Style: ChildMap}
+	if set {
+		c0.Style = ChildArray
+	}
+	if n > MaxContainerElements || height > 48 {
+		c0.Summary = kind + "(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		return c0, true
+	}
+	c0.Count = int(n)
+	c0.Summary = kind + "(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.children = func(start, cnt int) ([]Child, error) {
+		var out []Child
+		found := 0
+		seen := map[uint64]bool{}
+		var walk func(node, h uint64) error
+		walk = func(node, h uint64) error {
+			if node == 0 || seen[node] || len(seen) > MaxContainerElements {
+				return ErrBadContainer
+			}
+			seen[node] = true
+			var lb [2]byte
+			if got, _ := c.f.ReadMemory(lb[:], node+uint64(lenO)); got < 2 {
+				return &MemoryError{Addr: node + uint64(lenO)}
+			}
+			keys := uint64(lb[0]) | uint64(lb[1])<<8
+			if keys > uint64(ka.Count) {
+				return ErrBadContainer
+			}
+			for i := uint64(0); i <= keys && found < start+cnt; i++ {
+				if h > 0 {
+					child, err := c.ptrAt(node + uint64(edges) + 8*i)
+					if err != nil {
+						return err
+					}
+					if err := walk(child, h-1); err != nil {
+						return err
+					}
+				}
+				if i == keys || found >= start+cnt {
+					continue
+				}
+				if found >= start {
+					k, err := c.load(kin, node+uint64(ko)+i*uint64(ksz)+uint64(kio))
+					if err != nil {
+						return err
+					}
+					if set {
+						out = append(out, Child{Name: "[" + strconv.Itoa(found) + "]", Value: k})
+					} else {
+						v, err := c.load(vin, node+uint64(vo)+i*uint64(vsz)+uint64(vio))
+						if err != nil {
+							return err
+						}
+						out = append(out, Child{Key: &k, Value: v})
+					}
+				}
+				found++
+			}
+			return nil
+		}
+		if err := walk(root, height); err != nil {
+			return out, err
+		}
+		if found < start+cnt {
+			return out, ErrBadContainer
+		}
+		return out, nil
+	}
+	return c0, true
+}
+
+// rustPayload finds the value inside MaybeUninit<T> (value: ManuallyDrop
+// {value: T, or MaybeDangling<T>(T) in newer Rust}): its type and offset.
+func rustPayload(t *Type) (*Type, int64) {
+	var off int64
+	cur := t
+	for depth := 0; depth < 4; depth++ {
+		s := cur.Strip()
+		if s == nil || !s.IsComposite() {
+			break
+		}
+		if o, mt, ok := member(s, "value"); ok && len(s.Fields) <= 2 {
+			off, cur = off+o, mt
+			continue
+		}
+		if strings.HasPrefix(s.Name, "MaybeDangling<") {
+			if o, mt, ok := member(s, "__0"); ok {
+				off, cur = off+o, mt
+				continue
+			}
+		}
+		break
+	}
+	return cur, off
 }

@@ -15,8 +15,7 @@ import (
 // TestRustContainersMatchGDB prints pp_rust's HashMap, HashSet, Rc, Arc,
 // VecDeque and slice with Format's Pretty option and compares them with
 // gdb running rust-gdb's printers (rustc's gdb_lookup.py) at the same stop:
-// whole values where the elements are scalars (sonde prints structs in C's
-// syntax, rust-gdb in Rust's), the summaries elsewhere.
+// whole values, elements in Rust's syntax.
 func TestRustContainersMatchGDB(t *testing.T) {
 	rustc, err := exec.LookPath("rustc")
 	if err != nil {
@@ -39,8 +38,8 @@ func TestRustContainersMatchGDB(t *testing.T) {
 	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
 		t.Fatalf("rustc: %v\n%s", err, out)
 	}
-	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl"}
-	summaries := []string{"names", "rc", "rc2"}
+	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp", "bt", "bs", "bt_empty"}
+	var summaries []string
 	stop := vartest.GDBStopWith(t, exe, "pp_rust::stop_here", map[int][]string{1: append(whole, summaries...)},
 		[]string{"python import sys; sys.path.insert(0, '" + etc + "')", "source " + filepath.Join(etc, "gdb_load_rust_pretty_printers.py")})
 	if !strings.HasPrefix(stop.Results[1]["hm"].Value, "HashMap(size=5)") {
@@ -75,7 +74,7 @@ func TestRustContainersMatchGDB(t *testing.T) {
 			t.Errorf("%s:\nsonde %s\ngdb   %s (%s)", name, g, w, want)
 		}
 	}
-	if got := show("names"); got != `HashMap(size=1) = {["a"] = {x = 1, y = 2}}` {
+	if got := show("names"); got != `HashMap(size=1) = {["a"] = pp_rust::Point {x: 1, y: 2}}` {
 		t.Errorf("names: %s", got)
 	}
 }

@@ -29,7 +29,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runStack(args []string) int {
-	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--full] [--no-args] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--full] [--raw] [--no-args] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
 		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
 			"A live process is stopped only while its stacks are read, then continues as it was\n"+
 			"(a process that was job-control stopped stays stopped).")
@@ -39,6 +39,7 @@ func runStack(args []string) int {
 	pastMain := fs.Bool("past-main", false, "show the frames that call main (gdb hides them by default)")
 	full := fs.Bool("full", false, "also print every frame's local variables (gdb's bt full)")
 	noArgs := fs.Bool("no-args", false, "do not read the frames' arguments")
+	raw := fs.Bool("raw", false, "print library types (std::map, Rust's HashMap, ...) as their members, as gdb does without its pretty-printers")
 	corePath := fs.String("core", "", "read the core file `CORE` instead of a live process")
 	exe := fs.String("exe", "", "the core's executable, when it is not where the core says")
 	sysroot := fs.String("sysroot", "", "look for the core's mapped files under `DIR`")
@@ -71,7 +72,7 @@ func runStack(args []string) int {
 	timing.mark("open")
 	report := stackReport{PID: opened.process.PID()}
 	opts := stackOpts{noInline: *noInline, noLines: *noLines, pastMain: *pastMain, live: *corePath == "",
-		args: !*noArgs || *full, full: *full,
+		args: !*noArgs || *full, full: *full, raw: *raw,
 		names: sess.LoadedNames(opened.process)}
 	threads, err := gdbThreadOrder(opened.process, *onlyTID)
 	if err != nil {
@@ -227,7 +228,7 @@ func threadReport(th *target.Context, trace unwind.Trace, err error, noLines boo
 // stackOpts are the flags that shape one thread's stack.
 type stackOpts struct {
 	noInline, noLines, pastMain, live bool
-	args, full                        bool                       // read arguments (and locals): stack_args.go
+	args, full, raw                   bool                       // read arguments (and locals): stack_args.go
 	names                             map[*session.Module]string // see Session.LoadedNames
 }
 
@@ -249,7 +250,7 @@ func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack
 	markAddresses(sess, trace, ts.Frames, o.noLines)
 	gdbFiles(sess, trace, ts.Frames)
 	if o.args && err == nil {
-		addFrameVars(sess, th, trace, ts.Frames, o.full)
+		addFrameVars(sess, th, trace, ts.Frames, o.full, !o.raw)
 	}
 	return ts
 }

@@ -26,11 +26,12 @@ type stackVar struct {
 }
 
 // addFrameVars fills the frames' arguments (and locals with full) from the
-// thread's stop; frames without DWARF keep none.
-func addFrameVars(sess *session.Session, th *target.Context, trace unwind.Trace, frames []stackFrame, full bool) {
+// thread's stop; frames without DWARF keep none. pretty shows library
+// types as gdb's pretty-printers do (gdb loads libstdc++'s by default).
+func addFrameVars(sess *session.Session, th *target.Context, trace unwind.Trace, frames []stackFrame, full, pretty bool) {
 	var vars []session.FrameVars
 	if st, err := sess.StackOf(th, trace); err == nil {
-		vars = st.FrameVariables(len(trace.Frames), session.FrameVarsOptions{Locals: full})
+		vars = st.FrameVariables(len(trace.Frames), session.FrameVarsOptions{Locals: full, Pretty: pretty})
 	}
 	for i := range frames {
 		frames[i].Args = []stackVar{}

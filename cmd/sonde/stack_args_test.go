@@ -33,14 +33,14 @@ func TestStackArgsMatchGdbBtFull(t *testing.T) {
 			path := testprog.Build(t, testprog.Spec{Sources: []string{c.src}, Flags: []string{c.opt}})
 			cmd := startStackProgram(t, path)
 			pid := strconv.Itoa(cmd.Process.Pid)
-			compareTextCmd(t, []string{"stack", "--full", pid}, append(append([]string{}, noPrinters...), "-p", pid), "thread apply all bt full")
+			compareTextCmd(t, []string{"stack", "--full", "--raw", pid}, append(append([]string{}, noPrinters...), "-p", pid), "thread apply all bt full")
 			compareText(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid))
 			corePath := filepath.Join(t.TempDir(), "core")
 			if out, err := exec.Command("gcore", "-o", corePath, pid).CombinedOutput(); err != nil {
 				t.Fatalf("gcore: %v\n%s", err, out)
 			}
 			corePath += "." + pid
-			compareTextCmd(t, []string{"stack", "--full", "--core", corePath, "--exe", path},
+			compareTextCmd(t, []string{"stack", "--full", "--raw", "--core", corePath, "--exe", path},
 				append(append([]string{}, noPrinters...), path, corePath), "thread apply all bt full")
 		})
 	}
