@@ -42,6 +42,9 @@ type Reader struct {
 	funcIdx   map[int][]funcSpan      // functions by address, per unit
 	nestedIdx map[int][]funcSpan      // functions inside functions (nested.go)
 
+	// paramsOnly: the function being decoded gets no locals (params.go).
+	paramsOnly bool
+
 	// Split DWARF: a Reader per .dwo file, made on first need.
 	splitUnits func() ([]symbols.SplitUnit, error)
 	tag        uint64 // a child's offset tag (0 for a binary's Reader)
