@@ -180,7 +180,11 @@ func frameVars(pf *Frame, depth int, locals bool, fo variables.FormatOptions) Fr
 	if r == nil || err != nil {
 		return fv
 	}
-	chain, err := r.ScopesAt(variables.LookupPC(pf))
+	scopesAt := r.ParamScopesAt // arguments only: no locals decoded
+	if locals {
+		scopesAt = r.ScopesAt
+	}
+	chain, err := scopesAt(variables.LookupPC(pf))
 	if err != nil || len(chain) == 0 {
 		return fv
 	}

@@ -84,7 +84,7 @@ func registerOp(expr []byte) (uint64, bool) {
 // callSiteValue finds, in the function of the caller frame, the call site
 // returning to the caller's pc and evaluates what it passed in register reg.
 func (r *Reader) callSiteValue(loc []byte, reg uint64, caller Frame, depth int) (uint64, error) {
-	scopes, err := r.ScopesAt(LookupPC(caller))
+	scopes, err := r.ParamScopesAt(LookupPC(caller))
 	if err != nil || len(scopes) == 0 {
 		return 0, fmt.Errorf("%w: no function at the caller's pc", ErrNotFound)
 	}

@@ -273,7 +273,7 @@ func isTailCall(f Frame) bool {
 // frame's pc — a tail call when the caller is a tail-call frame, else a
 // call — with the caller's scopes at that pc.
 func (r *Reader) callSiteAt(caller Frame) (callSite, []*Scope, error) {
-	scopes, err := r.ScopesAt(LookupPC(caller))
+	scopes, err := r.ParamScopesAt(LookupPC(caller))
 	if err != nil || len(scopes) == 0 {
 		return callSite{}, nil, fmt.Errorf("%w: no function at the caller's pc", ErrNotFound)
 	}
@@ -408,7 +408,7 @@ func (r *Reader) noSelfTailCall(callee uint64, f Frame) error {
 		if addr < bias {
 			return fmt.Errorf("%w: tail call target %#x outside the module", ErrNotFound, addr)
 		}
-		scopes, err := r.ScopesAt(addr - bias)
+		scopes, err := r.ParamScopesAt(addr - bias)
 		if err != nil || len(scopes) == 0 {
 			return fmt.Errorf("%w: no function at tail call target %#x", ErrNotFound, addr)
 		}

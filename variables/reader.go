@@ -44,6 +44,9 @@ type Reader struct {
 
 	scopeNames map[int]*unitScopes // per unit: types' qualified names (qualify.go)
 
+	// paramsOnly: the function being decoded gets no locals (params.go).
+	paramsOnly bool
+
 	// Split DWARF: a Reader per .dwo file, made on first need.
 	splitUnits func() ([]symbols.SplitUnit, error)
 	tag        uint64 // a child's offset tag (0 for a binary's Reader)

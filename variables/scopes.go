@@ -31,6 +31,9 @@ type Scope struct {
 	callSites []callSite
 	unit      int
 	r         *Reader // the Reader that decoded it (a split unit's, maybe)
+
+	// paramsOnly: a function's tree without its locals (params.go).
+	paramsOnly bool
 }
 
 // Contains reports whether pc is in s (a scope without ranges of its own
@@ -100,8 +103,15 @@ type funcSpan struct {
 // blocks and inlined calls, ending with the concrete function. No scopes and
 // no error when no function's DWARF covers pc.
 func (r *Reader) ScopesAt(pc uint64) (out []*Scope, err error) {
+	return r.scopesAt(pc, false)
+}
+
+// scopesAt is ScopesAt, with only parameters decoded when paramsOnly
+// (params.go).
+func (r *Reader) scopesAt(pc uint64, paramsOnly bool) (out []*Scope, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.paramsOnly = paramsOnly
 	defer func() {
 		if p := recover(); p != nil {
 			out, err = nil, errPanic("find scopes", p)
@@ -115,7 +125,7 @@ func (r *Reader) ScopesAt(pc uint64) (out []*Scope, err error) {
 		if c := r.childAt(pc); c != nil {
 			r.mu.Unlock()
 			defer r.mu.Lock()
-			return c.ScopesAt(pc)
+			return c.scopesAt(pc, paramsOnly)
 		}
 		return nil, nil
 	}
@@ -245,14 +255,14 @@ const maxScopeVars = 1 << 16
 
 // function decodes (once) the scope tree of the subprogram at off.
 func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
-	if s, ok := r.funcs[off]; ok {
+	if s, ok := r.funcs[off]; ok && (r.paramsOnly || !s.paramsOnly) {
 		return s, nil
 	}
 	e, rd, err := r.entryAt(off)
 	if err != nil {
 		return nil, err
 	}
-	fn := &Scope{Kind: ScopeFunction, Offset: r.pub(off), unit: unit, r: r}
+	fn := &Scope{Kind: ScopeFunction, Offset: r.pub(off), unit: unit, r: r, paramsOnly: r.paramsOnly}
 	fn.Ranges, _ = r.rangesOf(e)
 	fn.Name = r.nameOf(e)
 	if f := e.AttrField(dwarf.AttrFrameBase); f != nil {
@@ -314,6 +324,9 @@ func (r *Reader) function(off dwarf.Offset, unit int) (*Scope, error) {
 			}
 			continue
 		case dwarf.TagFormalParameter, dwarf.TagVariable:
+			if r.skipVar(c) {
+				break
+			}
 			v := r.variable(c, unit)
 			v.Scope = cur
 			v.Param = c.Tag == dwarf.TagFormalParameter
@@ -380,7 +393,7 @@ func (r *Reader) inherit(sc *Scope, origin dwarf.Offset, concrete map[dwarf.Offs
 		if err != nil || c == nil || c.Tag == 0 {
 			return
 		}
-		if (c.Tag == dwarf.TagFormalParameter || c.Tag == dwarf.TagVariable) && !concrete[c.Offset] {
+		if (c.Tag == dwarf.TagFormalParameter || c.Tag == dwarf.TagVariable) && !concrete[c.Offset] && !r.skipVar(c) {
 			v := r.variable(c, unit)
 			v.Scope = sc
 			sc.Vars = append(sc.Vars, v)
