@@ -269,9 +269,14 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 		}
 		if rest := u.ReplayRest(); rest != nil {
 			// The outer frames are the previous walk's.
+			// The stray-caller check applies to them as to stepped frames.
 			for i := range rest {
 				if depth++; depth < w.b.opts.MaxFrames {
 					f := &rest[i]
+					if strayCaller(depth, f, j.maps) {
+						j.out.Stop = "caller outside the mappings"
+						return dst
+					}
 					dst = w.appendNames(dst, j.proc, f.Module, f.PC, f.LookupPC())
 				}
 			}
