@@ -310,14 +310,19 @@ func TestJobControlWhileAttached(t *testing.T) {
 	}
 }
 
-// A bug met while handling a tracee status loses that status, not the tracer
-// thread: the backend goes on, and closing it still releases the process
-// (a panic there used to end the process with every tracee stopped).
+// A bug met while handling a tracee status loses that status's handling, not
+// the tracer thread: the backend goes on, and closing it still releases the
+// process (a panic there used to end the process with every tracee stopped).
+// Nor the thread: it is reported stopped with the error and its signal kept,
+// and a resume lets it go on (it used to sit in its signal stop while sonde
+// took it for running, until a detach gave up waiting for it).
 func TestStatusPanicLosesOnlyTheStatus(t *testing.T) {
 	path := build(t, "tp_hotloop.c")
-	tg, _ := newTarget(t)
+	tg, r := newTarget(t)
 	p := launch(t, tg, path)
 	pid := p.PID()
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
 	proc := testprog.OpenProc(t, pid)
 	var armed atomic.Bool
 	armed.Store(true)
@@ -343,10 +348,21 @@ func TestStatusPanicLosesOnlyTheStatus(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// The backend still serves requests.
-	if _, err := th.Registers(); err != nil && target.CodeOf(err) != target.CodeIsRunning {
+	e := r.wait(t, &i, "the spoiled stop", isStop(th))
+	if e.Reason == nil || e.Reason.Kind != target.ReasonException || !strings.Contains(e.Reason.Message, "planted") {
+		t.Fatalf("spoiled stop reported as %s", describe(e))
+	}
+	if st := procState(t, pid); st.State != 't' {
+		t.Fatalf("reported stopped, state %c", st.State)
+	}
+	// The backend still serves requests, and the thread runs on.
+	if _, err := th.Registers(); err != nil {
 		t.Fatalf("registers after the panic: %v", err)
 	}
+	if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, pid, "RS")
 	if err := tg.Close(); err != nil {
 		t.Fatalf("close after the panic: %v", err)
 	}

@@ -78,6 +78,17 @@ func (b *Backend) restart(th *thread, req, sig int) error {
 	}
 	th.running, th.lastReq = true, req
 	th.invalidateRegs()
+	if th.interrupting && req != unix.PTRACE_LISTEN {
+		// The stop just handled may have used up the interrupt: the kernel
+		// clears a pending PTRACE_INTERRUPT trap at any ptrace-stop (a
+		// clone event, a signal) that comes before it. Whoever waits for
+		// the interrupt stop would wait for good (a thread blocked in a
+		// futex never stops on its own: stop-the-world hung). Asked again,
+		// the trap comes; asked twice, it still comes once.
+		if interrupt(th.tid) != nil {
+			th.interrupting = false
+		}
+	}
 	b.announceStart(th)
 	return nil
 }

@@ -55,17 +55,42 @@ func (b *Backend) runSafely(fn func()) {
 }
 
 // handleSafely is handle with runSafely's guard: a status that meets a bug
-// is lost, not the tracer thread (and with it every tracee).
+// loses its handling, not the tracer thread (and with it every tracee), and
+// not the thread: keepUnderControl reports it stopped.
 func (b *Backend) handleSafely(ev waitEvent) {
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(os.Stderr, "sonde: ptrace backend: internal error handling status %#x of thread %d: %v\n", uint32(ev.status), ev.tid, p)
+			b.runSafely(func() { b.keepUnderControl(ev, p) })
 		}
 	}()
 	if h := beforeHandle.Load(); h != nil {
 		(*h)(ev)
 	}
 	b.handle(ev)
+}
+
+// keepUnderControl settles a thread whose status met a bug in handle. Left as
+// it was, the thread sat in its ptrace-stop while sonde took it for running:
+// stuck, its program with it, and waited for by nobody until a detach gave
+// up on its status after 2 s. It is settled as detach settles a stop (the pc
+// back on a breakpoint it hit, a signal kept for delivery) and reported
+// stopped with the error, so that a resume lets it go on.
+func (b *Backend) keepUnderControl(ev waitEvent, cause any) {
+	th := b.threads[ev.tid]
+	if th == nil || !ev.status.Stopped() || !th.running || taskState(th.tid) != 't' {
+		return // gone, or handled far enough to run again
+	}
+	b.settle(th, ev.status)
+	if b.threads[ev.tid] != th || th.running {
+		return
+	}
+	th.interrupting = false
+	if th.sig != 0 && th.ctx != nil {
+		b.t.SetPending(th.ctx, target.SignalSet(0).With(target.Signal(th.sig)))
+	}
+	b.report(th, &target.SuspendReason{Kind: target.ReasonException,
+		Message: fmt.Sprintf("internal error handling status %#x: %v", uint32(ev.status), cause)})
 }
 
 // beforeHandle, when set (by tests only), runs before each status is handled.
