@@ -85,6 +85,15 @@ for (const lang of ['c', 'cpp', 'rust']) {
 		}
 	}
 }
+console.log('\nthe client\'s floor (3 × the median `threads` round trip at the same stop) and each adapter\'s own share of the round after a step (the round minus the floor), median ms:\n');
+console.log('| program | floor: sonde / lldb-vscode | step round share: sonde / lldb-vscode | share ratio |');
+console.log('|---|---|---|---|');
+for (const lang of ['c', 'cpp', 'rust']) {
+	const l = rows[`${lang}/lldb`], s = rows[`${lang}/sonde`];
+	if (!l || !s || l[0].floor === undefined) continue;
+	const f = rs => med(rs.map(r => r.floor)), sh = rs => med(rs.map(r => r.stepRound - r.floor));
+	console.log(`| ${lang} | ${f(s).toFixed(2)} / ${f(l).toFixed(2)} | ${sh(s).toFixed(2)} / ${sh(l).toFixed(2)} | ${(sh(s) / sh(l)).toFixed(2)} |`);
+}
 console.log('\nmedian ms of each request of the round:\n');
 console.log('| program | adapter | stop | stackTrace | scopes | variables |');
 console.log('|---|---|---|---|---|---|');

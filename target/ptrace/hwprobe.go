@@ -24,7 +24,6 @@ import (
 
 var (
 	probeOnce sync.Once
-	probeOK   bool
 	probeErr  error
 )
 

@@ -654,6 +654,19 @@ async function round(s, tid) {
 	return { total: ms(t0, t3), stackTrace: ms(t0, t1), scopes: ms(t1, t2), variables: ms(t2, t3), names: v.body.variables.map(x => x.name) };
 }
 
+// floor is what three requests cost the client and the transport alone: three
+// times the median round trip of `threads` (an answer from the adapter's own
+// tables) at the same stop. A round's time minus it is the adapter's share.
+async function floor(s) {
+	const ts = [];
+	for (let i = 0; i < 9; i++) {
+		const t0 = process.hrtime.bigint();
+		await s.req('threads', {});
+		ts.push(ms(t0, process.hrtime.bigint()));
+	}
+	return 3 * median(ts);
+}
+
 // benchOnce: one session; returns the time from the launch request to the
 // first breakpoint stop, the round at that stop (the first: cold), and the
 // round at the stop of a `next` after it (warm).
@@ -678,7 +691,7 @@ async function benchOnce() {
 		const step = await round(s, ev.body.threadId);
 		delete first.names;
 		delete step.names;
-		return { launchToStop: ms(t0, t1), round: first.total, stepRound: step.total, first, step };
+		return { launchToStop: ms(t0, t1), round: first.total, stepRound: step.total, first, step, floor: await floor(s) };
 	} finally {
 		await s.close();
 	}
