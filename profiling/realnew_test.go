@@ -254,18 +254,35 @@ func TestReportMatchesPerfReport(t *testing.T) {
 	t.Logf("sonde perf report:\n%s", b.String())
 	rows, pcts := perfReportRows(t, out, "--no-children", 2)
 	for i, k := range rows {
+		if unnamedRow(k) {
+			// perf could not name this code (the vDSO, when it finds no copy
+			// of it with symbols) and gives every address a row; sonde
+			// lumps the module's unnamed code into one [unknown] row.
+			t.Logf("perf report --no-children: %s %s: not compared (no name)", pcts[i], k)
+			continue
+		}
 		if self[k] != pcts[i] {
 			t.Errorf("perf report --no-children: %s %s; sonde's self: %q", pcts[i], k, self[k])
 		}
 	}
 	rows, pcts = perfReportRows(t, out, "--children", 3)
 	for i, k := range rows {
+		if unnamedRow(k) {
+			continue
+		}
 		var p, q float64
 		fmt.Sscanf(pcts[i], "%f%%", &p)
 		if _, err := fmt.Sscanf(total[k], "%f%%", &q); err != nil || q < p-1 || q > p+1 {
 			t.Errorf("perf report --children: %s %s; sonde's total: %q", pcts[i], k, total[k])
 		}
 	}
+}
+
+// unnamedRow reports whether a perf report row ("comm module symbol") names
+// its code by a bare address: perf found no symbol for it.
+func unnamedRow(k string) bool {
+	f := strings.Fields(k)
+	return len(f) > 0 && strings.HasPrefix(f[len(f)-1], "0x")
 }
 
 // TestPprofBuildIDsMatchPerf: every file perf's build-id table lists (the
