@@ -24,16 +24,7 @@ func TestContainersMatchGDB(t *testing.T) {
 	if stop.Results[1]["m"].Value == "" || stop.Results[1]["m"].Value[0] == '{' {
 		t.Skipf("gdb has no libstdc++ printers (m = %q)", stop.Results[1]["m"].Value)
 	}
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := st.Frame(1)
-	r, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r := stop.Frame(t, 1)
 	for _, name := range ppLocals {
 		v := findVar(t, r, f, name)
 		if v == nil {
@@ -85,16 +76,7 @@ func container(t *testing.T, r *variables.Reader, f variables.Frame, name string
 func TestContainersCorrupt(t *testing.T) {
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"pp_cxx.cc"}, Flags: []string{"-O0", "-std=c++17"}, Name: "pp_cxx"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: {"m"}})
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := st.Frame(1)
-	r, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r := stop.Frame(t, 1)
 	rng := rand.New(rand.NewSource(1))
 	words := []uint64{0, 1, 1 << 40, 0xffffffffffffffff}
 	for _, name := range ppLocals {

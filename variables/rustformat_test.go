@@ -45,16 +45,7 @@ func TestRustSyntaxMatchGDB(t *testing.T) {
 	if v := stop.Results[1]["p"].Value; !strings.HasPrefix(v, "rs_syntax::Point {") {
 		t.Skipf("SKIP: gdb does not print Rust values in Rust's syntax (p = %q)", v)
 	}
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := st.Frame(1)
-	r, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r := stop.Frame(t, 1)
 	if r.NamesIndexed() {
 		t.Fatal("the name index is built before anything is printed")
 	}

@@ -45,16 +45,7 @@ func TestRustContainersMatchGDB(t *testing.T) {
 	if !strings.HasPrefix(stop.Results[1]["hm"].Value, "HashMap(size=5)") {
 		t.Skipf("SKIP: rust-gdb's printers did not load (hm = %q)", stop.Results[1]["hm"].Value)
 	}
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := st.Frame(1)
-	r, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r := stop.Frame(t, 1)
 	show := func(name string) string {
 		v := findVar(t, r, f, name)
 		if v == nil {

@@ -25,16 +25,7 @@ var scopedPretty = []string{"v1", "v0", "vp", "vv", "bs", "big", "none"}
 func TestScopedEnumeratorsMatchGDB(t *testing.T) {
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"pp_scoped.cc"}, Flags: []string{"-O0", "-std=c++17"}, Name: "pp_scoped"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: append(scopedEnums, scopedPretty...)})
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := st.Frame(1)
-	r, err := f.Reader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, r := stop.Frame(t, 1)
 	for _, name := range scopedEnums {
 		v := findVar(t, r, f, name)
 		if v == nil {

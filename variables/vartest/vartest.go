@@ -19,6 +19,7 @@ import (
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
+	"github.com/sondedbg/sonde/variables"
 )
 
 // Result is what gdb said about one expression.
@@ -174,6 +175,24 @@ func (s *Stop) Open(t testing.TB) (*target.Target, *target.Context) {
 	}
 	t.Fatal("core has no thread")
 	return nil, nil
+}
+
+// Frame opens the stop's core, walks the stack of the thread that hit the
+// breakpoint and returns frame level with its variables reader: what a test
+// comparing values with gdb's at that stop starts from.
+func (s *Stop) Frame(t testing.TB, level int) (*session.Frame, *variables.Reader) {
+	t.Helper()
+	_, th := s.Open(t)
+	st, err := Stack(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := st.Frame(level)
+	r, err := f.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, r
 }
 
 // Stack walks the stack of th (stopped) through a new session of its
