@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -155,21 +156,70 @@ func baseName(p string) string {
 	return p
 }
 
-// appendFoldName appends a name, kept from breaking the folded format:
-// ';' separates frames and the count follows the last space-free run.
+// appendFoldName appends a name kept from breaking the folded format, as
+// its readers parse it: flamegraph.pl and inferno split a line's stack on
+// ';', take the last whitespace-separated number as the count and, when
+// what precedes it ends in whitespace and a number too, read the line as a
+// differential one (two counts); speedscope takes the last " N". So in a
+// name
+//   - ';' becomes ':' (a Java perf-map name "LFoo;::bar");
+//   - a control character (newline, tab, ...) becomes ' ', for the line
+//     and for the SVG flamegraph.pl writes (XML refuses them);
+//   - bytes that are not UTF-8 become U+FFFD (XML again);
+//   - whitespace before a trailing number becomes '_' ("frame 12" reads
+//     "frame_12"), so no name can pass for a count.
+// Everything else passes: spaces, parentheses, '<>' and ',' of demangled
+// C++ and Rust names ("(anonymous namespace)::f(int, char) const").
 func appendFoldName(b []byte, s string) []byte {
-	if strings.IndexByte(s, ';') < 0 && strings.IndexByte(s, '\n') < 0 {
+	if foldSafe(s) {
 		return append(b, s...)
 	}
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case ';':
+	start := len(b)
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == ';':
 			b = append(b, ':')
-		case '\n':
+		case r < 0x20 || r == 0x7f:
 			b = append(b, ' ')
 		default:
-			b = append(b, c)
+			b = utf8.AppendRune(b, r)
+		}
+	}
+	// A trailing number after whitespace: the whitespace becomes '_'.
+	name := b[start:]
+	d := len(name)
+	for d > 0 && (name[d-1] >= '0' && name[d-1] <= '9' || name[d-1] == '.') {
+		d--
+	}
+	if d < len(name) && d > 0 && name[d-1] == ' ' {
+		for d > 0 && name[d-1] == ' ' {
+			d--
+			name[d] = '_'
 		}
 	}
 	return b
+}
+
+// foldSafe reports whether s needs no change in a folded line: no ';', no
+// control character, valid UTF-8, and not ending in a space and a number.
+func foldSafe(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == ';' || c < 0x20 || c == 0x7f:
+			return false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return (ascii || utf8.ValidString(s)) && foldSafeEnd(s)
+}
+
+// foldSafeEnd reports whether s does not end in a space and a number.
+func foldSafeEnd(s string) bool {
+	d := len(s)
+	for d > 0 && (s[d-1] >= '0' && s[d-1] <= '9' || s[d-1] == '.') {
+		d--
+	}
+	return d == len(s) || d == 0 || s[d-1] != ' '
 }
