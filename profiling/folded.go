@@ -168,6 +168,7 @@ func baseName(p string) string {
 //   - bytes that are not UTF-8 become U+FFFD (XML again);
 //   - whitespace before a trailing number becomes '_' ("frame 12" reads
 //     "frame_12"), so no name can pass for a count.
+//
 // Everything else passes: spaces, parentheses, '<>' and ',' of demangled
 // C++ and Rust names ("(anonymous namespace)::f(int, char) const").
 func appendFoldName(b []byte, s string) []byte {
