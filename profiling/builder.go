@@ -54,6 +54,10 @@ type Sample struct {
 	// Stop says why the user walk ended early ("" when it reached the
 	// outermost frame or the sample had no user part).
 	Stop string
+	// Maps is the process's address space when sampled, sorted by Start
+	// (shared with later samples: read only). pprof's mappings are its
+	// ranges: pprof opens a file at the address its mapping says.
+	Maps []snapshot.Mapping
 }
 
 // Builder follows a recording's records and hands out each sample's stack.

@@ -90,6 +90,18 @@ func TestOutputsCountEverySample(t *testing.T) {
 	if len(p.Mapping) == 0 || filepath.Base(p.Mapping[0].File) != filepath.Base(prog) {
 		t.Errorf("pprof's mappings %v, want the program %s first", p.Mapping, prog)
 	}
+	// Each user location lies in its mapping, a range of its file as the
+	// process mapped it (pprof reads the file at that address: its source
+	// and disassembly views); clock samples are CPU time.
+	for _, loc := range p.Location {
+		if m := loc.Mapping; m != nil && strings.HasPrefix(m.File, "/") && (loc.Address < m.Start || loc.Address >= m.Limit) {
+			t.Errorf("location %#x outside its mapping %#x-%#x of %s", loc.Address, m.Start, m.Limit, m.File)
+		}
+	}
+	if st := p.SampleType[1]; st.Type != "cpu" || st.Unit != "nanoseconds" || p.PeriodType.Type != "cpu" || p.Period != 1e9/4000 || p.DurationNanos <= 0 {
+		t.Errorf("pprof value %s/%s, period %d %s/%s, duration %d ns: want cpu/nanoseconds, 250000 per sample",
+			st.Type, st.Unit, p.Period, p.PeriodType.Type, p.PeriodType.Unit, p.DurationNanos)
+	}
 	foundInline := false
 	for _, loc := range p.Location {
 		if len(loc.Line) >= 2 && loc.Line[0].Function.Name == "mix" && loc.Line[1].Function.Name == "leaf" && loc.Line[0].Line == int64(mixLine) {

@@ -2,9 +2,12 @@ package profiling
 
 import (
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/sondedbg/sonde/unwind/snapshot"
 )
 
 // Pprof builds a pprof profile: one location per distinct (module, pc) with
@@ -12,12 +15,25 @@ import (
 // distinct stack. The profile is fully symbolized (pprof needs no binaries).
 type Pprof struct {
 	p         *profile.Profile
-	mappings  map[string]*profile.Mapping
+	mappings  map[mapKey]*profile.Mapping
 	functions map[[2]string]*profile.Function
 	locations map[locKey]*profile.Location
 	samples   map[string]*profile.Sample
 	key       strings.Builder
 	locs      []*profile.Location
+	// The events sampled (their value's type and unit) and the time
+	// the samples span.
+	events           map[string]bool
+	lastEvent        string
+	firstNS, lastNS  uint64
+	samples0, period int64
+}
+
+// mapKey is one mapping of a file: one range of one process, or (start,
+// limit and offset zero) a module whose range is not known.
+type mapKey struct {
+	file                 string
+	start, limit, offset uint64
 }
 
 type locKey struct {
@@ -26,14 +42,16 @@ type locKey struct {
 	kernel bool
 }
 
-// NewPprof makes an empty profile counting samples and CPU time.
+// NewPprof makes an empty profile counting samples and the sampled event
+// (CPU time for perf's and sonde profile's cpu-clock).
 func NewPprof() *Pprof {
 	return &Pprof{
 		p: &profile.Profile{
 			SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 			PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
 		},
-		mappings:  map[string]*profile.Mapping{},
+		events:    map[string]bool{},
+		mappings:  map[mapKey]*profile.Mapping{},
 		functions: map[[2]string]*profile.Function{},
 		locations: map[locKey]*profile.Location{},
 		samples:   map[string]*profile.Sample{},
@@ -43,6 +61,7 @@ func NewPprof() *Pprof {
 // Add counts one sample. A sample's frames that belong to one physical frame
 // (an inline chain) become one location with several lines, as pprof wants.
 func (pp *Pprof) Add(s *Sample) {
+	pp.account(s)
 	pp.locs = pp.locs[:0]
 	pp.key.Reset()
 	pp.key.WriteString(s.Comm)
@@ -51,14 +70,14 @@ func (pp *Pprof) Add(s *Sample) {
 		for j < len(s.Frames)-1 && s.Frames[j].Inlined {
 			j++
 		}
-		loc := pp.location(s.Frames[i : j+1])
+		loc := pp.location(s.Frames[i:j+1], s.Maps)
 		pp.locs = append(pp.locs, loc)
 		pp.key.WriteByte(';')
 		pp.key.WriteString(itoa(loc.ID))
 		i = j + 1
 	}
 	if len(s.Frames) == 0 {
-		loc := pp.location([]Frame{{}})
+		loc := pp.location([]Frame{{}}, nil)
 		pp.locs = append(pp.locs, loc)
 		pp.key.WriteString(";" + itoa(loc.ID))
 	}
@@ -76,15 +95,38 @@ func (pp *Pprof) Add(s *Sample) {
 	smp.Value[1] += int64(s.Period)
 }
 
+// account notes a sample's event and time, for the profile's value types,
+// period and duration.
+func (pp *Pprof) account(s *Sample) {
+	if s.Event != pp.lastEvent || len(pp.events) == 0 {
+		pp.events[s.Event] = true
+		pp.lastEvent = s.Event
+	}
+	if s.Time != 0 {
+		if pp.firstNS == 0 || s.Time < pp.firstNS {
+			pp.firstNS = s.Time
+		}
+		pp.lastNS = max(pp.lastNS, s.Time)
+	}
+	pp.samples0++
+	pp.period += int64(s.Period)
+}
+
 // location returns the location of one physical frame (its inline chain,
-// innermost first).
-func (pp *Pprof) location(chain []Frame) *profile.Location {
+// innermost first), in the mapping of maps that holds it.
+func (pp *Pprof) location(chain []Frame, maps []snapshot.Mapping) *profile.Location {
 	outer := chain[len(chain)-1]
 	k := locKey{outer.Module, outer.PC, outer.Kernel}
 	if loc := pp.locations[k]; loc != nil {
 		return loc
 	}
-	loc := &profile.Location{ID: uint64(len(pp.p.Location) + 1), Address: outer.PC, Mapping: pp.mapping(outer.Module)}
+	mk := mapKey{file: outer.Module}
+	if !outer.Kernel && outer.Module != "" {
+		if m := mappingAt(maps, outer.PC); m != nil && m.Name == outer.Module {
+			mk.start, mk.limit, mk.offset = m.Start, m.End, m.Offset
+		}
+	}
+	loc := &profile.Location{ID: uint64(len(pp.p.Location) + 1), Address: outer.PC, Mapping: pp.mapping(mk)}
 	for i := range chain {
 		f := &chain[i]
 		loc.Line = append(loc.Line, profile.Line{Function: pp.function(FrameName(f), f.File), Line: int64(f.Line)})
@@ -94,14 +136,24 @@ func (pp *Pprof) location(chain []Frame) *profile.Location {
 	return loc
 }
 
-func (pp *Pprof) mapping(module string) *profile.Mapping {
-	if module == "" {
+// mappingAt is the mapping of maps (sorted by Start) holding pc, else nil.
+func mappingAt(maps []snapshot.Mapping, pc uint64) *snapshot.Mapping {
+	i := sort.Search(len(maps), func(i int) bool { return maps[i].End > pc })
+	if i < len(maps) && maps[i].Start <= pc {
+		return &maps[i]
+	}
+	return nil
+}
+
+func (pp *Pprof) mapping(k mapKey) *profile.Mapping {
+	if k.file == "" {
 		return nil
 	}
-	m := pp.mappings[module]
+	m := pp.mappings[k]
 	if m == nil {
-		m = &profile.Mapping{ID: uint64(len(pp.p.Mapping) + 1), File: module, HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true}
-		pp.mappings[module] = m
+		m = &profile.Mapping{ID: uint64(len(pp.p.Mapping) + 1), File: k.file, Start: k.start, Limit: k.limit, Offset: k.offset,
+			HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true}
+		pp.mappings[k] = m
 		pp.p.Mapping = append(pp.p.Mapping, m)
 	}
 	return m
@@ -126,12 +178,43 @@ func (pp *Pprof) Write(w io.Writer, rec *Recording) error {
 			pp.p.Comments = append(pp.p.Comments, strings.Join(h.Cmdline, " "))
 		}
 	}
+	pp.setValueTypes()
 	pp.mainFirst()
 	pp.setBuildIDs(rec)
 	if err := pp.p.CheckValid(); err != nil {
 		return err
 	}
 	return pp.p.Write(w)
+}
+
+// setValueTypes names the second value, the period's sum, by the sampled
+// event: CPU nanoseconds for a clock (pprof shows them as time), else the
+// event's count; its mean is the profile's period and the samples' time
+// span its duration.
+func (pp *Pprof) setValueTypes() {
+	vt := &profile.ValueType{Type: "cpu", Unit: "nanoseconds"}
+	for ev := range pp.events {
+		base, _, _ := strings.Cut(ev, ":")
+		if base == "cpu-clock" || base == "task-clock" {
+			continue
+		}
+		if vt.Type == "cpu" {
+			vt = &profile.ValueType{Type: base, Unit: "count"}
+		} else if vt.Type != base {
+			vt = &profile.ValueType{Type: "events", Unit: "count"}
+		}
+	}
+	if vt.Type == "" {
+		vt.Type = "events"
+	}
+	pp.p.SampleType[1] = vt
+	pp.p.PeriodType = &profile.ValueType{Type: vt.Type, Unit: vt.Unit}
+	if pp.samples0 > 0 {
+		pp.p.Period = (pp.period + pp.samples0/2) / pp.samples0
+	}
+	if pp.lastNS > pp.firstNS {
+		pp.p.DurationNanos = int64(pp.lastNS - pp.firstNS)
+	}
 }
 
 func itoa(v uint64) string {

@@ -111,6 +111,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	j.user.end = len(bt.ips)
 	proc := b.process(sp)
 	j.proc, j.maps = proc, sp.maps
+	j.out.Maps = sp.maps
 	haveRegs := userRegisters(s, &j.regs)
 	if haveRegs && !inModule(proc, j.regs.Values[16]) {
 		// A user pc in no mapping: perf's dwarf unwinder gives up there
