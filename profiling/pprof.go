@@ -163,11 +163,27 @@ func (pp *Pprof) function(name, file string) *profile.Function {
 	k := [2]string{name, file}
 	f := pp.functions[k]
 	if f == nil {
-		f = &profile.Function{ID: uint64(len(pp.p.Function) + 1), Name: name, SystemName: name, Filename: file}
+		f = &profile.Function{ID: uint64(len(pp.p.Function) + 1), Name: name, SystemName: systemName(name), Filename: file}
 		pp.functions[k] = f
 		pp.p.Function = append(pp.p.Function, f)
 	}
 	return f
+}
+
+// systemName is a function's system name in the profile: its name, but ""
+// for a name that looks like demangled C++ or Rust. pprof "simplifies" a
+// function whose system name equals its name and looks demangled: it cuts
+// every (...) and <...> out of it, which turns
+// "(anonymous namespace)::Pair<int, long>::operator()" into
+// "::Pair::operator" and a lambda's "{lambda(int)#1}" into "{lambda#1}".
+// A system name that differs keeps the name as sonde wrote it, as the
+// folded stacks and the other outputs show it. (The mangled name would be
+// the right system name; frames do not carry it.)
+func systemName(name string) string {
+	if strings.ContainsAny(name, "<>[]()") || strings.Contains(name, "::") {
+		return ""
+	}
+	return name
 }
 
 // Write writes the gzipped profile.
