@@ -227,14 +227,10 @@ func checkPprofWebUI(t *testing.T, o viewerOutput) {
 	}
 	gotFlat := map[string]int64{}
 	for _, r := range rows {
-		// "name file:line": the file as pprof shortens it.
-		sp := strings.LastIndexByte(r.Name, ' ')
-		colon := strings.LastIndexByte(r.Name, ':')
-		if sp < 0 || colon < sp {
-			continue // a row without a line
-		}
-		if r.Flat != 0 {
-			gotFlat[r.Name[:sp]+" "+r.Name[colon+1:]] += r.Flat
+		// "name file:line", the file as pprof shortens it; a row
+		// without a line is "name" alone.
+		if m := topLine.FindStringSubmatch(r.Name); m != nil && r.Flat != 0 {
+			gotFlat[m[1]+" "+m[2]] += r.Flat
 		}
 	}
 	sameCounts(t, "top row by line", gotFlat, flat)
@@ -261,6 +257,8 @@ func checkPprofWebUI(t *testing.T, o viewerOutput) {
 		t.Errorf("the graph view draws no %s:\n%.2000s", o.hot, page)
 	}
 }
+
+var topLine = regexp.MustCompile(`^(.*) \S+:(\d+)$`)
 
 func stackName(name, file string, inlined bool) string {
 	if inlined {
