@@ -30,7 +30,10 @@ func (pp *Pprof) setBuildIDs(rec *Recording) {
 		if id, ok := recorded[m.File]; ok {
 			m.BuildID = id
 		} else if strings.HasPrefix(m.File, "/") {
-			m.BuildID = fileBuildID(m.File)
+			// One file is the mappings of every process that ran it.
+			id := fileBuildID(m.File)
+			recorded[m.File] = id
+			m.BuildID = id
 		}
 	}
 }
