@@ -202,18 +202,33 @@ const pageSize = 4096
 // ELF file mapped at run-time address addr from file offset offset, from
 // the PT_LOAD segment of progs covering that offset; false when none does
 // (the mapping is no part of a loaded segment).
+//
+// lld packs segments without page padding in the file (rustc's default
+// linker since 1.90): one page holds the end of a segment and the start of
+// the next, so a mapping's page-rounded offset can lie in two segments
+// whose vaddr-offset deltas differ. The loader maps each segment from its
+// own rounded offset, so the segment starting where the mapping starts is
+// the mapping's; one covering the offset is the fallback (a mapping split
+// by mprotect starts inside its segment).
 func LoadBias(progs []elf.ProgHeader, addr, offset uint64) (uint64, bool) {
-	for _, ph := range progs {
+	best := -1
+	for i, ph := range progs {
 		if ph.Type != elf.PT_LOAD {
 			continue
 		}
 		if offset < ph.Off&^(pageSize-1) || offset >= ph.Off+max(ph.Filesz, 1) {
 			continue
 		}
-		// Run-time address of file offset `offset` is addr.
-		return addr - (ph.Vaddr - ph.Off + offset), true
+		if best < 0 || ph.Off&^(pageSize-1) == offset {
+			best = i
+		}
 	}
-	return 0, false
+	if best < 0 {
+		return 0, false
+	}
+	// Run-time address of file offset `offset` is addr.
+	ph := progs[best]
+	return addr - (ph.Vaddr - ph.Off + offset), true
 }
 
 // Progs returns the program headers of f (for LoadBias).

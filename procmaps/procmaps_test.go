@@ -210,3 +210,27 @@ func interpreter(t *testing.T, f *elf.File) string {
 	t.Skip("the program has no interpreter")
 	return ""
 }
+
+// TestLoadBiasPackedSegments: lld's layout (rustc 1.95's default), where
+// the read-only segment ends and the text segment starts in one page of
+// the file. The text mapping starts at that page: its bias comes from the
+// text segment (vaddr-offset 0x1000), not the read-only one (0).
+func TestLoadBiasPackedSegments(t *testing.T) {
+	progs := []elf.ProgHeader{
+		{Type: elf.PT_PHDR, Off: 0x40, Vaddr: 0x40, Filesz: 0x2a0},
+		{Type: elf.PT_LOAD, Off: 0, Vaddr: 0, Filesz: 0x13a5c, Flags: elf.PF_R},
+		{Type: elf.PT_LOAD, Off: 0x13a60, Vaddr: 0x14a60, Filesz: 0x3e600, Flags: elf.PF_R | elf.PF_X},
+		{Type: elf.PT_LOAD, Off: 0x52060, Vaddr: 0x54060, Filesz: 0x2908, Flags: elf.PF_R | elf.PF_W},
+	}
+	const base = 0x557eb0bcc000
+	for _, c := range []struct{ addr, offset uint64 }{
+		{base, 0},                 // r--p, the read-only segment
+		{base + 0x14000, 0x13000}, // r-xp, the text segment from its page
+		{base + 0x20000, 0x1f000}, // the text segment split by mprotect
+		{base + 0x54000, 0x52000}, // rw-p
+	} {
+		if bias, ok := LoadBias(progs, c.addr, c.offset); !ok || bias != base {
+			t.Errorf("mapping at %#x from offset %#x: bias %#x, %v; want %#x", c.addr, c.offset, bias, ok, uint64(base))
+		}
+	}
+}
