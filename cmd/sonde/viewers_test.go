@@ -106,6 +106,17 @@ func viewerOutputs(t *testing.T) []viewerOutput {
 		o.pprofN = run("perf", "pprof", "-i", data, "-o", o.pprof)
 		outs = append(outs, o)
 	}
+	// Rust (rustc links with lld: segments packed in the file's pages).
+	if rs := rustProgram(t, "perf_viewers.rs", dir); rs != "" {
+		data := filepath.Join(dir, "rust.data")
+		testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", data}, rs, "300")
+		o := viewerOutput{name: "perf rust", hot: "perf_viewers::spin", hotFile: "perf_viewers.rs",
+			hotText: "(0..n).map(|i| step(200 + i % 3)).fold(0, u64::wrapping_add)", hotSubname: "<perf_viewers::Pair<u32,u64> as perf_viewers::Work>::run"}
+		o.folded, o.pprof = filepath.Join(dir, "rust.folded"), filepath.Join(dir, "rust.pb.gz")
+		o.foldedN = run("perf", "folded", "-i", data, "-o", o.folded)
+		o.pprofN = run("perf", "pprof", "-i", data, "-o", o.pprof)
+		outs = append(outs, o)
+	}
 	// Any recording, to open a program the tests have not seen.
 	if data := os.Getenv("SONDE_VIEWERS_RECORDING"); data != "" {
 		o := viewerOutput{name: "perf " + filepath.Base(data)}
@@ -124,6 +135,27 @@ func viewerOutputs(t *testing.T) []viewerOutput {
 	o.foldedN = run("profile", "folded", "-F", "2000", "-o", o.folded, "--", spin, "300")
 	o.pprofN = run("profile", "pprof", "-F", "2000", "-o", o.pprof, "--", spin, "300")
 	return append(outs, o)
+}
+
+// rustProgram builds testdata/src with rustc -O -g into dir, "" (and a
+// note) without rustc.
+func rustProgram(t *testing.T, src, dir string) string {
+	t.Helper()
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
+			rustc, err = p, nil
+		}
+	}
+	if err != nil {
+		t.Logf("SKIP of the Rust program: rustc is not installed (scripts/setup installs it)")
+		return ""
+	}
+	prog := filepath.Join(dir, strings.TrimSuffix(src, ".rs")+"_rs")
+	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=2", "-o", prog, testprog.Source(src)).CombinedOutput(); err != nil {
+		t.Fatalf("rustc: %v\n%s", err, out)
+	}
+	return prog
 }
 
 // --- pprof's web UI ---
@@ -238,23 +270,42 @@ func checkPprofWebUI(t *testing.T, o viewerOutput) {
 	if o.hot == "" {
 		return
 	}
+	checkPprofSource(t, base, o)
+	// The graph (Graphviz's dot draws it), a name's "::" parts on lines
+	// of their own.
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Logf("SKIP of the graph view: no dot (scripts/setup installs graphviz)")
+		return
+	}
+	page = htmlText(httpGet(t, base+"/ui/graph?si=samples"))
+	for _, part := range strings.Split(o.hot, "::") {
+		if !strings.Contains(page, part) {
+			t.Errorf("the graph view draws no %s (no %q):\n%.2000s", o.hot, part, page)
+		}
+	}
+}
+
+// checkPprofSource checks the source view of the hot function: its source,
+// with counts. pprof reads the lines of the binary's code there, when it
+// has the binary, rather than the profile's: with rustc's DWARF it finds
+// none (its own reader), so a Rust function is checked with -list, which
+// shows the profile's lines.
+func checkPprofSource(t *testing.T, base string, o viewerOutput) {
+	if strings.HasSuffix(o.hotFile, ".rs") {
+		out, err := exec.Command("go", "tool", "pprof", "-sample_index=samples", "-list", "^"+regexp.QuoteMeta(o.hot)+"$", o.pprof).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), o.hotText) || !strings.Contains(string(out), o.hotFile) {
+			t.Errorf("go tool pprof -list %s: %v\n%.3000s", o.hot, err, out)
+		}
+		return
+	}
 	// The source view of the hot function: its source, with counts.
-	page = httpGet(t, base+"/ui/source?si=samples&f="+url.QueryEscape(regexp.QuoteMeta(o.hot)))
+	page := httpGet(t, base+"/ui/source?si=samples&f="+url.QueryEscape(regexp.QuoteMeta(o.hot)))
 	if i := strings.Index(page, `id="content"`); i >= 0 {
 		page = page[i:] // the listing, not the menus' styles
 	}
 	text := htmlText(page)
 	if !strings.Contains(text, o.hotText) || !strings.Contains(text, o.hotFile) {
 		t.Errorf("the source view of %s does not show %q of %s:\n%.3000s", o.hot, o.hotText, o.hotFile, text)
-	}
-	// The graph (Graphviz's dot draws it).
-	if _, err := exec.LookPath("dot"); err != nil {
-		t.Logf("SKIP of the graph view: no dot (scripts/setup installs graphviz)")
-		return
-	}
-	page = httpGet(t, base+"/ui/graph?si=samples")
-	if !strings.Contains(page, "<svg") || !strings.Contains(htmlText(page), o.hot) {
-		t.Errorf("the graph view draws no %s:\n%.2000s", o.hot, page)
 	}
 }
 
