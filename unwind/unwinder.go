@@ -73,6 +73,10 @@ type Unwinder struct {
 	reused        int
 	noReuseBelow  int    // recorded frames below this one had a read change
 	verify        []byte // changedRead's buffer
+
+	// Frame pointers the last look-ahead vouched for (lookahead.go), and
+	// the buffer of the next one.
+	vouched, spare []uint64
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the
@@ -117,6 +121,7 @@ func (u *Unwinder) InitRegisters(regs *Registers) error {
 	u.depth = 0
 	u.stop, u.err, u.hasNext = StopNone, nil, false
 	u.prevCFA, u.prevSignal = 0, false
+	u.vouched = u.vouched[:0]
 	pc, okPC := regs.Get(regRIP)
 	sp, okSP := regs.Get(regRSP)
 	if !okPC || !okSP {
