@@ -32,11 +32,6 @@ func (u *Unwinder) lookaheadVouches(bp, ra uint64) bool {
 	if !u.anonCode(ra) {
 		return false
 	}
-	for _, v := range u.vouched {
-		if v == bp {
-			return true
-		}
-	}
 	chain := append(u.spare[:0], bp)
 	for range maxLookahead {
 		next, ok := u.readWord(bp)
@@ -58,6 +53,22 @@ func (u *Unwinder) lookaheadVouches(bp, ra uint64) bool {
 		bp = next
 	}
 	u.spare = chain
+	return false
+}
+
+// vouchedFor reports whether the last look-ahead vouched for the return
+// address saved at bp+8 — one that failed validReturn there. The frames it
+// vouched for are the next ones of the walk, whose own steps read again the
+// chain above them: Options.ReuseFrames still sees every frame's inputs
+// (only the code before a vouched return address is not decoded again —
+// code that would make it follow a call would change the frame's Method,
+// not its caller).
+func (u *Unwinder) vouchedFor(bp uint64) bool {
+	for _, v := range u.vouched {
+		if v == bp {
+			return true
+		}
+	}
 	return false
 }
 

@@ -151,3 +151,38 @@ func (c *countingReader) ReadMemory(buf []byte, addr uint64) (int, error) {
 }
 
 func (c *countingReader) ReadRegister(int) (uint64, bool) { return 0, false }
+
+// BenchmarkLookahead walks 64 interpreted frames (return addresses no call
+// pushed, vouched for by one look-ahead) against the same chain where every
+// return address follows a call (the frame-pointer rule alone).
+func BenchmarkLookahead(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		ra   uint64
+	}{{"lookahead", interpReturn}, {"after-call", stubReturn}} {
+		b.Run(c.name, func(b *testing.B) {
+			const n = 64
+			w := interpWorld(n)
+			for k := 0; k < n-1; k++ {
+				w.put(jitStack+0x40*uint64(k)+0x18, c.ra)
+			}
+			u := New(w, w, nil)
+			var regs Registers
+			regs.Set(regRIP, interpPC)
+			regs.Set(regRSP, jitStack)
+			regs.Set(regRBP, jitStack+0x10)
+			frames := make([]Frame, 0, n+1)
+			total := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				u.InitRegisters(&regs)
+				frames, _ = u.Walk(frames[:0])
+				total += len(frames)
+			}
+			if len(frames) != n+1 {
+				b.Fatalf("%d frames", len(frames))
+			}
+			b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}

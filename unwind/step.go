@@ -313,11 +313,14 @@ func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err er
 		return 0, false, nil
 	}
 	method := MethodFramePointer
-	if !u.validReturn(ra) {
-		if !u.lookaheadVouches(bp, ra) {
-			return 0, false, nil
-		}
+	switch {
+	case u.vouchedFor(bp): // the chain above was walked from a frame below
 		method = MethodLookahead
+	case u.validReturn(ra):
+	case u.lookaheadVouches(bp, ra):
+		method = MethodLookahead
+	default:
+		return 0, false, nil
 	}
 	for r := 0; r < NumRegs; r++ {
 		if calleeSaved(r) {

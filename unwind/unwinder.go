@@ -77,6 +77,9 @@ type Unwinder struct {
 	// Frame pointers the last look-ahead vouched for (lookahead.go), and
 	// the buffer of the next one.
 	vouched, spare []uint64
+	// callEndsAt's verdicts in this walk (anon.go).
+	calls           [8]callVerdict
+	callPos, nCalls int
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the
@@ -122,6 +125,7 @@ func (u *Unwinder) InitRegisters(regs *Registers) error {
 	u.stop, u.err, u.hasNext = StopNone, nil, false
 	u.prevCFA, u.prevSignal = 0, false
 	u.vouched = u.vouched[:0]
+	u.nCalls = 0
 	pc, okPC := regs.Get(regRIP)
 	sp, okSP := regs.Get(regRSP)
 	if !okPC || !okSP {
