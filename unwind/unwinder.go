@@ -62,6 +62,13 @@ type Unwinder struct {
 	syms      []Symbol
 	lastDepth int
 
+	// Frame pointers the last look-ahead vouched for (lookahead.go), and
+	// the buffer of the next one.
+	vouched, spare []uint64
+	// callEndsAt's verdicts in this walk (anon.go).
+	calls           [8]callVerdict
+	callPos, nCalls int
+
 	// Options.ReuseFrames (memo.go): the walk being recorded, the last
 	// complete one, and the replay of it in progress: replay is the index
 	// in last.frames of the next frame Step takes from it (-1: none).
@@ -73,13 +80,6 @@ type Unwinder struct {
 	reused        int
 	noReuseBelow  int    // recorded frames below this one had a read change
 	verify        []byte // changedRead's buffer
-
-	// Frame pointers the last look-ahead vouched for (lookahead.go), and
-	// the buffer of the next one.
-	vouched, spare []uint64
-	// callEndsAt's verdicts in this walk (anon.go).
-	calls           [8]callVerdict
-	callPos, nCalls int
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the

@@ -20,7 +20,7 @@ import (
 // openjdk-17-jdk-headless), or of the JDK on PATH.
 func jdkTool(t *testing.T, name string) string {
 	t.Helper()
-	if p := "/usr/lib/jvm/java-17-openjdk-amd64/bin/" + name; fileExists(p) {
+	if p := "/usr/lib/jvm/java-17-openjdk-amd64/bin/" + name; isFile(p) {
 		return p
 	}
 	p, err := exec.LookPath(name)
@@ -30,9 +30,9 @@ func jdkTool(t *testing.T, name string) string {
 	return p
 }
 
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // TestStackThroughJVM runs a Java program (testdata/UwJava.java, compiled
