@@ -55,7 +55,34 @@ func (u *Unwinder) validReturn(ra uint64) bool {
 // bytes before ra must be a call whose encoding ends exactly at ra. A stack
 // word that merely points into code (a function pointer, a jump table, the
 // middle of an instruction) almost never passes.
+//
+// The verdicts are remembered for the walk: an interpreter's frames return
+// to a handful of addresses, and decoding is the costly part. Not with
+// Options.ReuseFrames, which must see every step read the bytes it depends
+// on (memo.go).
 func (u *Unwinder) callEndsAt(ra uint64) bool {
+	if u.opts.ReuseFrames {
+		return u.decodeCallEndsAt(ra)
+	}
+	for _, c := range u.calls[:u.nCalls] {
+		if c.ra == ra {
+			return c.call
+		}
+	}
+	call := u.decodeCallEndsAt(ra)
+	u.calls[u.callPos] = callVerdict{ra, call}
+	u.callPos = (u.callPos + 1) % len(u.calls)
+	u.nCalls = min(u.nCalls+1, len(u.calls))
+	return call
+}
+
+// callVerdict is callEndsAt's answer for one return address.
+type callVerdict struct {
+	ra   uint64
+	call bool
+}
+
+func (u *Unwinder) decodeCallEndsAt(ra uint64) bool {
 	const maxLen = 15
 	back := uint64(maxLen)
 	if ra < back {
@@ -70,7 +97,8 @@ func (u *Unwinder) callEndsAt(ra uint64) bool {
 	if code == nil {
 		return false
 	}
-	buf := append([]byte(nil), code...) // u.read's buffer is reused
+	var arr [maxLen]byte // u.read's buffer is reused
+	buf := arr[:copy(arr[:], code)]
 	for k := 2; k <= len(buf); k++ {
 		inst, err := x86asm.Decode(buf[len(buf)-k:], 64)
 		if err == nil && inst.Len == k && inst.Op == x86asm.CALL {

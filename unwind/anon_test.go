@@ -105,10 +105,12 @@ func TestJITFramePointerChain(t *testing.T) {
 	}
 
 	// A return address that does not follow a call (the middle of the
-	// push/mov), or is not canonical, is refused.
+	// push/mov) where the chain above vouches for nothing (lookahead.go),
+	// or one that is not canonical, is refused.
 	for _, ra := range []uint64{jitCode + 3, 0x01ffffffffffff78} {
 		w := newJITWorld()
 		w.put(jitStack+0x18, ra)
+		w.put(jitStack+0x48, 0x300000000)
 		frames, stop = w.walk(jitCode+10, jitStack, jitStack+0x10)
 		if len(frames) != 1 {
 			t.Errorf("return address %#x: stop %v, frames %+v; want the walk to end at frame 0", ra, stop, frames)

@@ -290,7 +290,9 @@ const maxFrameSize = 64 << 20
 // is credible: rbp lies on the stack above sp and is aligned, the saved
 // return address is in a known module or in executable memory the client
 // vouches for (JIT code, see anon.go), and the instruction before it is a
-// call. A guess that fails any test ends the walk instead of inventing a frame.
+// call — or, in code in no file, the chain above vouches for it
+// (lookahead.go). A guess that fails any test ends the walk instead of
+// inventing a frame.
 func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err error) {
 	bp, ok := f.Regs.Get(regRBP)
 	if !ok || bp < f.SP || bp&7 != 0 || bp-f.SP > maxFrameSize {
@@ -310,7 +312,14 @@ func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err er
 		}
 		return 0, false, nil
 	}
-	if !u.validReturn(ra) {
+	method := MethodFramePointer
+	switch {
+	case u.vouchedFor(bp): // the chain above was walked from a frame below
+		method = MethodLookahead
+	case u.validReturn(ra):
+	case u.lookaheadVouches(bp, ra):
+		method = MethodLookahead
+	default:
 		return 0, false, nil
 	}
 	for r := 0; r < NumRegs; r++ {
@@ -321,7 +330,7 @@ func (u *Unwinder) framePointer(f, n *Frame) (reason StopReason, ok bool, err er
 		}
 	}
 	f.CFA = bp + 16
-	f.Method = MethodFramePointer
+	f.Method = method
 	n.Regs.Set(regRBP, savedBP)
 	n.Regs.Set(regRSP, f.CFA)
 	n.Regs.Set(regRIP, ra)

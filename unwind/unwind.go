@@ -188,10 +188,13 @@ const (
 	MethodFramePointer               // validated rbp chain
 	MethodLeaf                       // return address at [sp] (uwx rule, function entry, ret)
 	MethodPrologue                   // frame-0 heuristics: after push %rbp
+	// MethodLookahead is the rbp chain with a return address no call
+	// pushed, vouched for by the chain above it (lookahead.go).
+	MethodLookahead
 )
 
 func (m Method) String() string {
-	return [...]string{"none", "cfi", "signal", "frame-pointer", "leaf", "prologue"}[m]
+	return [...]string{"none", "cfi", "signal", "frame-pointer", "leaf", "prologue", "frame-pointer-lookahead"}[m]
 }
 
 // Frame is one physical frame.

@@ -62,6 +62,13 @@ type Unwinder struct {
 	syms      []Symbol
 	lastDepth int
 
+	// Frame pointers the last look-ahead vouched for (lookahead.go), and
+	// the buffer of the next one.
+	vouched, spare []uint64
+	// callEndsAt's verdicts in this walk (anon.go).
+	calls           [8]callVerdict
+	callPos, nCalls int
+
 	// Options.ReuseFrames (memo.go): the walk being recorded, the last
 	// complete one, and the replay of it in progress: replay is the index
 	// in last.frames of the next frame Step takes from it (-1: none).
@@ -117,6 +124,8 @@ func (u *Unwinder) InitRegisters(regs *Registers) error {
 	u.depth = 0
 	u.stop, u.err, u.hasNext = StopNone, nil, false
 	u.prevCFA, u.prevSignal = 0, false
+	u.vouched = u.vouched[:0]
+	u.nCalls = 0
 	pc, okPC := regs.Get(regRIP)
 	sp, okSP := regs.Get(regRSP)
 	if !okPC || !okSP {

@@ -160,6 +160,9 @@ type stackFrame struct {
 	Kind        string  `json:"kind"`
 	Module      string  `json:"module"`
 	CFA         string  `json:"cfa,omitempty"`
+	// Lookahead: the pc was vouched for by the frame-pointer chain above
+	// it, not by a call before it (stack_lookahead.go).
+	Lookahead bool `json:"lookahead,omitempty"`
 	// Args and Locals (--full only): stack_args.go.
 	Args   []stackVar  `json:"args"`
 	Locals *[]stackVar `json:"locals,omitempty"`
@@ -248,6 +251,7 @@ func stackOf(sess *session.Session, th *target.Context, o stackOpts) threadStack
 		ts.pthread, _ = regs.DWARF(arch.DwarfFSBase)
 	}
 	markAddresses(sess, trace, ts.Frames, o.noLines)
+	markLookahead(trace, ts.Frames)
 	gdbFiles(sess, trace, ts.Frames)
 	if o.args && err == nil {
 		addFrameVars(sess, th, trace, ts.Frames, o.full, !o.raw)

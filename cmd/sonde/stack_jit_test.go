@@ -22,9 +22,14 @@ func euStackPCs(t *testing.T, pid int) map[int][]string {
 	if err != nil {
 		t.Fatalf("eu-stack: %v\n%s", err, out)
 	}
+	return parseEuStack(string(out))
+}
+
+// parseEuStack returns each thread's pcs from eu-stack's output.
+func parseEuStack(out string) map[int][]string {
 	res := map[int][]string{}
 	tid := 0
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		f := strings.Fields(l)
 		switch {
 		case len(f) == 2 && f[0] == "TID":
