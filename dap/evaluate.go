@@ -46,11 +46,16 @@ func (s *Server) evaluate(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if me := (*variables.MemoryError)(nil); res.Value == nil && errors.As(res.LoadErr, &me) {
+		// *(int *)0: an error, as gdb's print and lldb answer it, not a
+		// value reading "<error ...>".
+		return nil, me
+	}
 	hex := a.Format != nil && a.Format.Hex
 	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: typeName(res.Type)}
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}
-		s.describeParts(&dv, h, res.Type, text)
+		s.describeParts(&dv, fe, h, res.Type, text)
 		resultParts(&dv, fe, res)
 		body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	}
@@ -202,7 +207,7 @@ func (s *Server) setVariable(r *request) (any, error) {
 	body := godap.SetVariableResponseBody{Value: text, Type: typeName(res.Type)}
 	dv := godap.Variable{}
 	if fe != nil {
-		s.describeParts(&dv, h, res.Type, lhs)
+		s.describeParts(&dv, fe, h, res.Type, lhs)
 	}
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	return body, nil
@@ -249,7 +254,7 @@ func (s *Server) setExpression(r *request) (any, error) {
 	}
 	body := godap.SetExpressionResponseBody{Value: text, Type: typeName(res.Type)}
 	dv := godap.Variable{}
-	s.describeParts(&dv, h, res.Type, a.Expression)
+	s.describeParts(&dv, fe, h, res.Type, a.Expression)
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	return body, nil
 }

@@ -26,7 +26,7 @@ const shared = require('./dapshared');
 const { Failure, Skip, show, sleep, markers, procStatus, Proc, REQUEST_TIMEOUT } = shared;
 
 function usage(msg) {
-	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -523,7 +523,7 @@ async function cppScenario() {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario }[opt.mode];
+	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
 	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
@@ -1150,6 +1150,169 @@ async function ninjaScenario() {
 		check(/LINK prog/.test(s.output()), 'the dry run\'s output (LINK prog) as output events', show(s.output().slice(-300)));
 	} finally {
 		await s.close();
+	}
+}
+
+// ---- lua: Debian's lua5.4, a C interpreter ---------------------------------------------
+
+// lineOf is the 1-based line of the first line of file that contains text
+// after the first line that contains after (the scenario finds its places
+// in Debian's source by their text, not by numbers another release would
+// move).
+function lineOf(file, text, after = '') {
+	const lines = fs.readFileSync(file, 'utf8').split('\n');
+	const from = lines.findIndex(l => l.includes(after));
+	const i = from < 0 ? -1 : lines.findIndex((l, j) => j >= from && l.includes(text));
+	must(i >= 0, `${path.basename(file)} has the line "${text}"${after ? ` after "${after}"` : ''}`);
+	return i + 1;
+}
+
+const LUA_SCRIPT = `local t = {}
+for i = 1, 10 do t[i] = i * i end
+t.name = "squares"
+local function fib(n) if n < 2 then return n end return fib(n-1) + fib(n-2) end
+print(fib(10), #t, t.name, os.getenv("SONDE_X"))
+local x = ((((1+2)*3)-4)/5)
+local long = string.rep("ab", 30) .. "!"
+print(#long, x, table.concat(arg, ","))
+os.exit(tonumber(arg[1]) or 0)
+`;
+
+// luaScenario: opt.dir holds lua (built by cmd/sonde/dap_debsrc_test.go),
+// opt.src is its src directory (another directory than the program's and
+// the script's).
+async function luaScenario() {
+	const prog = path.join(opt.dir, 'lua');
+	const script = path.join(opt.dir, 'squares.lua');
+	fs.writeFileSync(script, LUA_SCRIPT);
+	const ltable = path.join(opt.src, 'ltable.c'), lstring = path.join(opt.src, 'lstring.c');
+	const resizeLine = lineOf(ltable, 'unsigned int oldasize = setlimittosize(t);');
+	const longLine = lineOf(lstring, 'memcpy(getstr(ts), str, l * sizeof(char));', 'TString *luaS_newlstr');
+	let s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, [script, '3', 'four'], async () => {
+			let r = await s.ok('setBreakpoints', { source: { path: ltable }, breakpoints: [{ line: resizeLine, condition: 'newasize >= 8' }] });
+			check(r.body.breakpoints[0].verified, `a conditional breakpoint at ltable.c:${resizeLine} (luaH_resize) is verified`, show(r.body));
+			r = await s.ok('setBreakpoints', { source: { path: lstring }, breakpoints: [{ line: longLine, logMessage: 'long string l={l}' }] });
+			check(r.body.breakpoints[0].verified, `a logpoint at lstring.c:${longLine} is verified`, show(r.body));
+			r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: 'subexpr', condition: 'limit == 10' }, { name: 'luaB_print', hitCondition: '2' }] });
+			check(r.body.breakpoints.every(b => b.verified), 'function breakpoints subexpr (conditional, static) and luaB_print (hit count 2) are verified', show(r.body));
+		}, { cwd: os.tmpdir(), env: ['SONDE_X=hello'] });
+
+		// 1. The parser's recursion: subexpr called by subexpr for the
+		// operand of a binary operator of priority 10 (fib(n-1) + ...).
+		let ev = await stopped(s, 'subexpr');
+		let tid = ev.body.threadId;
+		issue(ev.body.reason === 'function breakpoint', 'subexpr: reason "function breakpoint"', show(ev.body));
+		let fr = await stack(s, tid, 60);
+		const depth = fr.length;
+		check(fname(fr[0]) === 'subexpr' && fname(fr[1]) === 'subexpr' && fr[0].source && fr[0].source.path === path.join(opt.src, 'lparser.c'),
+			'stopped in subexpr called by subexpr, at lparser.c by its absolute path', show(fr.slice(0, 3).map(where)));
+		let { all } = await locals(s, fr[0].id);
+		check(intOf(all.get('limit')) === 10, 'the condition held: limit is 10', show(all.get('limit')));
+		const lnum = await child(s, all.get('ls'), 'linenumber');
+		check(intOf(lnum) === 4, 'ls (LexState *) expands: linenumber 4 (the line of fib)', show(lnum));
+		await s.ok('stepOut', { threadId: tid });
+		await stopped(s, 'stepOut');
+		fr = await stack(s, tid, 60);
+		check(fname(fr[0]) === 'subexpr' && fr.length === depth - 1, 'stepOut of the recursion: one subexpr less on the stack', `${fr.length} frames, was ${depth}: ${where(fr[0])}`);
+		await s.ok('stepOut', { threadId: tid });
+		await stopped(s, 'stepOut');
+		fr = await stack(s, tid, 60);
+		check(fname(fr[0]) === 'expr' && fr.length === depth - 2, 'stepOut again: in expr', where(fr[0]));
+		// No more subexpr stops.
+		await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: 'luaB_print', hitCondition: '2' }] });
+
+		// 2. luaH_resize growing the squares' array part to 8 (t[5] = 25).
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'luaH_resize');
+		tid = ev.body.threadId;
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'luaH_resize' && fr[0].line === resizeLine, `luaH_resize at ltable.c:${resizeLine}`, where(fr[0]));
+		({ all } = await locals(s, fr[0].id));
+		check(intOf(all.get('newasize')) >= 8, 'the condition held: newasize >= 8', show(all.get('newasize')));
+		let r = await evaluate(s, fr[0].id, 't->array[1].value_.i', 'hover');
+		check(r.success && r.body.result === '4', 'hover t->array[1].value_.i (a union member through an array): 4, the square of 2', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, '*t');
+		check(r.success && r.body.variablesReference > 0 && /alimit = 4/.test(r.body.result), '*t (a Table): {..., alimit = 4, ...}, expandable', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 't');
+		if (r.success && r.body.memoryReference) {
+			const m = await s.req('readMemory', { memoryReference: r.body.memoryReference, count: 8 });
+			const b = m.success ? Buffer.from(m.body.data || '', 'base64') : Buffer.alloc(0);
+			check(b.length === 8 && '0x' + b.readBigUInt64LE(0).toString(16) === r.body.result, 'readMemory at t\'s memoryReference: its 8 bytes are the pointer shown', show([m.body, r.body.result]));
+		} else check(false, 't has a memoryReference', show(r.body || r.message));
+		r = await s.req('disassemble', { memoryReference: fr[0].instructionPointerReference, instructionOffset: -2, instructionCount: 5, resolveSymbols: true });
+		check(r.success && r.body.instructions.length === 5 && BigInt(r.body.instructions[2].address) === BigInt(fr[0].instructionPointerReference) && r.body.instructions[2].line === resizeLine,
+			'disassemble at the frame: the pc\'s instruction third, with its line', show(r.body || r.message));
+		await s.ok('setBreakpoints', { source: { path: ltable }, breakpoints: [] });
+
+		// 3. luaB_print's second call: lbaselib.c only declares struct
+		// lua_State (it does not include lstate.h); gdb and lldb find
+		// its definition in another unit, and so must the adapter.
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'luaB_print');
+		tid = ev.body.threadId;
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'luaB_print', 'luaB_print (hit count 2: the second print)', where(fr[0]));
+		({ all } = await locals(s, fr[0].id));
+		const L = all.get('L');
+		check(L && L.variablesReference > 0, 'L (lua_State *, an incomplete type in lbaselib.c) is expandable', show(L));
+		const lg = L && await child(s, L, 'l_G');
+		check(lg && /^0x[0-9a-f]+$/.test(val(lg)) && lg.variablesReference > 0, 'L expands to its members: l_G, a pointer, expandable', show(lg));
+		r = await evaluate(s, fr[0].id, '*L');
+		check(r.success && /^\{next = /.test(r.body.result) && r.body.variablesReference > 0, '*L prints the struct (no "size unknown")', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'L->l_G->strt.size');
+		check(r.success && intOf(r.body) >= 128, 'L->l_G->strt.size (the string table) >= 128', show(r.body || r.message));
+		// The last argument: "3,four" (arg joined).
+		r = await evaluate(s, fr[0].id, '(char *)((TString *)L->top[-1].val.value_.gc)->contents');
+		check(r.success && /"3,four"$/.test(r.body.result), 'the last argument, a TString through a cast: "3,four"', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'nosuchname');
+		check(!r.success && r.message === 'No symbol "nosuchname" in current context', 'an unknown name: No symbol "nosuchname" in current context (as gdb says it)', show(r.message));
+		r = await evaluate(s, fr[0].id, '*(int *)0');
+		check(!r.success && r.message === 'Cannot access memory at address 0x0', '*(int *)0: Cannot access memory at address 0x0', show(r.message));
+		await s.ok('stepIn', { threadId: tid });
+		await stopped(s, 'stepIn');
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'lua_gettop' && /lapi\.c$/.test(fr[0].source ? fr[0].source.path : ''), 'stepIn: lua_gettop in lapi.c', where(fr[0]));
+		await s.ok('stepOut', { threadId: tid });
+		await stopped(s, 'stepOut');
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'luaB_print', 'stepOut: back in luaB_print', where(fr[0]));
+		await s.ok('setFunctionBreakpoints', { breakpoints: [] });
+		await s.ok('continue', { threadId: tid });
+		const ex = await s.next('exited');
+		check(ex.body.exitCode === 3, 'os.exit(tonumber(arg[1])): exit code 3', show(ex.body));
+		await s.next('terminated');
+		const out = s.output();
+		check(/55\t10\tsquares\thello/.test(out), 'the program\'s output: fib(10), #t, t.name and SONDE_X from the launch env', show(out.slice(-400)));
+		check(/long string l=60\n/.test(out), 'the logpoint printed "long string l=60" (string.rep("ab", 30))', show(out.slice(0, 400)));
+	} finally {
+		await s.close();
+	}
+
+	// 4. A core: SIGABRT while os.execute waits for its shell.
+	fs.writeFileSync(script, 'local cmd = "kill -ABRT $PPID"\nos.execute(cmd)\n');
+	const c = makeCore(prog, [script]);
+	try {
+		await coreSession(prog, c.core, async (s, ev) => {
+			issue(ev.body.reason === 'exception', 'lua core: reason "exception" (SIGABRT)', show(ev.body));
+			const fr = await stack(s, ev.body.threadId);
+			const i = fr.findIndex(f => fname(f) === 'os_execute');
+			check(i > 0 && fr[i].source && fr[i].source.path === path.join(opt.src, 'loslib.c') && fr.some(f => fname(f) === 'luaV_execute') && fr.some(f => fname(f) === 'main'),
+				'lua core: os_execute (loslib.c) below libc\'s system, luaV_execute and main further down', show(fr.map(where)));
+			if (i > 0) {
+				const { all } = await locals(s, fr[i].id);
+				check(/"kill -ABRT \$PPID"$/.test(String(val(all.get('cmd')))), 'lua core: os_execute\'s cmd', show(all.get('cmd')));
+				const top = all.get('L') && await child(s, all.get('L'), 'top');
+				check(top !== undefined, 'lua core: L (incomplete in loslib.c too) expands', show(all.get('L')));
+			}
+			const r = await s.req('exceptionInfo', { threadId: ev.body.threadId });
+			check(r.success && /SIGABRT/.test(show(r.body)), 'lua core: exceptionInfo names SIGABRT', show(r.body || r.message));
+		});
+	} finally {
+		fs.rmSync(c.dir, { recursive: true, force: true });
 	}
 }
 
