@@ -45,6 +45,31 @@ func TestDAPDebugClientDebianC(t *testing.T) {
 	runNodeScenario(t, node, modules, "realprog.js", dir, []string{"--mode", "lua", "--dir", dir, "--src", srcs[0]}, []string{testprog.Sonde(t), "dap"})
 }
 
+// TestDAPDebugClientDebianCxx drives `sonde dap` with Microsoft's
+// DebugClient through Debian's tinyxml2 and its own test program xmltest,
+// C++ none of sonde's tests was written for, built from the Debian source
+// at -O0 (realprog.js --mode tinyxml2): a function breakpoint on an
+// overloaded member (both overloads stop), one on a class template's
+// member (MemPoolT<120>::Alloc), a local of a class its unit only declares
+// (GCC describes a class with a vtable only in its key function's unit),
+// stepInTargets named as frames are (demangled), stepIn {targetId},
+// stepOut, the exit code and output.
+func TestDAPDebugClientDebianCxx(t *testing.T) {
+	node, modules := dcClient(t)
+	root := buildDebianSource(t, "tinyxml2", "tinyxml2-*", func(t *testing.T, src, out string) {
+		debsrcRun(t, src, "g++", "-g", "-O0", "-o", filepath.Join(out, "xmltest"), "xmltest.cpp", "tinyxml2.cpp")
+	})
+	srcs, _ := filepath.Glob(filepath.Join(root, "tinyxml2-*"))
+	if len(srcs) != 1 {
+		t.Fatalf("tinyxml2's source directory: %v", srcs)
+	}
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "xmltest"), filepath.Join(dir, "xmltest")); err != nil {
+		t.Fatal(err)
+	}
+	runNodeScenario(t, node, modules, "realprog.js", dir, []string{"--mode", "tinyxml2", "--dir", dir, "--src", srcs[0]}, []string{testprog.Sonde(t), "dap"})
+}
+
 // buildDebianSource fetches a Debian source package (apt-get source, which
 // needs a deb-src line) into ~/.cache/sonde-debsrc/NAME and builds it
 // there once with build(t, srcdir, cachedir): the binaries' DWARF names

@@ -26,7 +26,7 @@ const shared = require('./dapshared');
 const { Failure, Skip, show, sleep, markers, procStatus, Proc, REQUEST_TIMEOUT } = shared;
 
 function usage(msg) {
-	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua|tinyxml2 --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -523,7 +523,7 @@ async function cppScenario() {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario }[opt.mode];
+	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
 	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
@@ -1313,6 +1313,87 @@ async function luaScenario() {
 		});
 	} finally {
 		fs.rmSync(c.dir, { recursive: true, force: true });
+	}
+}
+
+// ---- tinyxml2: Debian's tinyxml2 and its test program -----------------------------------
+
+// tinyxml2Scenario: opt.dir holds xmltest (built by
+// cmd/sonde/dap_debsrc_test.go from tinyxml2.cpp and xmltest.cpp), opt.src
+// is the source directory (xmltest reads resources/ from there).
+async function tinyxml2Scenario() {
+	const prog = path.join(opt.dir, 'xmltest');
+	const xmltest = path.join(opt.src, 'xmltest.cpp');
+	const insertLine = lineOf(xmltest, 'root->InsertEndChild( newElement );', '"<element>Text before.</element>"');
+	let s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, [], async () => {
+			const r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: 'tinyxml2::XMLDocument::LoadFile' }, { name: 'tinyxml2::MemPoolT<120>::Alloc' }] });
+			check(r.body.breakpoints.every(b => b.verified), 'function breakpoints on an overloaded member (XMLDocument::LoadFile) and a class template\'s member (MemPoolT<120>::Alloc) are verified', show(r.body));
+			const b = await s.ok('setBreakpoints', { source: { path: xmltest }, breakpoints: [{ line: insertLine }] });
+			check(b.body.breakpoints[0].verified && b.body.breakpoints[0].line === insertLine, `a breakpoint at xmltest.cpp:${insertLine} is verified`, show(b.body));
+		}, { cwd: opt.src });
+		// 1. Both overloads of LoadFile, the outer first.
+		let ev = await stopped(s, 'LoadFile(const char *)');
+		let tid = ev.body.threadId;
+		let fr = await stack(s, tid);
+		check(/^tinyxml2::XMLDocument::LoadFile\(char const\*\)/.test(fname(fr[0])), 'stopped in tinyxml2::XMLDocument::LoadFile(char const*)', where(fr[0]));
+		let { all } = await locals(s, fr[0].id);
+		check(/"resources\/dream\.xml"$/.test(String(val(all.get('filename')))), 'its filename is "resources/dream.xml"', show(all.get('filename')));
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'LoadFile(FILE *)');
+		fr = await stack(s, tid);
+		check(/^tinyxml2::XMLDocument::LoadFile\(_IO_FILE\*\)/.test(fname(fr[0])) && /LoadFile\(char const\*\)/.test(fname(fr[1])), 'then in the other overload, LoadFile(_IO_FILE*), called by the first', show(fr.slice(0, 2).map(where)));
+		// 2. The template's member: this is a MemPoolT<120> *.
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'MemPoolT<120>::Alloc');
+		fr = await stack(s, tid);
+		check(/MemPoolT<120>::Alloc/.test(fname(fr[0])) && /tinyxml2\.h$/.test(fr[0].source ? fr[0].source.path : ''), 'stopped in tinyxml2::MemPoolT<120>::Alloc (tinyxml2.h)', where(fr[0]));
+		({ all } = await locals(s, fr[0].id));
+		const nallocs = all.get('this') && await child(s, all.get('this'), '_nAllocs');
+		check(nallocs !== undefined && intOf(nallocs) >= 0, 'this expands to the pool\'s members (_nAllocs)', show([all.get('this'), nallocs]));
+		await s.ok('setFunctionBreakpoints', { breakpoints: [] });
+		// 3. A local of a class xmltest.cpp's unit only declares (GCC
+		// describes XMLDocument, a class with a vtable, only in the unit
+		// of its key function, tinyxml2.cpp).
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'InsertEndChild line');
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'main' && fr[0].line === insertLine, `main at xmltest.cpp:${insertLine}`, where(fr[0]));
+		({ all } = await locals(s, fr[0].id));
+		const doc = all.get('doc');
+		check(doc && /^\{<tinyxml2::XMLNode> = /.test(val(doc)) && doc.variablesReference > 0, 'doc (XMLDocument, declared only in xmltest.cpp\'s unit) shows its value and expands', show(doc));
+		const buf = doc && await child(s, doc, '_charBuffer');
+		check(buf && /^0x[0-9a-f]+ "<element/.test(val(buf)), 'doc expands to _charBuffer, the parsed text ("<element", cut by the parse)', show(buf));
+		let r = await evaluate(s, fr[0].id, 'doc._parseCurLineNum');
+		check(r.success && r.body.result === '1', 'doc._parseCurLineNum is 1', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'newElement->_value._start', 'hover');
+		check(r.success && /"Subelement"$/.test(r.body.result), 'hover newElement->_value._start: "Subelement"', show(r.body || r.message));
+		r = await s.ok('stepInTargets', { frameId: fr[0].id });
+		const target = r.body.targets.find(t => /InsertEndChild/.test(t.label));
+		check(target && target.label === 'tinyxml2::XMLNode::InsertEndChild(tinyxml2::XMLNode*)', 'stepInTargets names XMLNode::InsertEndChild demangled, as its frame', show(r.body));
+		if (target) {
+			await s.ok('stepIn', { threadId: tid, targetId: target.id });
+			await stopped(s, 'stepIn target');
+			fr = await stack(s, tid);
+			check(/^tinyxml2::XMLNode::InsertEndChild/.test(fname(fr[0])) && fname(fr[1]) === 'main', 'stepIn {targetId}: in InsertEndChild, called by main', show(fr.slice(0, 2).map(where)));
+			({ all } = await locals(s, fr[0].id));
+			check(/^0x[0-9a-f]+$/.test(String(val(all.get('addThis')))), 'its argument addThis', show(all.get('addThis')));
+			await s.ok('stepOut', { threadId: tid });
+			await stopped(s, 'stepOut');
+			fr = await stack(s, tid);
+			check(fname(fr[0]) === 'main' && fr[0].line >= insertLine && fr[0].line <= insertLine + 1, 'stepOut: back in main', where(fr[0]));
+		}
+		await s.ok('setBreakpoints', { source: { path: xmltest }, breakpoints: [] });
+		await s.ok('continue', { threadId: tid });
+		const ex = await s.next('exited', 60000);
+		check(ex.body.exitCode === 0, 'xmltest exits 0 (no test failed)', show(ex.body));
+		await s.next('terminated');
+		check(/Pass [0-9]+, Fail 0/.test(s.output()), 'its output: "Pass N, Fail 0"', show(s.output().slice(-200)));
+	} finally {
+		await s.close();
 	}
 }
 
