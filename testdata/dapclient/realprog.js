@@ -26,7 +26,7 @@ const shared = require('./dapshared');
 const { Failure, Skip, show, sleep, markers, procStatus, Proc, REQUEST_TIMEOUT } = shared;
 
 function usage(msg) {
-	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua|tinyxml2 --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua|tinyxml2|ledger --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -523,7 +523,7 @@ async function cppScenario() {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario }[opt.mode];
+	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario, ledger: ledgerScenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
 	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
@@ -1392,6 +1392,120 @@ async function tinyxml2Scenario() {
 		check(ex.body.exitCode === 0, 'xmltest exits 0 (no test failed)', show(ex.body));
 		await s.next('terminated');
 		check(/Pass [0-9]+, Fail 0/.test(s.output()), 'its output: "Pass N, Fail 0"', show(s.output().slice(-200)));
+	} finally {
+		await s.close();
+	}
+}
+
+// ---- ledger: a second Rust program (testdata/dapreal/ledger.rs) ---------------------------
+
+async function ledgerScenario() {
+	const prog = path.join(opt.dir, 'ledger');
+	const src = path.join(opt.src, 'ledger.rs');
+	const L = markers(src);
+	let s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, [], async () => {
+			let r = await s.ok('setBreakpoints', { source: { path: src }, breakpoints: [{ line: L.PUSH, hitCondition: '3' }, { line: L.DEBIT, logMessage: 'debit cents={cents} have={have}' }] });
+			check(r.body.breakpoints.every(b => b.verified), 'a hit-count breakpoint and a logpoint in ledger.rs are verified', show(r.body));
+			// A generic impl's method by its path (the frame's name), a
+			// trait impl's method, a recursive function with a condition.
+			r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: 'ledger::Ledger<K>::debit' }, { name: '<ledger::Square as ledger::Shape>::area' }, { name: 'ledger::depth', condition: 'n == 0' }] });
+			check(r.body.breakpoints.every(b => b.verified), 'function breakpoints ledger::Ledger<K>::debit, <ledger::Square as ledger::Shape>::area, ledger::depth are verified', show(r.body));
+		});
+		// 1. debit, for the Withdraw of 300 from ada.
+		let ev = await stopped(s, 'debit');
+		const tid = ev.body.threadId;
+		let fr = await stack(s, tid);
+		check(/^ledger::Ledger<.*>::debit/.test(fname(fr[0])) && fname(fr[1]) === 'ledger::apply', 'stopped in Ledger::debit, called by apply', show(fr.slice(0, 2).map(where)));
+		let r = await evaluate(s, fr[0].id, 'self.limit', 'hover');
+		check(r.success && r.body.result === 'Some(50)' && r.body.variablesReference > 0, 'hover self.limit: Some(50), expandable', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, '*k', 'hover');
+		check(r.success && r.body.result === '"ada"', 'hover *k: "ada" (a &String)', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'self.balances');
+		check(r.success && r.body.result === 'HashMap(size=2)' && r.body.indexedVariables === 2, 'self.balances: HashMap(size=2), 2 children', show(r.body || r.message));
+		let { all, scopes } = await locals(s, fr[0].id);
+		check(intOf(all.get('cents')) === 300, 'cents is 300', show(all.get('cents')));
+		const args = scopes.find(sc => /arguments/i.test(sc.name)) || scopes[0];
+		r = await s.req('setVariable', { variablesReference: args.variablesReference, name: 'cents', value: '200' });
+		check(r.success && r.body.value === '200', 'setVariable cents = 200', show(r.body || r.message));
+		await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: '<ledger::Square as ledger::Shape>::area' }, { name: 'ledger::depth', condition: 'n == 0' }] });
+		// 2. The third push: the Withdraw entry (an enum's tuple variant).
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'push');
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === 'ledger::apply' && fr[0].line === L.PUSH, `apply at ledger.rs:${L.PUSH} (hit count 3)`, where(fr[0]));
+		r = await evaluate(s, fr[0].id, '*e');
+		check(r.success && r.body.result === 'Withdraw("ada", 300)' && r.body.variablesReference > 0, '*e: Withdraw("ada", 300)', show(r.body || r.message));
+		if (r.success && r.body.variablesReference) {
+			const f = await vars(s, r.body.variablesReference);
+			check(val(f.get('__0')) === '"ada"' && intOf(f.get('__1')) === 300, 'it expands to the variant\'s fields __0 "ada", __1 300', show([...f.keys()]));
+		}
+		r = await evaluate(s, fr[0].id, 'l.history');
+		check(r.success && r.body.result === 'Vec(size=2)', 'l.history: Vec(size=2) (the two deposits)', show(r.body || r.message));
+		// 3. A trait object's method: self is a tuple struct, self.0 its
+		// field (gdb's Rust syntax).
+		await s.ok('setBreakpoints', { source: { path: src }, breakpoints: [{ line: L.DEBIT, logMessage: 'debit cents={cents} have={have}' }] });
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'Square::area');
+		fr = await stack(s, tid);
+		check(fname(fr[0]) === '<ledger::Square as ledger::Shape>::area' && /^ledger::main::\{\{closure\}\}/.test(fname(fr[1])), 'stopped in <ledger::Square as ledger::Shape>::area, called by main\'s closure', show(fr.slice(0, 2).map(where)));
+		r = await evaluate(s, fr[0].id, 'self.0', 'hover');
+		check(r.success && r.body.result === '2', 'hover self.0 (a tuple struct\'s field): 2', show(r.body || r.message));
+		// 4. The recursion's bottom, and out of it.
+		await s.ok('continue', { threadId: tid });
+		ev = await stopped(s, 'depth');
+		fr = await stack(s, tid);
+		const depth = fr.filter(f => fname(f) === 'ledger::depth').length;
+		check(depth === 6 && fr[0].line === L.DEPTH0, `ledger::depth with n == 0: six depth frames, at ledger.rs:${L.DEPTH0}`, show(fr.slice(0, 7).map(where)));
+		await s.ok('stepOut', { threadId: tid });
+		await stopped(s, 'stepOut');
+		fr = await stack(s, tid);
+		check(fr.filter(f => fname(f) === 'ledger::depth').length === 5 && fname(fr[0]) === 'ledger::depth', 'stepOut: one depth frame less', show(fr.slice(0, 2).map(where)));
+		({ all } = await locals(s, fr[0].id));
+		check(intOf(all.get('n')) === 1, 'in the caller n is 1', show(all.get('n')));
+		await s.ok('setFunctionBreakpoints', { breakpoints: [] });
+		await s.ok('setBreakpoints', { source: { path: src }, breakpoints: [] });
+		await s.ok('continue', { threadId: tid });
+		const ex = await s.next('exited');
+		check(ex.body.exitCode === 0, 'ledger exits 0', show(ex.body));
+		await s.next('terminated');
+		const out = s.output();
+		check(/debit cents=200 have=1000\n/.test(out) && /debit cents=275 have=250\n/.test(out), 'the logpoint printed both debits, the first with the value set (200)', show(out.slice(0, 300)));
+		// rustc -C opt-level=0 computes with a copy of the argument, not
+		// the stack slot its debug information names: the program still
+		// takes 300 (gdb's set var does the same), so ada has 975.
+		check(/\] 975 5 5\n/.test(out), 'the program\'s line: ada 975, depth 5, five entries', show(out));
+	} finally {
+		await s.close();
+	}
+	// 5. Pause of a busy program: two threads spin.
+	s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, ['spin'], async () => {});
+		let th = [];
+		for (let i = 0; i < 50 && th.length < 3; i++) {
+			await sleep(100);
+			th = (await s.ok('threads', {})).body.threads;
+		}
+		check(th.length >= 3, 'spin: main and the spinning threads', show(th));
+		await s.ok('pause', { threadId: th[0].id });
+		const ev = await stopped(s, 'pause');
+		issue(ev.body.reason === 'pause', 'pause: reason "pause"', show(ev.body));
+		th = (await s.ok('threads', {})).body.threads;
+		let spinning = 0;
+		for (const t of th) {
+			const fr = await stack(s, t.id, 40);
+			if (fr.some(f => /^ledger::main::\{\{closure\}\}/.test(fname(f)) && f.source && path.basename(f.source.path || '') === 'ledger.rs')) spinning++;
+		}
+		check(spinning >= 2, 'after pause every thread has a stack; two are in main\'s spinning closure', `${spinning} of ${th.length}`);
+		await s.ok('terminate', {});
+		const ex = await s.next('exited');
+		check(ex.body.exitCode === 137 || ex.body.exitCode === 143 || typeof ex.body.exitCode === 'number', 'terminate: the program exits', show(ex.body));
 	} finally {
 		await s.close();
 	}
