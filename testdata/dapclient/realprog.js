@@ -1268,6 +1268,10 @@ async function luaScenario() {
 		// The last argument: "3,four" (arg joined).
 		r = await evaluate(s, fr[0].id, '(char *)((TString *)L->top[-1].val.value_.gc)->contents');
 		check(r.success && /"3,four"$/.test(r.body.result), 'the last argument, a TString through a cast: "3,four"', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'info locals', 'repl');
+		check(r.success && /^n = -?[0-9]+\ni = -?[0-9]+$/.test(r.body.result), 'the console\'s info locals: n and i, as gdb lists them', show(r.body || r.message));
+		r = await evaluate(s, fr[0].id, 'info args', 'repl');
+		check(r.success && /^L = 0x[0-9a-f]+$/.test(r.body.result), 'the console\'s info args: L = 0x...', show(r.body || r.message));
 		r = await evaluate(s, fr[0].id, 'nosuchname');
 		check(!r.success && r.message === 'No symbol "nosuchname" in current context', 'an unknown name: No symbol "nosuchname" in current context (as gdb says it)', show(r.message));
 		r = await evaluate(s, fr[0].id, '*(int *)0');
