@@ -52,7 +52,7 @@ func (s *Server) evaluate(r *request) (any, error) {
 		return nil, me
 	}
 	hex := a.Format != nil && a.Format.Hex
-	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: typeName(res.Type)}
+	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: fe.typeName(res.Type)}
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}
 		s.describeParts(&dv, fe, h, res.Type, text)
@@ -63,7 +63,7 @@ func (s *Server) evaluate(r *request) (any, error) {
 		body.MemoryReference = hexAddr(res.Address)
 	}
 	if a.Context == "repl" || a.Context == "hover" {
-		body.Type = typeName(res.Type)
+		body.Type = fe.typeName(res.Type)
 	}
 	return body, nil
 }
@@ -204,7 +204,7 @@ func (s *Server) setVariable(r *request) (any, error) {
 		return nil, err
 	}
 	fe, _ = s.handleEnv(d, h)
-	body := godap.SetVariableResponseBody{Value: text, Type: typeName(res.Type)}
+	body := godap.SetVariableResponseBody{Value: text, Type: fe.typeName(res.Type)}
 	dv := godap.Variable{}
 	if fe != nil {
 		s.describeParts(&dv, fe, h, res.Type, lhs)
@@ -252,7 +252,7 @@ func (s *Server) setExpression(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := godap.SetExpressionResponseBody{Value: text, Type: typeName(res.Type)}
+	body := godap.SetExpressionResponseBody{Value: text, Type: fe.typeName(res.Type)}
 	dv := godap.Variable{}
 	s.describeParts(&dv, fe, h, res.Type, a.Expression)
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables

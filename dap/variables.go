@@ -92,7 +92,7 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 	out := make([]godap.Variable, 0, len(vars))
 	for _, v := range vars {
 		val, err := fe.reader.Read(v, fe.frame)
-		dv := godap.Variable{Name: v.Name, Type: typeName(v.Type), EvaluateName: v.Name}
+		dv := godap.Variable{Name: v.Name, Type: fe.typeName(v.Type), EvaluateName: v.Name}
 		dv.Value = s.formatValue(fe, val, err, hex)
 		if err == nil {
 			s.describeParts(&dv, fe, h, v.Type, v.Name)
@@ -275,7 +275,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 		dv.Value = "<" + userMessage(err) + ">"
 		return dv
 	}
-	dv.Type = typeName(res.Type)
+	dv.Type = fe.typeName(res.Type)
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, fe, h, res.Type, text)
@@ -297,6 +297,15 @@ func (fe *frameEnv) complete(t *variables.Type) *variables.Type {
 		return st
 	}
 	return fe.reader.Complete(st).Strip()
+}
+
+// typeName is a value's type as gdb's whatis spells it (C++ names
+// qualified: tinyxml2::XMLDocument * const).
+func (fe *frameEnv) typeName(t *variables.Type) string {
+	if t == nil || fe == nil || fe.reader == nil {
+		return typeName(t)
+	}
+	return fe.reader.TypeString(t)
 }
 
 func typeName(t *variables.Type) string {

@@ -1369,6 +1369,8 @@ async function tinyxml2Scenario() {
 		({ all } = await locals(s, fr[0].id));
 		const doc = all.get('doc');
 		check(doc && /^\{<tinyxml2::XMLNode> = /.test(val(doc)) && doc.variablesReference > 0, 'doc (XMLDocument, declared only in xmltest.cpp\'s unit) shows its value and expands', show(doc));
+		check(doc && doc.type === 'tinyxml2::XMLDocument' && all.get('root') && all.get('root').type === 'tinyxml2::XMLElement *',
+			'types as gdb\'s whatis and lldb name them: tinyxml2::XMLDocument, tinyxml2::XMLElement * (not "class XMLElement *")', show([doc && doc.type, all.get('root') && all.get('root').type]));
 		const buf = doc && await child(s, doc, '_charBuffer');
 		check(buf && /^0x[0-9a-f]+ "<element/.test(val(buf)), 'doc expands to _charBuffer, the parsed text ("<element", cut by the parse)', show(buf));
 		let r = await evaluate(s, fr[0].id, 'doc._parseCurLineNum');
