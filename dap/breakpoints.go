@@ -413,7 +413,7 @@ func (d *debuggee) onHit(th *target.Context, tb *target.Breakpoint) (reason *tar
 			ok, err = expr.Condition(cb.cond, fe.env)
 		}
 		if err != nil {
-			condErr = fmt.Sprintf("breakpoint condition %q: %v", cb.cond, err)
+			condErr = fmt.Sprintf("breakpoint condition %q: %v", cb.cond, userMessage(err))
 		} else if !ok {
 			return nil
 		}
@@ -509,13 +509,13 @@ func (d *debuggee) logMessage(th *target.Context, msg string) string {
 		if fe == nil {
 			var err error
 			if fe, err = d.topEnv(th); err != nil {
-				b.WriteString("<" + err.Error() + ">")
+				b.WriteString("<" + userMessage(err) + ">")
 				continue
 			}
 		}
 		res, err := expr.Eval(text, fe.env)
 		if err != nil {
-			b.WriteString("<" + err.Error() + ">")
+			b.WriteString("<" + userMessage(err) + ">")
 			continue
 		}
 		b.WriteString(d.s.formatResult(fe, res, false))

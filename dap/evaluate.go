@@ -46,11 +46,16 @@ func (s *Server) evaluate(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if me := (*variables.MemoryError)(nil); res.Value == nil && errors.As(res.LoadErr, &me) {
+		// *(int *)0: an error, as gdb's print and lldb answer it, not a
+		// value reading "<error ...>".
+		return nil, me
+	}
 	hex := a.Format != nil && a.Format.Hex
-	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: typeName(res.Type)}
+	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: fe.typeName(res.Type)}
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}
-		s.describeParts(&dv, h, res.Type, text)
+		s.describeParts(&dv, fe, h, res.Type, text)
 		resultParts(&dv, fe, res)
 		body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	}
@@ -58,7 +63,7 @@ func (s *Server) evaluate(r *request) (any, error) {
 		body.MemoryReference = hexAddr(res.Address)
 	}
 	if a.Context == "repl" || a.Context == "hover" {
-		body.Type = typeName(res.Type)
+		body.Type = fe.typeName(res.Type)
 	}
 	return body, nil
 }
@@ -199,10 +204,10 @@ func (s *Server) setVariable(r *request) (any, error) {
 		return nil, err
 	}
 	fe, _ = s.handleEnv(d, h)
-	body := godap.SetVariableResponseBody{Value: text, Type: typeName(res.Type)}
+	body := godap.SetVariableResponseBody{Value: text, Type: fe.typeName(res.Type)}
 	dv := godap.Variable{}
 	if fe != nil {
-		s.describeParts(&dv, h, res.Type, lhs)
+		s.describeParts(&dv, fe, h, res.Type, lhs)
 	}
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	return body, nil
@@ -247,9 +252,9 @@ func (s *Server) setExpression(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := godap.SetExpressionResponseBody{Value: text, Type: typeName(res.Type)}
+	body := godap.SetExpressionResponseBody{Value: text, Type: fe.typeName(res.Type)}
 	dv := godap.Variable{}
-	s.describeParts(&dv, h, res.Type, a.Expression)
+	s.describeParts(&dv, fe, h, res.Type, a.Expression)
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables
 	return body, nil
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // The debug console understands, besides expressions, what an IDE console
-// is mostly used for, in gdb's spelling: bt, info registers, x/NFU ADDR.
+// is mostly used for, in gdb's spelling: bt, info registers, info locals,
+// info args, x/NFU ADDR.
 
-var replCommands = []string{"bt", "backtrace", "info registers", "x/"}
+var replCommands = []string{"bt", "backtrace", "info registers", "info locals", "info args", "x/"}
 
 func evalText(text string, fe *frameEnv) (*expr.Result, error) { return expr.Eval(text, fe.env) }
 
@@ -36,8 +37,33 @@ func (s *Server) replCommand(d *debuggee, frameID int, text string) (string, boo
 	case strings.HasPrefix(text, "x/") || word == "x":
 		out, err := s.replExamine(d, frameID, text)
 		return out, true, err
+	case word == "info" && (strings.TrimSpace(rest) == "locals" || strings.TrimSpace(rest) == "args"):
+		out, err := s.replFrameVars(d, frameID, strings.TrimSpace(rest) == "args")
+		return out, true, err
 	}
 	return "", false, nil
+}
+
+// replFrameVars is gdb's info locals (or info args): each variable of the
+// frame as "name = value", "No locals." when it has none.
+func (s *Server) replFrameVars(d *debuggee, frameID int, args bool) (string, error) {
+	fe, _, err := s.evalEnv(d, frameID)
+	if err != nil {
+		return "", err
+	}
+	vars, none := fe.locals, "No locals."
+	if args {
+		vars, none = fe.args, "No arguments."
+	}
+	if len(vars) == 0 || fe.reader == nil {
+		return none, nil
+	}
+	var b strings.Builder
+	for _, v := range vars {
+		val, err := fe.reader.Read(v, fe.frame)
+		fmt.Fprintf(&b, "%s = %s\n", v.Name, s.formatValue(fe, val, err, false))
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // replThread is the thread of a frame id, or the first stopped thread.

@@ -225,7 +225,7 @@ func (s *Server) handle(body []byte) {
 		return err
 	}()
 	if err != nil {
-		s.sendError(env.Seq, env.Command, 2, err.Error())
+		s.sendError(env.Seq, env.Command, 2, userMessage(err))
 		return
 	}
 	s.sendResponse(env.Seq, env.Command, resp)

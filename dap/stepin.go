@@ -8,6 +8,7 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/disasm"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -80,10 +81,24 @@ func (s *Server) stepInTargets(r *request) (any, error) {
 			name = fmt.Sprintf("%s+%d", name, dest-lo)
 		}
 		targets = append(targets, stepInTarget{name: name, entry: dest, plt: plt})
-		out = append(out, godap.StepInTarget{Id: len(targets), Label: name})
+		out = append(out, godap.StepInTarget{Id: len(targets), Label: targetLabel(name)})
 	}
 	stepTargets.Store(ref.thread, targets)
 	return godap.StepInTargetsResponseBody{Targets: out}, nil
+}
+
+// targetLabel is how a step-in target is shown: a C++ or Rust function by
+// its demangled name (tinyxml2::XMLNode::InsertEndChild(tinyxml2::XMLNode*),
+// as the frame names it), not its symbol's linkage name.
+func targetLabel(name string) string {
+	base, off, _ := strings.Cut(name, "+")
+	if dm, ok := symbols.DemangleLinkageName(base); ok {
+		if off != "" {
+			return dm + "+" + off
+		}
+		return dm
+	}
+	return name
 }
 
 // stepInto steps a thread over its line with a stop at the entry of the

@@ -92,10 +92,10 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 	out := make([]godap.Variable, 0, len(vars))
 	for _, v := range vars {
 		val, err := fe.reader.Read(v, fe.frame)
-		dv := godap.Variable{Name: v.Name, Type: typeName(v.Type), EvaluateName: v.Name}
+		dv := godap.Variable{Name: v.Name, Type: fe.typeName(v.Type), EvaluateName: v.Name}
 		dv.Value = s.formatValue(fe, val, err, hex)
 		if err == nil {
-			s.describeParts(&dv, h, v.Type, v.Name)
+			s.describeParts(&dv, fe, h, v.Type, v.Name)
 			vectorCount(&dv, v.Type, val.Bytes)
 			containerParts(&dv, fe, val)
 			if val.Place == variables.PlaceMemory {
@@ -108,15 +108,15 @@ func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable,
 }
 
 // describeParts gives a value with parts its children's reference.
-func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Type, exprText string) {
-	st := t.Strip()
+func (s *Server) describeParts(dv *godap.Variable, fe *frameEnv, h varHandle, t *variables.Type, exprText string) {
+	st := fe.complete(t)
 	if st == nil {
 		return
 	}
 	if st.Kind == variables.KindReference || st.Kind == variables.KindRValueReference {
 		// A C++ reference expands as what it refers to (a const T&
 		// argument shows T's members); expressions see through it.
-		st = st.Elem.Strip()
+		st = fe.complete(st.Elem)
 		if st == nil {
 			return
 		}
@@ -142,7 +142,7 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 		}
 		dv.NamedVariables = len(st.Fields)
 	case st.Kind == variables.KindPointer:
-		if !derefable(st) {
+		if !derefable(fe.complete(st.Elem)) {
 			return
 		}
 	default:
@@ -151,9 +151,9 @@ func (s *Server) describeParts(dv *godap.Variable, h varHandle, t *variables.Typ
 	dv.VariablesReference = s.handles.varRef(varHandle{frame: h.frame, thread: h.thread, kind: varChildren, expr: exprText})
 }
 
-// derefable reports whether a pointer's target is worth expanding.
-func derefable(p *variables.Type) bool {
-	e := p.Elem.Strip()
+// derefable reports whether a pointer's target e (stripped) is worth
+// expanding.
+func derefable(e *variables.Type) bool {
 	if e == nil || e.Kind == variables.KindFunction || e.Declaration {
 		return false
 	}
@@ -176,6 +176,7 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 	if h.view != nil {
 		t = h.view
 	}
+	t = fe.complete(t)
 	var names, exprs []string
 	paren := "(" + h.expr + ")"
 	switch {
@@ -217,7 +218,7 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 	case t.IsComposite():
 		s.fieldChildren(h, t, paren+".", &names, &exprs)
 	case t.Kind == variables.KindPointer:
-		if e := t.Elem.Strip(); e != nil && e.IsComposite() && e.Variants == nil {
+		if e := fe.complete(t.Elem); e != nil && e.IsComposite() && e.Variants == nil {
 			s.fieldChildren(h, e, paren+"->", &names, &exprs)
 		} else {
 			names = append(names, "*"+h.expr)
@@ -271,19 +272,40 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 	dv := godap.Variable{Name: name, EvaluateName: text}
 	res, err := expr.Eval(text, fe.env)
 	if err != nil {
-		dv.Value = "<" + err.Error() + ">"
+		dv.Value = "<" + userMessage(err) + ">"
 		return dv
 	}
-	dv.Type = typeName(res.Type)
+	dv.Type = fe.typeName(res.Type)
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
-		s.describeParts(&dv, h, res.Type, text)
+		s.describeParts(&dv, fe, h, res.Type, text)
 		resultParts(&dv, fe, res)
 	}
 	if res.HasAddress {
 		dv.MemoryReference = hexAddr(res.Address)
 	}
 	return dv
+}
+
+// complete strips t and, where it only declares a struct, class, union or
+// enum (lbaselib.c sees lua_State only as "struct lua_State;"), returns
+// the definition another unit of the frame's module gives, as gdb and lldb
+// do, so an opaque pointer expands to its members.
+func (fe *frameEnv) complete(t *variables.Type) *variables.Type {
+	st := t.Strip()
+	if st == nil || !st.Declaration || fe == nil || fe.reader == nil {
+		return st
+	}
+	return fe.reader.Complete(st).Strip()
+}
+
+// typeName is a value's type as gdb's whatis spells it (C++ names
+// qualified: tinyxml2::XMLDocument * const).
+func (fe *frameEnv) typeName(t *variables.Type) string {
+	if t == nil || fe == nil || fe.reader == nil {
+		return typeName(t)
+	}
+	return fe.reader.TypeString(t)
 }
 
 func typeName(t *variables.Type) string {

@@ -482,7 +482,11 @@ func (e *evaluator) autoDeref(v *value, pos int) (*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &value{t: s.Elem, where: inMemory, addr: addr, sym: v.sym}, nil
+	elem := s.Elem
+	if es := elem.Strip(); es != nil && es.Declaration && e.env.Reader != nil {
+		elem = e.env.Reader.Complete(elem)
+	}
+	return &value{t: elem, where: inMemory, addr: addr, sym: v.sym}, nil
 }
 
 // registerAliases map gdb's convenience names and 32/16/8-bit views to the

@@ -41,6 +41,17 @@ var puncts = []string{
 // MaxLength bounds the expression text.
 const MaxLength = 1 << 16
 
+// afterOperand reports whether the tokens so far end with an operand a
+// member can be taken of: a name (not sizeof) or a closing bracket. A
+// closing parenthesis is left out: (double).5 is a cast.
+func afterOperand(out []token) bool {
+	if len(out) == 0 {
+		return false
+	}
+	t := out[len(out)-1]
+	return t.kind == tIdent && t.text != "sizeof" && t.text != "alignof" && t.text != "_Alignof" || t.kind == tPunct && t.text == "]"
+}
+
 func lex(src string) ([]token, error) {
 	if len(src) > MaxLength {
 		return nil, errorf(ErrSyntax, MaxLength, "expression longer than %d bytes", MaxLength)
@@ -93,6 +104,16 @@ func lex(src string) ([]token, error) {
 				return nil, errorf(ErrSyntax, i, "register name expected after $")
 			}
 			out = append(out, token{kind: tRegister, pos: i, text: src[i+1 : j]})
+			i = j
+			continue
+		case c == '.' && afterOperand(out) && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+			// self.0, t.1.0: a Rust tuple field, named __0 in DWARF (gdb's
+			// Rust syntax). After an operand a number cannot follow.
+			j := i + 1
+			for j < len(src) && src[j] >= '0' && src[j] <= '9' {
+				j++
+			}
+			out = append(out, token{kind: tPunct, pos: i, text: "."}, token{kind: tIdent, pos: i + 1, text: "__" + src[i+1:j]})
 			i = j
 			continue
 		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':

@@ -121,6 +121,11 @@ func (e *evaluator) deref(p *value, pos int) (*value, error) {
 	if p.implicit != nil {
 		return e.derefImplicit(p.implicit, elem, pos)
 	}
+	if s := elem.Strip(); s != nil && s.Declaration && e.env.Reader != nil {
+		// *L where this unit only declares struct lua_State: the
+		// definition another unit gives, as gdb prints it.
+		elem = e.env.Reader.Complete(elem)
+	}
 	addr, err := e.bits(p, pos)
 	if err != nil {
 		return nil, err

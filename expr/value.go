@@ -72,7 +72,8 @@ func (e *evaluator) load(v *value, pos int) error {
 	buf := make([]byte, size)
 	n, err := e.env.Frame.ReadMemory(buf, v.addr)
 	if n < len(buf) {
-		return &Error{Kind: ErrMemory, Pos: pos, Msg: "cannot access memory at address 0x" + hex(v.addr+uint64(n)), Err: err}
+		return &Error{Kind: ErrMemory, Pos: pos, Msg: "cannot access memory at address 0x" + hex(v.addr+uint64(n)),
+			Err: &variables.MemoryError{Addr: v.addr + uint64(n), Size: len(buf) - n, Err: err}}
 	}
 	v.bytes = buf
 	return nil

@@ -133,10 +133,17 @@ const maxResolveDepth = 16
 // ResolveType returns t with the lengths of variable-length array dimensions
 // computed in frame f (s is the scope the variable is declared in); t itself
 // when it has none. A bound that cannot be computed leaves the length
-// unknown.
+// unknown. A struct, class or union the unit only declares resolves to its
+// definition elsewhere in the module (Complete).
 func (r *Reader) ResolveType(t *Type, s *Scope, f Frame) (*Type, error) {
 	if s != nil && s.r != nil && s.r != r {
 		return s.r.ResolveType(t, s, f)
+	}
+	if st := t.Strip(); st != nil && st.Declaration {
+		// A class this unit only declares (GCC describes a class with a
+		// vtable fully only in the unit of its key function: xmltest.cpp's
+		// XMLDocument doc): its definition in another unit, as gdb reads it.
+		return r.Complete(t), nil
 	}
 	return r.resolve(t, s, f, 0)
 }

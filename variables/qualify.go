@@ -198,3 +198,23 @@ func qualifiedEnumerator(prefix, name string) string {
 	}
 	return prefix + "::" + name
 }
+
+// DWARF's C++ language codes (DW_LANG_C_plus_plus, _03, _11, _14, _17, _20).
+var cxxLangs = map[int64]bool{0x4: true, 0x19: true, 0x1a: true, 0x21: true, 0x2a: true, 0x2b: true}
+
+// TypeString spells t as gdb's whatis does: the struct, class, union, enum
+// and typedef names of a C++ unit qualified by their namespaces and
+// classes, without C's keyword ("tinyxml2::XMLDocument * const", where
+// String says "class XMLDocument * const"); other languages' types as
+// String spells them.
+func (r *Reader) TypeString(t *Type) string {
+	if r == nil {
+		return t.String()
+	}
+	return t.spell(func(n *Type) (string, bool) {
+		if n.Offset == 0 || !cxxLangs[r.unitLang(n.Offset)] {
+			return "", false
+		}
+		return r.ScopedName(n), true
+	})
+}

@@ -288,8 +288,12 @@ func (t *Type) IsComposite() bool {
 
 // String spells t as C does ("struct point *", "int [3][4]",
 // "int (*)(int, char)").
-func (t *Type) String() string {
-	pre, post := t.decl(0)
+func (t *Type) String() string { return t.spell(nil) }
+
+// spell is String with name, when not nil, naming the named types it
+// accepts (ok) instead of C's "struct point".
+func (t *Type) spell(name func(*Type) (string, bool)) string {
+	pre, post := t.decl(0, name)
 	s := strings.TrimSpace(pre)
 	switch {
 	case strings.HasPrefix(post, ")"):
@@ -301,19 +305,24 @@ func (t *Type) String() string {
 }
 
 // decl returns the text before and after the declarator position.
-func (t *Type) decl(depth int) (string, string) {
+func (t *Type) decl(depth int, name func(*Type) (string, bool)) (string, string) {
 	if t == nil {
 		return "void", ""
 	}
 	if depth > 32 {
 		return "...", ""
 	}
+	if name != nil && t.Name != "" && (t.Kind == KindTypedef || t.IsComposite() || t.Kind == KindEnum) {
+		if n, ok := name(t); ok {
+			return n, ""
+		}
+	}
 	switch t.Kind {
 	case KindVoid:
 		return "void", ""
 	case KindBase, KindTypedef, KindUnspecified:
 		if t.Name == "" && t.Kind == KindTypedef && t.Elem != nil {
-			return t.Elem.decl(depth + 1)
+			return t.Elem.decl(depth+1, name)
 		}
 		if t.Name == "" {
 			return "?", ""
@@ -329,18 +338,18 @@ func (t *Type) decl(depth int) (string, string) {
 		q := map[Kind]string{KindConst: "const", KindVolatile: "volatile", KindRestrict: "restrict", KindAtomic: "_Atomic"}[t.Kind]
 		if t.Elem != nil {
 			if s := t.Elem.Strip(); s != nil && (s.Kind == KindPointer || s.Kind == KindReference) && t.Elem.Kind != KindTypedef {
-				pre, post := t.Elem.decl(depth + 1)
+				pre, post := t.Elem.decl(depth+1, name)
 				return pre + " " + q, post
 			}
 		}
-		pre, post := t.Elem.decl(depth + 1)
+		pre, post := t.Elem.decl(depth+1, name)
 		return q + " " + pre, post
 	case KindPointer, KindReference, KindRValueReference, KindMemberPointer:
 		sym := map[Kind]string{KindPointer: "*", KindReference: "&", KindRValueReference: "&&", KindMemberPointer: "::*"}[t.Kind]
 		if t.Kind == KindMemberPointer && t.Container != nil {
 			sym = t.Container.Name + "::*"
 		}
-		pre, post := t.Elem.decl(depth + 1)
+		pre, post := t.Elem.decl(depth+1, name)
 		if t.Elem != nil && (t.Elem.Kind == KindArray || t.Elem.Kind == KindFunction) {
 			return pre + " (" + sym, ")" + post
 		}
@@ -356,7 +365,7 @@ func (t *Type) decl(depth int) (string, string) {
 		if t.Count >= 0 {
 			n = fmt.Sprint(t.Count)
 		}
-		pre, post := t.Elem.decl(depth + 1)
+		pre, post := t.Elem.decl(depth+1, name)
 		return pre, "[" + n + "]" + post
 	case KindFunction:
 		var ps []string
@@ -369,7 +378,7 @@ func (t *Type) decl(depth int) (string, string) {
 		if len(ps) == 0 {
 			ps = []string{"void"}
 		}
-		pre, post := t.Elem.decl(depth + 1)
+		pre, post := t.Elem.decl(depth+1, name)
 		return pre, "(" + strings.Join(ps, ", ") + ")" + post
 	}
 	return "?", ""

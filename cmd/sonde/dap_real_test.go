@@ -23,7 +23,10 @@ import (
 // pointer's members, threads started and exited, pause, terminate, a worker's
 // SIGSEGV, disconnect {terminateDebuggee: false} from a launch); a Rust
 // program (String, Option, a method, a closure, a spawned thread, a panic
-// caught by a function breakpoint on rust_panic); cores of the C++ and the
+// caught by a function breakpoint on rust_panic); a second Rust program
+// (ledger.rs: a generic impl's method and a trait impl's method by their
+// paths, a tuple struct's self.0, an enum's tuple variant, recursion, a
+// logpoint after setVariable, pause of spinning threads); cores of the C++ and the
 // threaded program; python3.11-dbg (Debian's) attached to while it sleeps
 // and left running.
 func TestDAPDebugClientReal(t *testing.T) {
@@ -37,9 +40,9 @@ func TestDAPDebugClientReal(t *testing.T) {
 		testprog.RequireHardwareDebug(t) // skips when they do not
 		hw = true
 	})
-	for _, mode := range []string{"cpp", "threads", "rust", "cores", "sleep"} {
+	for _, mode := range []string{"cpp", "threads", "rust", "cores", "sleep", "ledger"} {
 		t.Run(mode, func(t *testing.T) {
-			if mode == "rust" && !dcFileExists(filepath.Join(dir, "shop")) {
+			if (mode == "rust" || mode == "ledger") && !dcFileExists(filepath.Join(dir, "shop")) {
 				t.Skip("SKIP: rustc is not installed (scripts/setup installs it): the Rust program is not built")
 			}
 			flags := append([]string(nil), realKnown[mode]...)
@@ -91,6 +94,7 @@ func buildRealPrograms(t *testing.T) string {
 	}
 	if err == nil {
 		run(rustc, "-g", "-C", "opt-level=0", "-o", filepath.Join(dir, "shop"), "shop.rs")
+		run(rustc, "-g", "-C", "opt-level=0", "-o", filepath.Join(dir, "ledger"), "ledger.rs")
 	}
 	return dir
 }
