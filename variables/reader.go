@@ -42,8 +42,6 @@ type Reader struct {
 	funcIdx   map[int][]funcSpan      // functions by address, per unit
 	nestedIdx map[int][]funcSpan      // functions inside functions (nested.go)
 
-	scopeNames map[int]*unitScopes // per unit: types' qualified names (qualify.go)
-
 	// paramsOnly: the function being decoded gets no locals (params.go).
 	paramsOnly bool
 
@@ -68,7 +66,7 @@ type Reader struct {
 	qualified map[dwarf.Offset]string   // classes in namespaces and classes: their qualified names
 	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
-	qualMemo  map[dwarf.Offset]qualMemo // qualifiedOf's answers, before the index is built
+	qualMemo  map[qualKey]qualified // the walks' names of DIEs (qualname.go)
 	// qualWalked counts the bytes of DIEs qualifiedOf's walks went
 	// through: once they add up to the sections', the index is cheaper.
 	qualWalked uint64
