@@ -238,14 +238,6 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 		return u
 	}
 	u.dieRead = true
-	if u.version >= 5 {
-		// Defaults where no attribute says: just past the section headers
-		// (a .dwo's units have no base attributes).
-		u.strOffBase, u.rnglistsBase = 8, 12
-		if u.hdr.Is64 {
-			u.strOffBase, u.rnglistsBase = 16, 20
-		}
-	}
 	ur, err := r.unitReader(i)
 	if err != nil {
 		return u
@@ -254,17 +246,10 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 	if ur.Next(&e) != nil {
 		return u
 	}
-	for _, f := range e.Fields {
-		switch f.Attr {
-		case dw.AttrStrOffsetsBase:
-			u.strOffBase = f.Val
-		case dw.AttrAddrBase, dw.AttrGNUAddrBase:
-			u.addrBase, u.addrBaseSet = f.Val, true
-		case dw.AttrRnglistsBase:
-			u.rnglistsBase = f.Val
-		case dw.AttrLoclistsBase:
-			u.loclistsBase = f.Val
-		}
+	b := dw.UnitBases(&u.hdr, &e)
+	u.strOffBase, u.rnglistsBase, u.loclistsBase = b.StrOffsets, b.Rnglists, b.Loclists
+	if b.AddrSet {
+		u.addrBase, u.addrBaseSet = b.Addr, true
 	}
 	ent := r.resolveDIE(i, &e)
 	if v, ok := ent.Val(dwarf.AttrLowpc).(uint64); ok {
