@@ -1,9 +1,6 @@
 package variables
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -15,17 +12,7 @@ import (
 // does for libstdc++'s: any answer but a panic, a hang or an unbounded
 // allocation.
 func FuzzRustContainer(f *testing.F) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-		if _, err := os.Stat(rustc); err != nil {
-			f.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-		}
-	}
-	exe := filepath.Join(f.TempDir(), "pp_rust")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
-		f.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(f, "pp_rust.rs", "pp_rust", "-C", "opt-level=0")
 	r, types := containerTypes(f, exe, "pp_rust::main", true)
 	f.Add(uint8(0), selfPointing(512, 5))
 	f.Add(uint8(5), make([]byte, 256))
