@@ -39,9 +39,17 @@ func walkAll(info, abbrev, rnglists, ranges []byte) {
 		}
 		ur := NewUnitReader(".debug_info", info, u, ab)
 		var e Entry
+		var bases Bases
+		secs := func(StrSection) []byte { return info }
 		for n := 0; !ur.Done() && n < 100000; n++ {
 			if err := ur.Next(&e); err != nil {
 				break
+			}
+			if n == 0 {
+				bases = UnitBases(u, &e)
+			}
+			for k := range e.Fields {
+				String(&e.Fields[k], u, ".debug_info", bases.StrOffsets, secs)
 			}
 			if f := e.Field(AttrRanges); f != nil {
 				if u.Version >= 5 {

@@ -162,8 +162,7 @@ func TestScriptOffsetsMatchPerf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := perfScript(t, out, append([]string{"-F", "tid,time,ip,sym,symoff,dso"}, tc.args...)...)
 			got, _ := sondeSamplesNamed(t, out, tc.opts, ScriptName)
-			same, frames, compared := 0, 0, 0
-			var diffs []string
+			frames, compared := tally{keep: 10}, 0
 			for _, w := range want {
 				g, ok := got[w.key]
 				if !ok || len(g.names) != len(w.names) {
@@ -171,23 +170,18 @@ func TestScriptOffsetsMatchPerf(t *testing.T) {
 				}
 				compared++
 				for i := range w.names {
-					frames++
 					// perf names the function of an inline frame
 					// by DWARF, sonde too; compare the offsets
 					// wherever both name the same function.
-					if g.names[i] == w.names[i] {
-						same++
-					} else if len(diffs) < 10 {
-						diffs = append(diffs, fmt.Sprintf("%s frame %d: sonde %s, perf %s", w.key, i, g.names[i], w.names[i]))
-					}
+					frames.add(g.names[i] == w.names[i], func() string {
+						return fmt.Sprintf("%s frame %d: sonde %s, perf %s", w.key, i, g.names[i], w.names[i])
+					})
 				}
 			}
-			t.Logf("%d of %d frames of %d of %d samples have perf's function+offset", same, frames, compared, len(want))
-			for _, d := range diffs {
-				t.Log(d)
-			}
-			if compared < len(want)*9/10 || same < frames*99/100 {
-				t.Errorf("%d of %d frames of %d of %d samples agree with perf script", same, frames, compared, len(want))
+			frames.log(t, "frames have perf's function+offset")
+			t.Logf("%d of %d samples compared", compared, len(want))
+			if compared < len(want)*9/10 || frames.same < frames.n*99/100 {
+				t.Errorf("%v frames of %d of %d samples agree with perf script", &frames, compared, len(want))
 			}
 		})
 	}

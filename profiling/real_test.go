@@ -74,36 +74,28 @@ func TestScriptTextMatchesPerf(t *testing.T) {
 		t.Fatalf("sonde lists %d samples, perf %d", len(g), len(w))
 	}
 	events := map[string]bool{}
-	sameHeaders, sameFrames := 0, 0
-	var diffs []string
+	var headers, frames tally
 	for i := range w {
 		if f := strings.Fields(w[i][0]); len(f) > 0 {
 			events[f[len(f)-1]] = true
 		}
-		if g[i][0] == w[i][0] {
-			sameHeaders++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("sample %d:\n  sonde %q\n  perf  %q", i, g[i][0], w[i][0]))
-		}
+		headers.add(g[i][0] == w[i][0], func() string { return fmt.Sprintf("sample %d:\n  sonde %q\n  perf  %q", i, g[i][0], w[i][0]) })
 		// Alike, or sonde's walk went on where perf's stopped.
-		if len(g[i]) >= len(w[i]) && slices.Equal(g[i][1:len(w[i])], w[i][1:]) {
-			sameFrames++
-		} else if len(diffs) < 10 {
-			diffs = append(diffs, fmt.Sprintf("sample %d:\n  sonde %q\n  perf  %q", i, g[i], w[i]))
-		}
+		frames.add(len(g[i]) >= len(w[i]) && slices.Equal(g[i][1:len(w[i])], w[i][1:]), func() string {
+			return fmt.Sprintf("sample %d:\n  sonde %q\n  perf  %q", i, g[i], w[i])
+		})
 	}
-	t.Logf("%d of %d sample lines alike, %d samples' frames alike (or extended); events %v", sameHeaders, len(w), sameFrames, events)
-	for _, d := range diffs {
-		t.Log(d)
-	}
+	headers.log(t, "sample lines alike")
+	frames.log(t, "samples' frames alike (or extended)")
+	t.Logf("events %v", events)
 	if len(events) < 2 {
 		t.Errorf("perf script shows the events %v, want two", events)
 	}
-	if sameHeaders != len(w) {
-		t.Errorf("%d of %d sample lines alike", sameHeaders, len(w))
+	if headers.same != len(w) {
+		t.Errorf("%v sample lines alike", &headers)
 	}
-	if sameFrames < len(w)*9/10 {
-		t.Errorf("%d of %d samples' frames alike", sameFrames, len(w))
+	if !frames.atLeast(90) {
+		t.Errorf("%v samples' frames alike", &frames)
 	}
 }
 
@@ -166,31 +158,23 @@ func TestKernelFramesWithoutBuildIDs(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			want := kernelNames(perfScript(t, path, "-F", "tid,time,ip,sym,symoff,dso"))
 			got, _ := sondeSamplesNamed(t, path, Options{NoInline: true}, ScriptName)
-			withKernel, same := 0, 0
-			var diffs []string
+			var c tally
 			for k, w := range want {
 				if w == "" || strings.Contains(w, "[unknown]") {
 					continue
 				}
-				withKernel++
 				var names []string
 				for i, m := range got[k].mods {
 					if m == "[kernel.kallsyms]" {
 						names = append(names, got[k].names[i])
 					}
 				}
-				if g := strings.Join(names, ";"); g == w {
-					same++
-				} else if len(diffs) < 5 {
-					diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", k, g, w))
-				}
+				g := strings.Join(names, ";")
+				c.add(g == w, func() string { return fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", k, g, w) })
 			}
-			t.Logf("%d of %d samples with named kernel frames alike", same, withKernel)
-			for _, d := range diffs {
-				t.Log(d)
-			}
-			if withKernel == 0 || same < withKernel*99/100 {
-				t.Errorf("%d of %d samples' kernel frames as perf names them", same, withKernel)
+			c.log(t, "samples with named kernel frames alike")
+			if !c.atLeast(99) {
+				t.Errorf("%v samples' kernel frames as perf names them", &c)
 			}
 		})
 	}
@@ -209,8 +193,7 @@ func TestVforkUnwinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	inVfork, toMain := 0, 0
-	var bad []string
+	c := tally{keep: 3}
 	err = rec.Each(func(s *Sample) error {
 		for i, f := range s.Frames {
 			if f.Kernel {
@@ -219,21 +202,15 @@ func TestVforkUnwinds(t *testing.T) {
 			if !strings.Contains(f.Function, "vfork") {
 				return nil
 			}
-			inVfork++
-			for _, c := range s.Frames[i+1:] {
-				if c.Function == "main" {
-					toMain++
-					return nil
-				}
-			}
-			if len(bad) < 3 {
+			toMain := slices.ContainsFunc(s.Frames[i+1:], func(f Frame) bool { return f.Function == "main" })
+			c.add(toMain, func() string {
 				var b strings.Builder
 				fmt.Fprintf(&b, "stop %q:", s.Stop)
-				for _, c := range s.Frames[i:] {
-					fmt.Fprintf(&b, " %s", ScriptName(&c))
+				for _, f := range s.Frames[i:] {
+					fmt.Fprintf(&b, " %s", ScriptName(&f))
 				}
-				bad = append(bad, b.String())
-			}
+				return b.String()
+			})
 			return nil
 		}
 		return nil
@@ -241,12 +218,9 @@ func TestVforkUnwinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d samples in vfork, %d of them unwound to main", inVfork, toMain)
-	for _, b := range bad {
-		t.Log(b)
-	}
-	if inVfork == 0 || toMain < inVfork*95/100 {
-		t.Errorf("%d of %d samples in vfork unwound to main", toMain, inVfork)
+	c.log(t, "samples in vfork unwound to main")
+	if !c.atLeast(95) {
+		t.Errorf("%v samples in vfork unwound to main", &c)
 	}
 }
 
@@ -283,26 +257,22 @@ func agreeWithPerf(t *testing.T, path string, opts Options, want string) {
 	t.Helper()
 	perf := perfScript(t, path, "--no-inline", "-F", "tid,time,ip,sym,symoff,dso")
 	got, _ := sondeSamplesNamed(t, path, opts, ScriptName)
-	same, seen := 0, false
-	var diffs []string
+	var c tally
+	seen := false
 	for _, w := range perf {
 		g := got[w.key]
 		for _, n := range g.names {
 			seen = seen || strings.Contains(n, want)
 		}
 		// Alike, or sonde's walk went on where perf's stopped.
-		if n := len(w.names); len(g.names) >= n && sameFrames(g.names[:n], w.names) {
-			same++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", w.key, strings.Join(g.names, ";"), strings.Join(w.names, ";")))
-		}
+		n := len(w.names)
+		c.add(len(g.names) >= n && sameFrames(g.names[:n], w.names), func() string {
+			return fmt.Sprintf("%s:\n  sonde %s\n  perf  %s", w.key, strings.Join(g.names, ";"), strings.Join(w.names, ";"))
+		})
 	}
-	t.Logf("%d of %d samples alike", same, len(perf))
-	for _, d := range diffs {
-		t.Log(d)
-	}
-	if len(perf) == 0 || same < len(perf)*97/100 {
-		t.Errorf("%d of %d samples have perf's frames", same, len(perf))
+	c.log(t, "samples alike")
+	if !c.atLeast(97) {
+		t.Errorf("%v samples have perf's frames", &c)
 	}
 	if !seen {
 		t.Errorf("no frame named %s", want)
@@ -369,28 +339,22 @@ func TestThreadNamesMatchPerf(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rec.Close()
-	same, workers := 0, 0
-	var diffs []string
+	var c tally
+	workers := 0
 	err = rec.Each(func(s *Sample) error {
 		k := fmt.Sprintf("%d %d.%06d", s.TID, s.Time/1e9, s.Time%1e9/1e3)
 		if strings.HasPrefix(s.Comm, "worker-") {
 			workers++
 		}
-		if perfComm[k] == s.Comm {
-			same++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("%s: sonde %q, perf %q", k, s.Comm, perfComm[k]))
-		}
+		c.add(perfComm[k] == s.Comm, func() string { return fmt.Sprintf("%s: sonde %q, perf %q", k, s.Comm, perfComm[k]) })
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d of %d samples named as perf names them, %d in the named threads", same, len(perfComm), workers)
-	for _, d := range diffs {
-		t.Log(d)
-	}
-	if same != len(perfComm) || workers == 0 {
-		t.Errorf("%d of %d samples named as perf names them, %d in worker threads", same, len(perfComm), workers)
+	c.log(t, "samples named as perf names them")
+	t.Logf("%d samples in the named threads; perf has %d samples", workers, len(perfComm))
+	if c.same != len(perfComm) || workers == 0 {
+		t.Errorf("%d of %d samples named as perf names them, %d in worker threads", c.same, len(perfComm), workers)
 	}
 }

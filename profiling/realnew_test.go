@@ -31,29 +31,24 @@ func TestFramePointerAfterCallThroughMemory(t *testing.T) {
 	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "300")
 	want := perfScript(t, out, "--no-inline")
 	got, _ := sondeSamples(t, out, Options{NoInline: true})
-	inNocfi, toMain, same := 0, 0, 0
-	var diffs []string
+	var c tally
+	toMain := 0
 	for _, w := range want {
 		g := got[w.key]
 		if !slices.Contains(g.names, "nocfi") {
 			continue
 		}
-		inNocfi++
 		if slices.Contains(g.names, "main") {
 			toMain++
 		}
-		if strings.Join(g.names, ";") == strings.Join(w.names, ";") {
-			same++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, w.key+":\n  sonde "+strings.Join(g.names, ";")+"\n  perf  "+strings.Join(w.names, ";"))
-		}
+		c.add(strings.Join(g.names, ";") == strings.Join(w.names, ";"), func() string {
+			return w.key + ":\n  sonde " + strings.Join(g.names, ";") + "\n  perf  " + strings.Join(w.names, ";")
+		})
 	}
-	t.Logf("%d samples through nocfi, %d reach main, %d as perf script's", inNocfi, toMain, same)
-	for _, d := range diffs {
-		t.Log(d)
-	}
-	if inNocfi == 0 || toMain < inNocfi*95/100 || same < inNocfi*95/100 {
-		t.Errorf("%d samples through nocfi: %d reach main, %d as perf's", inNocfi, toMain, same)
+	c.log(t, "samples through nocfi as perf script's")
+	t.Logf("%d reach main", toMain)
+	if !c.atLeast(95) || toMain < c.n*95/100 {
+		t.Errorf("%d samples through nocfi: %d reach main, %d as perf's", c.n, toMain, c.same)
 	}
 }
 
@@ -363,26 +358,19 @@ func TestFramesInADeletedFile(t *testing.T) {
 	}
 	want := perfScript(t, out, "--no-inline")
 	got, _ := sondeSamples(t, out, Options{NoInline: true})
-	inFile, same := 0, 0
-	var diffs []string
+	var c tally
 	for _, w := range want {
 		if !slices.Contains(w.mods, prog) {
 			continue
 		}
-		inFile++
 		g := got[w.key]
-		if strings.Join(g.names, ";") == strings.Join(w.names, ";") && strings.Join(g.mods, ";") == strings.Join(w.mods, ";") {
-			same++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %q %q\n  perf  %q %q", w.key, g.names, g.mods, w.names, w.mods))
-		}
+		c.add(slices.Equal(g.names, w.names) && slices.Equal(g.mods, w.mods), func() string {
+			return fmt.Sprintf("%s:\n  sonde %q %q\n  perf  %q %q", w.key, g.names, g.mods, w.names, w.mods)
+		})
 	}
-	t.Logf("%d of perf's samples have a frame in the deleted file, %d alike in sonde's (names and modules)", inFile, same)
-	for _, d := range diffs {
-		t.Log(d)
-	}
-	if inFile == 0 || same < inFile*95/100 {
-		t.Errorf("%d of %d samples with frames in the deleted file as perf shows them", same, inFile)
+	c.log(t, "of perf's samples with a frame in the deleted file alike in sonde's (names and modules)")
+	if !c.atLeast(95) {
+		t.Errorf("%v samples with frames in the deleted file as perf shows them", &c)
 	}
 }
 
@@ -411,8 +399,7 @@ func TestJITCallersOfBuiltinsWithoutCFI(t *testing.T) {
 			os.Remove(m)
 		}
 	})
-	withJS, prefix := 0, 0
-	var diffs []string
+	var c tally
 	for _, w := range want {
 		js := -1
 		for i, m := range w.mods {
@@ -426,20 +413,14 @@ func TestJITCallersOfBuiltinsWithoutCFI(t *testing.T) {
 		if js < 1 || strings.HasPrefix(w.mods[js-1], "/tmp/perf-") {
 			continue // no JS frame, or one reached from JS code
 		}
-		withJS++
 		g := got[w.key]
-		if len(g.names) > js && slices.Equal(g.names[:js+1], w.names[:js+1]) && g.mods[js] == w.mods[js] {
-			prefix++
-		} else if len(diffs) < 5 {
-			diffs = append(diffs, fmt.Sprintf("%s:\n  sonde %q\n  perf  %q", w.key, g.names, w.names))
-		}
+		c.add(len(g.names) > js && slices.Equal(g.names[:js+1], w.names[:js+1]) && g.mods[js] == w.mods[js], func() string {
+			return fmt.Sprintf("%s:\n  sonde %q\n  perf  %q", w.key, g.names, w.names)
+		})
 	}
-	t.Logf("%d samples where perf reaches JS code from node's code, %d where sonde does too", withJS, prefix)
-	for _, d := range diffs {
-		t.Log(d)
-	}
-	if withJS == 0 || prefix < withJS*95/100 {
-		t.Errorf("%d of %d samples reach perf's first JS frame", prefix, withJS)
+	c.log(t, "samples where perf reaches JS code from node's code, where sonde does too")
+	if !c.atLeast(95) {
+		t.Errorf("%v samples reach perf's first JS frame", &c)
 	}
 }
 

@@ -19,9 +19,6 @@ type CompileUnit struct {
 // units' own ranges). ok is false where no unit covers pc or its unit DIE
 // cannot be read.
 func (b *Binary) CompileUnit(pc uint64) (u CompileUnit, ok bool) {
-	if b.dw == nil {
-		return u, false
-	}
 	cu := b.dw.unitAt(pc)
 	if cu == nil || cu.readUnitDIE() != nil {
 		return u, false

@@ -270,8 +270,12 @@ func usableRange(lo, hi uint64) bool {
 	return hi > lo && lo != 0 && lo < ^uint64(0)-1
 }
 
-// unitAt returns the compile unit covering pc, or nil.
+// unitAt returns the compile unit covering pc, or nil (none in a binary
+// without DWARF: d nil).
 func (d *dwarfFile) unitAt(pc uint64) *compUnit {
+	if d == nil {
+		return nil
+	}
 	d.index()
 	i := d.cuMap.find(pc)
 	if i < 0 || int(i) >= len(d.units) {

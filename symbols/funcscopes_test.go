@@ -4,8 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -190,16 +188,5 @@ func returnAddresses(t testing.TB, path string, n int) []uint64 {
 // when rustc is not installed): a program whose std unit is large.
 func rustProgram(t testing.TB) string {
 	t.Helper()
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-		if _, err := os.Stat(rustc); err != nil {
-			t.Skip("rustc not installed (scripts/setup installs it)")
-		}
-	}
-	path := filepath.Join(t.TempDir(), "dapclient_prog_rs")
-	if msg, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", path, testprog.Source("dapclient_prog.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, msg)
-	}
-	return path
+	return testprog.BuildRust(t, "dapclient_prog.rs", "dapclient_prog_rs", "-C", "opt-level=0")
 }

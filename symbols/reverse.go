@@ -436,14 +436,7 @@ type LineInfo struct {
 func (b *Binary) LineAt(addr uint64) (info LineInfo, ok bool, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.catchFault(&err)
-	if b.dw == nil {
-		return info, false, nil
-	}
-	cu := b.dw.unitAt(addr)
-	if cu == nil {
-		return info, false, nil
-	}
-	lt, err := cu.lineTable()
+	lt, err := b.lineTableAt(addr)
 	if lt == nil {
 		return info, false, err
 	}
@@ -473,20 +466,22 @@ type LineEntry struct {
 	EndSequence bool
 }
 
+// lineTableAt is the line table of the unit covering addr (nil for none).
+func (b *Binary) lineTableAt(addr uint64) (*lineTable, error) {
+	cu := b.dw.unitAt(addr)
+	if cu == nil {
+		return nil, nil
+	}
+	return cu.lineTable()
+}
+
 // LineSequence returns the rows of the line-table sequence containing addr
 // (a contiguous run of code, usually one function), in address order,
 // ending with its end-of-sequence row: what line stepping walks.
 func (b *Binary) LineSequence(addr uint64) (_ []LineEntry, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.catchFault(&err)
-	if b.dw == nil {
-		return nil, nil
-	}
-	cu := b.dw.unitAt(addr)
-	if cu == nil {
-		return nil, nil
-	}
-	lt, err := cu.lineTable()
+	lt, err := b.lineTableAt(addr)
 	if lt == nil {
 		return nil, err
 	}
@@ -528,9 +523,6 @@ type Scope struct {
 func (b *Binary) Scopes(addr uint64) (_ []Scope, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.catchFault(&err)
-	if b.dw == nil {
-		return nil, nil
-	}
 	cu := b.dw.unitAt(addr)
 	if cu == nil {
 		return nil, nil

@@ -1,7 +1,6 @@
 package symbols
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -103,32 +102,9 @@ func (cu *compUnit) decodeUnitDIE() error {
 	if err := ur.Next(&e); err != nil {
 		return cu.fail("read unit DIE", err)
 	}
-	// Defaults for the indexed-form bases: right after a section header in
-	// DWARF 5 .dwo files (which carry no base attributes), else zero.
-	if cu.hdr.Version >= 5 {
-		hdr := uint64(8)
-		if cu.hdr.Is64 {
-			hdr = 16
-		}
-		cu.strOffBase = hdr
-		cu.rnglistsBase = 12 // length, version, address size, segment size, offset count
-		if cu.hdr.Is64 {
-			cu.rnglistsBase = 20
-		}
-	}
 	// Bases first: other attributes of this DIE may use indexed forms.
-	for _, f := range e.Fields {
-		switch f.Attr {
-		case dwarf.AttrStrOffsetsBase:
-			cu.strOffBase = f.Val
-		case dwarf.AttrAddrBase, dwarf.AttrGNUAddrBase:
-			cu.addrBase = f.Val
-		case dwarf.AttrRnglistsBase:
-			cu.rnglistsBase = f.Val
-		case dwarf.AttrGNURangesBase:
-			cu.rangesBase = f.Val
-		}
-	}
+	b := dwarf.UnitBases(&cu.hdr, &e)
+	cu.strOffBase, cu.addrBase, cu.rnglistsBase, cu.rangesBase = b.StrOffsets, b.Addr, b.Rnglists, b.GNURanges
 	if cu.skeleton != nil {
 		// A split unit's addresses live in the skeleton's .debug_addr.
 		if err := cu.skeleton.readUnitDIE(); err != nil {
@@ -175,27 +151,27 @@ func (cu *compUnit) isSkeleton() bool {
 
 // str resolves a string-class attribute.
 func (cu *compUnit) str(f *dwarf.Field) (string, error) {
+	return dwarf.String(f, &cu.hdr, cu.secName(), cu.strOffBase, cu.strSection)
+}
+
+// strSection returns a section the unit's strings point into.
+func (cu *compUnit) strSection(s dwarf.StrSection) []byte {
 	d := cu.file
-	switch f.Class {
-	case dwarf.ClassString:
-		return dwarf.CString(cu.secName(), cu.data(), f.Val)
-	case dwarf.ClassStrp:
-		return dwarf.CString(".debug_str", d.section(secStr), f.Val)
-	case dwarf.ClassLineStrp:
-		return dwarf.CString(".debug_line_str", d.section(secLineStr), f.Val)
-	case dwarf.ClassStrx:
-		off, err := dwarf.StrOffset(d.section(secStrOffsets), cu.strOffBase, f.Val, cu.hdr.Is64)
-		if err != nil {
-			return "", err
+	switch s {
+	case dwarf.StrUnit:
+		return cu.data()
+	case dwarf.StrStr:
+		return d.section(secStr)
+	case dwarf.StrLineStr:
+		return d.section(secLineStr)
+	case dwarf.StrOffsets:
+		return d.section(secStrOffsets)
+	case dwarf.StrAlt:
+		if d.alt != nil {
+			return d.alt.section(secStr)
 		}
-		return dwarf.CString(".debug_str", d.section(secStr), off)
-	case dwarf.ClassStrpAlt:
-		if d.alt == nil {
-			return "", errors.New("string in a dwz supplementary file that was not found")
-		}
-		return dwarf.CString(".debug_str", d.alt.section(secStr), f.Val)
 	}
-	return "", fmt.Errorf("attribute %#x is not a string", f.Attr)
+	return nil
 }
 
 // addrSection returns the .debug_addr that indexed addresses use.

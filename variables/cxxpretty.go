@@ -108,7 +108,7 @@ func (c *containerReader) bitset() (*Container, bool) {
 		out := make([]Child, 0, n)
 		for _, b := range set[start : start+n] {
 			one := Value{Type: bitsetWord, Bytes: []byte{1, 0, 0, 0, 0, 0, 0, 0}, Place: PlaceComputed}
-			out = append(out, Child{Name: "[" + strconv.Itoa(b) + "]", Value: one})
+			out = append(out, Child{Name: elemName(b), Value: one})
 		}
 		return out, nil
 	}
@@ -151,19 +151,11 @@ func (c *containerReader) vectorBool() (*Container, bool) {
 	}
 	c0.Count = n
 	c0.Summary = "std::vector<bool> of length " + strconv.Itoa(n) + ", capacity " + strconv.FormatUint((ep-sp)/8*64, 10)
-	c0.children = func(start, cnt int) ([]Child, error) {
-		var out []Child
-		for i := start; i < start+cnt; i++ {
-			bit := uint64(i) + uint64(so)
-			w, err := c.ptrAt(sp + bit/64*8)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]",
-				Value: Value{Type: boolType, Bytes: []byte{byte(w >> (bit % 64) & 1)}, Place: PlaceComputed}})
-		}
-		return out, nil
-	}
+	c0.children = indexed(func(i int) (Value, error) {
+		bit := uint64(i) + uint64(so)
+		w, err := c.ptrAt(sp + bit/64*8)
+		return Value{Type: boolType, Bytes: []byte{byte(w >> (bit % 64) & 1)}, Place: PlaceComputed}, err
+	})
 	return c0, true
 }
 

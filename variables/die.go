@@ -198,7 +198,7 @@ func (r *Reader) value(u *unitInfo, f *dw.Field) field {
 		}
 	case dw.ClassStrpAlt:
 		out.Val, out.Class = int64(f.Val), dwarf.ClassStringAlt
-		if s, err := dw.CString(".debug_str", r.alt.str, f.Val); err == nil && r.alt.str != nil {
+		if s, err := r.str(u, f); err == nil {
 			out.Val, out.Class = s, dwarf.ClassString
 		}
 	case dw.ClassSecOffset:
@@ -250,24 +250,28 @@ func (r *Reader) unitData(u *unitInfo) []byte {
 
 // str resolves a string attribute of a DIE of unit u.
 func (r *Reader) str(u *unitInfo, f *dw.Field) (string, error) {
-	switch f.Class {
-	case dw.ClassString:
-		return dw.CString(".debug_info", r.unitData(u), f.Val)
-	case dw.ClassStrp:
-		if u.alt {
-			return dw.CString(".debug_str", r.alt.str, f.Val)
-		}
-		return dw.CString(".debug_str", r.strSec, f.Val)
-	case dw.ClassLineStrp:
-		return dw.CString(".debug_line_str", r.lineStr, f.Val)
-	case dw.ClassStrx:
-		off, err := dw.StrOffset(r.strOffsets, u.strOffBase, f.Val, u.hdr.Is64)
-		if err != nil {
-			return "", err
-		}
-		return dw.CString(".debug_str", r.strSec, off)
+	sec := ".debug_info"
+	if u.types {
+		sec = ".debug_types"
 	}
-	return "", fmt.Errorf("%w: attribute %#x is not a string", ErrBadDWARF, f.Attr)
+	return dw.String(f, &u.hdr, sec, u.strOffBase, func(s dw.StrSection) []byte {
+		switch s {
+		case dw.StrUnit:
+			return r.unitData(u)
+		case dw.StrStr:
+			if u.alt {
+				return r.alt.str
+			}
+			return r.strSec
+		case dw.StrLineStr:
+			return r.lineStr
+		case dw.StrOffsets:
+			return r.strOffsets
+		case dw.StrAlt:
+			return r.alt.str
+		}
+		return nil
+	})
 }
 
 // rangesOf returns the code ranges of a DIE: DW_AT_low_pc and DW_AT_high_pc,

@@ -285,39 +285,6 @@ func (c *containerReader) nodeValueOffset(base, val *Type) (int64, bool) {
 	return (bs + a - 1) / a * a, true
 }
 
-// elements makes the children function of a container whose elements are
-// reached one after another: next returns the address of element i+1's
-// value given element i's node (walk state kept in the closure).
-func (c *containerReader) walk(count int, elem *Type, style ChildStyle, first func() (uint64, error), next func(node uint64) (uint64, error), valueAt func(node uint64) uint64) func(start, n int) ([]Child, error) {
-	return func(start, n int) ([]Child, error) {
-		node, err := first()
-		if err != nil {
-			return nil, err
-		}
-		seen := map[uint64]bool{}
-		var out []Child
-		for i := 0; i < start+n; i++ {
-			if node == 0 || seen[node] {
-				return out, ErrBadContainer
-			}
-			seen[node] = true
-			if i >= start {
-				v, err := c.load(elem, valueAt(node))
-				if err != nil {
-					return out, err
-				}
-				out = append(out, c.child(i, v, style))
-			}
-			if i+1 < start+n {
-				if node, err = next(node); err != nil {
-					return out, err
-				}
-			}
-		}
-		return out, nil
-	}
-}
-
 // child names element i (a map's element, a pair, is split into key and
 // value).
 func (c *containerReader) child(i int, v Value, style ChildStyle) Child {
@@ -333,7 +300,7 @@ func (c *containerReader) child(i int, v Value, style ChildStyle) Child {
 			return c.pairChild(v, ko, kt, vo, vt)
 		}
 	}
-	return Child{Name: "[" + strconv.Itoa(i) + "]", Value: v}
+	return Child{Name: elemName(i), Value: v}
 }
 
 // pairChild splits a map element into its key and value.
@@ -392,17 +359,11 @@ func (c *containerReader) rbTree(kind string, isMap bool) (*Container, bool) {
 	if !ok {
 		return nil, false
 	}
-	c0 := &Container{Kind: "std::" + kind, GDB: true, Indexed: true}
-	if n64 > 1<<31 {
-		c0.Summary = "std::" + kind + " with " + strconv.FormatUint(n64, 10) + " elements <invalid>"
+	c0 := &Container{Kind: "std::" + kind, GDB: true, Indexed: true, Style: ChildNamed}
+	if !c0.setCount(n64, withElements("std::"+kind)) {
 		return c0, true
 	}
-	n := int(n64)
-	c0.Count = n
-	c0.Summary = "std::" + kind + " with " + strconv.Itoa(n) + plural(n, " element", " elements")
-	if !isMap {
-		c0.Style = ChildNamed
-	} else {
+	if isMap {
 		c0.Style = ChildMap
 	}
 	valOff, ok := c.nodeValueOffset(ht, val)
@@ -452,8 +413,7 @@ func (c *containerReader) rbTree(kind string, isMap bool) (*Container, bool) {
 		}
 		return 0, ErrBadContainer
 	}
-	style := c0.Style
-	c0.children = c.walk(n, val, style, first, next, func(node uint64) uint64 { return node + uint64(valOff) })
+	c0.children = c.walk(val, c0.Style, first, next, func(node uint64) uint64 { return node + uint64(valOff) })
 	return c0, true
 }
 
@@ -493,13 +453,9 @@ func (c *containerReader) hashtable(kind string, isMap bool) (*Container, bool) 
 	if isMap {
 		c0.Style = ChildMap
 	}
-	if n64 > 1<<31 {
-		c0.Summary = "std::" + kind + " with " + strconv.FormatUint(n64, 10) + " elements <invalid>"
+	if !c0.setCount(n64, withElements("std::"+kind)) {
 		return c0, true
 	}
-	n := int(n64)
-	c0.Count = n
-	c0.Summary = "std::" + kind + " with " + strconv.Itoa(n) + plural(n, " element", " elements")
 	valOff, ok := c.nodeValueOffset(bt, val)
 	if !ok {
 		return nil, false
@@ -508,7 +464,7 @@ func (c *containerReader) hashtable(kind string, isMap bool) (*Container, bool) 
 	if !ok {
 		return nil, false
 	}
-	c0.children = c.walk(n, val, c0.Style, func() (uint64, error) { return first, nil },
+	c0.children = c.walk(val, c0.Style, func() (uint64, error) { return first, nil },
 		func(node uint64) (uint64, error) { return c.ptrAt(node + uint64(nxt)) },
 		func(node uint64) uint64 { return node + uint64(valOff) })
 	return c0, true
@@ -560,21 +516,14 @@ func (c *containerReader) list() (*Container, bool) {
 		}
 	}
 	if n < 0 {
-		n = 0
-		for node := first; node != header && n < MaxContainerElements; n++ {
-			p, err := c.ptrAt(node + uint64(nextO))
-			if err != nil {
-				break
-			}
-			node = p
-		}
+		n = c.countLinks(first, header, nextO)
 	}
 	c0.Count = n
 	valOff, ok := c.nodeValueOffset(base, val)
 	if !ok {
 		return nil, false
 	}
-	c0.children = c.walk(n, val, ChildNamed, func() (uint64, error) { return first, nil },
+	c0.children = c.walk(val, ChildNamed, func() (uint64, error) { return first, nil },
 		func(node uint64) (uint64, error) {
 			p, err := c.ptrAt(node + uint64(nextO))
 			if err == nil && p == header {
@@ -612,17 +561,8 @@ func (c *containerReader) forwardList() (*Container, bool) {
 		return nil, false
 	}
 	// No count is kept: the links are counted (bounded, cycles ended).
-	n, seen := 0, map[uint64]bool{}
-	for node := first; node != 0 && !seen[node] && n < MaxContainerElements; n++ {
-		seen[node] = true
-		p, err := c.ptrAt(node + uint64(no))
-		if err != nil {
-			break
-		}
-		node = p
-	}
-	c0.Count = n
-	c0.children = c.walk(n, val, ChildNamed, func() (uint64, error) { return first, nil },
+	c0.Count = c.countLinks(first, 0, no)
+	c0.children = c.walk(val, ChildNamed, func() (uint64, error) { return first, nil },
 		func(node uint64) (uint64, error) { return c.ptrAt(node + uint64(no)) },
 		func(node uint64) uint64 { return node + uint64(valOff) })
 	return c0, true
@@ -699,26 +639,17 @@ func (c *containerReader) deque() (*Container, bool) {
 	n := int(total)
 	c0.Count = n
 	c0.Summary = "std::deque with " + strconv.Itoa(n) + plural(n, " element", " elements")
-	c0.children = func(start, cnt int) ([]Child, error) {
-		var out []Child
-		// Element i: its buffer is (start offset + i) / bufElems slots past
-		// the start's.
-		startIdx := (s[0] - s[1]) / esize
-		for i := start; i < start+cnt; i++ {
-			k := startIdx + uint64(i)
-			slot := s[3] + 8*(k/bufElems)
-			buf, err := c.ptrAt(slot)
-			if err != nil {
-				return out, err
-			}
-			v, err := c.load(val, buf+(k%bufElems)*esize)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]", Value: v})
+	// Element i: its buffer is (start offset + i) / bufElems slots past
+	// the start's.
+	startIdx := (s[0] - s[1]) / esize
+	c0.children = indexed(func(i int) (Value, error) {
+		k := startIdx + uint64(i)
+		buf, err := c.ptrAt(s[3] + 8*(k/bufElems))
+		if err != nil {
+			return Value{}, err
 		}
-		return out, nil
-	}
+		return c.load(val, buf+(k%bufElems)*esize)
+	})
 	return c0, true
 }
 
@@ -751,18 +682,8 @@ func (c *containerReader) vector() (*Container, bool) {
 
 // contiguous lists elements stored one after another from addr.
 func (c *containerReader) contiguous(addr uint64, elem *Type) func(start, n int) ([]Child, error) {
-	return func(start, n int) ([]Child, error) {
-		esize := uint64(elem.ByteSize())
-		var out []Child
-		for i := start; i < start+n; i++ {
-			v, err := c.load(elem, addr+uint64(i)*esize)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]", Value: v})
-		}
-		return out, nil
-	}
+	esize := uint64(elem.ByteSize())
+	return indexed(func(i int) (Value, error) { return c.load(elem, addr+uint64(i)*esize) })
 }
 
 // stdArray: std::array (gdb has no printer; shown as its elements).
@@ -1004,7 +925,7 @@ func (c *containerReader) pair() (*Container, bool) {
 	}
 	kids := []Child{{Name: "first", Value: f}, {Name: "second", Value: s}}
 	return &Container{Kind: "std::pair", GDB: true, Count: 2, Style: ChildNamed,
-		children: func(start, n int) ([]Child, error) { return kids[start : start+n], nil }}, true
+		children: listed(kids)}, true
 }
 
 // text reads n bytes at p and quotes them as gdb prints a string (200
@@ -1049,7 +970,7 @@ func (c *containerReader) tuple() (*Container, bool) {
 			if !ok {
 				return nil, false
 			}
-			elems = append(elems, Child{Name: "[" + strconv.Itoa(len(elems)+1) + "]", Value: v})
+			elems = append(elems, Child{Name: elemName(len(elems) + 1), Value: v})
 		}
 		if impl == nil {
 			break
@@ -1062,7 +983,7 @@ func (c *containerReader) tuple() (*Container, bool) {
 		return c0, true
 	}
 	c0.Summary = "std::tuple containing"
-	c0.children = func(start, n int) ([]Child, error) { return elems[start : start+n], nil }
+	c0.children = listed(elems)
 	return c0, true
 }
 

@@ -9,24 +9,9 @@ import (
 // declared in a class or namespace qualified (Plan::kWantToStart,
 // geo::Mode::On for a scoped enum) and a Rust struct by its path
 // (pp_rust::Point). The prefix comes from the type DIE's parents, which
-// DWARF records only by nesting; so the one unit holding the type is
-// walked once (namespaces and types, never function bodies) and the
-// qualified name of every type nested in a namespace or type kept. This
-// reads one unit, where QualifiedName's index reads them all.
-
-// unitScopes are the scope names of one unit's types.
-type unitScopes struct {
-	// types: the qualified name of each named type inside a namespace or
-	// another type.
-	types map[dwarf.Offset]string
-	// enums: the prefix an enumeration type's enumerators print with
-	// ("Plan", "geo::Mode"), for enums that have one.
-	enums map[dwarf.Offset]string
-}
-
-// maxScopeDepth bounds the nesting the walk follows (corrupt DWARF can
-// nest without end).
-const maxScopeDepth = 64
+// DWARF records only by nesting: QualifiedName's walk down to the DIE
+// (qualname.go) finds it, spelling anonymous namespaces as gdb does. This
+// reads one unit's path to the DIE, where the name index reads them all.
 
 // ScopedName returns t's name qualified by the namespaces and types that
 // enclose its DIE ("geo::Mode", "core::option::Option<u32>"), or its own
@@ -35,128 +20,38 @@ func (r *Reader) ScopedName(t *Type) string {
 	if t == nil {
 		return ""
 	}
-	if q, ok := r.scopes(t.Offset, false); ok {
-		return q
+	if n, ok := r.scoped(t.Offset); ok && n.recorded(true) {
+		return n.q
 	}
 	return t.Name
 }
 
 // enumeratorPrefix is the prefix enumerators of enum t print with ("" for
-// none).
+// none): a scoped enum's (and every Rust enum's) enumerators are named
+// through the enum, an unscoped one's through the enum's own scope.
 func (r *Reader) enumeratorPrefix(t *Type) string {
-	q, _ := r.scopes(t.Offset, true)
-	return q
+	n, ok := r.scoped(t.Offset)
+	if !ok || n.tag != dwarf.TagEnumerationType {
+		return ""
+	}
+	if n.named && (n.enumClass || r.unitLang(t.Offset) == langRust) {
+		return n.q
+	}
+	return n.prefix
 }
 
-// scopes looks the DIE at off up in its unit's scope names (enum: the
-// enumerator prefix, else the qualified name).
-func (r *Reader) scopes(off uint64, enum bool) (string, bool) {
+// scoped names the DIE at off as gdb does, from the walk down to it in
+// its unit.
+func (r *Reader) scoped(off uint64) (qualified, bool) {
 	if r == nil || off == 0 {
-		return "", false
+		return qualified{}, false
 	}
 	if c, real, ok := r.child(off); ok {
-		return c.scopes(real, enum)
+		return c.scoped(real)
 	}
-	die := r.real(off)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i := r.unitOf(die)
-	if i < 0 {
-		return "", false
-	}
-	us := r.scopeNames[i]
-	if us == nil {
-		us = r.walkScopes(i)
-		if r.scopeNames == nil {
-			r.scopeNames = map[int]*unitScopes{}
-		}
-		r.scopeNames[i] = us
-	}
-	if enum {
-		q, ok := us.enums[die]
-		return q, ok
-	}
-	q, ok := us.types[die]
-	return q, ok
-}
-
-// walkScopes reads unit i's namespaces and types. Callers hold r.mu.
-func (r *Reader) walkScopes(i int) *unitScopes {
-	us := &unitScopes{types: map[dwarf.Offset]string{}, enums: map[dwarf.Offset]string{}}
-	u := &r.units[i]
-	rd := r.dieReader()
-	rd.Seek(dwarf.Offset(u.dataOff))
-	cu, err := rd.Next()
-	for n := 0; err == nil && cu != nil && cu.Tag == 0 && n < 16; n++ {
-		cu, err = rd.Next()
-	}
-	if err != nil || cu == nil || !cu.Children {
-		return us
-	}
-	rust := false
-	if l, ok := cu.Val(dwarf.AttrLanguage).(int64); ok && l == langRust {
-		rust = true
-	}
-	stack := []string{""} // the prefix at each open level
-	for steps := 0; len(stack) > 0 && steps < 1<<24; steps++ {
-		e, err := rd.Next()
-		if err != nil || e == nil {
-			break
-		}
-		if e.Tag == 0 {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		prefix := stack[len(stack)-1]
-		name, _ := e.Val(dwarf.AttrName).(string)
-		q := name
-		if prefix != "" && name != "" {
-			q = prefix + "::" + name
-		}
-		open := ""
-		descend := false
-		switch e.Tag {
-		case dwarf.TagNamespace:
-			if name == "" {
-				// gdb's spelling of an anonymous namespace.
-				q = "(anonymous namespace)"
-				if prefix != "" {
-					q = prefix + "::" + q
-				}
-			}
-			open, descend = q, true
-		case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagEnumerationType,
-			dwarf.TagTypedef, dwarf.TagBaseType, dwarf.TagUnspecifiedType:
-			if name != "" && prefix != "" {
-				us.types[e.Offset] = q
-			}
-			if e.Tag == dwarf.TagEnumerationType {
-				// A scoped enum's (and every Rust enum's) enumerators are
-				// named through the enum; an unscoped one's through the
-				// enum's own scope.
-				scoped, _ := e.Val(dwarf.AttrEnumClass).(bool)
-				switch {
-				case (scoped || rust) && name != "":
-					us.enums[e.Offset] = q
-				case prefix != "":
-					us.enums[e.Offset] = prefix
-				}
-				break
-			}
-			if name != "" && e.Tag != dwarf.TagTypedef && e.Tag != dwarf.TagBaseType {
-				open, descend = q, true
-			}
-		}
-		if !e.Children {
-			continue
-		}
-		if descend && len(stack) < maxScopeDepth {
-			stack = append(stack, open)
-		} else {
-			rd.SkipChildren()
-		}
-	}
-	return us
+	return r.qualify(r.real(off), gdbStyle)
 }
 
 // langRust is DW_LANG_Rust.

@@ -25,6 +25,16 @@ import (
 // the whole index answers.
 const maxQualHops = 8
 
+// qualStyle is how a walk spells the scopes it goes through. The index
+// (and C++ name lookup) leaves an anonymous namespace out of its members'
+// names; gdb prints it ("geo::(anonymous namespace)::N1", qualify.go).
+type qualStyle uint8
+
+const (
+	indexStyle qualStyle = iota
+	gdbStyle
+)
+
 // qualName is what the walk knows of one DIE: whether indexNames reads it
 // at all (visited), the level it is read at, and its entry.
 type qualName struct {
@@ -40,55 +50,82 @@ type nameLevel struct {
 	inClass bool
 }
 
+// qualified is what the walk down to one DIE tells of its name.
+type qualified struct {
+	tag       dwarf.Tag // 0 when the walk does not read the DIE
+	named     bool      // the DIE (or the declaration it completes) has a name
+	enumClass bool      // DW_AT_enum_class
+	prefix, q string    // the prefix of its qualified name, and that name
+}
+
+// recorded reports whether the index records a qualified name for the DIE
+// (in r.qualified); base types counted too when withBase.
+func (n qualified) recorded(withBase bool) bool {
+	switch n.tag {
+	case dwarf.TagTypedef, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType,
+		dwarf.TagEnumerationType, dwarf.TagUnspecifiedType:
+	case dwarf.TagBaseType:
+		if !withBase {
+			return false
+		}
+	default:
+		return false
+	}
+	return n.named && n.prefix != ""
+}
+
+// qualKey keys the walks' answers: a DIE and the style it was named in.
+type qualKey struct {
+	off   dwarf.Offset
+	style qualStyle
+}
+
 // qualifiedOf returns what indexNames records in r.qualified for the DIE at
 // off: its qualified name and true, or false when it records none. exact is
 // false when the walk cannot tell (malformed DWARF, too many hops) and the
 // index must answer. Callers hold r.mu.
 func (r *Reader) qualifiedOf(off dwarf.Offset) (q string, found, exact bool) {
-	if r.qualMemo == nil {
-		r.qualMemo = map[dwarf.Offset]qualMemo{}
+	n, exact := r.qualify(off, indexStyle)
+	if !exact || !n.recorded(false) {
+		return "", false, exact
 	}
-	if m, ok := r.qualMemo[off]; ok {
-		return m.q, m.found, true
-	}
-	at, ok := r.walkTo(off, 0)
-	if !ok {
-		return "", false, false
-	}
-	if at.visited {
-		name, prefix, qq, ok := r.nameAt(at, 0)
-		if !ok {
-			return "", false, false
-		}
-		switch at.e.Tag {
-		case dwarf.TagTypedef, dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType,
-			dwarf.TagEnumerationType, dwarf.TagUnspecifiedType:
-			found = name != "" && prefix != ""
-			q = qq
-		}
-	}
-	if !found {
-		q = ""
-	}
-	r.qualMemo[off] = qualMemo{q, found}
-	return q, found, true
+	return n.q, true, true
 }
 
-// qualMemo is one answer of qualifiedOf.
-type qualMemo struct {
-	q     string
-	found bool
+// qualify walks down to the DIE at off and names it in style s, memoized.
+// exact is false when the walk cannot tell. Callers hold r.mu.
+func (r *Reader) qualify(off dwarf.Offset, s qualStyle) (n qualified, exact bool) {
+	if m, ok := r.qualMemo[qualKey{off, s}]; ok {
+		return m, true
+	}
+	at, ok := r.walkTo(off, 0, s)
+	if !ok {
+		return n, false
+	}
+	if at.visited {
+		name, prefix, q, ok := r.nameAt(at, 0, s)
+		if !ok {
+			return n, false
+		}
+		scoped, _ := at.e.Val(dwarf.AttrEnumClass).(bool)
+		n = qualified{tag: at.e.Tag, named: name != "", enumClass: scoped, prefix: prefix, q: q}
+	}
+	if r.qualMemo == nil {
+		r.qualMemo = map[qualKey]qualified{}
+	}
+	r.qualMemo[qualKey{off, s}] = n
+	return n, true
 }
 
 // nameAt applies indexNames' naming to the DIE at: its name, the prefix of
 // its qualified name, and that name (q). hops counts the specifications
 // followed so far.
-func (r *Reader) nameAt(at qualName, hops int) (name, prefix, q string, ok bool) {
+func (r *Reader) nameAt(at qualName, hops int, s qualStyle) (name, prefix, q string, ok bool) {
 	e := at.e
 	name, _ = e.Val(dwarf.AttrName).(string)
 	prefix = at.lvl.prefix
 	if spec, has := r.refOf(e, dwarf.AttrSpecification); has {
-		sq, recorded, ok := r.qualEntry(spec, e.Offset, hops+1)
+		sq, recorded, ok := r.qualEntry(spec, e.Offset, hops+1, s)
 		if !ok {
 			return "", "", "", false
 		}
@@ -113,18 +150,18 @@ func (r *Reader) nameAt(at qualName, hops int) (name, prefix, q string, ok bool)
 // classes (qual) holds for the DIE at off when its walk reads the DIE at
 // before: the walk reads DIEs in offset order, so a DIE at or after before
 // is not there yet.
-func (r *Reader) qualEntry(off, before dwarf.Offset, hops int) (q string, recorded, ok bool) {
+func (r *Reader) qualEntry(off, before dwarf.Offset, hops int, s qualStyle) (q string, recorded, ok bool) {
 	if off >= before {
 		return "", false, true
 	}
 	if hops > maxQualHops {
 		return "", false, false
 	}
-	at, ok := r.walkTo(off, hops)
+	at, ok := r.walkTo(off, hops, s)
 	if !ok || !at.visited {
 		return "", false, ok
 	}
-	name, _, q, ok := r.nameAt(at, hops)
+	name, _, q, ok := r.nameAt(at, hops, s)
 	if !ok {
 		return "", false, false
 	}
@@ -132,9 +169,9 @@ func (r *Reader) qualEntry(off, before dwarf.Offset, hops int) (q string, record
 }
 
 // walkTo walks the unit holding off as indexNames does, down to the DIE at
-// off, skipping the subtrees that do not hold it. ok is false when the
-// DWARF stops the walk (the index then answers).
-func (r *Reader) walkTo(off dwarf.Offset, hops int) (at qualName, ok bool) {
+// off, skipping the subtrees that do not hold it, naming scopes in style s.
+// ok is false when the DWARF stops the walk (the index then answers).
+func (r *Reader) walkTo(off dwarf.Offset, hops int, s qualStyle) (at qualName, ok bool) {
 	ui := r.unitOf(off)
 	if ui < 0 {
 		return at, true
@@ -156,7 +193,9 @@ func (r *Reader) walkTo(off dwarf.Offset, hops int) (at qualName, ok bool) {
 		return at, true
 	}
 	ur := rd.ur
-	defer func() { r.qualWalked += ur.Offset() - u.hdr.DataOffset }()
+	if s == indexStyle {
+		defer func() { r.qualWalked += ur.Offset() - u.hdr.DataOffset }()
+	}
 	target := uint64(off) - u.base
 	stack := []nameLevel{{}}
 	var raw dw.Entry
@@ -189,16 +228,16 @@ func (r *Reader) walkTo(off dwarf.Offset, hops int) (at qualName, ok bool) {
 		e := r.resolveDIE(ui, &raw)
 		switch e.Tag {
 		case dwarf.TagNamespace:
-			name, prefix, q, ok := r.nameAt(qualName{visited: true, lvl: top, e: e}, hops)
+			name, prefix, q, ok := r.nameAt(qualName{visited: true, lvl: top, e: e}, hops, s)
 			if !ok {
 				return at, false
 			}
 			if name == "" {
-				q = prefix
+				q = anonymousNamespace(prefix, s)
 			}
 			stack = append(stack, nameLevel{prefix: q})
 		case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagUnspecifiedType:
-			name, _, q, ok := r.nameAt(qualName{visited: true, lvl: top, e: e}, hops)
+			name, _, q, ok := r.nameAt(qualName{visited: true, lvl: top, e: e}, hops, s)
 			if !ok {
 				return at, false
 			}
@@ -214,4 +253,17 @@ func (r *Reader) walkTo(off dwarf.Offset, hops int) (at qualName, ok bool) {
 		}
 	}
 	return at, true
+}
+
+// anonymousNamespace is the prefix of an anonymous namespace's members
+// inside prefix: prefix itself for the index (they are visible
+// unqualified), gdb's "(anonymous namespace)" after it for gdb.
+func anonymousNamespace(prefix string, s qualStyle) string {
+	if s == indexStyle {
+		return prefix
+	}
+	if prefix == "" {
+		return "(anonymous namespace)"
+	}
+	return prefix + "::(anonymous namespace)"
 }

@@ -2,7 +2,6 @@ package variables
 
 import (
 	"debug/dwarf"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -38,11 +37,8 @@ func TestQualifiedOfMatchesIndex(t *testing.T) {
 	} else {
 		t.Log("clang++ not installed: GCC's DWARF only")
 	}
-	if rustc := rustCompiler(); rustc != "" {
-		exe := filepath.Join(dir, "rust_main")
-		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("dapclient_prog.rs")).CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s", err, out)
-		}
+	if testprog.Rustc() != "" {
+		exe := testprog.BuildRust(t, "dapclient_prog.rs", "rust_main", "-C", "opt-level=0")
 		bins = append(bins, bin{"rust", exe})
 	} else {
 		t.Log("rustc not installed (scripts/setup installs it): no Rust program")
@@ -123,21 +119,6 @@ func allDIEs(t *testing.T, r *Reader) []dwarf.Offset {
 		}
 	}
 	return out
-}
-
-func rustCompiler() string {
-	if p, err := exec.LookPath("rustc"); err == nil {
-		return p
-	}
-	if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExistsInternal(p) {
-		return p
-	}
-	return ""
-}
-
-func fileExistsInternal(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // BenchmarkFirstQualifiedName: the qualified name of a base class

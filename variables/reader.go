@@ -42,8 +42,6 @@ type Reader struct {
 	funcIdx   map[int][]funcSpan      // functions by address, per unit
 	nestedIdx map[int][]funcSpan      // functions inside functions (nested.go)
 
-	scopeNames map[int]*unitScopes // per unit: types' qualified names (qualify.go)
-
 	// paramsOnly: the function being decoded gets no locals (params.go).
 	paramsOnly bool
 
@@ -68,7 +66,7 @@ type Reader struct {
 	qualified map[dwarf.Offset]string   // classes in namespaces and classes: their qualified names
 	enumNames map[string][]dwarf.Offset // enum types, by the names of their enumerators
 	namesErr  error
-	qualMemo  map[dwarf.Offset]qualMemo // qualifiedOf's answers, before the index is built
+	qualMemo  map[qualKey]qualified // the walks' names of DIEs (qualname.go)
 	// qualWalked counts the bytes of DIEs qualifiedOf's walks went
 	// through: once they add up to the sections', the index is cheaper.
 	qualWalked uint64
@@ -240,14 +238,6 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 		return u
 	}
 	u.dieRead = true
-	if u.version >= 5 {
-		// Defaults where no attribute says: just past the section headers
-		// (a .dwo's units have no base attributes).
-		u.strOffBase, u.rnglistsBase = 8, 12
-		if u.hdr.Is64 {
-			u.strOffBase, u.rnglistsBase = 16, 20
-		}
-	}
 	ur, err := r.unitReader(i)
 	if err != nil {
 		return u
@@ -256,17 +246,10 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 	if ur.Next(&e) != nil {
 		return u
 	}
-	for _, f := range e.Fields {
-		switch f.Attr {
-		case dw.AttrStrOffsetsBase:
-			u.strOffBase = f.Val
-		case dw.AttrAddrBase, dw.AttrGNUAddrBase:
-			u.addrBase, u.addrBaseSet = f.Val, true
-		case dw.AttrRnglistsBase:
-			u.rnglistsBase = f.Val
-		case dw.AttrLoclistsBase:
-			u.loclistsBase = f.Val
-		}
+	b := dw.UnitBases(&u.hdr, &e)
+	u.strOffBase, u.rnglistsBase, u.loclistsBase = b.StrOffsets, b.Rnglists, b.Loclists
+	if b.AddrSet {
+		u.addrBase, u.addrBaseSet = b.Addr, true
 	}
 	ent := r.resolveDIE(i, &e)
 	if v, ok := ent.Val(dwarf.AttrLowpc).(uint64); ok {

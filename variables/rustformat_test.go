@@ -1,9 +1,6 @@
 package variables_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,30 +14,13 @@ import (
 var rsLocals = []string{"p", "t", "pr", "u", "c", "sq", "e", "o", "on", "ch", "b", "arr", "zeros", "empty", "sl", "esl",
 	"s", "pts", "nested", "col", "bits", "h", "h.at", "h.maybe"}
 
-// rustc finds rustc (scripts/setup installs it with rustup), or skips.
-func rustc(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("rustc")
-	if err != nil {
-		if q := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(q) {
-			return q
-		}
-		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-	}
-	return p
-}
-
 // TestRustSyntaxMatchGDB prints rs_syntax's locals (structs, tuples, tuple
 // and unit structs, enums with and without data, Option, C-like enums,
 // unions, chars, arrays, slices, &str, the unit type, references) and
 // compares each with gdb's print in the Rust frame, at the same stop:
 // Rust's syntax, types by their paths (rs_syntax::Point {x: 1, y: 2}).
 func TestRustSyntaxMatchGDB(t *testing.T) {
-	rc := rustc(t)
-	exe := filepath.Join(t.TempDir(), "rs_syntax")
-	if out, err := exec.Command(rc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("rs_syntax.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(t, "rs_syntax.rs", "rs_syntax", "-C", "opt-level=0")
 	stop := vartest.GDBStop(t, exe, "rs_syntax::stop_here", map[int][]string{1: rsLocals})
 	if v := stop.Results[1]["p"].Value; !strings.HasPrefix(v, "rs_syntax::Point {") {
 		t.Skipf("SKIP: gdb does not print Rust values in Rust's syntax (p = %q)", v)
@@ -91,19 +71,7 @@ func TestRustSyntaxMatchGDB(t *testing.T) {
 // uses), then printing rs_syntax's main's locals in Rust's syntax; against
 // the name index QualifiedName builds, and warm.
 func BenchmarkRustScopes(b *testing.B) {
-	if _, err := exec.LookPath("rustc"); err != nil {
-		if q := os.ExpandEnv("$HOME/.cargo/bin/rustc"); !fileExists(q) {
-			b.Skip("SKIP: rustc is not installed")
-		}
-	}
-	rc, err := exec.LookPath("rustc")
-	if err != nil {
-		rc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-	}
-	exe := filepath.Join(b.TempDir(), "rs_syntax")
-	if out, err := exec.Command(rc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("rs_syntax.rs")).CombinedOutput(); err != nil {
-		b.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(b, "rs_syntax.rs", "rs_syntax", "-C", "opt-level=0")
 	stop := vartest.GDBStop(b, exe, "rs_syntax::stop_here", map[int][]string{1: {"p"}})
 	_, th := stop.Open(b)
 	st, err := vartest.Stack(th)

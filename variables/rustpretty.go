@@ -120,52 +120,51 @@ func (c *containerReader) rustHash(kind string, via ...string) (*Container, bool
 		c0.Style = ChildArray
 	}
 	buckets := mask + 1
-	if items > buckets || buckets&mask != 0 || buckets > 1<<31 {
-		c0.Summary = kind + "(size=" + strconv.FormatUint(items, 10) + ") <invalid>"
+	if items > buckets || buckets&mask != 0 || buckets > maxCount {
+		c0.Summary = rustSize(kind)(items) + " <invalid>"
 		return c0, true
 	}
-	n := int(items)
-	c0.Count = n
-	c0.Summary = kind + "(size=" + strconv.Itoa(n) + ")"
+	c0.setCount(items, rustSize(kind))
 	esize := uint64(elem.ByteSize())
-	c0.children = func(start, cnt int) ([]Child, error) {
-		var out []Child
-		found := 0
+	c0.children = func(start, n int) ([]Child, error) {
+		p := newPage(start, n)
 		// The control bytes, read in chunks.
 		var chunk [256]byte
-		for b := uint64(0); b < buckets && found < start+cnt; b += uint64(len(chunk)) {
+		for b := uint64(0); b < buckets && !p.full(); b += uint64(len(chunk)) {
 			m := min(uint64(len(chunk)), buckets-b)
 			if got, _ := c.f.ReadMemory(chunk[:m], ctrl+b); uint64(got) < m {
-				return out, &MemoryError{Addr: ctrl + b + uint64(got)}
+				return p.out, &MemoryError{Addr: ctrl + b + uint64(got)}
 			}
-			for i := uint64(0); i < m && found < start+cnt; i++ {
+			for i := uint64(0); i < m && !p.full(); i++ {
 				if chunk[i]&0x80 != 0 {
-					continue
+					continue // an empty bucket
 				}
-				if found >= start {
-					v, err := c.load(elem, ctrl-(b+i+1)*esize)
-					if err != nil {
-						return out, err
-					}
-					ch := c.child(found, v, ChildMap)
-					if kind == "HashSet" {
-						if ko, kt, ok := member(v.Type, "__0"); ok {
-							if kv, ok := subValue(v, ko, kt); ok {
-								ch = Child{Name: "[" + strconv.Itoa(found) + "]", Value: kv}
-							}
-						}
-					}
-					out = append(out, ch)
+				addr := ctrl - (b+i+1)*esize
+				if err := p.meet(func(k int) (Child, error) { return c.hashChild(k, elem, addr, kind == "HashSet") }); err != nil {
+					return p.out, err
 				}
-				found++
 			}
 		}
-		if found < start+cnt {
-			return out, ErrBadContainer
-		}
-		return out, nil
+		return p.done(nil)
 	}
 	return c0, true
+}
+
+// hashChild is element k of a HashMap (a (K, V) tuple, keyed) or a
+// HashSet (a (K, ()) tuple: its key alone) at addr.
+func (c *containerReader) hashChild(k int, elem *Type, addr uint64, set bool) (Child, error) {
+	v, err := c.load(elem, addr)
+	if err != nil {
+		return Child{}, err
+	}
+	if set {
+		if ko, kt, ok := member(v.Type, "__0"); ok {
+			if kv, ok := subValue(v, ko, kt); ok {
+				return Child{Name: elemName(k), Value: kv}, nil
+			}
+		}
+	}
+	return c.child(k, v, ChildMap), nil
 }
 
 // rustRc: Rc (RcInner: strong, weak, value) and Arc (ArcInner: strong,
@@ -217,7 +216,7 @@ func (c *containerReader) rustRc(kind, valueName string) (*Container, bool) {
 	wv.Place = PlaceComputed
 	kids := []Child{{Name: "value", Value: val}, {Name: "strong", Value: sv}, {Name: "weak", Value: wv}}
 	c0.Count = len(kids)
-	c0.children = func(start, n int) ([]Child, error) { return kids[start : start+n], nil }
+	c0.children = listed(kids)
 	return c0, true
 }
 
@@ -248,24 +247,13 @@ func (c *containerReader) rustVecDeque() (*Container, bool) {
 	ptr, _ := c.word(bo + po)
 	capacity, _ := c.word(bo + capO + cw)
 	c0 := &Container{Kind: "VecDeque", GDB: true, Indexed: true, Style: ChildArray}
-	if n > capacity || head > capacity || capacity > 1<<31 {
-		c0.Summary = "VecDeque(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+	if n > capacity || head > capacity || capacity > maxCount {
+		c0.Summary = rustSize("VecDeque")(n) + " <invalid>"
 		return c0, true
 	}
-	c0.Count = int(n)
-	c0.Summary = "VecDeque(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.setCount(n, rustSize("VecDeque"))
 	esize := uint64(elem.ByteSize())
-	c0.children = func(start, cnt int) ([]Child, error) {
-		var out []Child
-		for i := start; i < start+cnt; i++ {
-			v, err := c.load(elem, ptr+((head+uint64(i))%capacity)*esize)
-			if err != nil {
-				return out, err
-			}
-			out = append(out, Child{Name: "[" + strconv.Itoa(i) + "]", Value: v})
-		}
-		return out, nil
-	}
+	c0.children = indexed(func(i int) (Value, error) { return c.load(elem, ptr+((head+uint64(i))%capacity)*esize) })
 	return c0, true
 }
 
@@ -280,13 +268,9 @@ func (c *containerReader) rustSlice() (*Container, bool) {
 	ptr, _ := c.word(po)
 	n, _ := c.word(lo)
 	c0 := &Container{Kind: "slice", GDB: true, Indexed: true, Style: ChildArray}
-	if n > 1<<31 {
-		c0.Summary = c.t.Name + "(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
-		return c0, true
+	if c0.setCount(n, rustSize(c.t.Name)) {
+		c0.children = c.contiguous(ptr, p.Elem)
 	}
-	c0.Count = int(n)
-	c0.Summary = c.t.Name + "(size=" + strconv.Itoa(c0.Count) + ")"
-	c0.children = c.contiguous(ptr, p.Elem)
 	return c0, true
 }
 
@@ -329,13 +313,9 @@ func (c *containerReader) rustVec() (*Container, bool) {
 		return nil, false
 	}
 	c0 := &Container{Kind: "Vec", GDB: true, Indexed: true, Style: ChildArray}
-	if n > 1<<31 {
-		c0.Summary = "Vec(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
-		return c0, true
+	if c0.setCount(n, rustSize("Vec")) {
+		c0.children = c.contiguous(ptr, elem)
 	}
-	c0.Count = int(n)
-	c0.Summary = "Vec(size=" + strconv.Itoa(c0.Count) + ")"
-	c0.children = c.contiguous(ptr, elem)
 	return c0, true
 }
 
@@ -417,21 +397,17 @@ func (c *containerReader) rustBTree(set bool) (*Container, bool) {
 		c0.Style = ChildArray
 	}
 	if n > MaxContainerElements || height > 48 {
-		c0.Summary = kind + "(size=" + strconv.FormatUint(n, 10) + ") <invalid>"
+		c0.Summary = rustSize(kind)(n) + " <invalid>"
 		return c0, true
 	}
-	c0.Count = int(n)
-	c0.Summary = kind + "(size=" + strconv.Itoa(c0.Count) + ")"
+	c0.setCount(n, rustSize(kind))
 	c0.children = func(start, cnt int) ([]Child, error) {
-		var out []Child
-		found := 0
-		seen := map[uint64]bool{}
+		p, seen := newPage(start, cnt), nodeSet{}
 		var walk func(node, h uint64) error
 		walk = func(node, h uint64) error {
-			if node == 0 || seen[node] || len(seen) > MaxContainerElements {
+			if len(seen) > MaxContainerElements || !seen.visit(node) {
 				return ErrBadContainer
 			}
-			seen[node] = true
 			var lb [2]byte
 			if got, _ := c.f.ReadMemory(lb[:], node+uint64(lenO)); got < 2 {
 				return &MemoryError{Addr: node + uint64(lenO)}
@@ -440,7 +416,7 @@ func (c *containerReader) rustBTree(set bool) (*Container, bool) {
 			if keys > uint64(ka.Count) {
 				return ErrBadContainer
 			}
-			for i := uint64(0); i <= keys && found < start+cnt; i++ {
+			for i := uint64(0); i <= keys && !p.full(); i++ {
 				if h > 0 {
 					child, err := c.ptrAt(node + uint64(edges) + 8*i)
 					if err != nil {
@@ -450,35 +426,24 @@ func (c *containerReader) rustBTree(set bool) (*Container, bool) {
 						return err
 					}
 				}
-				if i == keys || found >= start+cnt {
+				if i == keys || p.full() {
 					continue
 				}
-				if found >= start {
+				err := p.meet(func(found int) (Child, error) {
 					k, err := c.load(kin, node+uint64(ko)+i*uint64(ksz)+uint64(kio))
-					if err != nil {
-						return err
+					if err != nil || set {
+						return Child{Name: elemName(found), Value: k}, err
 					}
-					if set {
-						out = append(out, Child{Name: "[" + strconv.Itoa(found) + "]", Value: k})
-					} else {
-						v, err := c.load(vin, node+uint64(vo)+i*uint64(vsz)+uint64(vio))
-						if err != nil {
-							return err
-						}
-						out = append(out, Child{Key: &k, Value: v})
-					}
+					v, err := c.load(vin, node+uint64(vo)+i*uint64(vsz)+uint64(vio))
+					return Child{Key: &k, Value: v}, err
+				})
+				if err != nil {
+					return err
 				}
-				found++
 			}
 			return nil
 		}
-		if err := walk(root, height); err != nil {
-			return out, err
-		}
-		if found < start+cnt {
-			return out, ErrBadContainer
-		}
-		return out, nil
+		return p.done(walk(root, height))
 	}
 	return c0, true
 }

@@ -1,7 +1,6 @@
 package variables_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,16 +16,7 @@ import (
 // gdb running rust-gdb's printers (rustc's gdb_lookup.py) at the same stop:
 // whole values, elements in Rust's syntax.
 func TestRustContainersMatchGDB(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
-		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-	}
-	sysroot, err := exec.Command(rustc, "--print", "sysroot").Output()
+	sysroot, err := exec.Command(testprog.RequireRustc(t), "--print", "sysroot").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,10 +24,7 @@ func TestRustContainersMatchGDB(t *testing.T) {
 	if !fileExists(filepath.Join(etc, "gdb_lookup.py")) {
 		t.Skip("SKIP: rustc's gdb printers are not installed")
 	}
-	exe := filepath.Join(t.TempDir(), "pp_rust")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(t, "pp_rust.rs", "pp_rust", "-C", "opt-level=0")
 	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp", "bt", "bs", "bt_empty"}
 	var summaries []string
 	stop := vartest.GDBStopWith(t, exe, "pp_rust::stop_here", map[int][]string{1: append(whole, summaries...)},

@@ -29,11 +29,8 @@ func TestUnitFuncsMatchDecodedWalk(t *testing.T) {
 		}
 		paths["clang -O1"] = exe
 	}
-	if rustc := rustCompiler(); rustc != "" {
-		exe := filepath.Join(dir, "rust_main")
-		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("dapclient_prog.rs")).CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s", err, out)
-		}
+	if testprog.Rustc() != "" {
+		exe := testprog.BuildRust(t, "dapclient_prog.rs", "rust_main", "-C", "opt-level=0")
 		paths["rust"] = exe
 	}
 	for name, path := range paths {

@@ -2,8 +2,6 @@ package variables_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/sondedbg/sonde/internal/testprog"
@@ -16,19 +14,7 @@ import (
 // Some variants, Option<&Item>'s niche (no discriminant value for Some: the
 // default), and the variant a value's bytes hold.
 func TestRustVariantPart(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
-		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-	}
-	exe := filepath.Join(t.TempDir(), "shop")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("dapreal/shop.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(t, "dapreal/shop.rs", "shop", "-C", "opt-level=0")
 	b, err := symbols.Open(exe, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -56,8 +56,9 @@ type Agent struct {
 	dprintfs *dprintfState
 
 	removeListener func()
-	// offered is the set of services registered on the server when Start ran.
-	offered map[string]bool
+	events         *eventOut
+	// breaks is the Breakpoints service's state (breakpoints.go).
+	breaks *breakpoints
 	// adopted holds the processes whose breakpoints and library tracking are
 	// set up (mu held).
 	mu      sync.Mutex
@@ -70,7 +71,7 @@ type Agent struct {
 // New makes an Agent serving the target of sess on srv. Call Register* for the
 // services to offer, then Start before srv.Serve.
 func New(srv *tcf.Server, sess *session.Session) *Agent {
-	return &Agent{
+	a := &Agent{
 		srv:      srv,
 		target:   sess.Target(),
 		session:  sess,
@@ -81,7 +82,10 @@ func New(srv *tcf.Server, sess *session.Session) *Agent {
 		launches: launchTable{hideEntry: map[int]int{}, entryStop: map[int]bool{}},
 		exprData: newDataState(),
 		dprintfs: &dprintfState{streams: map[*tcf.Channel]*stream{}},
+		events:   &eventOut{srv: srv, log: srv.Logger()},
 	}
+	a.breaks = newBreakpoints(a)
+	return a
 }
 
 // Target returns the target the agent serves.
@@ -90,9 +94,9 @@ func (a *Agent) Target() *target.Target { return a.target }
 // Start subscribes to the target's events and registers the shutdown hook that
 // removes every patch and detaches every process.
 func (a *Agent) Start() {
-	a.offered = map[string]bool{}
+	a.events.offered = map[string]bool{}
 	for _, name := range a.srv.ServiceNames() {
-		a.offered[name] = true
+		a.events.offered[name] = true
 	}
 	a.trackChannels()
 	a.removeListener = a.target.AddListener(a.onEvent)
@@ -101,14 +105,14 @@ func (a *Agent) Start() {
 	// can run (the loading thread waits at the linker's hook meanwhile).
 	a.session.OnModulesChanged(func(proc *target.Context) {
 		if a.bps.offered() {
-			a.plantInProcess(proc)
+			a.breaks.plantInProcess(proc)
 		}
 	})
 	// And in a new program before it starts (its libraries follow from the
 	// linker's hook), and in a followed fork child before it runs.
 	a.target.OnExec(func(proc *target.Context) {
 		if a.bps.offered() {
-			a.plantInProcess(proc)
+			a.breaks.plantInProcess(proc)
 		}
 	})
 	a.target.OnFork(a.adopt)
@@ -133,7 +137,7 @@ func (a *Agent) onEvent(e target.Event) {
 	if a.sentEarly(e) {
 		// onEventNow sent it: what is left is bookkeeping.
 		if e.Kind == target.EventStopped {
-			a.releaseSpent(e.Reason)
+			a.breaks.releaseSpent(e.Reason)
 		}
 		return
 	}
@@ -197,7 +201,7 @@ func (a *Agent) emitSuspended(e target.Event, entry, takeSpent bool) {
 	reason, params := a.stateOf(e.Reason)
 	var spent []string
 	if takeSpent {
-		spent = a.takeSpent(e.Reason)
+		spent = a.breaks.takeSpent(e.Reason)
 		defer func() {
 			if len(spent) > 0 {
 				a.emit("Breakpoints", "contextRemoved", spent)
@@ -219,24 +223,40 @@ func (a *Agent) emitSuspended(e target.Event, entry, takeSpent bool) {
 	}
 }
 
+// eventOut sends the events of the services offered.
+type eventOut struct {
+	srv *tcf.Server
+	log *slog.Logger
+	// offered is the set of services registered on the server when Start ran.
+	offered map[string]bool
+}
+
 // emit sends an event of an offered service to every channel.
-func (a *Agent) emit(service, name string, args ...any) {
-	if !a.offered[service] {
+func (a *Agent) emit(service, name string, args ...any) { a.events.emit(service, name, args...) }
+
+// emitBehind is emit for an event another usually follows at once.
+func (a *Agent) emitBehind(service, name string, args ...any) {
+	a.events.emitBehind(service, name, args...)
+}
+
+// emit sends an event of an offered service to every channel.
+func (o *eventOut) emit(service, name string, args ...any) {
+	if !o.offered[service] {
 		return
 	}
-	if err := a.srv.Emit(service, name, args...); err != nil {
-		a.log.Error("emitting event", "service", service, "event", name, "err", err)
+	if err := o.srv.Emit(service, name, args...); err != nil {
+		o.log.Error("emitting event", "service", service, "event", name, "err", err)
 	}
 }
 
 // emitBehind is emit for an event another usually follows at once
 // (tcf.Server.EmitBehind): one write carries both.
-func (a *Agent) emitBehind(service, name string, args ...any) {
-	if !a.offered[service] {
+func (o *eventOut) emitBehind(service, name string, args ...any) {
+	if !o.offered[service] {
 		return
 	}
-	if err := a.srv.EmitBehind(service, name, args...); err != nil {
-		a.log.Error("emitting event", "service", service, "event", name, "err", err)
+	if err := o.srv.EmitBehind(service, name, args...); err != nil {
+		o.log.Error("emitting event", "service", service, "event", name, "err", err)
 	}
 }
 
@@ -259,7 +279,7 @@ func (a *Agent) adopt(proc *target.Context) {
 			a.log.Debug("not following shared libraries", "process", proc.ID(), "err", err)
 		}
 		if a.bps.offered() {
-			a.plantInProcess(proc)
+			a.breaks.plantInProcess(proc)
 		}
 	})
 }

@@ -2,12 +2,14 @@ package services
 
 import (
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/variables"
@@ -107,19 +109,44 @@ func (a *Agent) SetConditionEvaluator(f ConditionEvaluator) {
 	a.bps.mu.Unlock()
 }
 
-// breakpoints is the Breakpoints service's commands over the agent's
+// breakpoints is the Breakpoints service: its commands, and the planting,
+// resolving and hit handling of the client's breakpoints over the agent's
 // breakpoint table (which run control and the target's listeners share).
+// It holds what that needs, not the Agent: the target and the session, its
+// probes, the events out, the DPrintf streams dynamic printfs write to,
+// and the PathMap service's translation of client paths.
 type breakpoints struct {
-	a  *Agent
-	bt *breakpointTable
+	bt       *breakpointTable
+	target   *target.Target
+	session  *session.Session
+	log      *slog.Logger
+	events   *eventOut
+	dprintfs *dprintfState
+	probes   *probeState
+	// paths translates a client's source paths: the PathMap service, nil
+	// until it is registered (or when it is not offered).
+	paths *pathMap
+}
+
+// newBreakpoints makes the Breakpoints service's state for a (its commands
+// are bound only when the service is registered).
+func newBreakpoints(a *Agent) *breakpoints {
+	return &breakpoints{bt: &a.bps, target: a.target, session: a.session, log: a.log,
+		events: a.events, dprintfs: a.dprintfs, probes: newProbeState()}
+}
+
+// query returns the IDs of the contexts that match q (none when q is not a
+// valid query).
+func (bs *breakpoints) query(q string) []string {
+	ids, _ := queryContexts(bs.target, q)
+	return ids
 }
 
 // RegisterBreakpoints adds the Breakpoints service.
 func (a *Agent) RegisterBreakpoints() {
-	bt := &a.bps
+	bt, bs := &a.bps, a.breaks
 	bt.byID = map[string]*clientBreakpoint{}
 	bt.byPlanted = map[*target.Breakpoint]*clientBreakpoint{}
-	bs := &breakpoints{a: a, bt: bt}
 	svc := a.srv.Service("Breakpoints")
 	svc.Command("set", bs.set)
 	svc.Command("add", bs.add)
@@ -136,7 +163,6 @@ func (a *Agent) RegisterBreakpoints() {
 // set replaces the channel's breakpoints with a list: those not in it are
 // released, the others added or changed.
 func (bs *breakpoints) set(c *tcf.Call) {
-	a := bs.a
 	args := c.Args()
 	var list []map[string]any
 	args.JSON(&list)
@@ -150,13 +176,13 @@ func (bs *breakpoints) set(c *tcf.Call) {
 		id, _ := p["ID"].(string)
 		keep[id] = true
 	}
-	for _, id := range a.channelBreakpoints(ch) {
+	for _, id := range bs.channelBreakpoints(ch) {
 		if !keep[id] {
-			a.release(ch, id)
+			bs.release(ch, id)
 		}
 	}
 	for _, p := range list {
-		if err := a.addBreakpoint(ch, p, true); err != nil {
+		if err := bs.addBreakpoint(ch, p, true); err != nil {
 			c.ReplyError(err)
 			return
 		}
@@ -166,7 +192,6 @@ func (bs *breakpoints) set(c *tcf.Call) {
 
 // add adds (or changes) one breakpoint.
 func (bs *breakpoints) add(c *tcf.Call) {
-	a := bs.a
 	args := c.Args()
 	var p map[string]any
 	args.JSON(&p)
@@ -174,13 +199,11 @@ func (bs *breakpoints) add(c *tcf.Call) {
 		c.ReplyError(err)
 		return
 	}
-	c.ReplyError(a.addBreakpoint(c.Channel(), p, false))
+	c.ReplyError(bs.addBreakpoint(c.Channel(), p, false))
 }
 
 // change changes the properties of a breakpoint.
 func (bs *breakpoints) change(c *tcf.Call) {
-	a := bs.a
-	bt := bs.bt
 	args := c.Args()
 	var p map[string]any
 	args.JSON(&p)
@@ -189,14 +212,12 @@ func (bs *breakpoints) change(c *tcf.Call) {
 		return
 	}
 	id, _ := p["ID"].(string)
-	bt.mu.Lock()
-	cb := bt.byID[id]
-	bt.mu.Unlock()
+	cb, _ := bs.bt.get(id)
 	if cb == nil {
-		c.ReplyError(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id))
+		c.ReplyError(errNoBreakpoint(id))
 		return
 	}
-	a.updateBreakpoint(cb, p)
+	bs.updateBreakpoint(cb, p)
 	c.ReplyError(nil)
 }
 
@@ -208,7 +229,6 @@ func (bs *breakpoints) enable(on bool) func(c *tcf.Call) {
 }
 
 func (bs *breakpoints) setEnabled(c *tcf.Call, on bool) {
-	a, bt := bs.a, bs.bt
 	args := c.Args()
 	ids := args.Strings()
 	if err := args.End(); err != nil {
@@ -216,25 +236,18 @@ func (bs *breakpoints) setEnabled(c *tcf.Call, on bool) {
 		return
 	}
 	for _, id := range ids {
-		bt.mu.Lock()
-		cb := bt.byID[id]
-		var p map[string]any
-		if cb != nil {
-			p = cloneProps(cb.props)
-		}
-		bt.mu.Unlock()
+		cb, p := bs.bt.get(id)
 		if cb == nil {
 			continue
 		}
 		p["Enabled"] = on
-		a.updateBreakpoint(cb, p)
+		bs.updateBreakpoint(cb, p)
 	}
 	c.ReplyError(nil)
 }
 
 // remove releases the channel's hold on breakpoints.
 func (bs *breakpoints) remove(c *tcf.Call) {
-	a := bs.a
 	args := c.Args()
 	ids := args.Strings()
 	if err := args.End(); err != nil {
@@ -242,7 +255,7 @@ func (bs *breakpoints) remove(c *tcf.Call) {
 		return
 	}
 	for _, id := range ids {
-		a.release(c.Channel(), id)
+		bs.release(c.Channel(), id)
 	}
 	c.ReplyError(nil)
 }
@@ -266,45 +279,50 @@ func (bs *breakpoints) getIDs(c *tcf.Call) {
 
 // getProperties is a breakpoint's properties as last set.
 func (bs *breakpoints) getProperties(c *tcf.Call) {
-	bt := bs.bt
-	args := c.Args()
-	id := args.String()
-	if err := args.End(); err != nil {
-		c.Reply().Error(err).Null().Send()
-		return
+	if cb, p := bs.named(c); cb != nil {
+		c.Reply().Error(nil).Data(p).Send()
 	}
-	bt.mu.Lock()
-	cb := bt.byID[id]
-	var p map[string]any
-	if cb != nil {
-		p = cloneProps(cb.props)
-	}
-	bt.mu.Unlock()
-	if cb == nil {
-		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
-		return
-	}
-	c.Reply().Error(nil).Data(p).Send()
 }
 
 // getStatus is a breakpoint's planted instances and errors.
 func (bs *breakpoints) getStatus(c *tcf.Call) {
-	a := bs.a
-	bt := bs.bt
+	if cb, _ := bs.named(c); cb != nil {
+		c.Reply().Error(nil).Data(bs.status(cb)).Send()
+	}
+}
+
+// named reads a command's one argument, a breakpoint ID, and finds the
+// breakpoint and a copy of its properties; on a bad argument or an unknown
+// ID it replies with the error (and a null result) and returns nil.
+func (bs *breakpoints) named(c *tcf.Call) (*clientBreakpoint, map[string]any) {
 	args := c.Args()
 	id := args.String()
 	if err := args.End(); err != nil {
 		c.Reply().Error(err).Null().Send()
-		return
+		return nil, nil
 	}
-	bt.mu.Lock()
-	cb := bt.byID[id]
-	bt.mu.Unlock()
+	cb, p := bs.bt.get(id)
 	if cb == nil {
-		c.Reply().Error(tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)).Null().Send()
-		return
+		c.Reply().Error(errNoBreakpoint(id)).Null().Send()
 	}
-	c.Reply().Error(nil).Data(a.status(cb)).Send()
+	return cb, p
+}
+
+// get returns the breakpoint id and a copy of its properties (nil for
+// none).
+func (bt *breakpointTable) get(id string) (*clientBreakpoint, map[string]any) {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	cb := bt.byID[id]
+	if cb == nil {
+		return nil, nil
+	}
+	return cb, cloneProps(cb.props)
+}
+
+// errNoBreakpoint is the error of a command naming an unknown breakpoint.
+func errNoBreakpoint(id string) error {
+	return tcf.Errorf(tcf.CodeInvalidContext, "no breakpoint %q", id)
 }
 
 // getCapabilities lists the breakpoint properties the agent understands.
@@ -335,8 +353,8 @@ func cloneProps(p map[string]any) map[string]any {
 }
 
 // channelBreakpoints lists the IDs a channel holds.
-func (a *Agent) channelBreakpoints(ch *tcf.Channel) []string {
-	bt := &a.bps
+func (bs *breakpoints) channelBreakpoints(ch *tcf.Channel) []string {
+	bt := bs.bt
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	var ids []string
@@ -350,12 +368,12 @@ func (a *Agent) channelBreakpoints(ch *tcf.Channel) []string {
 
 // addBreakpoint adds a channel's reference to a breakpoint, creating it (or,
 // from set, updating it) as needed.
-func (a *Agent) addBreakpoint(ch *tcf.Channel, p map[string]any, fromSet bool) error {
+func (bs *breakpoints) addBreakpoint(ch *tcf.Channel, p map[string]any, fromSet bool) error {
 	id, _ := p["ID"].(string)
 	if id == "" {
 		return tcf.Errorf(tcf.CodeInvalidContext, "breakpoint without an ID")
 	}
-	bt := &a.bps
+	bt := bs.bt
 	bt.mu.Lock()
 	cb := bt.byID[id]
 	isNew := cb == nil
@@ -370,29 +388,29 @@ func (a *Agent) addBreakpoint(ch *tcf.Channel, p map[string]any, fromSet bool) e
 	}
 	bt.mu.Unlock()
 	if first {
-		ch.OnClose(func() { a.dropChannel(ch) })
+		ch.OnClose(func() { bs.dropChannel(ch) })
 	}
 	if isNew {
-		a.emit("Breakpoints", "contextAdded", []any{p})
-		a.plantAll(cb)
+		bs.events.emit("Breakpoints", "contextAdded", []any{p})
+		bs.plantAll(cb)
 	} else if fromSet {
-		a.updateBreakpoint(cb, p)
+		bs.updateBreakpoint(cb, p)
 	}
 	return nil
 }
 
 // release drops one of a channel's references; the breakpoint goes with the
 // last reference.
-func (a *Agent) release(ch *tcf.Channel, id string) {
-	if a.drop(ch, id) {
-		a.emit("Breakpoints", "contextRemoved", []string{id})
+func (bs *breakpoints) release(ch *tcf.Channel, id string) {
+	if bs.drop(ch, id) {
+		bs.events.emit("Breakpoints", "contextRemoved", []string{id})
 	}
 }
 
 // drop is release without the event: it reports whether the breakpoint is
 // gone (unplanted everywhere).
-func (a *Agent) drop(ch *tcf.Channel, id string) bool {
-	bt := &a.bps
+func (bs *breakpoints) drop(ch *tcf.Channel, id string) bool {
+	bt := bs.bt
 	bt.mu.Lock()
 	cb := bt.byID[id]
 	if cb == nil || cb.owners[ch] == 0 {
@@ -409,7 +427,7 @@ func (a *Agent) drop(ch *tcf.Channel, id string) bool {
 	}
 	bt.mu.Unlock()
 	if gone {
-		a.unplantAll(cb)
+		bs.unplantAll(cb)
 	}
 	return gone
 }
@@ -417,10 +435,10 @@ func (a *Agent) drop(ch *tcf.Channel, id string) bool {
 // dropChannel releases everything a closed channel held.
 // Threads stopped at breakpoints that go with the channel are resumed: a
 // client that disconnects leaves no process stopped because of it.
-func (a *Agent) dropChannel(ch *tcf.Channel) {
+func (bs *breakpoints) dropChannel(ch *tcf.Channel) {
 	gone := map[*target.Breakpoint]bool{}
-	for _, id := range a.channelBreakpoints(ch) {
-		bt := &a.bps
+	for _, id := range bs.channelBreakpoints(ch) {
+		bt := bs.bt
 		bt.mu.Lock()
 		cb := bt.byID[id]
 		n := 0
@@ -436,13 +454,13 @@ func (a *Agent) dropChannel(ch *tcf.Channel) {
 		}
 		bt.mu.Unlock()
 		for ; n > 0; n-- {
-			a.release(ch, id)
+			bs.release(ch, id)
 		}
 	}
 	if len(gone) == 0 {
 		return
 	}
-	for _, proc := range a.target.Processes() {
+	for _, proc := range bs.target.Processes() {
 		for _, th := range proc.Children() {
 			state, reason, _ := th.State()
 			if state != target.StateStopped || reason == nil || len(reason.Breakpoints) == 0 ||
@@ -455,35 +473,35 @@ func (a *Agent) dropChannel(ch *tcf.Channel) {
 			}
 			if ours {
 				if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
-					a.log.Warn("resuming a thread its closed channel's breakpoint stopped", "thread", th.ID(), "err", err)
+					bs.log.Warn("resuming a thread its closed channel's breakpoint stopped", "thread", th.ID(), "err", err)
 				}
 			}
 		}
 	}
 }
 
-func (a *Agent) updateBreakpoint(cb *clientBreakpoint, p map[string]any) {
-	a.unplantAll(cb)
-	a.bps.mu.Lock()
+func (bs *breakpoints) updateBreakpoint(cb *clientBreakpoint, p map[string]any) {
+	bs.unplantAll(cb)
+	bs.bt.mu.Lock()
 	cb.props = p
-	a.bps.mu.Unlock()
-	a.emit("Breakpoints", "contextChanged", []any{p})
-	a.plantAll(cb)
+	bs.bt.mu.Unlock()
+	bs.events.emit("Breakpoints", "contextChanged", []any{p})
+	bs.plantAll(cb)
 }
 
 // plantAll plants a breakpoint in every process of its scope and sends its
 // status.
-func (a *Agent) plantAll(cb *clientBreakpoint) {
-	for _, proc := range a.target.Processes() {
-		a.plant(cb, proc)
+func (bs *breakpoints) plantAll(cb *clientBreakpoint) {
+	for _, proc := range bs.target.Processes() {
+		bs.plant(cb, proc)
 	}
-	a.emit("Breakpoints", "status", cb.id, a.status(cb))
+	bs.events.emit("Breakpoints", "status", cb.id, bs.status(cb))
 }
 
 // plantInProcess plants every enabled breakpoint in a new process (or after
 // exec or a library load changed what locations resolve to).
-func (a *Agent) plantInProcess(proc *target.Context) {
-	bt := &a.bps
+func (bs *breakpoints) plantInProcess(proc *target.Context) {
+	bt := bs.bt
 	bt.mu.Lock()
 	all := make([]*clientBreakpoint, 0, len(bt.byID))
 	for _, cb := range bt.byID {
@@ -491,20 +509,20 @@ func (a *Agent) plantInProcess(proc *target.Context) {
 	}
 	bt.mu.Unlock()
 	for _, cb := range all {
-		if a.plantedAsResolved(cb, proc) {
+		if bs.plantedAsResolved(cb, proc) {
 			continue
 		}
-		a.unplant(cb, proc)
-		a.plant(cb, proc)
-		a.emit("Breakpoints", "status", cb.id, a.status(cb))
+		bs.unplant(cb, proc)
+		bs.plant(cb, proc)
+		bs.events.emit("Breakpoints", "status", cb.id, bs.status(cb))
 	}
 }
 
 // plantedAsResolved reports whether cb is planted in proc exactly where its
 // location resolves now (so a library load that changed nothing for it leaves
 // it alone).
-func (a *Agent) plantedAsResolved(cb *clientBreakpoint, proc *target.Context) bool {
-	bt := &a.bps
+func (bs *breakpoints) plantedAsResolved(cb *clientBreakpoint, proc *target.Context) bool {
+	bt := bs.bt
 	bt.mu.Lock()
 	p := cb.props
 	loc := bt.locator
@@ -514,35 +532,35 @@ func (a *Agent) plantedAsResolved(cb *clientBreakpoint, proc *target.Context) bo
 	if failed || len(list) == 0 {
 		return false
 	}
-	if enabled, ok := p["Enabled"].(bool); (ok && !enabled) || !a.inScope(p, proc) {
+	if enabled, ok := p["Enabled"].(bool); (ok && !enabled) || !bs.inScope(p, proc) {
 		return false
 	}
-	addrs, _, err := a.resolve(p, proc, loc)
+	addrs, _, err := bs.resolve(p, proc, loc)
 	if err != nil || len(addrs) != len(list) {
 		return false
 	}
 	for i, bp := range list {
-		if a.plantedAddress(bp) != addrs[i] {
+		if bs.plantedAddress(bp) != addrs[i] {
 			return false
 		}
 	}
 	return true
 }
 
-func (a *Agent) unplantAll(cb *clientBreakpoint) {
-	a.bps.mu.Lock()
+func (bs *breakpoints) unplantAll(cb *clientBreakpoint) {
+	bs.bt.mu.Lock()
 	procs := make([]*target.Context, 0, len(cb.planted))
 	for p := range cb.planted {
 		procs = append(procs, p)
 	}
-	a.bps.mu.Unlock()
+	bs.bt.mu.Unlock()
 	for _, p := range procs {
-		a.unplant(cb, p)
+		bs.unplant(cb, p)
 	}
 }
 
-func (a *Agent) unplant(cb *clientBreakpoint, proc *target.Context) {
-	bt := &a.bps
+func (bs *breakpoints) unplant(cb *clientBreakpoint, proc *target.Context) {
+	bt := bs.bt
 	bt.mu.Lock()
 	list := cb.planted[proc]
 	delete(cb.planted, proc)
@@ -552,13 +570,13 @@ func (a *Agent) unplant(cb *clientBreakpoint, proc *target.Context) {
 	}
 	bt.mu.Unlock()
 	for _, bp := range list {
-		a.removePlanted(bp) // a probe or a breakpoint
+		bs.removePlanted(bp) // a probe or a breakpoint
 	}
 }
 
 // plant resolves cb's location in proc and plants it there.
-func (a *Agent) plant(cb *clientBreakpoint, proc *target.Context) {
-	bt := &a.bps
+func (bs *breakpoints) plant(cb *clientBreakpoint, proc *target.Context) {
+	bt := bs.bt
 	bt.mu.Lock()
 	p := cb.props
 	loc := bt.locator
@@ -566,27 +584,27 @@ func (a *Agent) plant(cb *clientBreakpoint, proc *target.Context) {
 	if enabled, ok := p["Enabled"].(bool); ok && !enabled {
 		return
 	}
-	if !a.inScope(p, proc) {
+	if !bs.inScope(p, proc) {
 		return
 	}
-	addrs, spec, err := a.resolve(p, proc, loc)
+	addrs, spec, err := bs.resolve(p, proc, loc)
 	var planted []*target.Breakpoint
 	for _, addr := range addrs {
 		s := spec
 		s.Addr = addr
 		s.Internal = true
-		s.OnHit = a.onBreakpointHit
-		pbp, why := a.plantProbe(proc, p, s) // breakpoints_probe.go
+		s.OnHit = bs.onBreakpointHit
+		pbp, why := bs.plantProbe(proc, p, s) // breakpoints_probe.go
 		if pbp != nil {
 			planted = append(planted, pbp)
 			continue
 		}
-		bp, perr := a.target.SetBreakpoint(proc, s)
+		bp, perr := bs.target.SetBreakpoint(proc, s)
 		if perr != nil {
 			err = perr
 			continue
 		}
-		a.noteProbeFallback(bp, why)
+		bs.noteProbeFallback(bp, why)
 		planted = append(planted, bp)
 	}
 	if len(addrs) == 0 && err == nil {
@@ -604,7 +622,7 @@ func (a *Agent) plant(cb *clientBreakpoint, proc *target.Context) {
 }
 
 // inScope applies ContextIds, ContextNames, ContextQuery and ExecPaths.
-func (a *Agent) inScope(p map[string]any, proc *target.Context) bool {
+func (bs *breakpoints) inScope(p map[string]any, proc *target.Context) bool {
 	if ids, ok := p["ContextIds"].([]any); ok && len(ids) > 0 {
 		match := false
 		for _, v := range ids {
@@ -630,7 +648,7 @@ func (a *Agent) inScope(p map[string]any, proc *target.Context) bool {
 	}
 	if q, ok := p["ContextQuery"].(string); ok && q != "" {
 		match := false
-		for _, id := range a.Query(q) {
+		for _, id := range bs.query(q) {
 			if id == string(proc.ID()) || strings.HasPrefix(id, string(proc.ID())+".") {
 				match = true
 			}
@@ -655,7 +673,7 @@ func (a *Agent) inScope(p map[string]any, proc *target.Context) bool {
 }
 
 // resolve turns a breakpoint's location properties into addresses and a kind.
-func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]uint64, target.BreakpointSpec, error) {
+func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locator) ([]uint64, target.BreakpointSpec, error) {
 	var spec target.BreakpointSpec
 	if t, _ := p["BreakpointType"].(string); t == "Hardware" {
 		spec.Kind = target.BreakpointHardware
@@ -678,7 +696,7 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 		if loc == nil {
 			return nil, spec, fmt.Errorf("no line information service")
 		}
-		addrs, err := loc.LineAddresses(proc, a.MapPath(file), int(line), int(col))
+		addrs, err := loc.LineAddresses(proc, bs.paths.mapPath(file), int(line), int(col))
 		return addrs, spec, err
 	}
 	text, _ := p["Location"].(string)
@@ -693,7 +711,7 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 		// The data a watchpoint watches: an expression of static data
 		// ("counter", "&counter", "table[3].n"), its size the Size
 		// property or else the data's.
-		addr, size, err := a.staticData(proc, text)
+		addr, size, err := bs.staticData(proc, text)
 		if err != nil {
 			return nil, spec, err
 		}
@@ -719,14 +737,14 @@ func (a *Agent) resolve(p map[string]any, proc *target.Context, loc Locator) ([]
 // staticData evaluates an expression of a process's static data (no
 // registers, no memory read: a variable, a member, an element, or the
 // address of one) to the address and size of the data it names.
-func (a *Agent) staticData(proc *target.Context, text string) (addr uint64, size int64, err error) {
-	mods, err := a.session.Modules(proc)
+func (bs *breakpoints) staticData(proc *target.Context, text string) (addr uint64, size int64, err error) {
+	mods, err := bs.session.Modules(proc)
 	if err != nil {
 		return 0, 0, err
 	}
-	env := &expr.Env{Frame: staticFrame{proc}, Arch: a.target.Arch(),
+	env := &expr.Env{Frame: staticFrame{proc}, Arch: bs.target.Arch(),
 		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-			return a.session.FindGlobal(mods, name)
+			return bs.session.FindGlobal(mods, name)
 		}}
 	res, err := expr.Eval(text, env)
 	if err != nil {
@@ -781,8 +799,8 @@ func propInt(p map[string]any, k string) (int64, bool) {
 }
 
 // status is a breakpoint's TCF status object.
-func (a *Agent) status(cb *clientBreakpoint) map[string]any {
-	bt := &a.bps
+func (bs *breakpoints) status(cb *clientBreakpoint) map[string]any {
+	bt := bs.bt
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	var inst []map[string]any
@@ -794,10 +812,10 @@ func (a *Agent) status(cb *clientBreakpoint) map[string]any {
 				typ = "Hardware"
 			}
 			inst = append(inst, map[string]any{
-				"LocationContext": string(proc.ID()), "Address": a.plantedAddress(bp), "Size": uint64(max(bp.Spec.Size, 1)),
+				"LocationContext": string(proc.ID()), "Address": bs.plantedAddress(bp), "Size": uint64(max(bp.Spec.Size, 1)),
 				"BreakpointType": typ, "HitCount": cb.hits,
 			})
-			a.probeStatus(bp, inst[len(inst)-1])
+			bs.probeStatus(bp, inst[len(inst)-1])
 		}
 	}
 	for proc, e := range cb.errors {
@@ -816,8 +834,8 @@ func (a *Agent) status(cb *clientBreakpoint) map[string]any {
 
 // onBreakpointHit decides whether a hit of a client breakpoint is shown: the
 // ignore count and the condition are applied here, in the agent.
-func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
-	bt := &a.bps
+func (bs *breakpoints) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+	bt := bs.bt
 	bt.mu.Lock()
 	cb := bt.byPlanted[bp]
 	if cb == nil || cb.spent {
@@ -830,7 +848,7 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	// As the C agent: a hit whose condition is false does not count; the
 	// ignore count skips the first counted hits.
 	var condErr string
-	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" && !a.conditionCompiled(bp) {
+	if expr, _ := p["Condition"].(string); strings.TrimSpace(expr) != "" && !bs.conditionCompiled(bp) {
 		if cond == nil {
 			condErr = "cannot evaluate the condition: no expression service"
 		} else if ok, err := cond(thread, expr); err != nil {
@@ -844,7 +862,7 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 	hits := cb.hits
 	bt.mu.Unlock()
 	// Mostly the stop follows at once, written with this status.
-	a.emitBehind("Breakpoints", "status", cb.id, a.status(cb))
+	bs.events.emitBehind("Breakpoints", "status", cb.id, bs.status(cb))
 	if ignore, ok := propInt(p, "IgnoreCount"); ok && hits <= ignore && condErr == "" {
 		return nil
 	}
@@ -867,30 +885,30 @@ func (a *Agent) onBreakpointHit(thread *target.Context, bp *target.Breakpoint) *
 }
 
 // releaseSpent removes the Temporary breakpoints a reported stop was at.
-func (a *Agent) releaseSpent(r *target.SuspendReason) {
-	if ids := a.takeSpent(r); len(ids) > 0 {
-		a.emit("Breakpoints", "contextRemoved", ids)
+func (bs *breakpoints) releaseSpent(r *target.SuspendReason) {
+	if ids := bs.takeSpent(r); len(ids) > 0 {
+		bs.events.emit("Breakpoints", "contextRemoved", ids)
 	}
 }
 
 // takeSpent removes the Temporary breakpoints a stop was at (their int3s
 // and probes out of the code) and returns the IDs gone, whose
 // contextRemoved the caller sends.
-func (a *Agent) takeSpent(r *target.SuspendReason) []string {
+func (bs *breakpoints) takeSpent(r *target.SuspendReason) []string {
 	if r == nil {
 		return nil
 	}
 	var gone []string
 	for _, bp := range r.Breakpoints {
-		a.bps.mu.Lock()
-		cb := a.bps.byPlanted[bp]
-		a.bps.mu.Unlock()
+		bs.bt.mu.Lock()
+		cb := bs.bt.byPlanted[bp]
+		bs.bt.mu.Unlock()
 		if cb == nil || !cb.spent {
 			continue
 		}
-		for ch, n := range a.owners(cb) {
+		for ch, n := range bs.owners(cb) {
 			for ; n > 0; n-- {
-				if a.drop(ch, cb.id) {
+				if bs.drop(ch, cb.id) {
 					gone = append(gone, cb.id)
 				}
 			}
@@ -899,9 +917,9 @@ func (a *Agent) takeSpent(r *target.SuspendReason) []string {
 	return gone
 }
 
-func (a *Agent) owners(cb *clientBreakpoint) map[*tcf.Channel]int {
-	a.bps.mu.Lock()
-	defer a.bps.mu.Unlock()
+func (bs *breakpoints) owners(cb *clientBreakpoint) map[*tcf.Channel]int {
+	bs.bt.mu.Lock()
+	defer bs.bt.mu.Unlock()
 	out := map[*tcf.Channel]int{}
 	for ch, n := range cb.owners {
 		out[ch] = n

@@ -47,15 +47,9 @@ type probeState struct {
 	fallback map[*target.Breakpoint]string
 }
 
-var probeData sync.Map // *Agent -> *probeState
-
-func (a *Agent) probeState() *probeState {
-	if v, ok := probeData.Load(a); ok {
-		return v.(*probeState)
-	}
-	v, _ := probeData.LoadOrStore(a, &probeState{sets: map[*target.Context]*probes.Set{},
-		planted: map[*target.Breakpoint]*probePlant{}, fallback: map[*target.Breakpoint]string{}})
-	return v.(*probeState)
+func newProbeState() *probeState {
+	return &probeState{sets: map[*target.Context]*probes.Set{},
+		planted: map[*target.Breakpoint]*probePlant{}, fallback: map[*target.Breakpoint]string{}}
 }
 
 // wantsProbe says whether a breakpoint's properties ask for a probe.
@@ -70,7 +64,7 @@ func wantsProbe(p map[string]any) (want, explicit bool) {
 // plantProbe plants one instance of a client breakpoint as a probe when its
 // properties ask for one and it can be; ok false leaves it to an int3.
 // why says why not (empty when no probe was wanted).
-func (a *Agent) plantProbe(proc *target.Context, p map[string]any, s target.BreakpointSpec) (bp *target.Breakpoint, why string) {
+func (bs *breakpoints) plantProbe(proc *target.Context, p map[string]any, s target.BreakpointSpec) (bp *target.Breakpoint, why string) {
 	want, _ := wantsProbe(p)
 	if !want || s.Kind != target.BreakpointSoftware {
 		return nil, ""
@@ -78,30 +72,30 @@ func (a *Agent) plantProbe(proc *target.Context, p map[string]any, s target.Brea
 	cond, _ := p["Condition"].(string)
 	cond = strings.TrimSpace(cond)
 	if strings.Contains(cond, "$printf") {
-		return a.plantDPrintf(proc, p, s, cond)
+		return bs.plantDPrintf(proc, p, s, cond)
 	}
 	var x *probes.Expr
 	if cond != "" {
 		var err error
-		if x, err = a.compileCondition(proc, s.Addr, cond); err != nil {
+		if x, err = bs.compileCondition(proc, s.Addr, cond); err != nil {
 			return nil, err.Error()
 		}
 	}
-	fn, err := a.probeFunction(proc, s.Addr)
+	fn, err := bs.probeFunction(proc, s.Addr)
 	if err != nil {
 		return nil, err.Error()
 	}
-	set, err := a.probeSet(proc)
+	set, err := bs.probeSet(proc)
 	if err != nil {
 		return nil, err.Error()
 	}
 	loc, _ := p["ID"].(string)
-	pr, err := set.AddStopIf(loc, s.Addr, fn, x, a.onBreakpointHit)
+	pr, err := set.AddStopIf(loc, s.Addr, fn, x, bs.onBreakpointHit)
 	if err != nil {
 		return nil, err.Error()
 	}
 	bp = pr.Breakpoint()
-	st := a.probeState()
+	st := bs.probes
 	st.mu.Lock()
 	st.planted[bp] = &probePlant{set: set, probe: pr, addr: s.Addr, compiled: cond != ""}
 	st.mu.Unlock()
@@ -109,25 +103,25 @@ func (a *Agent) plantProbe(proc *target.Context, p map[string]any, s target.Brea
 }
 
 // noteProbeFallback records why a breakpoint that wanted a probe is an int3.
-func (a *Agent) noteProbeFallback(bp *target.Breakpoint, why string) {
+func (bs *breakpoints) noteProbeFallback(bp *target.Breakpoint, why string) {
 	if why == "" {
 		return
 	}
-	st := a.probeState()
+	st := bs.probes
 	st.mu.Lock()
 	st.fallback[bp] = why
 	st.mu.Unlock()
 }
 
 // probeSet returns the process's probe set, made on first use.
-func (a *Agent) probeSet(proc *target.Context) (*probes.Set, error) {
-	st := a.probeState()
+func (bs *breakpoints) probeSet(proc *target.Context) (*probes.Set, error) {
+	st := bs.probes
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if s := st.sets[proc]; s != nil {
 		return s, nil
 	}
-	s, err := probes.New(a.target, proc)
+	s, err := probes.New(bs.target, proc)
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +130,8 @@ func (a *Agent) probeSet(proc *target.Context) (*probes.Set, error) {
 }
 
 // compileCondition compiles a condition at a run-time address of proc.
-func (a *Agent) compileCondition(proc *target.Context, addr uint64, text string) (*probes.Expr, error) {
-	site, err := a.conditionSite(proc, addr)
+func (bs *breakpoints) compileCondition(proc *target.Context, addr uint64, text string) (*probes.Expr, error) {
+	site, err := bs.conditionSite(proc, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -146,8 +140,8 @@ func (a *Agent) compileCondition(proc *target.Context, addr uint64, text string)
 
 // conditionSite is what compiling a condition at addr needs: the module's
 // DWARF and CFI, and globals of the other modules.
-func (a *Agent) conditionSite(proc *target.Context, addr uint64) (ccond.Site, error) {
-	mods, err := a.session.Modules(proc)
+func (bs *breakpoints) conditionSite(proc *target.Context, addr uint64) (ccond.Site, error) {
+	mods, err := bs.session.Modules(proc)
 	if err != nil {
 		return ccond.Site{}, err
 	}
@@ -155,7 +149,7 @@ func (a *Agent) conditionSite(proc *target.Context, addr uint64) (ccond.Site, er
 	if m == nil {
 		return ccond.Site{}, fmt.Errorf("%#x is in no module", addr)
 	}
-	b, err := a.session.Binary(m)
+	b, err := bs.session.Binary(m)
 	if b == nil {
 		return ccond.Site{}, fmt.Errorf("%s: no symbols: %v", m.Name, err)
 	}
@@ -165,7 +159,7 @@ func (a *Agent) conditionSite(proc *target.Context, addr uint64) (ccond.Site, er
 	}
 	return ccond.Site{PC: addr, Bias: m.Bias, Binary: b, Reader: r,
 		Global: func(name string) (*variables.Variable, *variables.Reader, uint64, error) {
-			return a.session.FindGlobal(mods, name)
+			return bs.session.FindGlobal(mods, name)
 		}}, nil
 }
 
@@ -174,22 +168,22 @@ const maxProbedFunction = 4 << 20
 
 // probeFunction reads the function containing addr (ELF symbol bounds), for
 // site analysis.
-func (a *Agent) probeFunction(proc *target.Context, addr uint64) (*probes.Function, error) {
-	name, lo, hi, err := a.session.FunctionBounds(proc, addr)
+func (bs *breakpoints) probeFunction(proc *target.Context, addr uint64) (*probes.Function, error) {
+	name, lo, hi, err := bs.session.FunctionBounds(proc, addr)
 	if err != nil {
 		return nil, err
 	}
 	if hi-lo > maxProbedFunction {
 		return nil, fmt.Errorf("function %s is %d bytes long", name, hi-lo)
 	}
-	pad := a.session.PaddingAfter(proc, hi, 15)
+	pad := bs.session.PaddingAfter(proc, hi, 15)
 	code := make([]byte, hi-lo+uint64(pad))
 	if _, err := proc.ReadMemory(lo, code); err != nil {
 		return nil, err
 	}
 	fn := &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}
 	// The functions a short branch into the site can come from.
-	if near, err := a.session.FunctionsNear(proc, lo, hi, 128); err == nil {
+	if near, err := bs.session.FunctionsNear(proc, lo, hi, 128); err == nil {
 		for _, n := range near {
 			if n.Hi-n.Lo > maxProbedFunction {
 				continue
@@ -205,8 +199,8 @@ func (a *Agent) probeFunction(proc *target.Context, addr uint64) (*probes.Functi
 
 // plantedAddress is the address a planted instance stands for: a probe's
 // breakpoint sits in its trampoline.
-func (a *Agent) plantedAddress(bp *target.Breakpoint) uint64 {
-	st := a.probeState()
+func (bs *breakpoints) plantedAddress(bp *target.Breakpoint) uint64 {
+	st := bs.probes
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if pp := st.planted[bp]; pp != nil {
@@ -217,8 +211,8 @@ func (a *Agent) plantedAddress(bp *target.Breakpoint) uint64 {
 
 // conditionCompiled reports whether bp's payload already evaluated the
 // condition.
-func (a *Agent) conditionCompiled(bp *target.Breakpoint) bool {
-	st := a.probeState()
+func (bs *breakpoints) conditionCompiled(bp *target.Breakpoint) bool {
+	st := bs.probes
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	pp := st.planted[bp]
@@ -227,19 +221,19 @@ func (a *Agent) conditionCompiled(bp *target.Breakpoint) bool {
 
 // removePlanted removes one planted instance: a probe (the set goes with
 // its last probe, freeing its code cache) or a breakpoint.
-func (a *Agent) removePlanted(bp *target.Breakpoint) {
-	st := a.probeState()
+func (bs *breakpoints) removePlanted(bp *target.Breakpoint) {
+	st := bs.probes
 	st.mu.Lock()
 	pp := st.planted[bp]
 	delete(st.planted, bp)
 	delete(st.fallback, bp)
 	st.mu.Unlock()
 	if pp == nil {
-		a.target.RemoveBreakpoint(bp)
+		bs.target.RemoveBreakpoint(bp)
 		return
 	}
 	if err := pp.set.Remove(pp.probe); err != nil {
-		a.log.Warn("removing a breakpoint's probe", "addr", fmt.Sprintf("%#x", pp.addr), "err", err)
+		bs.log.Warn("removing a breakpoint's probe", "addr", fmt.Sprintf("%#x", pp.addr), "err", err)
 	}
 	st.mu.Lock()
 	var proc *target.Context
@@ -254,14 +248,14 @@ func (a *Agent) removePlanted(bp *target.Breakpoint) {
 	st.mu.Unlock()
 	if proc != nil {
 		if err := pp.set.Close(); err != nil {
-			a.log.Warn("freeing the probes' code cache", "process", proc.ID(), "err", err)
+			bs.log.Warn("freeing the probes' code cache", "process", proc.ID(), "err", err)
 		}
 	}
 }
 
 // probeStatus adds the probe properties to a status instance.
-func (a *Agent) probeStatus(bp *target.Breakpoint, inst map[string]any) {
-	st := a.probeState()
+func (bs *breakpoints) probeStatus(bp *target.Breakpoint, inst map[string]any) {
+	st := bs.probes
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.planted[bp] != nil {
@@ -277,11 +271,11 @@ func (a *Agent) probeStatus(bp *target.Breakpoint, inst map[string]any) {
 // DPrintf streams as it drains the ring, in the order of the hits, without
 // stopping the program. Records the program overwrote before the agent read
 // them are said so in the stream ("[sonde: N dprintf records lost at ...]").
-func (a *Agent) plantDPrintf(proc *target.Context, p map[string]any, s target.BreakpointSpec, text string) (*target.Breakpoint, string) {
-	if !a.dprintfEnabled() {
+func (bs *breakpoints) plantDPrintf(proc *target.Context, p map[string]any, s target.BreakpointSpec, text string) (*target.Breakpoint, string) {
+	if !bs.dprintfs.isEnabled() {
 		return nil, "no DPrintf service"
 	}
-	site, err := a.conditionSite(proc, s.Addr)
+	site, err := bs.conditionSite(proc, s.Addr)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -294,11 +288,11 @@ func (a *Agent) plantDPrintf(proc *target.Context, p map[string]any, s target.Br
 	if _, err := formatPrintf(pf.Format, recordArgs(pf, make([]uint64, len(pf.Values())))); err != nil {
 		return nil, err.Error()
 	}
-	fn, err := a.probeFunction(proc, s.Addr)
+	fn, err := bs.probeFunction(proc, s.Addr)
 	if err != nil {
 		return nil, err.Error()
 	}
-	set, err := a.probeSet(proc)
+	set, err := bs.probeSet(proc)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -308,15 +302,15 @@ func (a *Agent) plantDPrintf(proc *target.Context, p map[string]any, s target.Br
 		if err != nil {
 			text = "[sonde: " + err.Error() + "]\n"
 		}
-		a.writeDPrintf(text)
+		bs.dprintfs.write(text)
 	}, func(n uint64) {
-		a.writeDPrintf(fmt.Sprintf("[sonde: %d dprintf records lost at %s]\n", n, loc))
+		bs.dprintfs.write(fmt.Sprintf("[sonde: %d dprintf records lost at %s]\n", n, loc))
 	})
 	if err != nil {
 		return nil, err.Error()
 	}
 	bp := &target.Breakpoint{Spec: s, Process: proc} // a handle: no trap is planted
-	st := a.probeState()
+	st := bs.probes
 	st.mu.Lock()
 	st.planted[bp] = &probePlant{set: set, probe: pr, addr: s.Addr, compiled: true}
 	st.mu.Unlock()
@@ -400,11 +394,11 @@ func (r recordedArg) String(int) (string, error) {
 // writeDPrintfAtHit writes the text of a dynamic printf evaluated at a stop
 // (an int3's): what recording probes wrote before it is drained first, so
 // that the stream keeps the order of the hits (exactly, for one thread).
-func (a *Agent) writeDPrintfAtHit(text string) {
+func (bs *breakpoints) writeDPrintfAtHit(text string) {
 	if text == "" {
 		return
 	}
-	st := a.probeState()
+	st := bs.probes
 	st.mu.Lock()
 	sets := make([]*probes.Set, 0, len(st.sets))
 	for _, s := range st.sets {
@@ -414,5 +408,5 @@ func (a *Agent) writeDPrintfAtHit(text string) {
 	for _, s := range sets {
 		s.DrainAll()
 	}
-	a.writeDPrintf(text)
+	bs.dprintfs.write(text)
 }

@@ -75,13 +75,17 @@ func (a *Agent) Query(q string) []string {
 
 // QueryContexts returns the IDs of the contexts that match q, processes each
 // followed by their threads.
-func (a *Agent) QueryContexts(q string) ([]string, error) {
+func (a *Agent) QueryContexts(q string) ([]string, error) { return queryContexts(a.target, q) }
+
+// queryContexts returns the IDs of t's contexts that match q, processes
+// each followed by their threads.
+func queryContexts(t *target.Target, q string) ([]string, error) {
 	cq, err := ParseContextQuery(q)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{}
-	for _, p := range a.target.Processes() {
+	for _, p := range t.Processes() {
 		if cq.Match([]*target.Context{p}) {
 			out = append(out, string(p.ID()))
 		}

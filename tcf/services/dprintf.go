@@ -122,8 +122,10 @@ func (s *stream) eosRead() bool {
 }
 
 // dprintfEnabled reports whether the DPrintf service is offered.
-func (a *Agent) dprintfEnabled() bool {
-	d := a.dprintf()
+func (a *Agent) dprintfEnabled() bool { return a.dprintf().isEnabled() }
+
+// isEnabled reports whether the DPrintf service is offered.
+func (d *dprintfState) isEnabled() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.enabled
@@ -144,12 +146,11 @@ func (a *Agent) channelDPrintf(ch *tcf.Channel) *stream {
 	return s
 }
 
-// writeDPrintf appends text to every open DPrintf stream.
-func (a *Agent) writeDPrintf(text string) {
+// write appends text to every open DPrintf stream.
+func (d *dprintfState) write(text string) {
 	if text == "" {
 		return
 	}
-	d := a.dprintf()
 	d.mu.Lock()
 	var out []*stream
 	for _, s := range d.streams {

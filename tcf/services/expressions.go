@@ -473,7 +473,7 @@ func (a *Agent) evalCondition(thread *target.Context, text string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	return expr.Condition(text, a.withIntrinsics(ee, a.writeDPrintfAtHit))
+	return expr.Condition(text, a.withIntrinsics(ee, a.breaks.writeDPrintfAtHit))
 }
 
 // scopeEnv prepares the evaluation environment of a frame, thread or

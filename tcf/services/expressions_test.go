@@ -4,21 +4,14 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"io"
-	"log/slog"
-
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
-	"github.com/sondedbg/sonde/tcf"
 	"github.com/sondedbg/sonde/tcf/client"
-	"github.com/sondedbg/sonde/tcf/services"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
 
@@ -43,27 +36,7 @@ func exprFixtureAddr(t *testing.T, flags []string, exprs map[int][]string) (*var
 // a connected client and the address.
 func serveTarget(tb testing.TB, tgt *target.Target) (*client.Client, string) {
 	tb.Helper()
-	srv := tcf.NewServer(tcf.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	a := services.New(srv, session.New(tgt, session.Options{}))
-	a.RegisterAll()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go srv.Serve(l)
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, l.Addr().String(), client.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	return c, l.Addr().String()
+	return serveAgent(tb, tgt, false)
 }
 
 func leInt(b []byte) int64 {

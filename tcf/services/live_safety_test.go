@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/tcf/client"
 )
 
@@ -97,34 +96,14 @@ func TestAgentSignalsDetachEverything(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the sonde binary")
 	}
-	bin := testprog.Sonde(t)
 	prog := agentProg(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) { agentSignalRun(t, bin, prog, sig) })
+		t.Run(sig.String(), func(t *testing.T) { agentSignalRun(t, prog, sig) })
 	}
 }
 
-func agentSignalRun(t *testing.T, bin, prog string, sig syscall.Signal) {
-	agent := exec.Command(bin, "agent", "--listen", "TCP:127.0.0.1:0")
-	out, _ := agent.StdoutPipe()
-	var log strings.Builder
-	agent.Stderr = &log
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("agent log:\n%s", log.String())
-		}
-	})
-	if err := agent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "sonde agent listening on TCP:")
-	if err != nil || !ok {
-		t.Fatalf("agent said %q (%v)", line, err)
-	}
-	la := &liveAgent{t: t, addr: addr}
-	la.c, la.events = la.dial()
+func agentSignalRun(t *testing.T, prog string, sig syscall.Signal) {
+	agent, la := agentProcess(t)
 
 	// One program launched and stopped at main, one attached while running.
 	m := la.events.mark()

@@ -205,7 +205,7 @@ func (o *ownership) forget(c *target.Context) {
 // top of this file).
 func (a *Agent) channelGone(ch *tcf.Channel) {
 	// Breakpoints first: a process detached below has nothing to unplant.
-	a.dropChannel(ch)
+	a.breaks.dropChannel(ch)
 	detach, resume := a.own.release(ch, a.target.Processes)
 	gone := map[*target.Context]bool{}
 	for _, proc := range detach {

@@ -20,6 +20,7 @@ type pathMap struct {
 func (a *Agent) RegisterPathMap() {
 	pm := &pathMap{a: a}
 	a.pathMap = pm
+	a.breaks.paths = pm
 	svc := a.srv.Service("PathMap")
 	svc.Command("get", pm.get)
 	svc.Command("set", pm.set)
@@ -54,8 +55,11 @@ func (pm *pathMap) set(c *tcf.Call) {
 // MapPath translates a client's source path to the target's with the PathMap
 // rules (the first rule whose Source is a prefix wins); unmatched paths are
 // returned as they are, as they are all when the service is not offered.
-func (a *Agent) MapPath(path string) string {
-	pm := a.pathMap
+func (a *Agent) MapPath(path string) string { return a.pathMap.mapPath(path) }
+
+// mapPath is MapPath with pm's rules (none when pm is nil: the service is
+// not offered).
+func (pm *pathMap) mapPath(path string) string {
 	if pm == nil {
 		return path
 	}

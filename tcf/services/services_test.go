@@ -81,20 +81,31 @@ func svcCore(t *testing.T) coreFixture {
 	return coreFix
 }
 
-// startAgent serves every service over tgt on a loopback port and returns a
-// connected client.
+// startAgent serves every service over tgt, and Diagnostics, on a loopback
+// port and returns a connected client.
 func startAgent(t *testing.T, tgt *target.Target) *client.Client {
 	t.Helper()
+	c, _ := serveAgent(t, tgt, true)
+	return c
+}
+
+// serveAgent serves every service over tgt (and Diagnostics when
+// diagnostics) on a loopback port and returns a connected client and the
+// address; all is closed at cleanup.
+func serveAgent(tb testing.TB, tgt *target.Target, diagnostics bool) (*client.Client, string) {
+	tb.Helper()
 	srv := tcf.NewServer(tcf.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	tcf.RegisterDiagnostics(srv)
+	if diagnostics {
+		tcf.RegisterDiagnostics(srv)
+	}
 	a := services.New(srv, session.New(tgt, session.Options{}))
 	a.RegisterAll()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	go srv.Serve(l)
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)
@@ -103,10 +114,10 @@ func startAgent(t *testing.T, tgt *target.Target) *client.Client {
 	defer cancel()
 	c, err := client.Dial(ctx, l.Addr().String(), client.Options{})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
-	return c
+	tb.Cleanup(func() { c.Close() })
+	return c, l.Addr().String()
 }
 
 func call(t *testing.T, c *client.Client, service, cmd string, args ...any) *client.Result {

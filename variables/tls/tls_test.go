@@ -358,29 +358,13 @@ func TestStaticExecutable(t *testing.T) {
 	for _, th := range threads {
 		e, _ := env(t, bins, th)
 		for _, src := range exprs {
-			w := stop.Results[th.TID()][src]
-			got, err := expr.Eval(src, e)
-			if err == nil && got.LoadErr != nil {
-				err = got.LoadErr
+			if w := stop.Results[th.TID()][src]; w.Int == nil {
+				t.Errorf("thread %d: %s: gdb %+v", th.TID(), src, w)
+			} else if likeGDB(t, th.TID(), src, e, w) {
+				compared++
 			}
-			if err != nil || w.Int == nil {
-				t.Errorf("thread %d: %s: sonde %v, gdb %+v", th.TID(), src, err, w)
-				continue
-			}
-			if n, _ := got.Int(); n != *w.Int {
-				t.Errorf("thread %d: %s: sonde %#x, gdb %s", th.TID(), src, n, w.Value)
-			}
-			compared++
 		}
-		for name, va := range printed[th.TID()] {
-			addr, err := expr.Eval("&"+name, e)
-			if err != nil {
-				t.Errorf("thread %d: &%s: %v", th.TID(), name, err)
-			} else if a, _ := addr.Int(); fmt.Sprintf("%#x", a) != va[1] {
-				t.Errorf("thread %d: &%s is %#x, the thread printed %s", th.TID(), name, a, va[1])
-			}
-			compared++
-		}
+		compared += addressesLikeReport(t, th.TID(), e, printed[th.TID()])
 	}
 	if compared != 2*(len(exprs)+3) {
 		t.Fatalf("%d values compared", compared)
@@ -439,39 +423,56 @@ func TestCXXThreadLocal(t *testing.T) {
 			for _, th := range threads {
 				e, _ := env(t, bins, th)
 				for _, src := range exprs {
-					w := stop.Results[th.TID()][src]
-					got, err := expr.Eval(src, e)
-					if err == nil && got.LoadErr != nil {
-						err = got.LoadErr
-					}
-					switch {
-					case err != nil || w.Error != "":
-						t.Errorf("thread %d: %s: sonde %v, gdb %+v", th.TID(), src, err, w)
-					case w.Float != nil:
-						if x, _ := got.Float(); x != *w.Float {
-							t.Errorf("thread %d: %s: sonde %v, gdb %s", th.TID(), src, x, w.Value)
-						}
-						compared++
-					case w.Int != nil:
-						if n, _ := got.Int(); n != *w.Int {
-							t.Errorf("thread %d: %s: sonde %#x, gdb %s", th.TID(), src, n, w.Value)
-						}
+					if likeGDB(t, th.TID(), src, e, stop.Results[th.TID()][src]) {
 						compared++
 					}
 				}
-				for name, va := range printed[th.TID()] {
-					addr, err := expr.Eval("&"+name, e)
-					if err != nil {
-						t.Errorf("thread %d: &%s: %v", th.TID(), name, err)
-					} else if a, _ := addr.Int(); fmt.Sprintf("%#x", a) != va[1] {
-						t.Errorf("thread %d: &%s is %#x, the thread printed %s", th.TID(), name, a, va[1])
-					}
-					compared++
-				}
+				compared += addressesLikeReport(t, th.TID(), e, printed[th.TID()])
 			}
 			if compared != 2*(len(exprs)+4) {
 				t.Fatalf("%d values compared", compared)
 			}
 		})
 	}
+}
+
+// likeGDB evaluates src in thread tid's frame (e) and compares it with
+// gdb's answer w there, an integer or a float; it reports whether there
+// was a value to compare (an error on either side is one: reported).
+func likeGDB(t *testing.T, tid int, src string, e *expr.Env, w vartest.Result) bool {
+	t.Helper()
+	got, err := expr.Eval(src, e)
+	if err == nil && got.LoadErr != nil {
+		err = got.LoadErr
+	}
+	switch {
+	case err != nil || w.Error != "":
+		t.Errorf("thread %d: %s: sonde %v, gdb %+v", tid, src, err, w)
+	case w.Float != nil:
+		if x, _ := got.Float(); x != *w.Float {
+			t.Errorf("thread %d: %s: sonde %v, gdb %s", tid, src, x, w.Value)
+		}
+		return true
+	case w.Int != nil:
+		if n, _ := got.Int(); n != *w.Int {
+			t.Errorf("thread %d: %s: sonde %#x, gdb %s", tid, src, n, w.Value)
+		}
+		return true
+	}
+	return false
+}
+
+// addressesLikeReport compares the address of each variable thread tid
+// printed about itself with sonde's (&name in e); it returns how many.
+func addressesLikeReport(t *testing.T, tid int, e *expr.Env, self report) int {
+	t.Helper()
+	for name, va := range self {
+		addr, err := expr.Eval("&"+name, e)
+		if err != nil {
+			t.Errorf("thread %d: &%s: %v", tid, name, err)
+		} else if a, _ := addr.Int(); fmt.Sprintf("%#x", a) != va[1] {
+			t.Errorf("thread %d: &%s is %#x, the thread printed %s", tid, name, a, va[1])
+		}
+	}
+	return len(self)
 }

@@ -309,7 +309,8 @@ func dwoNames(exe string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	strs := unitStrings{info: info, str: sec(".debug_str"), lineStr: sec(".debug_line_str"), offsets: sec(".debug_str_offsets")}
+	strs := unitStrings{secs: map[dwarf.StrSection][]byte{dwarf.StrUnit: info, dwarf.StrStr: sec(".debug_str"),
+		dwarf.StrLineStr: sec(".debug_line_str"), dwarf.StrOffsets: sec(".debug_str_offsets")}}
 	var names []string
 	for i := range units {
 		u := &units[i]
@@ -321,10 +322,7 @@ func dwoNames(exe string) ([]string, error) {
 		if err := dwarf.NewUnitReader(".debug_info", info, u, ab).Next(&e); err != nil {
 			return nil, err
 		}
-		strs.base, strs.is64 = 0, u.Is64
-		if f := e.Field(dwarf.AttrStrOffsetsBase); f != nil {
-			strs.base = f.Val
-		}
+		strs.u, strs.base = u, dwarf.UnitBases(u, &e).StrOffsets
 		name, err := strs.of(e.Field(dwarf.AttrDwoName))
 		if err == nil && name == "" {
 			name, err = strs.of(e.Field(dwarf.AttrGNUDwoName))
@@ -350,9 +348,9 @@ func dwoNames(exe string) ([]string, error) {
 // unitStrings resolves a unit DIE's string attributes (every string form
 // a skeleton unit uses).
 type unitStrings struct {
-	info, str, lineStr, offsets []byte
-	base                        uint64 // the unit's DW_AT_str_offsets_base
-	is64                        bool
+	secs map[dwarf.StrSection][]byte
+	u    *dwarf.Unit
+	base uint64 // the unit's DW_AT_str_offsets_base
 }
 
 // of returns the string f holds ("" for no attribute).
@@ -360,19 +358,5 @@ func (s *unitStrings) of(f *dwarf.Field) (string, error) {
 	if f == nil {
 		return "", nil
 	}
-	switch f.Class {
-	case dwarf.ClassString:
-		return dwarf.CString(".debug_info", s.info, f.Val)
-	case dwarf.ClassStrp:
-		return dwarf.CString(".debug_str", s.str, f.Val)
-	case dwarf.ClassLineStrp:
-		return dwarf.CString(".debug_line_str", s.lineStr, f.Val)
-	case dwarf.ClassStrx:
-		off, err := dwarf.StrOffset(s.offsets, s.base, f.Val, s.is64)
-		if err != nil {
-			return "", err
-		}
-		return dwarf.CString(".debug_str", s.str, off)
-	}
-	return "", fmt.Errorf("attribute %#x: form %#x is not a string", f.Attr, f.Form)
+	return dwarf.String(f, s.u, ".debug_info", s.base, func(sec dwarf.StrSection) []byte { return s.secs[sec] })
 }

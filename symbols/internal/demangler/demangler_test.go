@@ -126,14 +126,7 @@ func TestRustLegacy(t *testing.T) {
 // and the library's spelling differs from ours only by the underscore it
 // drops.
 func TestRustBinary(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
-			rustc = p
-		} else {
-			t.Skip("rustc not installed: the Rust legacy names of a real binary are not checked")
-		}
-	}
+	rustc := testprog.RequireRustc(t)
 	dir := t.TempDir()
 	out := dir + "/rust_main"
 	cmd := exec.Command(rustc, "-g", "-C", "symbol-mangling-version=legacy", "-o", out, testprog.Source("rust_main.rs"))
@@ -186,8 +179,6 @@ func TestRustBinary(t *testing.T) {
 		t.Error("no legacy symbol decoded to ...::__rust_begin_short_backtrace")
 	}
 }
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // dropsOneUnderscore reports whether lib is ours with the leading
 // underscore of one "__" identifier removed (the library's misreading).
@@ -248,17 +239,5 @@ func TestRustLegacyMatchesCxxfilt(t *testing.T) {
 // when rustc is not installed).
 func rustBinary(t *testing.T) string {
 	t.Helper()
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
-			rustc = p
-		} else {
-			t.Skip("rustc not installed: Rust names of a real binary are not checked")
-		}
-	}
-	out := t.TempDir() + "/rust_main"
-	if msg, err := exec.Command(rustc, "-g", "-o", out, testprog.Source("rust_main.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, msg)
-	}
-	return out
+	return testprog.BuildRust(t, "rust_main.rs", "rust_main")
 }

@@ -52,17 +52,27 @@ func refuse(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrNotCompilable, fmt.Sprintf(format, args...))
 }
 
-// Compile compiles the C condition text at site.
-func Compile(text string, site Site) (*probes.Expr, error) {
+// parseAt parses text in the scope of site's pc, and makes the compiler of
+// what it parsed.
+func parseAt(text string, site Site) (*compiler, expr.Node, error) {
 	if site.Reader == nil {
-		return nil, refuse("no debug information at %#x", site.PC)
+		return nil, nil, refuse("no debug information at %#x", site.PC)
 	}
 	chain, err := site.Reader.ScopesAt(site.PC - site.Bias)
 	if err != nil {
-		return nil, refuse("no scope at %#x: %v", site.PC, err)
+		return nil, nil, refuse("no scope at %#x: %v", site.PC, err)
 	}
 	c := &compiler{site: site, env: &expr.Env{Reader: site.Reader, Scopes: variables.FrameScopes(chain, 0)}}
 	n, err := expr.Parse(text, c.env.IsType)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, n, nil
+}
+
+// Compile compiles the C condition text at site.
+func Compile(text string, site Site) (*probes.Expr, error) {
+	c, n, err := parseAt(text, site)
 	if err != nil {
 		return nil, err
 	}

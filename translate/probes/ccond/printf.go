@@ -46,15 +46,7 @@ func (p *Printf) Values() []probes.Value {
 
 // CompilePrintf compiles a dynamic-printf condition at site.
 func CompilePrintf(text string, site Site) (*Printf, error) {
-	if site.Reader == nil {
-		return nil, refuse("no debug information at %#x", site.PC)
-	}
-	chain, err := site.Reader.ScopesAt(site.PC - site.Bias)
-	if err != nil {
-		return nil, refuse("no scope at %#x: %v", site.PC, err)
-	}
-	c := &compiler{site: site, env: &expr.Env{Reader: site.Reader, Scopes: variables.FrameScopes(chain, 0)}}
-	n, err := expr.Parse(text, c.env.IsType)
+	c, n, err := parseAt(text, site)
 	if err != nil {
 		return nil, err
 	}
