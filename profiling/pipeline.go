@@ -45,8 +45,9 @@ type batch struct {
 	err     error  // the reader's error after the last job, if any
 	seq     uint64 // the batch's place in the recording (Each)
 	done    bool   // unwound, waiting for the batches before it (Each, under delivery.mu)
-	// retain: the jobs outlive the record they come from (Each), so their
-	// stacks' chunks are retained until the worker is done with them.
+	// retain: the jobs outlive the record they come from (Each), so the
+	// chunks of their bodies (a lazy Sorter's samples, which the workers
+	// decode) are retained until the worker is done with them.
 	retain bool
 }
 
