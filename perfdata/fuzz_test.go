@@ -75,3 +75,51 @@ func FuzzPipe(f *testing.F) {
 		readAll(r)
 	})
 }
+
+// FuzzLazySorter: a lazy Sorter hands out the records an eager one does, and
+// DecodeSample on a lazy sample's body fails or succeeds with the eager
+// decoding, alike.
+func FuzzLazySorter(f *testing.F) {
+	f.Add(sampleFile())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := OpenBytes(data)
+		if err != nil {
+			return
+		}
+		r2, _ := OpenBytes(data)
+		defer r.Close()
+		defer r2.Close()
+		eager, lazy := NewSorter(r, 1<<20), NewSorter(r2, 1<<20)
+		lazy.SetLazySamples(true)
+		var s Sample
+		for i := 0; i < 100000; i++ {
+			a, err := eager.Next()
+			b, err2 := lazy.Next()
+			if err != nil {
+				if err2 == nil && (b.Type != RecordSample || DecodeSample(b.Sample.Attr, b.Body, b.Offset, &s) == nil) {
+					t.Fatalf("record %d: eager %v, lazy a good record at %#x", i, err, b.Offset)
+				}
+				return
+			}
+			if err2 != nil {
+				t.Fatalf("record %d: eager type %d at %#x, lazy %v", i, a.Type, a.Offset, err2)
+			}
+			if a.Type != b.Type || a.Offset != b.Offset {
+				t.Fatalf("record %d: eager type %d at %#x, lazy type %d at %#x", i, a.Type, a.Offset, b.Type, b.Offset)
+			}
+			if a.Type != RecordSample {
+				continue
+			}
+			if err := DecodeSample(b.Sample.Attr, b.Body, b.Offset, &s); err != nil {
+				t.Fatalf("record %d at %#x: eager decoded, lazy %v", i, a.Offset, err)
+			}
+			if s.PID != a.Sample.PID || s.TID != a.Sample.TID || s.Time != a.Sample.Time || s.IP != a.Sample.IP ||
+				len(s.Callchain) != len(a.Sample.Callchain) || len(s.Regs) != len(a.Sample.Regs) || !bytes.Equal(s.Stack, a.Sample.Stack) {
+				t.Fatalf("record %d at %#x: lazy decoding differs", i, a.Offset)
+			}
+			if b.Sample.PID != a.Sample.PID || b.Sample.TID != a.Sample.TID || b.Sample.Time != a.Sample.Time {
+				t.Fatalf("record %d at %#x: lazy ids %d/%d %d, eager %d/%d %d", i, a.Offset, b.Sample.PID, b.Sample.TID, b.Sample.Time, a.Sample.PID, a.Sample.TID, a.Sample.Time)
+			}
+		}
+	})
+}

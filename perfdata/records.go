@@ -25,6 +25,9 @@ type Record struct {
 	// Chunk, for a record read in place from a file in chunks, is the chunk
 	// holding it: Retain keeps Body and Stack valid past the next call.
 	Chunk *Chunk
+	// Lazy says a sample is decoded only in part (Sorter.SetLazySamples):
+	// its Sample holds Attr, PID, TID and Time; DecodeSample decodes Body.
+	Lazy bool
 
 	Sample Sample // RecordSample
 	Mmap   Mmap   // RecordMmap, RecordMmap2
@@ -265,7 +268,7 @@ func (r *Reader) skipAuxtrace(body []byte, off int64) error {
 // decode fills r.rec from one record.
 func (r *Reader) decode(typ uint32, misc uint16, body []byte, off int64) error {
 	rec := &r.rec
-	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace, rec.Chunk = typ, misc, off, body, false, nil
+	rec.Type, rec.Misc, rec.Offset, rec.Body, rec.InPlace, rec.Chunk, rec.Lazy = typ, misc, off, body, false, nil, false
 	rec.ID = SampleIDTrailer{}
 	switch typ {
 	case RecordSample:
@@ -507,9 +510,31 @@ func (r *Reader) sampleTime(b []byte) {
 	}
 }
 
-func (r *Reader) decodeSample(b []byte, misc uint16, off int64) error {
+// sampleIDs fills in a sample's event, pid, tid and time, for a lazy
+// Sorter: the reading goroutine follows the processes by them and leaves
+// the rest to DecodeSample on another.
+func (r *Reader) sampleIDs(b []byte) {
 	s := &r.rec.Sample
-	a := r.attrFor(b, true)
+	*s = Sample{Callchain: s.Callchain[:0], Regs: s.Regs[:0]}
+	r.sampleTime(b)
+	if s.Attr == nil || s.Attr.SampleType&SampleTID == 0 {
+		return
+	}
+	at := 8 * bits.OnesCount64(s.Attr.SampleType&(SampleIdentifier|SampleIP))
+	if at+8 <= len(b) {
+		s.PID, s.TID = le.Uint32(b[at:]), le.Uint32(b[at+4:])
+	}
+}
+
+func (r *Reader) decodeSample(b []byte, misc uint16, off int64) error {
+	return DecodeSample(r.attrFor(b, true), b, off, &r.rec.Sample)
+}
+
+// DecodeSample decodes the body of a SAMPLE record of event a (the one a
+// lazy Sorter's record names in Sample.Attr) at input offset off into s,
+// reusing s's Callchain and Regs. Safe for concurrent use with other
+// decodings and with the Reader.
+func DecodeSample(a *Attr, b []byte, off int64, s *Sample) error {
 	if a == nil {
 		return formatErr(off, "a sample before any event was described")
 	}

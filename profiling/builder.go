@@ -128,6 +128,7 @@ func (b *Builder) fileID(name string) uint32 {
 // releases the files it opened.
 func (b *Builder) Close() error {
 	b.storeNames()
+	b.closeNames()
 	return b.objects.Close()
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
@@ -28,7 +29,8 @@ type fileNames struct {
 	module string
 	key    string // the cache key, "" when the file is not cached (the vDSO)
 	id     pcache.Identity
-	old    map[uint64][]Frame // loaded: read-only once once is done
+	old    *namesClient // loaded (nil: nothing cached): read-only once once is done
+	file   *pcache.File // old's section lies in it, mapped until close
 
 	mu    sync.Mutex
 	fresh map[uint64][]Frame // found by this run, to store
@@ -83,15 +85,28 @@ func (b *Builder) loadNames(fn *fileNames, proc *snapshot.Process, um *unwind.Mo
 	fn.key, fn.id = "perfnames-"+hex.EncodeToString(sum[:12]), id
 	cl := &namesClient{module: um.Name}
 	if f, err := cache.Load(fn.key, fn.id, cl); err == nil {
-		f.Close() // the client copied what it keeps
-		fn.old = cl.names
+		// The client decodes an address's frames when asked, from
+		// the section where it is mapped: a file's cache holds the
+		// names of every program that ran on it, and building them all
+		// (a libc's) was ~5 ms of the first samples' wait.
+		fn.old, fn.file = cl, f
 	}
 }
 
 // lookup returns the cached frames of an address.
 func (fn *fileNames) lookup(key uint64) ([]Frame, bool) {
-	names, ok := fn.old[key]
-	return names, ok
+	if fn.old == nil {
+		return nil, false
+	}
+	return fn.old.lookup(key)
+}
+
+// close unmaps the cache file (after store).
+func (fn *fileNames) close() {
+	if fn.file != nil {
+		fn.file.Close()
+		fn.file = nil
+	}
 }
 
 // add records frames this run found, for store.
@@ -103,7 +118,7 @@ func (fn *fileNames) add(key uint64, names []Frame) {
 	if fn.fresh == nil {
 		fn.fresh = map[uint64][]Frame{}
 	}
-	if len(fn.old)+len(fn.fresh) < maxCachedNames {
+	if fn.old.count()+len(fn.fresh) < maxCachedNames {
 		fn.fresh[key] = names
 	}
 	fn.mu.Unlock()
@@ -126,14 +141,23 @@ func (b *Builder) storeNames() {
 		if len(fresh) == 0 || fn.key == "" {
 			continue
 		}
-		all := make(map[uint64][]Frame, len(fn.old)+len(fresh))
-		for k, v := range fn.old {
-			all[k] = v
+		all := fn.old.all()
+		if all == nil {
+			all = make(map[uint64][]Frame, len(fresh))
 		}
 		for k, v := range fresh {
 			all[k] = v
 		}
 		cache.Store(fn.key, fn.id, &namesClient{module: fn.module, names: all})
+	}
+}
+
+// closeNames unmaps the names' cache files.
+func (b *Builder) closeNames() {
+	b.fileMu.Lock()
+	defer b.fileMu.Unlock()
+	for _, fn := range b.persisted {
+		fn.close()
 	}
 }
 
@@ -143,21 +167,92 @@ func (b *Builder) storeNames() {
 // offset) and u64 offset.
 type namesClient struct {
 	module string
-	names  map[uint64][]Frame
+	names  map[uint64][]Frame // to store (Size)
+	// A loaded section: the sorted keys and where each one's frame
+	// count lies in data (checked whole by Resurrect); the frames are
+	// decoded by lookup, with one copy of each string.
+	data []byte
+	keys []uint64
+	offs []uint32
+	mu   sync.Mutex
+	strs map[string]string
+}
+
+// count is how many addresses the loaded section holds.
+func (c *namesClient) count() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.keys)
+}
+
+// lookup decodes the frames of an address the loaded section holds.
+func (c *namesClient) lookup(key uint64) ([]Frame, bool) {
+	i, ok := slices.BinarySearch(c.keys, key)
+	if !ok {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.frames(c.offs[i]), true
+}
+
+// frames decodes the frames whose count lies at off (under mu); Resurrect
+// checked every length.
+func (c *namesClient) frames(off uint32) []Frame {
+	d := nameDecoder{b: c.data, p: int(off)}
+	str := func() string {
+		b := d.bytes()
+		if v, ok := c.strs[string(b)]; ok {
+			return v
+		}
+		v := string(b) // copied: the section is unmapped at Close
+		c.strs[v] = v
+		return v
+	}
+	frames := make([]Frame, d.u32())
+	for j := range frames {
+		f := &frames[j]
+		f.Function, f.File = str(), str()
+		f.Line = int(d.u32())
+		flags := d.u8()
+		f.Inlined, f.HasOffset = flags&1 != 0, flags&2 != 0
+		f.Offset = d.u64()
+		f.Module = c.module
+	}
+	return frames
+}
+
+// all decodes every address of the loaded section (nil when none is).
+func (c *namesClient) all() map[uint64][]Frame {
+	if c == nil || c.keys == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make(map[uint64][]Frame, len(c.keys))
+	for i, k := range c.keys {
+		names[k] = c.frames(c.offs[i])
+	}
+	return names
 }
 
 func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 2} }
 
 func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
-	keys := make([]uint64, 0, len(c.names))
-	for k := range c.names {
+	names := c.names
+	if names == nil {
+		names = c.all()
+	}
+	keys := make([]uint64, 0, len(names))
+	for k := range names {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	var b []byte
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(keys)))
 	for _, k := range keys {
-		frames := c.names[k]
+		frames := names[k]
 		b = binary.LittleEndian.AppendUint64(b, k)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(frames)))
 		for _, f := range frames {
@@ -190,23 +285,17 @@ func (c *namesClient) Persist(_ *pcache.PersistContext, _ int, w io.Writer, user
 
 var errNamesSection = errors.New("perfnames section does not add up")
 
-// Resurrect decodes the section, checking every length against what is left.
+// Resurrect checks the section, every length against what is left, and
+// indexes its addresses; lookup decodes their frames when asked.
 func (c *namesClient) Resurrect(_ *pcache.File, secs []pcache.Section) error {
 	d := nameDecoder{b: secs[0].Data}
 	n := d.u32()
 	if d.bad || uint64(n) > uint64(len(d.b))/12 {
 		return errNamesSection
 	}
-	names := make(map[uint64][]Frame, n)
-	strs := map[string]string{} // one copy of each name
-	str := func() string {
-		b := d.bytes()
-		if v, ok := strs[string(b)]; ok {
-			return v
-		}
-		v := string(b) // copied: the section is unmapped at Close
-		strs[v] = v
-		return v
+	keys, offs := make([]uint64, 0, n), make([]uint32, 0, n)
+	if uint64(len(d.b)) > 1<<32-1 {
+		return errNamesSection
 	}
 	var prev uint64
 	for i := uint32(0); i < n && !d.bad; i++ {
@@ -215,29 +304,26 @@ func (c *namesClient) Resurrect(_ *pcache.File, secs []pcache.Section) error {
 			return errNamesSection // written sorted, each once
 		}
 		prev = key
+		off := d.p
 		nf := d.u32()
 		if uint64(nf) > uint64(len(d.b)-d.p)/21 {
 			return errNamesSection
 		}
-		frames := make([]Frame, nf)
-		for j := range frames {
-			f := &frames[j]
-			f.Function, f.File = str(), str()
-			f.Line = int(d.u32())
-			flags := d.u8()
-			if flags&^3 != 0 {
-				return errNamesSection
+		for j := uint32(0); j < nf && !d.bad; j++ {
+			d.bytes() // function
+			d.bytes() // file
+			d.u32()   // line
+			if d.u8()&^3 != 0 {
+				return errNamesSection // flags
 			}
-			f.Inlined, f.HasOffset = flags&1 != 0, flags&2 != 0
-			f.Offset = d.u64()
-			f.Module = c.module
+			d.u64() // offset
 		}
-		names[key] = frames
+		keys, offs = append(keys, key), append(offs, uint32(off))
 	}
 	if d.bad || d.p != len(d.b) {
 		return errNamesSection
 	}
-	c.names = names
+	c.data, c.keys, c.offs, c.strs = d.b, keys, offs, map[string]string{}
 	return nil
 }
 

@@ -203,7 +203,7 @@ func TestNamesCacheWarm(t *testing.T) {
 		warm, rec := sondeSamplesNamed(t, out, opts, ScriptName)
 		loaded := 0
 		for _, fn := range rec.b.persisted {
-			loaded += len(fn.old)
+			loaded += fn.old.count()
 			if len(fn.fresh) > 0 {
 				t.Errorf("%s: %d names looked up again on the warm read", fn.module, len(fn.fresh))
 			}

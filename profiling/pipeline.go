@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/perfdata"
@@ -17,9 +18,13 @@ import (
 // records in time order and follows the mappings, so each sample is bound
 // to the address space of its time (a snapshot.Process, never changed once
 // built); it hands samples out in batches. Workers unwind and name the
-// batches' samples, each with its own unwinders and name memo; the caller's
-// goroutine takes the batches back in order. At most a few batches exist at
-// once, so memory stays bounded whatever the file's size.
+// batches' samples, each with its own unwinders and name memo; the worker
+// that finishes the oldest batch not yet delivered hands its samples (and
+// those of the finished batches after it) to the caller's function, in
+// order, so the samples are consumed where they were just made and no
+// goroutine waits for the next batch only to pass it on (a wake-up per
+// batch). At most a few batches exist at once, so memory stays bounded
+// whatever the file's size.
 
 // batchSize is the number of samples one worker takes at a time: enough to
 // make the hand-over cheap, few enough to keep the cores even at the end
@@ -36,11 +41,13 @@ type batch struct {
 	stacks  []byte   // copies of stacks whose records are not in place
 	samples []Sample
 	frames  []Frame
-	ends    []int // samples[i]'s frames end at frames[ends[i]]
-	err     error // the reader's error after the last job, if any
-	done    chan struct{}
-	// retain: the jobs outlive the record they come from (Each), so their
-	// stacks' chunks are retained until the worker is done with them.
+	ends    []int  // samples[i]'s frames end at frames[ends[i]]
+	err     error  // the reader's error after the last job, if any
+	seq     uint64 // the batch's place in the recording (Each)
+	done    bool   // unwound, waiting for the batches before it (Each, under delivery.mu)
+	// retain: the jobs outlive the record they come from (Each), so the
+	// chunks of their bodies (a lazy Sorter's samples, which the workers
+	// decode) are retained until the worker is done with them.
 	retain bool
 }
 
@@ -49,6 +56,7 @@ func (bt *batch) reset() {
 	bt.ips = bt.ips[:0]
 	bt.stacks = bt.stacks[:0]
 	bt.err = nil
+	bt.done = false
 }
 
 // keep copies a stack into the batch.
@@ -62,69 +70,115 @@ func (bt *batch) keep(b []byte) []byte {
 	return bt.stacks[start:len(bt.stacks):len(bt.stacks)]
 }
 
+// delivery hands the unwound batches to Each's function in order.
+type delivery struct {
+	mu      sync.Mutex
+	pending []*batch // pending[seq % len]: the batch seq, sent and not yet delivered
+	next    uint64   // the seq of the next batch to deliver
+	fn      func(*Sample) error
+	err     error
+	quit    chan struct{} // closed at the first error: the reader stops
+	free    chan *batch
+	rec     *Recording
+}
+
+// sent registers a batch the reader hands out, before any worker has it.
+func (d *delivery) sent(bt *batch, seq uint64) {
+	bt.seq = seq
+	d.mu.Lock()
+	d.pending[seq%uint64(len(d.pending))] = bt
+	d.mu.Unlock()
+}
+
+// finished takes a batch a worker unwound and delivers every batch that is
+// now next in order.
+func (d *delivery) finished(bt *batch) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	bt.done = true
+	for {
+		i := d.next % uint64(len(d.pending))
+		b := d.pending[i]
+		if b == nil || b.seq != d.next || !b.done {
+			return
+		}
+		d.pending[i] = nil
+		d.next++
+		d.deliver(b)
+		d.free <- b // never blocks: it holds every batch
+	}
+}
+
+func (d *delivery) deliver(bt *batch) {
+	if d.err != nil {
+		return
+	}
+	for i := range bt.samples {
+		d.rec.Samples++
+		if err := d.fn(&bt.samples[i]); err != nil {
+			d.stop(err)
+			return
+		}
+	}
+	if bt.err != nil {
+		d.stop(bt.err)
+	}
+}
+
+func (d *delivery) stop(err error) {
+	d.err = err
+	close(d.quit)
+}
+
 // Each calls fn with every sample's stack, in time order; the Sample is
-// valid during the call.
+// valid during the call. fn is called from the workers' goroutines, one
+// call at a time.
 func (rec *Recording) Each(fn func(*Sample) error) error {
 	workers := runtime.GOMAXPROCS(0)
 	nb := 2*workers + 2
-	free := make(chan *batch, nb)
+	d := &delivery{pending: make([]*batch, nb), fn: fn, quit: make(chan struct{}), free: make(chan *batch, nb), rec: rec}
 	for i := 0; i < nb; i++ {
-		free <- &batch{done: make(chan struct{}, 1), retain: true}
+		d.free <- &batch{retain: true}
 	}
 	work := make(chan *batch, nb)
-	order := make(chan *batch, nb)
-	quit := make(chan struct{})
-	for i := 0; i < workers; i++ {
-		go func() {
-			w := newWorker(rec.b)
-			for bt := range work {
-				w.run(bt)
-				bt.done <- struct{}{}
-			}
-		}()
-	}
-	go rec.dispatch(free, work, order, quit)
-	var err error
-	for bt := range order {
-		<-bt.done
-		if err == nil {
-			for i := range bt.samples {
-				rec.Samples++
-				if err = fn(&bt.samples[i]); err != nil {
-					close(quit)
-					break
-				}
-			}
-			if err == nil {
-				err = bt.err
-				if err != nil {
-					close(quit)
-				}
-			}
+	var wg sync.WaitGroup
+	run := func() {
+		defer wg.Done()
+		w := newWorker(rec.b)
+		for bt := range work {
+			w.run(bt)
+			d.finished(bt)
 		}
-		free <- bt
 	}
+	wg.Add(workers)
+	for i := 1; i < workers; i++ {
+		go run()
+	}
+	go rec.dispatch(d, work)
+	run() // the caller's goroutine is a worker too
+	wg.Wait()
 	rec.checkKernel()
-	return err
+	return d.err
 }
 
 // dispatch reads the records in time order, follows the address spaces and
 // hands out the samples in batches, until the end, an error or quit.
-func (rec *Recording) dispatch(free, work, order chan *batch, quit chan struct{}) {
-	defer close(order)
+func (rec *Recording) dispatch(d *delivery, work chan *batch) {
 	defer close(work)
 	var bt *batch
+	var seq uint64
 	next := func() bool {
 		select {
-		case bt = <-free:
+		case bt = <-d.free:
 			bt.reset()
 			return true
-		case <-quit:
+		case <-d.quit:
 			return false
 		}
 	}
 	send := func() {
-		order <- bt
+		d.sent(bt, seq)
+		seq++
 		work <- bt
 		bt = nil
 	}

@@ -61,6 +61,7 @@ func OpenRecording(path string, opts Options) (*Recording, error) {
 		return nil, err
 	}
 	rec.sorter = perfdata.NewSorter(rec.reader, 0)
+	rec.sorter.SetLazySamples(true) // the workers decode the samples (Each)
 	rec.b = NewBuilder(opts)
 	rec.prepare()
 	return rec, nil

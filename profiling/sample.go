@@ -48,36 +48,83 @@ func userRegisters(s *perfdata.Sample, regs *unwind.Registers) bool {
 // to produce its stack without the Builder's state, which later records
 // change. Its slices are the batch's (or the record's, when in place).
 type job struct {
-	out       Sample // all but Frames
-	proc      *snapshot.Process
-	maps      []snapshot.Mapping // the address space when sampled (for reads outside the stack copy)
-	kernel    span               // kernel callchain ips in the batch's ips
-	user      span               // user ips (a frame-pointer callchain, or the sampled ip)
-	unknownPC uint64             // a user pc in no mapping, shown as [unknown]
+	out   Sample // all but Frames
+	proc  *snapshot.Process
+	maps  []snapshot.Mapping // the address space when sampled (for reads outside the stack copy)
+	misc  uint16             // the record's misc (its cpumode)
+	attr  *perfdata.Attr
+	off   int64           // the record's offset, for DecodeSample's errors
+	body  []byte          // the undecoded record body (a lazy Sorter's sample)
+	lazy  bool            // body is to be decoded (by the worker)
+	chunk *perfdata.Chunk // retained for body, released when unwound
+	// The worker's part (decode): the callchain and the user registers.
+	kernel    span   // kernel callchain ips in the batch's ips
+	user      span   // user ips (a frame-pointer callchain, or the sampled ip)
+	unknownPC uint64 // a user pc in no mapping, shown as [unknown]
 	unknown   bool
 	walk      bool // unwind the stack copy from regs
 	regs      unwind.Registers
 	stack     []byte
-	chunk     *perfdata.Chunk // retained for stack, released when unwound
 }
 
 // span is a stretch of one of a batch's buffers.
 type span struct{ start, end int }
 
 // prepare turns a sample record into a job for a worker, in time order: the
-// address space and the command name are those at the sample's time.
+// address space and the command name are those at the sample's time. A
+// lazy Sorter's sample (rec.Body undecoded) is decoded by the worker
+// (decode): the reading goroutine, which every sample passes, does only
+// what needs the recording's order.
 func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	s := &rec.Sample
 	bt.jobs = append(bt.jobs, job{})
 	j := &bt.jobs[len(bt.jobs)-1]
-	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, CPU: s.CPU, Period: s.Period, Event: eventName(s.Attr)}
+	j.out = Sample{PID: s.PID, TID: s.TID, Time: s.Time, Event: eventName(s.Attr)}
 	j.out.HasCPU = s.Attr != nil && s.Attr.SampleType&perfdata.SampleCPU != 0
 	sp := b.space(s.PID)
 	j.out.Comm = b.threadComm(s.TID, sp)
+	j.proc, j.maps = b.process(sp), sp.maps
+	j.out.Maps = sp.maps
+	j.misc, j.attr, j.off = rec.Misc, s.Attr, rec.Offset
+	if !rec.Lazy {
+		b.decoded(s, j, bt)
+		return
+	}
+	j.body, j.lazy = rec.Body, true
+	switch {
+	case !bt.retain:
+		// The record is valid until the worker is done (Builder.Add).
+	case rec.Chunk != nil:
+		rec.Chunk.Retain()
+		j.chunk = rec.Chunk
+	case !rec.InPlace:
+		// The record's bytes are reused: the worker gets a copy.
+		j.body = bt.keep(rec.Body)
+	}
+}
+
+// decode decodes a lazy job's sample (a worker's part of prepare).
+func (w *worker) decode(j *job, bt *batch) error {
+	if !j.lazy {
+		return nil // decoded by prepare
+	}
+	s := &w.sample
+	if err := perfdata.DecodeSample(j.attr, j.body, j.off, s); err != nil {
+		return err
+	}
+	w.b.decoded(s, j, bt)
+	return nil
+}
+
+// decoded fills in a job from its decoded sample: the kernel and user
+// callchains, the user registers and stack.
+func (b *Builder) decoded(s *perfdata.Sample, j *job, bt *batch) {
+	j.out.CPU, j.out.Period = s.CPU, s.Period
+	cpuMode := j.misc & perfdata.MiscCPUModeMask
 	// The callchain: kernel frames (innermost), then in frame-pointer
 	// recordings the user frames; in dwarf recordings only the user ip.
 	ctx := perfdata.ContextKernel
-	if rec.CPUMode() == perfdata.MiscUser {
+	if cpuMode == perfdata.MiscUser {
 		ctx = perfdata.ContextUser
 	}
 	j.kernel.start = len(bt.ips)
@@ -90,13 +137,13 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 			bt.ips = append(bt.ips, ip)
 		}
 	}
-	if len(s.Callchain) == 0 && rec.CPUMode() == perfdata.MiscKernel && s.IP != 0 {
+	if len(s.Callchain) == 0 && cpuMode == perfdata.MiscKernel && s.IP != 0 {
 		bt.ips = append(bt.ips, s.IP)
 	}
 	j.kernel.end = len(bt.ips)
 	j.user.start = len(bt.ips)
 	ctx = perfdata.ContextKernel
-	if rec.CPUMode() == perfdata.MiscUser {
+	if cpuMode == perfdata.MiscUser {
 		ctx = perfdata.ContextUser
 	}
 	for _, ip := range s.Callchain {
@@ -109,11 +156,8 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 		}
 	}
 	j.user.end = len(bt.ips)
-	proc := b.process(sp)
-	j.proc, j.maps = proc, sp.maps
-	j.out.Maps = sp.maps
 	haveRegs := userRegisters(s, &j.regs)
-	if haveRegs && !inModule(proc, j.regs.Values[16]) {
+	if haveRegs && !inModule(j.proc, j.regs.Values[16]) {
 		// A user pc in no mapping: perf's dwarf unwinder gives up there
 		// (a kernel sample during exec, before the new image is mapped;
 		// JIT code). Only a user-mode sample shows it, as [unknown].
@@ -121,7 +165,7 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 		j.user.end = j.user.start
 		bt.ips = bt.ips[:j.user.start]
 		// perf shows it too where a JIT's perf map would name it.
-		if rec.CPUMode() == perfdata.MiscUser || shownByPerf(sp.maps, j.regs.Values[16]) {
+		if cpuMode == perfdata.MiscUser || shownByPerf(j.maps, j.regs.Values[16]) {
 			j.unknown, j.unknownPC = true, j.regs.Values[16]
 		}
 	}
@@ -129,17 +173,8 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	case haveRegs:
 		j.walk = true
 		j.stack = s.Stack
-		switch {
-		case !bt.retain:
-		case rec.Chunk != nil:
-			rec.Chunk.Retain()
-			j.chunk = rec.Chunk
-		case !rec.InPlace:
-			// The record's bytes are reused: the worker gets a copy.
-			j.stack = bt.keep(s.Stack)
-		}
 	case j.user.end > j.user.start:
-	case rec.CPUMode() == perfdata.MiscUser && s.IP != 0 && !j.unknown:
+	case cpuMode == perfdata.MiscUser && s.IP != 0 && !j.unknown:
 		bt.ips = append(bt.ips, s.IP)
 		j.user.end = len(bt.ips)
 	}
@@ -175,7 +210,8 @@ type worker struct {
 	lastMod *unwind.Module
 	lastID  uint32
 	recent  [recentNames]recentName
-	job     *job // the job being finished (its pid and maps name JIT code)
+	job     *job            // the job being finished (its pid and maps name JIT code)
+	sample  perfdata.Sample // a lazy job's decoded sample (its buffers reused)
 }
 
 // recentNames is the size of a worker's direct-mapped names cache (a power of 2).
@@ -214,10 +250,25 @@ func (w *worker) run(bt *batch) {
 	bt.ends = bt.ends[:0]
 	for i := range bt.jobs {
 		j := &bt.jobs[i]
-		w.finish(j, bt)
+		err := w.decode(j, bt)
+		if err == nil {
+			w.finish(j, bt)
+		}
 		if j.chunk != nil {
 			j.chunk.Release()
-			j.chunk, j.stack = nil, nil
+			j.chunk, j.stack, j.body = nil, nil, nil
+		}
+		if err != nil {
+			// A malformed sample ends the recording there, as the
+			// reader's own errors do: the samples before it go out.
+			for _, k := range bt.jobs[i+1:] {
+				if k.chunk != nil {
+					k.chunk.Release()
+				}
+			}
+			bt.jobs = bt.jobs[:i]
+			bt.err = err
+			break
 		}
 		bt.samples = append(bt.samples, j.out)
 		bt.ends = append(bt.ends, len(bt.frames))

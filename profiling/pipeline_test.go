@@ -1,0 +1,102 @@
+package profiling
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/perfdata"
+)
+
+// TestEachStopsAtMalformedSample: a sample whose fields run past its record
+// (decoded by a worker, not the reading goroutine) ends Each with the
+// reader's error naming its offset, after the samples before it in time
+// order, as when the reading goroutine decoded every sample.
+func TestEachStopsAtMalformedSample(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
+	good := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", good}, prog, "300")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The 200th sample's callchain count, made larger than its record.
+	r, err := perfdata.OpenBytes(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bad int64 = -1
+	for n := 0; bad < 0; {
+		rec, err := r.Next()
+		if err != nil {
+			t.Fatalf("no 200th sample: %v", err)
+		}
+		if rec.Type != perfdata.RecordSample {
+			continue
+		}
+		if n++; n < 200 {
+			continue
+		}
+		st := rec.Sample.Attr.SampleType
+		if st&perfdata.SampleCallchain == 0 || st&perfdata.SampleRead != 0 {
+			t.Skipf("sample_type %#x: no callchain where this test looks for it", st)
+		}
+		before := st & (perfdata.SampleIdentifier | perfdata.SampleIP | perfdata.SampleTID | perfdata.SampleTime |
+			perfdata.SampleAddr | perfdata.SampleID | perfdata.SampleStreamID | perfdata.SampleCPU | perfdata.SamplePeriod)
+		at := rec.Offset + 8 + 8*int64(bits.OnesCount64(before))
+		binary.LittleEndian.PutUint64(data[at:], 1<<40)
+		bad = rec.Offset
+	}
+	path := filepath.Join(t.TempDir(), "bad.data")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// What the reading goroutine's own decoding finds: the samples before
+	// the bad one in time order.
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err = perfdata.Open(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sorter := perfdata.NewSorter(r, 0)
+	want := 0
+	var wantErr error
+	for {
+		rec, err := sorter.Next()
+		if err != nil {
+			wantErr = err
+			break
+		}
+		if rec.Type == perfdata.RecordSample {
+			want++
+		}
+	}
+	var fe *perfdata.FormatError
+	if !errors.As(wantErr, &fe) || fe.Offset != bad {
+		t.Fatalf("the eager reader ends with %v, want a format error at %#x", wantErr, bad)
+	}
+	rec, err := OpenRecording(path, Options{NoInline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	got := 0
+	err = rec.Each(func(*Sample) error { got++; return nil })
+	if err == nil || err.Error() != wantErr.Error() {
+		t.Fatalf("Each returned %v, want %v", err, wantErr)
+	}
+	if got != want {
+		t.Fatalf("Each gave %d samples before the bad one, want %d", got, want)
+	}
+	t.Logf("%d samples, then %v", got, err)
+}
