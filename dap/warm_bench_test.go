@@ -36,6 +36,10 @@ type inproc struct {
 	seq  int
 	// stops are stopped events that came while a response was awaited.
 	stops []*godap.StoppedEvent
+	tid   int // the server's thread
+	// times of the last round's requests, and its frames.
+	times  [3]time.Duration
+	frames int
 }
 
 func newInproc(tb testing.TB) *inproc {
@@ -43,11 +47,22 @@ func newInproc(tb testing.TB) *inproc {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	c := &inproc{tb: tb, srv: NewServer(Options{}), w: inW, msgs: make(chan godap.Message, 256), done: make(chan error, 1)}
+	tid := make(chan int, 1)
 	go func() {
+		// With SONDE_ROUND_THREAD set, on a thread of its own, so that the
+		// thread's CPU time is the server's (server-cpu-ns/op; the lock
+		// adds thread switches to the wall time).
+		if os.Getenv("SONDE_ROUND_THREAD") != "" {
+			runtime.LockOSThread()
+			tid <- syscall.Gettid()
+		} else {
+			tid <- 0
+		}
 		err := c.srv.Serve(inR, outW)
 		outW.Close()
 		c.done <- err
 	}()
+	c.tid = <-tid
 	go func() {
 		br := bufio.NewReaderSize(outR, 64<<10)
 		for {
@@ -148,8 +163,11 @@ func (c *inproc) close() {
 // It returns the Locals' names.
 func (c *inproc) round(tid int) []string {
 	c.tb.Helper()
+	t0 := time.Now()
 	st := c.request("stackTrace", map[string]any{"threadId": tid, "startFrame": 0, "levels": 20}).(*godap.StackTraceResponse)
+	t1 := time.Now()
 	sc := c.request("scopes", map[string]any{"frameId": st.Body.StackFrames[0].Id}).(*godap.ScopesResponse)
+	t2 := time.Now()
 	ref := 0
 	for _, s := range sc.Body.Scopes {
 		if s.Name == "Locals" {
@@ -160,6 +178,9 @@ func (c *inproc) round(tid int) []string {
 		c.tb.Fatalf("no Locals scope in %+v", sc.Body.Scopes)
 	}
 	vs := c.request("variables", map[string]any{"variablesReference": ref}).(*godap.VariablesResponse)
+	t3 := time.Now()
+	c.times = [3]time.Duration{t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)}
+	c.frames = len(st.Body.StackFrames)
 	names := make([]string, len(vs.Body.Variables))
 	for i, v := range vs.Body.Variables {
 		names[i] = v.Name
@@ -229,15 +250,22 @@ func launchToBP1(tb testing.TB, p benchProgram) (*inproc, int) {
 const stepsPerSession = 8
 
 // benchmarkStepRound times the round at the stop of a `next` (line
-// granularity) in compute, stepsPerSession rounds a session; with
+// granularity) in compute, stepsPerSession rounds a session: wall time,
+// the process's CPU time (cpu-ns/op: the server, the tracer thread, the
+// garbage collector and this in-process client's decoding) and the server
+// goroutine's alone with SONDE_ROUND_THREAD set (server-cpu-ns/op: its
+// thread's, reading, handling, encoding and writing the three requests).
+// With
 // SONDE_ROUND_LOG set it logs each round's time and Locals.
 //
 // To profile the warm round: SONDE_PROFILE_HZ=1000 (a round is about a
 // millisecond of CPU; go test's 100 Hz sees little of it), SONDE_ROUND_STEPS=N steps by instructions, N
 // a session (100 stay in compute), so that warm rounds outweigh each
-// session's first round, and -cpuprofile's samples of the round's requests
-// are those of `go tool pprof -tagfocus 'req=^(stackTrace|scopes|variables)$'`.
+// session's first round, and -cpuprofile's samples of the warm rounds'
+// requests are those of `go tool pprof -tagfocus 'req=^(stackTrace|scopes|variables)$'
+// -tagfocus stop=later`.
 func benchmarkStepRound(b *testing.B, lang string) {
+	b.ReportAllocs()
 	b.StopTimer() // building the program is not timed
 	p := dapclientProgram(b, lang)
 	if os.Getenv("GOGC") == "" {
@@ -249,7 +277,7 @@ func benchmarkStepRound(b *testing.B, lang string) {
 	}
 	var c *inproc
 	var tid, stepped int
-	var cpu time.Duration
+	var cpu, scpu time.Duration
 	for i := 0; i < b.N; i++ {
 		if c == nil || stepped == steps {
 			if c != nil {
@@ -263,13 +291,14 @@ func benchmarkStepRound(b *testing.B, lang string) {
 			b.Fatalf("stopped for %q after next, want step", st.Body.Reason)
 		}
 		stepped++
-		t0, cpu0 := time.Now(), processCPU()
+		t0, cpu0, scpu0 := time.Now(), processCPU(), threadCPU(b, c.tid)
 		b.StartTimer()
 		names := c.round(tid)
 		b.StopTimer()
 		cpu += processCPU() - cpu0
+		scpu += threadCPU(b, c.tid) - scpu0
 		if os.Getenv("SONDE_ROUND_LOG") != "" {
-			b.Logf("step %d: %v %v", stepped, time.Since(t0), names)
+			b.Logf("step %d: %v (stackTrace %v of %d frames, scopes %v, variables %v) %v", stepped, time.Since(t0), c.times[0], c.frames, c.times[1], c.times[2], names)
 		}
 		if len(names) == 0 {
 			b.Fatal("the round's Locals are empty")
@@ -279,6 +308,27 @@ func benchmarkStepRound(b *testing.B, lang string) {
 		c.close()
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	if c != nil && c.tid != 0 {
+		b.ReportMetric(float64(scpu.Nanoseconds())/float64(b.N), "server-cpu-ns/op")
+	}
+}
+
+// threadCPU is the CPU time of thread tid of this process (schedstat's
+// first field: nanoseconds on a CPU).
+func threadCPU(b *testing.B, tid int) time.Duration {
+	if tid == 0 {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/schedstat", tid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data))
+	ns, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || len(f) < 1 {
+		b.Fatalf("schedstat of thread %d: %q", tid, data)
+	}
+	return time.Duration(ns)
 }
 
 // processCPU is the CPU time of this process (all its threads: the
