@@ -220,7 +220,7 @@ func (s *Server) stackTrace(r *request) (any, error) {
 	for i := start; i < end; i++ {
 		frames = append(frames, d.stackFrame(th, tr, i))
 	}
-	return godap.StackTraceResponseBody{StackFrames: frames, TotalFrames: total}, nil
+	return stackTraceBody{StackFrames: frames, TotalFrames: total}, nil // encoded by hand (stackjson.go)
 }
 
 // stackFrame is frame i of a backtrace as DAP shows it: the function, an
