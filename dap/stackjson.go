@@ -177,18 +177,45 @@ func appendSource(out []byte, s *godap.Source) ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-// appendJSONString appends s as encoding/json writes it: plain printable
-// ASCII as it is, anything else (quotes, backslashes, HTML's <, > and &,
-// control and non-ASCII characters) through encoding/json itself.
+// appendJSONString appends s as encoding/json writes it: printable ASCII
+// as it is but for quotes, backslashes and HTML's <, > and & (escaped as
+// encoding/json escapes them), control characters escaped; a string with
+// any byte past ASCII (UTF-8 to validate, U+2028 and U+2029 to escape) goes
+// through encoding/json itself.
 func appendJSONString(out []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if s[i] >= 0x80 {
 			b, _ := json.Marshal(s) // a string always encodes
 			return append(out, b...)
 		}
 	}
+	const hex = "0123456789abcdef"
 	out = append(out, '"')
-	out = append(out, s...)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			continue
+		}
+		out = append(out, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			out = append(out, '\\', c)
+		case '\b':
+			out = append(out, '\\', 'b')
+		case '\f':
+			out = append(out, '\\', 'f')
+		case '\n':
+			out = append(out, '\\', 'n')
+		case '\r':
+			out = append(out, '\\', 'r')
+		case '\t':
+			out = append(out, '\\', 't')
+		default:
+			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	out = append(out, s[start:]...)
 	return append(out, '"')
 }

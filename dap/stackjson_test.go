@@ -22,6 +22,8 @@ func stackJSONCases() []godap.StackTraceResponseBody {
 		{StackFrames: []godap.StackFrame{}},
 		{StackFrames: []godap.StackFrame{rust, {Id: 21, Name: "0x401000 in libc.so.6", PresentationHint: "subtle", ModuleId: ""}}, TotalFrames: 19},
 		{StackFrames: []godap.StackFrame{odd, nested, {Source: &godap.Source{}}}, TotalFrames: -1},
+		{StackFrames: []godap.StackFrame{{Name: "<&dyn Fn() as FnOnce>::call_once\t\n\r\b\f\"q\"\\\x01\x1f\x7f",
+			Source: &godap.Source{Path: "/a b/<c>&d.rs"}, InstructionPointerReference: "\x00"}}},
 	}
 }
 
@@ -73,6 +75,7 @@ func TestStackTraceResponseMatchesEncodingJSON(t *testing.T) {
 func FuzzStackTraceJSON(f *testing.F) {
 	f.Add("main", "/src/a.c", "0x401136", "/bin/a", "", 3, 1, 0)
 	f.Add("<\"é\u2028\x00\xff>", "rel/path", "", "", "label", -1, 0, 9)
+	f.Add("<&dyn Fn>\t\\\x7f", "/a\"b", "\b\f", "m\r\n", "", 0, 0, 0)
 	f.Fuzz(func(t *testing.T, name, path, ip, module, hint string, line, column, ref int) {
 		fr := godap.StackFrame{Id: line ^ column, Name: name, Line: line, Column: column, InstructionPointerReference: ip,
 			PresentationHint: hint}
