@@ -252,18 +252,19 @@ const stepsPerSession = 8
 // benchmarkStepRound times the round at the stop of a `next` (line
 // granularity) in compute, stepsPerSession rounds a session: wall time,
 // the process's CPU time (cpu-ns/op: the server, the tracer thread, the
-// garbage collector and this in-process client's decoding) and the server
-// goroutine's alone with SONDE_ROUND_THREAD set (server-cpu-ns/op: its
-// thread's, reading, handling, encoding and writing the three requests).
-// With
+// garbage collector and this in-process client's decoding) and, with
+// SONDE_ROUND_THREAD set, the server goroutine's alone (server-cpu-ns/op:
+// its thread's, reading, handling, encoding and writing the three
+// requests; the lock adds thread switches to the wall time). With
 // SONDE_ROUND_LOG set it logs each round's time and Locals.
 //
-// To profile the warm round: SONDE_PROFILE_HZ=1000 (a round is about a
-// millisecond of CPU; go test's 100 Hz sees little of it), SONDE_ROUND_STEPS=N steps by instructions, N
-// a session (100 stay in compute), so that warm rounds outweigh each
-// session's first round, and -cpuprofile's samples of the warm rounds'
-// requests are those of `go tool pprof -tagfocus 'req=^(stackTrace|scopes|variables)$'
-// -tagfocus stop=later`.
+// To profile the warm round: SONDE_PROFILE_HZ=250 (go test's 100 Hz sees
+// little of a round; the kernel's tick bounds the rate), SONDE_ROUND_STEPS=N
+// steps by instructions, N a session (100 stay in compute), so that warm
+// rounds outweigh each session's first one, and -cpuprofile's samples of the
+// warm rounds are those of `go tool pprof -tagfocus stop=later -focus
+// 'Server..(stackTrace|scopes|variables)$'`. SONDE_ROUND_STEPS=1
+// SONDE_ROUND_GRANULARITY=line is run.sh's round: one line step a session.
 func benchmarkStepRound(b *testing.B, lang string) {
 	b.ReportAllocs()
 	b.StopTimer() // building the program is not timed
@@ -274,6 +275,9 @@ func benchmarkStepRound(b *testing.B, lang string) {
 	steps, granularity := stepsPerSession, "line"
 	if n, err := strconv.Atoi(os.Getenv("SONDE_ROUND_STEPS")); err == nil && n > 0 {
 		steps, granularity = n, "instruction"
+		if g := os.Getenv("SONDE_ROUND_GRANULARITY"); g != "" {
+			granularity = g
+		}
 	}
 	var c *inproc
 	var tid, stepped int
