@@ -98,6 +98,7 @@ func (d *debuggee) onStop(e target.Event) {
 		body.Reason = "pause"
 	}
 	d.s.sendEvent("stopped", body)
+	go d.prefetch(th) // what the client asks next (prefetch.go)
 }
 
 // onExit reports the program's end: exited (with its code) and then

@@ -21,6 +21,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"sync"
+	"sync/atomic"
 
 	godap "github.com/google/go-dap"
 )
@@ -52,6 +53,8 @@ type Server struct {
 	bps     breakpointTable
 
 	held heldEvents // events of a resume held until its response is sent
+
+	stops atomic.Int64 // stopped events sent (profile labels: the first stop's requests)
 }
 
 // NewServer makes a server for one client.
@@ -219,9 +222,14 @@ func (s *Server) handle(body []byte) {
 		}()
 		// Each request is a region of a runtime trace and carries its name
 		// as a profile label (req), so that a trace or CPU profile of a
-		// session (SONDE_CPUPROFILE) splits by request.
+		// session (SONDE_CPUPROFILE) splits by request, and by stop: stop
+		// "first" (cold: at or before the first stopped event) or "later".
 		defer trace.StartRegion(context.Background(), env.Command).End()
-		pprof.Do(context.Background(), pprof.Labels("req", env.Command), func(context.Context) { resp, err = h(s, req) })
+		stop := "later"
+		if s.stops.Load() <= 1 {
+			stop = "first"
+		}
+		pprof.Do(context.Background(), pprof.Labels("req", env.Command, "stop", stop), func(context.Context) { resp, err = h(s, req) })
 		return err
 	}()
 	if err != nil {
@@ -283,6 +291,9 @@ func (s *Server) sendError(seq int, command string, id int, msg string) {
 // resume request is being answered, events wait for its response.
 func (s *Server) sendEvent(name string, body any) {
 	m := &event{Event: godap.Event{ProtocolMessage: godap.ProtocolMessage{Type: "event"}, Event: name}, Body: body}
+	if name == "stopped" {
+		s.stops.Add(1)
+	}
 	s.held.mu.Lock()
 	defer s.held.mu.Unlock()
 	if s.held.holding {

@@ -3,7 +3,6 @@ package dap
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -182,7 +181,7 @@ func (w *Writer) Send(pm *godap.ProtocolMessage, m godap.Message) error {
 	}
 	w.seq++
 	pm.Seq = w.seq
-	body, err := json.Marshal(m)
+	body, err := encodeMessage(m) // json.Marshal, by hand for the largest responses
 	if err != nil {
 		return err
 	}

@@ -90,8 +90,9 @@ func (s *Server) handleEnv(d *debuggee, h varHandle) (*frameEnv, error) {
 // listVars reads a frame's arguments or locals.
 func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable, hex bool) []godap.Variable {
 	out := make([]godap.Variable, 0, len(vars))
+	rf := newRequestFrame(fe.frame) // one read per stack page, not per variable
 	for _, v := range vars {
-		val, err := fe.reader.Read(v, fe.frame)
+		val, err := fe.reader.Read(v, rf)
 		dv := godap.Variable{Name: v.Name, Type: fe.typeName(v.Type), EvaluateName: v.Name}
 		dv.Value = s.formatValue(fe, val, err, hex)
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sondedbg/sonde/dwarfexpr"
 )
@@ -396,7 +397,8 @@ func (r *Reader) evalLocation(expr []byte, unit int, s *Scope, f Frame) (evaluat
 
 func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) (evaluation, error) {
 	cfg := r.config(unit, s, f, depth)
-	var m dwarfexpr.Machine
+	m := machines.Get().(*dwarfexpr.Machine)
+	defer machines.Put(m)
 	res, err := m.Eval(expr, exprTarget{f}, cfg)
 	if err != nil {
 		if errors.Is(err, dwarfexpr.ErrMemory) {
@@ -410,6 +412,12 @@ func (r *Reader) evalDepth(expr []byte, unit int, s *Scope, f Frame, depth int) 
 	}
 	return ev, nil
 }
+
+// machines are expression evaluators to reuse: a Machine is a few KiB (its
+// stack and pieces), and every variable read evaluates one or two (its
+// location, its function's frame base), which allocated and cleared that
+// much each time. Pieces are copied out before one goes back.
+var machines = sync.Pool{New: func() any { return new(dwarfexpr.Machine) }}
 
 // maxEntryDepth bounds nested evaluations through entry values: each
 // DW_OP_entry_value is evaluated in the caller's frame, where the call
