@@ -13,7 +13,7 @@ import (
 func (d *debuggee) listen() {
 	d.tgt.AddListener(func(e target.Event) {
 		defer d.s.recoverIn("event " + e.Kind.String())
-		if d.proc != nil && e.Context.Process() != d.proc {
+		if p := d.eventProc.Load(); p != nil && e.Context.Process() != p {
 			return
 		}
 		switch e.Kind {

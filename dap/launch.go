@@ -31,6 +31,9 @@ type debuggee struct {
 	sess    *session.Session
 	proc    *target.Context
 	program string
+	// eventProc is proc for the event listener, which runs on the target's
+	// event goroutine while launch or attach sets proc (see setProc).
+	eventProc atomic.Pointer[target.Context]
 
 	launched    bool // started by us: ended with the session unless told otherwise
 	core        bool // read-only
@@ -237,7 +240,7 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 		t.Close()
 		return nil, errorf("launch %s: %v", a.Program, err)
 	}
-	d.proc = proc
+	d.setProc(proc)
 	d.sess.OnModulesChanged(d.modulesChanged)
 	if err := d.sess.TrackModules(proc, false); err != nil {
 		s.output("console", fmt.Sprintf("sonde: not following library loads: %v\n", err))
@@ -344,7 +347,7 @@ func (s *Server) attachPID(a attachArgs) (*debuggee, error) {
 		t.Close()
 		return nil, errorf("attach to process %d: %v", a.PID, err)
 	}
-	d.proc = proc
+	d.setProc(proc)
 	d.program = a.Program
 	if exe, err := proc.Executable(); err == nil && d.program == "" {
 		d.program = exe
@@ -520,4 +523,11 @@ func (d *debuggee) end(kill bool) {
 		d.tgt.Close()
 		d.s.bps.forget(d)
 	})
+}
+
+// setProc records the debuggee's process, for the handlers and for the
+// event listener (which may already be running).
+func (d *debuggee) setProc(proc *target.Context) {
+	d.proc = proc
+	d.eventProc.Store(proc)
 }

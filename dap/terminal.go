@@ -82,7 +82,7 @@ func (s *Server) startInTerminal(a launchArgs, prog string) (*debuggee, error) {
 		unix.Kill(pid, unix.SIGKILL)
 		return nil, errorf("runInTerminal: attach to %d: %v", pid, err)
 	}
-	d.proc = proc
+	d.setProc(proc)
 	// The shell's own SIGSTOP is ended here, silently (the SIGCONT is not
 	// a stop for the client); it goes on when configured.
 	proc.SetSignalMasks(proc.DontStop().With(target.Signal(unix.SIGCONT)), proc.DontPass())
