@@ -1,5 +1,7 @@
 package unwind
 
+import "math/bits"
+
 // A caller-saved register no CFI rule recovers is unknown in the caller
 // (sonde's rule, so that a caller's variables never show a callee's
 // value). Hand-written assembly breaks the compilers' convention that a
@@ -17,19 +19,12 @@ package unwind
 // carryTo updates u.carry, the current frame's registers with the lost ones
 // kept from its callees, for the step to the caller whose registers are n.
 func (u *Unwinder) carryTo(n *Registers) {
-	lost := u.carry.Known &^ n.Known
-	if lost == 0 {
-		u.carry = *n
-		return
+	// The registers the caller has replace the callee's; the others stay.
+	for k := n.Known; k != 0; k &= k - 1 {
+		r := bits.TrailingZeros32(k)
+		u.carry.Values[r] = n.Values[r]
 	}
-	c := *n
-	for r := 0; r < NumRegs; r++ {
-		if lost&(1<<uint(r)) != 0 {
-			c.Values[r] = u.carry.Values[r]
-		}
-	}
-	c.Known |= lost
-	u.carry = c
+	u.carry.Known |= n.Known
 }
 
 // carriedCFARegister returns, for a CFA rule naming register reg that the
