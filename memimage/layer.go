@@ -55,7 +55,17 @@ func cut(ps []piece, begin, end uint64) []piece {
 }
 
 // insert returns ps with p added in address order; p overlaps nothing in ps.
+// A piece after all others is appended in place when ps has room: readers of
+// the published layer see only ps's length, and every change derives from
+// the newest layer under the mutation lock, so the bytes beyond it belong to
+// no other layer. A process's mappings arrive in address order, and
+// copying the pieces at each one made building an image of n mappings
+// quadratic (2,200 jitted files of `perf inject --jit`: 51% of sonde perf's
+// CPU).
 func insert(ps []piece, p piece) []piece {
+	if len(ps) == 0 || ps[len(ps)-1].end <= p.begin {
+		return append(ps, p)
+	}
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].begin >= p.end })
 	out := make([]piece, 0, len(ps)+1)
 	out = append(out, ps[:i]...)

@@ -81,6 +81,9 @@ func (u *Unwinder) applyRow(f, n *Frame, row *cfi.Row) (StopReason, error) {
 	case cfi.RuleCFARegOffset:
 		v, ok := regs.Get(int(row.CFA.Reg))
 		if !ok {
+			v, ok = u.carriedCFARegister(int(row.CFA.Reg))
+		}
+		if !ok {
 			return StopCorrupt, fmt.Errorf("%w: CFA register %d", ErrRegisterUnknown, row.CFA.Reg)
 		}
 		cfa = v + uint64(row.CFA.Offset)

@@ -78,8 +78,13 @@ type Unwinder struct {
 	frameReplayed bool // u.frame came from the replay
 	replayShift   int  // depth in this walk minus depth in the recorded one
 	reused        int
-	noReuseBelow  int    // recorded frames below this one had a read change
-	verify        []byte // changedRead's buffer
+	noReuseBelow  int // recorded frames below this one had a read change
+
+	// carry is the current frame's registers as gdb and libunwind see
+	// them: a register no CFI rule recovered keeps the value it had in the
+	// callee. Only a CFA rule reads it (carried.go).
+	carry  Registers
+	verify []byte // changedRead's buffer
 }
 
 // memBlock caches one aligned block of target memory, so a walk reads the
@@ -134,6 +139,7 @@ func (u *Unwinder) InitRegisters(regs *Registers) error {
 		return ErrNoRegisters
 	}
 	u.frame = Frame{PC: pc, SP: sp, Exact: true, Regs: *regs}
+	u.carry = *regs
 	u.prepare()
 	return nil
 }
@@ -155,6 +161,7 @@ func (u *Unwinder) Step() bool {
 		u.stepReplay()
 		return true
 	}
+	u.carryTo(&u.next.Regs)
 	u.frame = u.next
 	u.frameReplayed = false
 	u.hasNext = false

@@ -88,7 +88,11 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 		p.opts = *opts
 	}
 	// Mappings of one file with one load bias form a module; the same file
-	// mapped again elsewhere (a reader's mmap of it) is another.
+	// mapped again elsewhere (a reader's mmap of it) is another. So does
+	// the part of a file beyond another file's mapping inside its range:
+	// `perf inject --jit` maps node's builtins (jitted-PID-N.so) inside
+	// node's own text, and one module spanning both would hide them or,
+	// clipped, the text after them.
 	type key struct {
 		name string
 		bias uint64
@@ -109,7 +113,7 @@ func NewWithImage(im *memimage.Image, asid memimage.ASID, mappings []Mapping, op
 		}
 		k := key{name, bias}
 		i, ok := byKey[k]
-		if !ok {
+		if !ok || i != len(specs)-1 {
 			i = len(specs)
 			byKey[k] = i
 			spec := moduleSpec{path: m.Path, data: m.Data, name: m.Name, start: m.Start, end: m.End, bias: bias}
