@@ -211,7 +211,11 @@ func (t *Table) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
 		}
 	}
 	for i := int32(lo - 1); i >= 0; i = t.parent[i] {
-		if addr < t.end[i] || (addr == t.start[i] && t.start[i] == t.end[i]) {
+		// A zero-size symbol at addr names it unless a sized symbol
+		// encloses it: gdb's minimal-symbol lookup and elfutils take the
+		// sized one (qemu's safe_syscall_base, not the label
+		// safe_syscall_end at the pc after its syscall).
+		if addr < t.end[i] || (addr == t.start[i] && t.start[i] == t.end[i] && t.parent[i] < 0) {
 			s := t.syms[t.first[i]]
 			return s, addr - s.Addr, true
 		}
