@@ -98,3 +98,56 @@ func requireAnonymous(t *testing.T, pid int, bin, sym string, off uint64) {
 	}
 	t.Fatalf("%s+%d (%#x) is not mapped", sym, off, a)
 }
+
+// TestStackVforkParent: a process whose thread waits in vfork for its child
+// cannot be stopped (gdb and eu-stack wait for good; sonde waited 30 s and
+// said the process had exited): sonde says so at once and names the child,
+// whose stack it then prints as gdb does.
+func TestStackVforkParent(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed (scripts/setup installs it)")
+	}
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
+	cmd := exec.Command(bin, "vfork")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line := make([]byte, 6)
+	if _, err := out.Read(line); err != nil || string(line) != "ready\n" {
+		t.Fatalf("no ready: %q %v", line, err)
+	}
+	parent := cmd.Process.Pid
+	var child string
+	for i := 0; i < 400 && child == ""; i++ {
+		kids, _ := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/task/" + strconv.Itoa(parent) + "/children")
+		if f := strings.Fields(string(kids)); len(f) == 1 {
+			child = f[0]
+		}
+	}
+	if child == "" {
+		t.Fatal("no vfork child")
+	}
+	waitAllSleeping(t, mustAtoi(t, child))
+	stdout, errOut, code := runCLI(t, "stack", strconv.Itoa(parent))
+	if code != 1 || stdout != "" || !strings.Contains(errOut, "is in vfork()") || !strings.Contains(errOut, "sonde stack "+child) {
+		t.Errorf("sonde stack on the vfork parent: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+	if st, _ := os.ReadFile("/proc/" + strconv.Itoa(parent) + "/status"); !strings.Contains(string(st), "TracerPid:\t0\n") {
+		t.Errorf("the parent was left traced:\n%s", st)
+	}
+	compareText(t, []string{"stack", child}, append(append([]string{}, noPrinters...), "-p", child))
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
