@@ -28,6 +28,7 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 	}
 	withDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
 	noDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
+	relDwarf4 := buildRelativeCompDir(t)
 	for _, c := range []struct {
 		name string
 		bin  string
@@ -37,6 +38,7 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 		{"label", withDebug, []string{"label"}, " in trial_read ()\n"},
 		{"bss", withDebug, []string{"bss"}, "<trial_bss+1048576>"},
 		{"lowmap", noDebug, []string{"lowmap", "/bin/true"}, " in main ()\n"},
+		{"dwarf4-relative-compdir", relDwarf4, []string{"label"}, " at stk_trial3.c:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := startStackProgram(t, c.bin, c.args...)
@@ -51,6 +53,28 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 			compareText(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid))
 		})
 	}
+}
+
+// buildRelativeCompDir builds stk_trial3.c in DWARF 4 with a relative
+// compilation directory (DW_AT_comp_dir "./sub", as -ffile-prefix-map
+// builds and OCaml's ocamlopt write them): gdb prints the file without the
+// directory, sonde printed "./sub/stk_trial3.c" (OCaml: ./stdlib/list.ml).
+func buildRelativeCompDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile(testprog.Source("stk_trial3.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/stk_trial3.c", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gcc := exec.Command("gcc", "-g", "-gdwarf-4", "-O2", "-pthread", "-fdebug-prefix-map="+dir+"=./sub", "-o", "prog", "stk_trial3.c")
+	gcc.Dir = dir
+	if out, err := gcc.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return dir + "/prog"
 }
 
 // requireAnonymous fails the test unless symbol sym of bin, plus off, lies
