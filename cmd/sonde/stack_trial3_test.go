@@ -175,3 +175,35 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestStackDMatchesGdb: a D program built with GDC (testdata/stk_d.d) ends
+// its backtrace at _Dmain, as gdb's does (sonde went on through druntime's
+// _d_run_main to the C main), and Phobos' inlined functions are named
+// without the D module (gdb's shortSort, sonde's d::shortSort).
+func TestStackDMatchesGdb(t *testing.T) {
+	for _, tool := range []string{"gdb", "gdc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (scripts/setup installs it)", tool)
+		}
+	}
+	dir := t.TempDir()
+	src, err := os.ReadFile(testprog.Source("stk_d.d"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/stk_d.d", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gdc := exec.Command("gdc", "-g", "-O1", "-o", "prog", "stk_d.d")
+	gdc.Dir = dir
+	if out, err := gdc.CombinedOutput(); err != nil {
+		t.Fatalf("gdc: %v\n%s", err, out)
+	}
+	cmd := startStackProgram(t, dir+"/prog")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	out, errOut, code := runCLI(t, "stack", pid)
+	if code != 0 || !strings.Contains(out, " _Dmain () at stk_d.d:") || strings.Contains(out, "_d_run_main") {
+		t.Errorf("exit %d: no _Dmain last frame:\n%s%s", code, out, errOut)
+	}
+	compareText(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid))
+}
