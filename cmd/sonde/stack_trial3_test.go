@@ -207,3 +207,26 @@ func TestStackDMatchesGdb(t *testing.T) {
 	}
 	compareText(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid))
 }
+
+// TestStackCoreWrongExeWarns: given a core and an --exe that is not the
+// executable the process ran (another build: its build-id differs), sonde
+// uses the file at the core's recorded path, as before, and now says so
+// naming both files (it said nothing; gdb warns that the core may not match
+// and prints garbage). The stack is the one the right executable gives.
+func TestStackCoreWrongExeWarns(t *testing.T) {
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
+	other := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
+	core := kernelCore(t, bin, true, "label")
+	right, errRight, code := runCLI(t, "stack", "--core", core, "--exe", bin)
+	if code != 0 || strings.Contains(errRight, "warning") {
+		t.Fatalf("right --exe: exit %d\n%s", code, errRight)
+	}
+	got, errOut, code := runCLI(t, "stack", "--core", core, "--exe", other)
+	want := other + " is not the " + bin + " the process mapped: build-id "
+	if code != 0 || !strings.Contains(errOut, want) || !strings.Contains(errOut, "using "+bin+" instead") {
+		t.Errorf("wrong --exe: exit %d, no %q in:\n%s", code, want, errOut)
+	}
+	if got != right {
+		t.Errorf("wrong --exe:\n%s\nright --exe:\n%s", got, right)
+	}
+}
