@@ -181,4 +181,3 @@ func refusedButFound(mf *core.MappedFile) []string {
 	}
 	return out
 }
-
