@@ -17,6 +17,7 @@ import (
 
 // gdbSourceFile turns symbols' full path of a source file into the name gdb
 // prints, given the file's compilation unit:
+//   - the unit's own file named by an absolute DW_AT_name: that path;
 //   - a relative directory entry: the entry and the name ("src/main.c",
 //     glibc's "../sysdeps/unix/sysv/linux/read.c");
 //   - the unit's own source file, named relatively in an absolute
@@ -37,6 +38,11 @@ func gdbSourceFile(file string, u *symbols.CompileUnit) string {
 		return file
 	}
 	switch {
+	case file == u.Name:
+		// The unit's file named by an absolute path under its compilation
+		// directory (gcc -c $PWD/Modules/x.c, as Python's build compiles
+		// its modules): the line table's entry is absolute too.
+		return file
 	case strings.Contains(rem, "/"):
 		return rem
 	case path.IsAbs(u.CompDir) && rem == u.Name:

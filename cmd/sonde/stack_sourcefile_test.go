@@ -26,6 +26,7 @@ func TestGdbSourceFile(t *testing.T) {
 		{"./nptl/pthread_create.c", glibc, "./nptl/pthread_create.c"},
 		{"./nptl/../sysdeps/nptl/futex-internal.h", glibc, "../sysdeps/nptl/futex-internal.h"},
 		{"/x/y.c", nil, "/x/y.c"},
+		{"/b/Py/Modules/_ctypes/_ctypes.c", &symbols.CompileUnit{Name: "/b/Py/Modules/_ctypes/_ctypes.c", CompDir: "/b/Py", Version: 5}, "/b/Py/Modules/_ctypes/_ctypes.c"},
 		{"./stdlib/stdlib.ml", ocaml, "stdlib.ml"}, // a relative compilation directory before DWARF 5
 		{"./stdlib/sub/x.ml", ocaml, "sub/x.ml"},
 	} {

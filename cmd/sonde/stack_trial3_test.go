@@ -29,6 +29,7 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 	withDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
 	noDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
 	relDwarf4 := buildRelativeCompDir(t)
+	absUnder := buildAbsoluteUnderCompDir(t)
 	for _, c := range []struct {
 		name string
 		bin  string
@@ -39,6 +40,7 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 		{"bss", withDebug, []string{"bss"}, "<trial_bss+1048576>"},
 		{"lowmap", noDebug, []string{"lowmap", "/bin/true"}, " in main ()\n"},
 		{"dwarf4-relative-compdir", relDwarf4, []string{"label"}, " at stk_trial3.c:"},
+		{"absolute-source-under-compdir", absUnder, []string{"label"}, "/Modules/stk_trial3.c:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := startStackProgram(t, c.bin, c.args...)
@@ -70,6 +72,30 @@ func buildRelativeCompDir(t *testing.T) string {
 		t.Fatal(err)
 	}
 	gcc := exec.Command("gcc", "-g", "-gdwarf-4", "-O2", "-pthread", "-fdebug-prefix-map="+dir+"=./sub", "-o", "prog", "stk_trial3.c")
+	gcc.Dir = dir
+	if out, err := gcc.CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return dir + "/prog"
+}
+
+// buildAbsoluteUnderCompDir compiles DIR/Modules/stk_trial3.c by its
+// absolute path from DIR, as Python's build compiles its extension modules:
+// gdb prints the absolute path, sonde printed Modules/stk_trial3.c.
+func buildAbsoluteUnderCompDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := os.ReadFile(testprog.Source("stk_trial3.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir+"/Modules", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/Modules/stk_trial3.c", src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gcc := exec.Command("gcc", "-g", "-O2", "-pthread", "-o", "prog", dir+"/Modules/stk_trial3.c")
 	gcc.Dir = dir
 	if out, err := gcc.CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
