@@ -256,3 +256,26 @@ func TestStackCoreWrongExeWarns(t *testing.T) {
 		t.Errorf("wrong --exe:\n%s\nright --exe:\n%s", got, right)
 	}
 }
+
+// TestStackDashP: `sonde stack -p PID`, as gdb -p and eu-stack -p are
+// spelled (a new user's first try said "unknown flag -p"), prints what
+// `sonde stack PID` prints; both at once is a usage error.
+func TestStackDashP(t *testing.T) {
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
+	cmd := startStackProgram(t, bin, "label")
+	pid := strconv.Itoa(cmd.Process.Pid)
+	want, _, code := runCLI(t, "stack", pid)
+	if code != 0 {
+		t.Fatalf("sonde stack %s: exit %d", pid, code)
+	}
+	got, errOut, code := runCLI(t, "stack", "-p", pid)
+	if code != 0 || got != want {
+		t.Errorf("sonde stack -p %s: exit %d %s\n%s\nwant:\n%s", pid, code, errOut, got, want)
+	}
+	if _, errOut, code := runCLI(t, "stack", "-p", pid, pid); code != 2 || !strings.Contains(errOut, "expected one PID") {
+		t.Errorf("sonde stack -p PID PID: exit %d, %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, "stack", "-p", pid, "--core", "/nonexistent"); code != 2 {
+		t.Errorf("sonde stack -p PID --core: exit %d, %s", code, errOut)
+	}
+}
