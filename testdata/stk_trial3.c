@@ -11,6 +11,7 @@
  *   lowmap  blocked in read with an ELF file mapped below the executable
  *           (qemu-user maps its guest program under itself), so that the
  *           executable is not the lowest file in the memory map;
+ *   utf8    blocked in read under a function given non-ASCII strings;
  *   vfork   the parent blocked in vfork until its child, which reads,
  *           execs or exits (posix_spawn's clone(CLONE_VFORK) too).
  *
@@ -103,6 +104,20 @@ __attribute__((noinline)) static int in_vfork(int depth) {
 	return in_vfork(depth - 1) + 1;
 }
 
+/* Strings gdb prints by its host charset (sqlite3's fgets buffer): UTF-8
+ * text, bytes that are no character with a sequence cut short at the end,
+ * a repeated multibyte character, a non-printable one (U+0080). */
+char utf8_text[] = "h\xc3\xa9llo w\xc3\xb6rld \xe2\x9c\x93";
+char utf8_bad[] = "\300\214\371\321";
+char utf8_rep[] = "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9x";
+char utf8_ctl[] = "a\xc2\x80" "b";
+
+__attribute__((noinline)) static long show(const char *text, const char *bad, const char *rep, const char *ctl) {
+	char c;
+	ready();
+	return read(pipefd[0], &c, 1) + text[0] + bad[0] + rep[0] + ctl[0];
+}
+
 int main(int argc, char **argv) {
 	if (pipe(pipefd) != 0)
 		return 1;
@@ -116,6 +131,8 @@ int main(int argc, char **argv) {
 		return lowmap(argv[2]);
 	if (argc > 1 && strcmp(argv[1], "vfork") == 0)
 		return in_vfork(2);
-	fprintf(stderr, "usage: stk_trial3 label|bss|lowmap FILE|vfork\n");
+	if (argc > 1 && strcmp(argv[1], "utf8") == 0)
+		return (int)show(utf8_text, utf8_bad, utf8_rep, utf8_ctl);
+	fprintf(stderr, "usage: stk_trial3 label|bss|lowmap FILE|vfork|utf8\n");
 	return 2;
 }

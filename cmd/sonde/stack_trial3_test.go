@@ -279,3 +279,35 @@ func TestStackDashP(t *testing.T) {
 		t.Errorf("sonde stack -p PID --core: exit %d, %s", code, errOut)
 	}
 }
+
+// TestStackStringsFollowTheLocale: gdb prints strings in its host charset,
+// the locale's: in a UTF-8 locale é and ✓ as themselves, bytes that are no
+// character as octal escapes and a sequence the string's end cuts short as
+// <incomplete sequence \321> (sqlite3's fgets buffer); in the C locale every
+// non-ASCII byte in octal. sonde printed the C locale's spelling in both.
+func TestStackStringsFollowTheLocale(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed (scripts/setup installs it)")
+	}
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
+	for _, c := range []struct{ lang, want string }{
+		{"C.UTF-8", `text=0x`},
+		{"C", `"h\303\251llo w\303\266rld \342\234\223"`},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			t.Setenv("LC_ALL", "")
+			t.Setenv("LC_CTYPE", "")
+			t.Setenv("LANG", c.lang)
+			cmd := startStackProgram(t, bin, "utf8")
+			pid := strconv.Itoa(cmd.Process.Pid)
+			out, _, _ := runCLI(t, "stack", pid)
+			if !strings.Contains(out, c.want) {
+				t.Errorf("no %q:\n%s", c.want, out)
+			}
+			if c.lang == "C.UTF-8" && !strings.Contains(out, "\"h\u00e9llo w\u00f6rld \u2713\"") {
+				t.Errorf("no UTF-8 text:\n%s", out)
+			}
+			compareText(t, []string{"stack", pid}, append(append([]string{}, noPrinters...), "-p", pid))
+		})
+	}
+}
