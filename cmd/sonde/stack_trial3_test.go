@@ -57,6 +57,23 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 	}
 }
 
+// TestStackCoreLowmapMatchesGdb: the lowmap state of TestStackTrial3MatchesGdb
+// in a kernel core: the executable comes from the core's AT_ENTRY too (the
+// core backend served no auxiliary vector: "from PROG" in every frame and
+// frames past main).
+func TestStackCoreLowmapMatchesGdb(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb not installed (scripts/setup installs it)")
+	}
+	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
+	core := kernelCore(t, bin, true, "lowmap", "/bin/true")
+	out, errOut, code := runCLI(t, "stack", "--core", core, "--exe", bin)
+	if code != 0 || !strings.Contains(out, " in main ()\n") {
+		t.Errorf("exit %d, no main frame without 'from':\n%s%s", code, out, errOut)
+	}
+	compareText(t, []string{"stack", "--core", core, "--exe", bin}, []string{bin, core})
+}
+
 // buildRelativeCompDir builds stk_trial3.c in DWARF 4 with a relative
 // compilation directory (DW_AT_comp_dir "./sub", as -ffile-prefix-map
 // builds and OCaml's ocamlopt write them): gdb prints the file without the
