@@ -4,10 +4,12 @@ package session
 // starts, what its libraries are called, and which symbol an address is in.
 
 import (
+	"debug/elf"
 	"fmt"
 	"strings"
 
 	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/target"
 )
@@ -137,11 +139,7 @@ func (s *Session) SymbolAt(c *target.Context, addr uint64) (name string, offset 
 }
 
 func (s *Session) symbolIn(mods modules.List, addr uint64) (string, uint64, bool) {
-	m := mods.ForAddress(addr)
-	if m == nil || m.VDSO {
-		return "", 0, false // (the vDSO's symbol file would be looked for, and warned about)
-	}
-	b, _ := s.Binary(m)
+	m, b := s.moduleHolding(mods, addr)
 	if b == nil {
 		return "", 0, false
 	}
@@ -171,4 +169,47 @@ func (s *Session) demangledSymbolIn(mods modules.List, addr uint64) string {
 		return fmt.Sprintf("%s+%d", name, off)
 	}
 	return name
+}
+
+// moduleHolding returns the module whose memory holds addr, and its binary:
+// the module whose mappings hold it, or else the one below addr whose
+// loadable segments do in memory beyond the file — the part of .bss past
+// the file's last page, which the process maps as anonymous memory
+// (mariadbd's COND_manager, gdb's <COND_manager+40>). Never the vDSO (its
+// symbol file would be looked for, and warned about).
+func (s *Session) moduleHolding(mods modules.List, addr uint64) (*Module, *symbols.Binary) {
+	m := mods.ForAddress(addr)
+	inFile := m != nil
+	if m == nil {
+		for _, c := range mods {
+			if c.Start <= addr && (m == nil || c.Start > m.Start) {
+				m = c
+			}
+		}
+	}
+	if m == nil || m.VDSO {
+		return nil, nil
+	}
+	b, _ := s.Binary(m)
+	if b == nil {
+		return nil, nil
+	}
+	if !inFile && !inLoadSegment(b.ELF(), addr-m.Bias) {
+		return nil, nil
+	}
+	return m, b
+}
+
+// inLoadSegment reports whether the link-time address a lies in one of f's
+// PT_LOAD segments as loaded (their memory size, .bss included).
+func inLoadSegment(f *elf.File, a uint64) bool {
+	if f == nil {
+		return false
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && a >= p.Vaddr && a-p.Vaddr < p.Memsz {
+			return true
+		}
+	}
+	return false
 }

@@ -8,6 +8,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/sondedbg/sonde/modules"
@@ -123,7 +124,14 @@ type FrameVarsOptions struct {
 	// (variables.FormatOptions.Pretty); off, they print as their members,
 	// as gdb does without its auto-loaded printers.
 	Pretty bool
+	// UTF8 prints strings in a UTF-8 host charset, as gdb does in a UTF-8
+	// locale (variables.FormatOptions.UTF8; HostUTF8 says which).
+	UTF8 bool
 }
+
+// HostUTF8 reports whether the environment's locale is a UTF-8 one, in
+// which gdb prints strings' multibyte characters as themselves.
+func HostUTF8() bool { return variables.HostUTF8(os.Getenv) }
 
 // FrameVariables reads the parameters (and locals) of the first n frames of
 // the stack's backtrace (n < 0: all), formatted as gdb's bt (and bt full)
@@ -142,7 +150,7 @@ func (st *Stack) FrameVariables(n int, o FrameVarsOptions) []FrameVars {
 		return out
 	}
 	view := st.view(frames[len(frames)-1].Physical + 1)
-	fo := variables.FormatOptions{Elements: o.Elements, Symbol: st.sess.symbolizer(st.mods), Pretty: o.Pretty}
+	fo := variables.FormatOptions{Elements: o.Elements, Symbol: st.sess.symbolizer(st.mods), Pretty: o.Pretty, UTF8: o.UTF8}
 	trace := unwind.Trace{Frames: frames}
 	// Outermost first: a frame's entry values are its caller's call-site
 	// values, often entry values of the caller in turn (a recursion), which

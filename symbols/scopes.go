@@ -257,7 +257,9 @@ func (b *scopeBuild) walk(ur *dwarf.UnitReader, e *dwarf.Entry, base scopeLevel,
 		case dwarf.TagLexicalBlock, 0x32 /* try_block */, 0x25 /* catch_block */ :
 			descend = top.node >= 0
 		case dwarf.TagNamespace, dwarf.TagClassType, dwarf.TagStructureType, dwarf.TagUnionType, tagModule:
-			if p, ok := scopePrefix(e, next.prefix); ok {
+			// A module qualifies Fortran names (m::deep); gdb leaves a D
+			// module's out (GDC's inlined shortSort, not d::shortSort).
+			if p, ok := scopePrefix(e, next.prefix); ok && (e.Tag != tagModule || cu.fortran()) {
 				next.prefix = int32(len(b.decls.prefixes))
 				b.decls.prefixes = append(b.decls.prefixes, p)
 			}

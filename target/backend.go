@@ -71,6 +71,12 @@ type AuxvReader interface {
 	Auxv(proc *Context) ([]byte, error)
 }
 
+// auxvBytes is AuxvReader under another name, for a backend whose Auxv
+// method already returns the parsed vector (the core backend).
+type auxvBytes interface {
+	AuxvBytes(proc *Context) ([]byte, error)
+}
+
 // ExecutablePath is implemented by backends that know the path of a process's
 // main executable (live: /proc/PID/exe; cores: from NT_FILE and AT_ENTRY).
 type ExecutablePath interface {

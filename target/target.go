@@ -509,6 +509,9 @@ func (c *Context) Auxv() ([]byte, error) {
 	if r, ok := c.target.backend.(AuxvReader); ok {
 		return r.Auxv(c.Process())
 	}
+	if r, ok := c.target.backend.(auxvBytes); ok { // a core: its Auxv method parses
+		return r.AuxvBytes(c.Process())
+	}
 	return nil, Errorf(CodeUnsupported, "auxv", c.id, nil)
 }
 

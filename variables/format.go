@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FormatOptions select how Format prints a value. The zero value prints as
@@ -27,6 +29,24 @@ type FormatOptions struct {
 	// Pretty prints library containers (std::map, Rust's HashMap, ...) as
 	// gdb's pretty-printers do: "std::map with 2 elements = {[1] = 2, ...}".
 	Pretty bool
+	// UTF8 prints strings as gdb does when its host charset is UTF-8 (a
+	// UTF-8 locale): printable multibyte characters as themselves, not
+	// their bytes' octal escapes (see HostUTF8).
+	UTF8 bool
+}
+
+// HostUTF8 reports whether a locale setting (LC_ALL, else LC_CTYPE, else
+// LANG, as setlocale reads them; pass os.Getenv) names a UTF-8 codeset:
+// then gdb's host charset is UTF-8.
+func HostUTF8(getenv func(string) string) bool {
+	v := ""
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v = getenv(k); v != "" {
+			break
+		}
+	}
+	v = strings.ToLower(v)
+	return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
 }
 
 // maxFormatDepth bounds nested aggregates; maxFormatLen bounds the text.
@@ -575,7 +595,11 @@ func (p *printer) cString(addr uint64) {
 
 // printStr prints characters as gdb's generic_printstr does: runs longer
 // than the repeat threshold as 'c' <repeats N times>, the rest in double
-// quotes, at most o.Elements characters, "..." when cut (or force).
+// quotes, at most o.Elements characters, "..." when cut (or force). With
+// o.UTF8 (gdb's host charset in a UTF-8 locale) a printable multibyte
+// character prints as itself, bytes that are no character as octal
+// escapes, and a sequence cut short by the string's end after the quotes as
+// <incomplete sequence \321>; otherwise every byte above 0x7e is escaped.
 func (p *printer) printStr(s []byte, force bool) {
 	if len(s) == 0 {
 		p.b.WriteString(`""`)
@@ -584,35 +608,49 @@ func (p *printer) printStr(s []byte, force bool) {
 		}
 		return
 	}
+	units := strUnits(s, p.o.UTF8)
 	type run struct {
-		c byte
+		u strUnit
 		n int
 	}
 	var runs []run
 	printed := 0
 	i := 0
-	for i < len(s) && printed < p.o.Elements {
+	for i < len(units) && printed < p.o.Elements {
 		j := i + 1
-		for j < len(s) && s[j] == s[i] {
+		for j < len(units) && units[j].same(units[i]) {
 			j++
 		}
-		runs = append(runs, run{s[i], j - i})
+		runs = append(runs, run{units[i], j - i})
 		printed += j - i
 		i = j
 	}
-	finished := i >= len(s)
+	finished := i >= len(units)
 	inQuote := false
 	first := true
 	for _, r := range runs {
-		if r.n > p.o.Repeats {
+		switch {
+		case r.u.incomplete:
 			if inQuote {
 				p.b.WriteString(`", `)
 				inQuote = false
 			} else if !first {
 				p.b.WriteString(", ")
 			}
-			p.b.WriteString("'" + escapeChar(r.c, '\'') + "' <repeats " + strconv.Itoa(r.n) + " times>")
-		} else {
+			p.b.WriteString("<incomplete sequence ")
+			for _, c := range r.u.b {
+				p.b.WriteString(octalEscape(c))
+			}
+			p.b.WriteByte('>')
+		case r.n > p.o.Repeats:
+			if inQuote {
+				p.b.WriteString(`", `)
+				inQuote = false
+			} else if !first {
+				p.b.WriteString(", ")
+			}
+			p.b.WriteString("'" + r.u.spell('\'') + "' <repeats " + strconv.Itoa(r.n) + " times>")
+		default:
 			if !inQuote {
 				if !first {
 					p.b.WriteString(", ")
@@ -621,7 +659,7 @@ func (p *printer) printStr(s []byte, force bool) {
 				inQuote = true
 			}
 			for k := 0; k < r.n; k++ {
-				p.b.WriteString(escapeChar(r.c, '"'))
+				p.b.WriteString(r.u.spell('"'))
 			}
 		}
 		first = false
@@ -632,6 +670,62 @@ func (p *printer) printStr(s []byte, force bool) {
 	if force || !finished {
 		p.b.WriteString("...")
 	}
+}
+
+// strUnit is one character of a string as gdb iterates over it: a byte, a
+// printable UTF-8 character (raw), or a multibyte sequence cut short by
+// the end of the string (incomplete).
+type strUnit struct {
+	b          []byte
+	raw        bool
+	incomplete bool
+}
+
+func (u strUnit) same(v strUnit) bool {
+	return u.raw == v.raw && u.incomplete == v.incomplete && string(u.b) == string(v.b)
+}
+
+// spell writes the unit inside quote q.
+func (u strUnit) spell(q byte) string {
+	if u.raw {
+		return string(u.b)
+	}
+	return escapeChar(u.b[0], q)
+}
+
+// strUnits cuts s into the characters printStr prints: bytes, or with
+// utf8 the host charset's characters (invalid bytes one by one).
+func strUnits(s []byte, utf8Host bool) []strUnit {
+	out := make([]strUnit, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !utf8Host || c < utf8.RuneSelf {
+			out = append(out, strUnit{b: s[i : i+1]})
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1 && !utf8.FullRune(s[i:]):
+			out = append(out, strUnit{b: s[i:], incomplete: true})
+			i = len(s)
+		case r == utf8.RuneError && size <= 1, !unicode.IsPrint(r):
+			for k := 0; k < max(size, 1); k++ {
+				out = append(out, strUnit{b: s[i+k : i+k+1]})
+			}
+			i += max(size, 1)
+		default:
+			out = append(out, strUnit{b: s[i : i+size], raw: true})
+			i += size
+		}
+	}
+	return out
+}
+
+// octalEscape is c as a three-digit octal escape.
+func octalEscape(c byte) string {
+	o := strconv.FormatUint(uint64(c), 8)
+	return `\` + strings.Repeat("0", 3-len(o)) + o
 }
 
 // escapeChar spells one character as gdb does inside quote q (octal

@@ -16,6 +16,9 @@ import (
 // before, when given, runs on the new target before the attach (a verb
 // starts reading symbols ahead there: stack_prepare.go).
 func attachLive(pid int, before ...func(*target.Target)) (*openedTarget, error) {
+	if err := checkVforkWait(pid); err != nil {
+		return nil, err // (vfork.go)
+	}
 	t, err := ptrace.New()
 	if err != nil {
 		return nil, err

@@ -44,7 +44,7 @@ func (tf *targetFlags) open(fs *flag.FlagSet) (*openedTarget, int) {
 // process, before the attach).
 func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string, before ...func(*target.Target)) (*openedTarget, int) {
 	if corePath != "" {
-		if fs.NArg() != 0 {
+		if p, _ := pidArg(fs); fs.NArg() != 0 || p != "" {
 			return nil, usageError(fs, "give either --core CORE or a PID, not both")
 		}
 		if exe != "" {
@@ -77,12 +77,13 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string, before ...f
 	if sysroot != "" {
 		return nil, usageError(fs, "--sysroot goes with --core (a live process's files are the ones it mapped)")
 	}
-	if fs.NArg() != 1 {
-		return nil, usageError(fs, "expected one PID (or --core CORE)")
+	arg, err := pidArg(fs)
+	if err != nil {
+		return nil, usageError(fs, err.Error())
 	}
-	pid, err := strconv.Atoi(fs.Arg(0))
+	pid, err := strconv.Atoi(arg)
 	if err != nil || pid <= 0 {
-		return nil, usageError(fs, fmt.Sprintf("%q is not a process ID", fs.Arg(0)))
+		return nil, usageError(fs, fmt.Sprintf("%q is not a process ID", arg))
 	}
 	o, err := attachLive(pid, before...)
 	if err != nil {
@@ -90,4 +91,21 @@ func openTargetArgs(fs *flag.FlagSet, corePath, exe, sysroot string, before ...f
 		return nil, 1
 	}
 	return o, 0
+}
+
+// pidArg returns the process ID a verb was given: its one positional
+// argument, or -p PID where the verb has that flag (gdb's and eu-stack's
+// spelling: sonde stack -p PID), not both.
+func pidArg(fs *flag.FlagSet) (string, error) {
+	p := ""
+	if f := fs.Lookup("p"); f != nil {
+		p = f.Value.String()
+	}
+	switch {
+	case p != "" && fs.NArg() == 0:
+		return p, nil
+	case p == "" && fs.NArg() == 1:
+		return fs.Arg(0), nil
+	}
+	return "", fmt.Errorf("expected one PID (or --core CORE)")
 }

@@ -29,7 +29,7 @@ func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func runStack(args []string) int {
-	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--full] [--raw] [--no-args] [-t TID] [--debug-dir DIR]... PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
+	fs := newFlagSet("stack", "sonde stack [--json] [--no-inline] [--no-lines] [--past-main] [--full] [--raw] [--no-args] [-t TID] [--debug-dir DIR]... [-p] PID\n       sonde stack --core CORE [--exe EXE] [--sysroot DIR] [same options]",
 		"Prints the backtrace of every thread, like gdb's `thread apply all bt` or eu-stack.\n"+
 			"A live process is stopped only while its stacks are read, then continues as it was\n"+
 			"(a process that was job-control stopped stays stopped).")
@@ -46,6 +46,7 @@ func runStack(args []string) int {
 	var debugDirs multiFlag
 	fs.Var(&debugDirs, "debug-dir", "also look for separate debug files in `DIR` (repeatable)")
 	onlyTID := fs.Int("t", 0, "show only the thread `TID` (a thread id, as in LWP TID)")
+	fs.String("p", "", "the process `PID`, as gdb -p and eu-stack -p take it (or PID as the argument)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

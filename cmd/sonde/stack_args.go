@@ -31,7 +31,7 @@ type stackVar struct {
 func addFrameVars(sess *session.Session, th *target.Context, trace unwind.Trace, frames []stackFrame, full, pretty bool) {
 	var vars []session.FrameVars
 	if st, err := sess.StackOf(th, trace); err == nil {
-		vars = st.FrameVariables(len(trace.Frames), session.FrameVarsOptions{Locals: full, Pretty: pretty})
+		vars = st.FrameVariables(len(trace.Frames), session.FrameVarsOptions{Locals: full, Pretty: pretty, UTF8: session.HostUTF8()})
 	}
 	for i := range frames {
 		frames[i].Args = []stackVar{}

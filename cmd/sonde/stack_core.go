@@ -155,12 +155,29 @@ func coreProblems(t *target.Target) []string {
 			gaps = append(gaps, p)
 		}
 	}
+	out = append(out, refusedButFound(c.Executable())...)
 	switch len(gaps) {
 	case 0:
 	case 1:
 		out = append(out, "sonde: warning: "+gaps[0].String())
 	default:
 		out = append(out, fmt.Sprintf("sonde: warning: %d ranges of the process's memory are in neither the core nor a file (reads there fail); the first: %s", len(gaps), gaps[0]))
+	}
+	return out
+}
+
+// refusedButFound warns about candidates refused for a file that another
+// candidate then stood in for: a wrong --exe, which the core's recorded
+// path replaced without a word (gdb, given a wrong executable, warns that
+// the core may not match it, then prints garbage).
+func refusedButFound(mf *core.MappedFile) []string {
+	if mf == nil || mf.Found == "" {
+		return nil
+	}
+	var out []string
+	for _, err := range mf.Rejected {
+		msg := strings.TrimSuffix(strings.TrimPrefix(err.Error(), "core: "), "; not using it")
+		out = append(out, fmt.Sprintf("sonde: warning: %s; using %s instead (found by %s)", msg, mf.Found, mf.How))
 	}
 	return out
 }

@@ -29,7 +29,27 @@ func untilMainOf(sess *session.Session, frames []unwind.StackFrame) []unwind.Sta
 	if i := rustMainFrame(m, out); i >= 0 {
 		return out[:i+1]
 	}
+	if i := dMainFrame(m, out); i >= 0 {
+		return out[:i+1]
+	}
 	return out
+}
+
+// dMainFrame returns the index of the frame of D's main, _Dmain (DWARF's
+// "D main"), in the executable, or -1. gdb takes it for main when the
+// program has that symbol (d_main_name) and stops there, above druntime's
+// _d_run_main frames and the C main that calls them.
+func dMainFrame(exe *session.Module, frames []unwind.StackFrame) int {
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := frames[i]
+		if !f.HasSymbol || f.Module == nil || f.Module.Client != exe {
+			continue
+		}
+		if n := f.Symbol.Function; n == "_Dmain" || n == "D main" || f.Symbol.LinkageName == "_Dmain" {
+			return i
+		}
+	}
+	return -1
 }
 
 // fortranProducer reports whether a compile unit's DW_AT_producer is a

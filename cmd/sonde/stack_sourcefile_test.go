@@ -11,6 +11,7 @@ func TestGdbSourceFile(t *testing.T) {
 	rel := &symbols.CompileUnit{Name: "src/main.c", CompDir: "/tmp/rel", Version: 5}
 	glibc := &symbols.CompileUnit{Name: "pthread_create.c", CompDir: "./nptl", Version: 5}
 	dw4 := &symbols.CompileUnit{Name: "t.c", CompDir: "/tmp/stk", Version: 4}
+	ocaml := &symbols.CompileUnit{Name: "stdlib.ml", CompDir: "./stdlib", Version: 3}
 	for _, c := range []struct {
 		file string
 		u    *symbols.CompileUnit
@@ -25,6 +26,9 @@ func TestGdbSourceFile(t *testing.T) {
 		{"./nptl/pthread_create.c", glibc, "./nptl/pthread_create.c"},
 		{"./nptl/../sysdeps/nptl/futex-internal.h", glibc, "../sysdeps/nptl/futex-internal.h"},
 		{"/x/y.c", nil, "/x/y.c"},
+		{"/b/Py/Modules/_ctypes/_ctypes.c", &symbols.CompileUnit{Name: "/b/Py/Modules/_ctypes/_ctypes.c", CompDir: "/b/Py", Version: 5}, "/b/Py/Modules/_ctypes/_ctypes.c"},
+		{"./stdlib/stdlib.ml", ocaml, "stdlib.ml"}, // a relative compilation directory before DWARF 5
+		{"./stdlib/sub/x.ml", ocaml, "sub/x.ml"},
 	} {
 		if got := gdbSourceFile(c.file, c.u); got != c.want {
 			t.Errorf("gdbSourceFile(%q, %+v) = %q, want %q", c.file, c.u, got, c.want)

@@ -18,7 +18,10 @@
 // Addr <= addr < Addr+Size. A zero-size symbol (an assembly label,
 // crtstuff's register_tm_clones) has no end of its own: it names the
 // addresses after it up to the next symbol, within its section, as in gdb,
-// addr2line and llvm-symbolizer — unless it lies inside a sized symbol. An
+// addr2line and llvm-symbolizer — unless it lies inside a sized symbol,
+// which then names even the label's own address (gdb and elfutils do so:
+// qemu's label safe_syscall_end, the pc after the syscall in
+// safe_syscall_base, is safe_syscall_base+37; addr2line says the label). An
 // address in a gap after a sized symbol has no name; naming it after the
 // nearest preceding exported symbol is the classic symbolizer bug this
 // package exists to avoid.

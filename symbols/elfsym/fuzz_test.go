@@ -61,10 +61,17 @@ func FuzzLookup(f *testing.F) {
 			if probe != 0 && a != uint64(probe%300) && a%7 != 0 {
 				continue
 			}
+			// The innermost sized symbol holding a, else a zero-size one at a
+			// (a sized symbol beats a label inside it: gdb's rule).
 			var best *Symbol
-			for i := range syms {
-				if syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
-					best = &syms[i]
+			for _, sized := range []bool{true, false} {
+				for i := range syms {
+					if (syms[i].Size > 0) == sized && syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
+						best = &syms[i]
+					}
+				}
+				if best != nil {
+					break
 				}
 			}
 			got, off, ok := tab.Lookup(a)
@@ -218,14 +225,17 @@ func FuzzLookupZeroSize(f *testing.F) {
 // bruteZeroSize is Lookup's rule written directly (for a covered address,
 // only the winning symbol's start is compared).
 func bruteZeroSize(syms []Symbol, secs []addrRange, a uint64) (sym *Symbol, covered bool) {
+	// A sized symbol holding a beats a zero-size one at a (gdb's rule).
 	var best *Symbol
-	for i := range syms {
-		if syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
-			best = &syms[i]
+	for _, sized := range []bool{true, false} {
+		for i := range syms {
+			if (syms[i].Size > 0) == sized && syms[i].Contains(a) && (best == nil || syms[i].Addr > best.Addr) {
+				best = &syms[i]
+			}
 		}
-	}
-	if best != nil {
-		return best, true
+		if best != nil {
+			return best, true
+		}
 	}
 	// The last start at or before a.
 	var last *Symbol

@@ -3,6 +3,7 @@ package elfsym
 import (
 	"debug/elf"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -36,6 +37,8 @@ type Table struct {
 	byName        map[string][]int32
 	demangledOnce sync.Once
 	byDemangled   map[string][]int32
+	globalCxxOnce sync.Once
+	globalCxx     map[string]bool // see mayDemangleTo
 }
 
 func build(name string, all []Symbol) *Table {
@@ -211,7 +214,11 @@ func (t *Table) Lookup(addr uint64) (sym Symbol, offset uint64, ok bool) {
 		}
 	}
 	for i := int32(lo - 1); i >= 0; i = t.parent[i] {
-		if addr < t.end[i] || (addr == t.start[i] && t.start[i] == t.end[i]) {
+		// A zero-size symbol at addr names it unless a sized symbol
+		// encloses it: gdb's minimal-symbol lookup and elfutils take the
+		// sized one (qemu's safe_syscall_base, not the label
+		// safe_syscall_end at the pc after its syscall).
+		if addr < t.end[i] || (addr == t.start[i] && t.start[i] == t.end[i] && t.parent[i] < 0) {
 			s := t.syms[t.first[i]]
 			return s, addr - s.Addr, true
 		}
@@ -325,7 +332,7 @@ func (t *Table) Symbols() []Symbol {
 func (t *Table) ByName(name string) []Symbol {
 	t.namesOnce.Do(t.indexNames)
 	idx := t.byName[name]
-	if len(idx) == 0 {
+	if len(idx) == 0 && t.mayDemangleTo(name) {
 		t.demangledOnce.Do(t.indexDemangled)
 		idx = t.byDemangled[name]
 	}
@@ -334,6 +341,61 @@ func (t *Table) ByName(name string) []Symbol {
 		out = append(out, t.syms[i])
 	}
 	return out
+}
+
+// mayDemangleTo reports whether a symbol's demangled name could be the
+// plain identifier name (no scope, template or parameters): only a C++
+// function of the global namespace, mangled _Z<len><name>… or
+// _ZL<len><name>…, can be. Without it, a C name no symbol has (a C call
+// site's callee looked for in every module) built the demangled index of
+// every symbol of each C++ program and library: a third of a second of
+// CPU in one sonde stack of beam.smp. For a name that is not a plain
+// identifier it says yes.
+func (t *Table) mayDemangleTo(name string) bool {
+	if !plainIdentifier(name) {
+		return true
+	}
+	t.globalCxxOnce.Do(t.indexGlobalCxx)
+	return t.globalCxx[name]
+}
+
+// indexGlobalCxx collects the identifiers of the global-namespace C++
+// names (_Z3foov: foo; _ZL3barv: bar), reading the lengths, not demangling.
+func (t *Table) indexGlobalCxx() {
+	t.globalCxx = map[string]bool{}
+	for i := range t.syms {
+		n := t.syms[i].Name
+		if !strings.HasPrefix(n, "_Z") {
+			continue
+		}
+		n = strings.TrimPrefix(n[2:], "L")
+		j := 0
+		for j < len(n) && j < 4 && n[j] >= '0' && n[j] <= '9' {
+			j++
+		}
+		if j == 0 {
+			continue
+		}
+		l, err := strconv.Atoi(n[:j])
+		if err != nil || l <= 0 || j+l > len(n) {
+			continue
+		}
+		t.globalCxx[n[j:j+l]] = true
+	}
+}
+
+// plainIdentifier reports whether name is a C identifier.
+func plainIdentifier(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func (t *Table) indexNames() {
