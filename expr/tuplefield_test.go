@@ -27,7 +27,7 @@ func TestRustTupleField(t *testing.T) {
 	} else if _, ok := member(n); ok {
 		t.Fatalf("(double).5 parsed as a member: %#v", n)
 	}
-	if n, err = Parse("1 + .5", nil); err != nil {
+	if _, err = Parse("1 + .5", nil); err != nil {
 		t.Fatalf("1 + .5: %v", err)
 	}
 	if _, err = Parse("sizeof .5", nil); err != nil {

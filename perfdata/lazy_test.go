@@ -88,7 +88,7 @@ func TestLazySamplesDecodeAlike(t *testing.T) {
 		if !reflect.DeepEqual(s.Attr, e.Sample.Attr) || s.PID != e.Sample.PID || s.TID != e.Sample.TID || s.Time != e.Sample.Time {
 			t.Fatalf("offset %#x: lazy ids %v %d/%d %d, eager %v %d/%d %d", l.Offset, s.Attr, s.PID, s.TID, s.Time, e.Sample.Attr, e.Sample.PID, e.Sample.TID, e.Sample.Time)
 		}
-		if s.Callchain != nil && len(s.Callchain) > 0 || s.Stack != nil {
+		if len(s.Callchain) > 0 || s.Stack != nil {
 			t.Fatalf("offset %#x: a lazy sample carries decoded fields", l.Offset)
 		}
 		want := e.Sample
