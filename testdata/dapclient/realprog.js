@@ -44,6 +44,10 @@ const opt = { lldb14: false, verbose: false, adapter: [], known: new Set() };
 		case '--verbose': opt.verbose = true; break;
 		case '--no-hwdebug': opt.noHW = true; break;
 		case '--known': opt.known.add(val()); break;
+		case '--steps': opt.steps = val().split(','); break;
+		case '--expect': opt.expect = val(); break;
+		case '--break': opt.brk = val(); break;
+		case '--args': opt.args = val().split(','); break;
 		case '--': opt.adapter = argv.slice(i + 1); i = argv.length; break;
 		default: usage(`unknown option ${a}`);
 		}
@@ -523,7 +527,7 @@ async function cppScenario() {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario, ledger: ledgerScenario }[opt.mode];
+	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario, ledger: ledgerScenario, luastep: luaStepScenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
 	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
@@ -1518,3 +1522,42 @@ async function ledgerScenario() {
 }
 
 main();
+
+// ---- luastep: line stepping in an -O2 build, against gdb -----------------------------
+
+// luaStepScenario: opt.dir holds an -O2 lua; from a function breakpoint
+// on opt.brk (lua run with opt.args), the steps of opt.steps (gdb's words:
+// step, next, finish, as stepIn, next, stepOut) stop where gdb stopped:
+// opt.expect is a JSON array of [function, line], gdb's stop at the
+// breakpoint first. Each stop is a check (KNOWN with --known stepN for a
+// difference explained in bench/dap/REAL-PROGRAMS.md).
+async function luaStepScenario() {
+	const prog = path.join(opt.dir, 'lua');
+	const want = JSON.parse(fs.readFileSync(opt.expect, 'utf8'));
+	const dapOf = { step: 'stepIn', next: 'next', finish: 'stepOut' };
+	const s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, opt.args || [], async () => {
+			const r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: opt.brk }] });
+			must(r.body.breakpoints[0].verified, `a function breakpoint on ${opt.brk} is verified`, show(r.body));
+		}, { cwd: opt.dir });
+		const ev = await stopped(s, opt.brk);
+		const tid = ev.body.threadId;
+		await s.ok('setFunctionBreakpoints', { breakpoints: [] });
+		const steps = [''].concat(opt.steps || []);
+		for (let i = 0; i < steps.length && i < want.length; i++) {
+			if (i > 0) {
+				await s.ok(dapOf[steps[i]], { threadId: tid });
+				await stopped(s, steps[i]);
+			}
+			const fr = await stack(s, tid, 1);
+			const got = [fname(fr[0]), fr[0] ? fr[0].line : 0];
+			const what = i === 0 ? `-O2 lua: the breakpoint on ${opt.brk} stops where gdb's does, ${want[i].join(':')}` : `-O2 lua: ${steps[i]} #${i} (${dapOf[steps[i]]}) stops where gdb's does, ${want[i].join(':')}`;
+			known(`step${i}`, got[0] === want[i][0] && got[1] === want[i][1], what, got.join(':'));
+		}
+	} finally {
+		await s.close();
+	}
+}
