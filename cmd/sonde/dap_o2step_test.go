@@ -35,23 +35,14 @@ func TestDAPDebugClientLuaO2Steps(t *testing.T) {
 		t.Skip("SKIP: gdb is needed (scripts/setup installs it)")
 	}
 	node, modules := dcClient(t)
-	root := buildDebianSource(t, "lua5.4", "lua-*", func(t *testing.T, src, out string) {
-		t.Skip("SKIP: the -O0 lua of TestDAPDebugClientDebianC builds the cache first")
-	})
+	root := buildDebianSource(t, "lua5.4", "lua-*", buildLua)
 	srcs, _ := filepath.Glob(filepath.Join(root, "lua-*", "src"))
 	if len(srcs) != 1 {
 		t.Fatalf("lua's src directory: %v", srcs)
 	}
 	prog := filepath.Join(root, "lua-O2")
 	if !dcFileExists(prog) {
-		files, _ := filepath.Glob(filepath.Join(srcs[0], "*.c"))
-		args := []string{"-g", "-O2", "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-o", prog + ".tmp"}
-		for _, f := range files {
-			if b := filepath.Base(f); b != "luac.c" {
-				args = append(args, b)
-			}
-		}
-		debsrcRun(t, srcs[0], "gcc", append(args, "-lm", "-ldl")...)
+		buildLuaOpt(t, srcs[0], prog+".tmp", "-O2")
 		if err := os.Rename(prog+".tmp", prog); err != nil {
 			t.Fatal(err)
 		}
