@@ -23,17 +23,7 @@ import (
 // and a core of the interpreter killed by SIGABRT in a C function.
 func TestDAPDebugClientDebianC(t *testing.T) {
 	node, modules := dcClient(t)
-	root := buildDebianSource(t, "lua5.4", "lua-*", func(t *testing.T, src, out string) {
-		dir := filepath.Join(src, "src")
-		files, _ := filepath.Glob(filepath.Join(dir, "*.c"))
-		args := []string{"-g", "-O0", "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-o", filepath.Join(out, "lua")}
-		for _, f := range files {
-			if b := filepath.Base(f); b != "luac.c" {
-				args = append(args, b)
-			}
-		}
-		debsrcRun(t, dir, "gcc", append(args, "-lm", "-ldl")...)
-	})
+	root := buildDebianSource(t, "lua5.4", "lua-*", buildLua)
 	srcs, _ := filepath.Glob(filepath.Join(root, "lua-*", "src"))
 	if len(srcs) != 1 {
 		t.Fatalf("lua's src directory: %v", srcs)
@@ -112,6 +102,24 @@ func buildDebianSource(t *testing.T, name, dirGlob string, build func(t *testing
 		t.Fatal(err)
 	}
 	return root
+}
+
+// buildLua builds lua5.4's interpreter at -O0 from its source src into
+// out (buildDebianSource's build).
+func buildLua(t *testing.T, src, out string) {
+	buildLuaOpt(t, filepath.Join(src, "src"), filepath.Join(out, "lua"), "-O0")
+}
+
+// buildLuaOpt compiles lua's src directory (all but luac.c) into prog.
+func buildLuaOpt(t *testing.T, dir, prog, opt string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.c"))
+	args := []string{"-g", opt, "-std=gnu99", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-o", prog}
+	for _, f := range files {
+		if b := filepath.Base(f); b != "luac.c" {
+			args = append(args, b)
+		}
+	}
+	debsrcRun(t, dir, "gcc", append(args, "-lm", "-ldl")...)
 }
 
 // debsrcRun runs a build command in dir; a failure fails the test.

@@ -26,7 +26,10 @@ import (
 // caught by a function breakpoint on rust_panic); a second Rust program
 // (ledger.rs: a generic impl's method and a trait impl's method by their
 // paths, a tuple struct's self.0, an enum's tuple variant, recursion, a
-// logpoint after setVariable, pause of spinning threads); cores of the C++ and the
+// logpoint after setVariable, pause of spinning threads); faults.cc (a throw
+// inside libstdc++ by the cpp_throw filter, exceptionInfo naming
+// std::out_of_range, a null store's SIGSEGV with its address, restart back
+// to the throw); cores of the C++ and the
 // threaded program; python3.11-dbg (Debian's) attached to while it sleeps
 // and left running.
 func TestDAPDebugClientReal(t *testing.T) {
@@ -40,7 +43,7 @@ func TestDAPDebugClientReal(t *testing.T) {
 		testprog.RequireHardwareDebug(t) // skips when they do not
 		hw = true
 	})
-	for _, mode := range []string{"cpp", "threads", "rust", "cores", "sleep", "ledger"} {
+	for _, mode := range []string{"cpp", "threads", "rust", "cores", "sleep", "ledger", "faults"} {
 		t.Run(mode, func(t *testing.T) {
 			if (mode == "rust" || mode == "ledger") && !dcFileExists(filepath.Join(dir, "shop")) {
 				t.Skip("SKIP: rustc is not installed (scripts/setup installs it): the Rust program is not built")
@@ -70,7 +73,7 @@ func runRealScenario(t *testing.T, node, modules, mode, dir string, flags []stri
 
 // buildRealPrograms builds testdata/dapreal at -O0 into a directory:
 // libdapreal_math.so, inventory (C++, linked to it with an rpath), workers
-// (C, threads) and, when rustc is installed, shop (Rust).
+// (C, threads), faults (C++: a throw and a SIGSEGV) and, when rustc is installed, shop (Rust).
 func buildRealPrograms(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -86,6 +89,7 @@ func buildRealPrograms(t *testing.T) string {
 	run("g++", "-g", "-O0", "-std=c++17", "-o", filepath.Join(dir, "inventory"), "inventory.cc", "shapes.cc",
 		"-L"+dir, "-ldapreal_math", "-Wl,-rpath,"+dir)
 	run("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(dir, "workers"), "workers.c")
+	run("g++", "-g", "-O0", "-o", filepath.Join(dir, "faults"), "faults.cc")
 	rustc, err := exec.LookPath("rustc")
 	if err != nil {
 		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {

@@ -26,7 +26,7 @@ const shared = require('./dapshared');
 const { Failure, Skip, show, sleep, markers, procStatus, Proc, REQUEST_TIMEOUT } = shared;
 
 function usage(msg) {
-	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua|tinyxml2|ledger --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`realprog.js: ${msg}\nusage: node realprog.js --mode cpp|threads|rust|cores|sleep|ninja|lua|tinyxml2|ledger|luastep|faults --dir BUILD --src SRCDIR [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -44,6 +44,10 @@ const opt = { lldb14: false, verbose: false, adapter: [], known: new Set() };
 		case '--verbose': opt.verbose = true; break;
 		case '--no-hwdebug': opt.noHW = true; break;
 		case '--known': opt.known.add(val()); break;
+		case '--steps': opt.steps = val().split(','); break;
+		case '--expect': opt.expect = val(); break;
+		case '--break': opt.brk = val(); break;
+		case '--args': opt.args = val().split(','); break;
 		case '--': opt.adapter = argv.slice(i + 1); i = argv.length; break;
 		default: usage(`unknown option ${a}`);
 		}
@@ -523,7 +527,7 @@ async function cppScenario() {
 // ---- main -------------------------------------------------------------------------
 
 async function main() {
-	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario, ledger: ledgerScenario }[opt.mode];
+	const scenario = { cpp: cppScenario, threads: threadsScenario, rust: rustScenario, cores: coresScenario, sleep: sleepScenario, ninja: ninjaScenario, lua: luaScenario, tinyxml2: tinyxml2Scenario, ledger: ledgerScenario, luastep: luaStepScenario, faults: faultsScenario }[opt.mode];
 	if (!scenario) usage(`unknown mode ${opt.mode}`);
 	await shared.runMain(scenario, opt.mode, () => ({ failures, notes }));
 }
@@ -1518,3 +1522,108 @@ async function ledgerScenario() {
 }
 
 main();
+
+// ---- luastep: line stepping in an -O2 build, against gdb -----------------------------
+
+// luaStepScenario: opt.dir holds an -O2 lua; from a function breakpoint
+// on opt.brk (lua run with opt.args), the steps of opt.steps (gdb's words:
+// step, next, finish, as stepIn, next, stepOut) stop where gdb stopped:
+// opt.expect is a JSON array of [function, line], gdb's stop at the
+// breakpoint first. Each stop is a check (KNOWN with --known stepN for a
+// difference explained in bench/dap/REAL-PROGRAMS.md).
+async function luaStepScenario() {
+	const prog = path.join(opt.dir, 'lua');
+	const want = JSON.parse(fs.readFileSync(opt.expect, 'utf8'));
+	const dapOf = { step: 'stepIn', next: 'next', finish: 'stepOut' };
+	const s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, opt.args || [], async () => {
+			const r = await s.ok('setFunctionBreakpoints', { breakpoints: [{ name: opt.brk }] });
+			must(r.body.breakpoints[0].verified, `a function breakpoint on ${opt.brk} is verified`, show(r.body));
+		}, { cwd: opt.dir });
+		const ev = await stopped(s, opt.brk);
+		const tid = ev.body.threadId;
+		await s.ok('setFunctionBreakpoints', { breakpoints: [] });
+		const steps = [''].concat(opt.steps || []);
+		for (let i = 0; i < steps.length && i < want.length; i++) {
+			if (i > 0) {
+				await s.ok(dapOf[steps[i]], { threadId: tid });
+				await stopped(s, steps[i]);
+			}
+			const fr = await stack(s, tid, 1);
+			const got = [fname(fr[0]), fr[0] ? fr[0].line : 0];
+			const what = i === 0 ? `-O2 lua: the breakpoint on ${opt.brk} stops where gdb's does, ${want[i].join(':')}` : `-O2 lua: ${steps[i]} #${i} (${dapOf[steps[i]]}) stops where gdb's does, ${want[i].join(':')}`;
+			known(`step${i}`, got[0] === want[i][0] && got[1] === want[i][1], what, got.join(':'));
+		}
+	} finally {
+		await s.close();
+	}
+}
+
+// ---- faults: a C++ throw inside libstdc++, a SIGSEGV, restart ------------------------------
+
+// faultsScenario: opt.dir holds faults (testdata/dapreal/faults.cc at -O0):
+// the cpp_throw filter stops at std::vector::at's throw with lookup on the
+// stack, exceptionInfo names std::out_of_range; the null store stops with
+// SIGSEGV at poke, exceptionInfo names it and the address; restart runs
+// the program again and stops at the throw again, the first run gone.
+async function faultsScenario() {
+	const prog = path.join(opt.dir, 'faults');
+	const src = path.join(opt.src, 'faults.cc');
+	const lookupLine = lineOf(src, 'return v.at(i);'), pokeLine = lineOf(src, 'c->value = v;');
+	const s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		await launch(s, prog, [], async () => {
+			const r = await s.ok('setExceptionBreakpoints', { filters: ['cpp_throw', 'signals'] });
+			info(`setExceptionBreakpoints: ${show(r.body)}`);
+		});
+		const atThrow = async (what) => {
+			const ev = await stopped(s, what);
+			const tid = ev.body.threadId;
+			issue(ev.body.reason === 'exception', `${what}: reason "exception"`, show(ev.body));
+			info(`${what}: ${show(ev.body)}`);
+			const fr = await stack(s, tid);
+			const i = fr.findIndex(f => /\blookup\b/.test(fname(f)));
+			check(i > 0 && fr[i].line === lookupLine && fr[i].source && fr[i].source.path === src, `${what}: lookup at faults.cc:${lookupLine} on the stack, below the throw`, show(fr.slice(0, 8).map(where)));
+			const r = await s.req('exceptionInfo', { threadId: tid });
+			info(`${what}: exceptionInfo ${show(r.body || r.message)}`);
+			issue(r.success && /std::out_of_range/.test(String(r.body.exceptionId) + String(r.body.description)), `${what}: exceptionInfo names std::out_of_range`, show(r.body || r.message));
+			check(r.success && r.body.breakMode === 'always', `${what}: exceptionInfo breakMode "always"`, show(r.body || r.message));
+			return tid;
+		};
+		let tid = await atThrow('C++ throw in libstdc++');
+		await s.ok('setExceptionBreakpoints', { filters: ['signals'] }); // VS Code's default: signals on
+		await s.ok('continue', { threadId: tid });
+		const ev = await stopped(s, 'SIGSEGV');
+		tid = ev.body.threadId;
+		issue(ev.body.reason === 'exception', 'SIGSEGV: reason "exception"', show(ev.body));
+		info(`SIGSEGV: ${show(ev.body)}`);
+		const fr = await stack(s, tid);
+		check(/\bpoke\b/.test(fname(fr[0])) && fr[0].line === pokeLine && fname(fr[1]) === 'main', `SIGSEGV: poke at faults.cc:${pokeLine}, called by main`, show(fr.slice(0, 3).map(where)));
+		let r = await s.req('exceptionInfo', { threadId: tid });
+		info(`SIGSEGV: exceptionInfo ${show(r.body || r.message)}`);
+		check(r.success && /SIGSEGV/.test(String(r.body.exceptionId) + String(r.body.description)), 'SIGSEGV: exceptionInfo names SIGSEGV', show(r.body || r.message));
+		check(r.success && /0x0\b|address 0x0|\(fault address: 0x0\)/.test(String(r.body.description)), 'SIGSEGV: exceptionInfo gives the fault address 0x0', show(r.body || r.message));
+		check(/got -1\r?\n/.test(s.output()) && /caught: /.test(s.output()), 'the program\'s output before the fault: caught ..., got -1', show(s.output()));
+		// restart: again from the start, the throw stops again.
+		const pid1 = (s.log.find(e => e.event === 'process') || { body: {} }).body.systemProcessId;
+		await s.ok('setExceptionBreakpoints', { filters: ['cpp_throw', 'signals'] });
+		r = await s.req('restart', {});
+		issue(r.success, 'restart succeeds', show(r)); // lldb-vscode 14 aborts
+		if (r.success) {
+			tid = await atThrow('C++ throw after restart');
+			let gone = false;
+			for (let i = 0; i < 30 && !gone; i++) {
+				gone = /^(Z|gone)/.test(procStatus(pid1).State);
+				if (!gone) await sleep(100);
+			}
+			check(gone, 'restart: the first run (stopped at SIGSEGV) is gone', procStatus(pid1).State);
+		}
+	} finally {
+		await s.close();
+	}
+}
