@@ -74,7 +74,7 @@ func runDstepHook(t *testing.T, path string, args []string, syms []string, setup
 	}
 	// Signals stop the thread (the fault test): pass them on.
 	for {
-		e := r.wait(t, &i, "exit or stop", func(e target.Event) bool {
+		e := r.waitFor(t, &i, "exit or stop", 3*time.Minute, func(e target.Event) bool {
 			return (e.Kind == target.EventExited && e.Context == p) || (e.Kind == target.EventStopped && e.Context.Parent() == p)
 		})
 		if e.Kind == target.EventExited {

@@ -38,8 +38,15 @@ func newRecorder(tg *target.Target) *recorder {
 // *from past it; it fails the test after a timeout.
 func (r *recorder) wait(t testing.TB, from *int, what string, match func(target.Event) bool) target.Event {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	timer := time.AfterFunc(20*time.Second, func() { r.mu.Lock(); r.cond.Broadcast(); r.mu.Unlock() })
+	return r.waitFor(t, from, what, 20*time.Second, match)
+}
+
+// waitFor is wait with its own timeout, for waits on a whole run (100k
+// displaced steps take seconds on a quiet machine, far longer on a loaded one).
+func (r *recorder) waitFor(t testing.TB, from *int, what string, limit time.Duration, match func(target.Event) bool) target.Event {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	timer := time.AfterFunc(limit, func() { r.mu.Lock(); r.cond.Broadcast(); r.mu.Unlock() })
 	defer timer.Stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
