@@ -142,10 +142,16 @@ func (la *liveAgent) dial() (*client.Client, *eventLog) {
 	return c, ev
 }
 
+// callDeadline bounds the wait for one reply. It guards against a hang, not
+// a slow reply: a process's first Breakpoints.add indexes its symbols (0.4 s
+// of CPU, 0.5-2.6 s on one CPU shared with four busy loops), and under the
+// whole suite at load 15-22 that once took more than the 20 s this was.
+const callDeadline = 90 * time.Second
+
 // call runs one command and fails the test if it gets no reply.
 func (la *liveAgent) call(service, cmd string, args ...any) *client.Result {
 	la.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), callDeadline)
 	defer cancel()
 	r, err := la.c.Call(ctx, service, cmd, args...)
 	if err != nil {

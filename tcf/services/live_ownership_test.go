@@ -130,6 +130,16 @@ func (la *liveAgent) isSuspended(thread string) bool {
 	return suspended
 }
 
+// agentSaysRunning is a condition: RunControl.getState reports thread
+// running. The kernel shows a resumed thread running (threadStopped) a moment
+// before the agent has recorded the resume, so a test that saw the thread run
+// waits for this too instead of asking once.
+func agentSaysRunning(la *liveAgent, thread string) func() (bool, string) {
+	return func() (bool, string) {
+		return !la.isSuspended(thread), "RunControl.getState says suspended"
+	}
+}
+
 // tidOf is the OS thread id of a thread context ID P<pid>.<tid>.
 func tidOf(id string) int {
 	_, s, _ := strings.Cut(id, ".")
@@ -182,9 +192,7 @@ func TestLiveOwnershipSuspendDrop(t *testing.T) {
 	if tp := tracerPid(t, pid); tp == 0 {
 		t.Errorf("detached, though the first client holds it")
 	}
-	if la.isSuspended(main) {
-		t.Errorf("the agent says %s is still suspended", main)
-	}
+	eventually(t, "the agent reports "+main+" running", agentSaysRunning(la, main))
 }
 
 // TestLiveOwnershipTwoChannels: two clients each suspend a thread of a
@@ -308,9 +316,7 @@ func TestLiveOwnershipStepDrop(t *testing.T) {
 	eventually(t, "stopped at the step's end", threadStopped(pid, pid, true))
 	c2.c.Close()
 	eventually(t, "resumed after the stepping client dropped", threadStopped(pid, pid, false))
-	if la.isSuspended(main) {
-		t.Errorf("the agent says %s is still suspended", main)
-	}
+	eventually(t, "the agent reports "+main+" running", agentSaysRunning(la, main))
 	if tp := tracerPid(t, pid); tp == 0 {
 		t.Errorf("detached, though the first client holds it")
 	}
