@@ -489,8 +489,8 @@ func (b *Binary) FunctionAddress(name string) (addr uint64, global, ok bool) {
 	if !b.symsReady.Load() && !strings.HasSuffix(name, "@plt") { // PLT stubs are the table's own
 		return b.functionAddress(name) // the same answer without building the table (funcsyms.go)
 	}
-	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
-		if s.Addr == 0 {
+	for _, s := range b.symbols().ByLinkageName(name) {
+		if s.Addr == 0 || (s.Kind != elfsym.KindFunc && s.Kind != elfsym.KindIFunc) {
 			continue
 		}
 		if s.Bind != elf.STB_LOCAL {
