@@ -77,7 +77,7 @@ func (b *Binary) LinkageFunctionSymbols(name string) (out []FunctionSymbol, err 
 func (b *Binary) functionSymbols(name string, linkageOnly bool) (out []FunctionSymbol, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.catchFault(&err)
-	if !b.symsReady.Load() {
+	if linkageOnly || !b.symsReady.Load() { // the index answers linkage names, table or not
 		if out, ok := b.indexedFunctions(name, linkageOnly); ok {
 			return out, nil
 		}
