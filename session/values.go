@@ -64,7 +64,9 @@ func (f *Frame) SymbolAddresses(name string) []uint64 {
 		if b == nil {
 			continue
 		}
-		syms, err := b.FunctionSymbols(name) // not the whole symbol table: a third of a stack's CPU
+		// Not the whole symbol table (a third of a stack's CPU), nor its
+		// demangled names (seconds in libjvm.so): the name is a linkage name.
+		syms, err := b.LinkageFunctionSymbols(name)
 		if err != nil {
 			continue
 		}

@@ -486,11 +486,13 @@ func (s CallSite) String() string {
 // resolves it through minimal symbols: global (or weak) ones before local
 // ones. global says which it found.
 func (b *Binary) FunctionAddress(name string) (addr uint64, global, ok bool) {
-	if !b.symsReady.Load() && !strings.HasSuffix(name, "@plt") { // PLT stubs are the table's own
-		return b.functionAddress(name) // the same answer without building the table (funcsyms.go)
+	if !strings.HasSuffix(name, "@plt") { // PLT stubs are the table's own
+		// The same answer without building the table (funcsyms.go), nor,
+		// when it is built, indexing all its names for a few call sites.
+		return b.functionAddress(name)
 	}
-	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
-		if s.Addr == 0 {
+	for _, s := range b.symbols().ByLinkageName(name) {
+		if s.Addr == 0 || (s.Kind != elfsym.KindFunc && s.Kind != elfsym.KindIFunc) {
 			continue
 		}
 		if s.Bind != elf.STB_LOCAL {

@@ -63,15 +63,33 @@ type funcSymIndex struct {
 // address order, each with the binding of its preferred copy. err reports
 // a file that faulted while being read (truncated under us).
 func (b *Binary) FunctionSymbols(name string) (out []FunctionSymbol, err error) {
+	return b.functionSymbols(name, false)
+}
+
+// LinkageFunctionSymbols is FunctionSymbols for a linkage name (how DWARF
+// names a call site's target): demangled names are never tried, so a miss
+// in a large C++ library (libjvm.so's 54k symbols) costs a map lookup, not
+// demangling the whole table.
+func (b *Binary) LinkageFunctionSymbols(name string) (out []FunctionSymbol, err error) {
+	return b.functionSymbols(name, true)
+}
+
+func (b *Binary) functionSymbols(name string, linkageOnly bool) (out []FunctionSymbol, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer b.catchFault(&err)
-	if !b.symsReady.Load() {
-		if out, ok := b.indexedFunctions(name); ok {
+	if linkageOnly || !b.symsReady.Load() { // the index answers linkage names, table or not
+		if out, ok := b.indexedFunctions(name, linkageOnly); ok {
 			return out, nil
 		}
 	}
-	for _, s := range b.symbolsByName(name, elfsym.KindFunc, elfsym.KindIFunc) {
-		if s.Addr != 0 {
+	var syms []elfsym.Symbol
+	if linkageOnly {
+		syms = b.symbols().ByLinkageName(name)
+	} else {
+		syms = b.symbols().ByName(name)
+	}
+	for _, s := range syms {
+		if s.Addr != 0 && (s.Kind == elfsym.KindFunc || s.Kind == elfsym.KindIFunc) {
 			out = append(out, FunctionSymbol{Addr: s.Addr, Size: s.Size, Bind: s.Bind})
 		}
 	}
@@ -81,15 +99,15 @@ func (b *Binary) FunctionSymbols(name string) (out []FunctionSymbol, err error) 
 // indexedFunctions answers FunctionSymbols from the index; false when only
 // the table can answer: a PLT stub's name (the table makes those up), or a
 // name the index lacks in a binary with mangled names (the table also finds
-// symbols by their demangled names).
-func (b *Binary) indexedFunctions(name string) ([]FunctionSymbol, bool) {
+// symbols by their demangled names) unless linkageOnly.
+func (b *Binary) indexedFunctions(name string, linkageOnly bool) ([]FunctionSymbol, bool) {
 	if strings.HasSuffix(name, "@plt") {
 		return nil, false
 	}
 	x := b.functionSymbolIndex()
 	syms := x.lookup(name)
 	if len(syms) == 0 {
-		return nil, !x.mangled
+		return nil, linkageOnly || !x.mangled
 	}
 	var out []FunctionSymbol
 	for i := range syms {

@@ -398,6 +398,21 @@ func plainIdentifier(name string) bool {
 	return true
 }
 
+// ByLinkageName returns the symbols whose linkage name (its @version
+// dropped, as in ByName) is name, in address order, never trying demangled
+// names: a name from DWARF (DW_AT_linkage_name, or DW_AT_name for C) is
+// already the symbol's, and demangling every symbol of a large C++ library
+// (libjvm.so's 54k) to miss it would cost seconds.
+func (t *Table) ByLinkageName(name string) []Symbol {
+	t.namesOnce.Do(t.indexNames)
+	idx := t.byName[name]
+	out := make([]Symbol, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, t.syms[i])
+	}
+	return out
+}
+
 func (t *Table) indexNames() {
 	t.byName = make(map[string][]int32, len(t.syms))
 	for i := range t.syms {
