@@ -77,11 +77,7 @@ func (t *Target) Stopped(thread *Context, reason *SuspendReason, pc uint64) {
 	if t.interceptStop(thread, reason, pc) || t.interceptEventpoint(thread, reason, pc) {
 		return
 	}
-	thread.mu.Lock()
-	thread.state = StateStopped
-	thread.reason = reason
-	thread.pc = pc
-	thread.mu.Unlock()
+	thread.setStopped(reason, pc)
 	t.emit(Event{Kind: EventStopped, Context: thread, Reason: reason, PC: pc})
 }
 
@@ -102,10 +98,7 @@ func (t *Target) Started(thread *Context) {
 	if t.interceptStart(thread) || t.interceptSilentStart(thread) {
 		return
 	}
-	thread.mu.Lock()
-	thread.state = StateRunning
-	thread.reason = nil
-	thread.mu.Unlock()
+	thread.setRunning()
 	t.emit(Event{Kind: EventStarted, Context: thread})
 }
 
@@ -113,6 +106,7 @@ func (t *Target) Started(thread *Context) {
 func (t *Target) Exiting(thread *Context) {
 	thread.mu.Lock()
 	thread.state = StateExiting
+	thread.endQuietLocked()
 	thread.mu.Unlock()
 	t.emit(Event{Kind: EventChanged, Context: thread})
 }
@@ -141,6 +135,7 @@ func (t *Target) Exited(c *Context, status ExitStatus) {
 	}
 	c.state = StateExited
 	c.reason = nil
+	c.endQuietLocked()
 	st := status
 	c.exit = &st
 	c.mu.Unlock()

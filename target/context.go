@@ -75,6 +75,10 @@ type Context struct {
 	state  RunState
 	reason *SuspendReason
 	pc     uint64 // PC at the last stop (threads)
+	// quiet is open while the thread is stopped for sonde's own work (a line
+	// step's leg, eventpoint handlers) with no Stopped event sent; it is
+	// closed when the thread runs again or its stop is reported.
+	quiet chan struct{}
 	// stopRegs are the general registers the backend read at this stop
 	// (SetStopRegisters); nil once the thread runs or they are written.
 	stopRegs *Registers
@@ -123,6 +127,41 @@ func (c *Context) State() (RunState, *SuspendReason, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state, c.reason, c.pc
+}
+
+// stopQuietly marks a thread stopped at pc for sonde's own work: no event
+// is sent, and Suspend waits until the thread runs again or the stop is
+// reported.
+func (c *Context) stopQuietly(reason *SuspendReason, pc uint64) {
+	c.mu.Lock()
+	c.state, c.reason, c.pc = StateStopped, reason, pc
+	if c.quiet == nil {
+		c.quiet = make(chan struct{})
+	}
+	c.mu.Unlock()
+}
+
+// setStopped marks a thread stopped at pc, a stop listeners are told of.
+func (c *Context) setStopped(reason *SuspendReason, pc uint64) {
+	c.mu.Lock()
+	c.state, c.reason, c.pc = StateStopped, reason, pc
+	c.endQuietLocked()
+	c.mu.Unlock()
+}
+
+// setRunning marks a thread running.
+func (c *Context) setRunning() {
+	c.mu.Lock()
+	c.state, c.reason = StateRunning, nil
+	c.endQuietLocked()
+	c.mu.Unlock()
+}
+
+func (c *Context) endQuietLocked() {
+	if c.quiet != nil {
+		close(c.quiet)
+		c.quiet = nil
+	}
 }
 
 // Children returns a process's live threads, in creation order.

@@ -57,11 +57,7 @@ func (t *Target) interceptEventpoint(thread *Context, reason *SuspendReason, pc 
 	}
 	t.steps.silent[thread] = true
 	t.steps.mu.Unlock()
-	thread.mu.Lock()
-	thread.state = StateStopped
-	thread.reason = reason
-	thread.pc = pc
-	thread.mu.Unlock()
+	thread.stopQuietly(reason, pc)
 	go func() {
 		show := runEventpoints(thread, reason)
 		if show == nil {
@@ -88,10 +84,7 @@ func (t *Target) interceptSilentStart(thread *Context) bool {
 	t.steps.mu.Lock()
 	defer t.steps.mu.Unlock()
 	if t.steps.silent[thread] {
-		thread.mu.Lock()
-		thread.state = StateRunning
-		thread.reason = nil
-		thread.mu.Unlock()
+		thread.setRunning()
 		return true
 	}
 	return false
@@ -127,18 +120,11 @@ func (t *Target) RunEventpoints(thread *Context, reason *SuspendReason, pc uint6
 	if !eventpointStop(reason) {
 		return nil, false
 	}
-	thread.mu.Lock()
-	thread.state = StateStopped
-	thread.reason = reason
-	thread.pc = pc
-	thread.mu.Unlock()
+	thread.stopQuietly(reason, pc)
 	show = runEventpoints(thread, reason)
 	t.markHandled(show)
 	if show == nil {
-		thread.mu.Lock()
-		thread.state = StateRunning
-		thread.reason = nil
-		thread.mu.Unlock()
+		thread.setRunning()
 	}
 	return show, true
 }

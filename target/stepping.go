@@ -84,11 +84,7 @@ func (t *Target) interceptStop(thread *Context, reason *SuspendReason, pc uint64
 	if s == nil {
 		return false
 	}
-	thread.mu.Lock()
-	thread.state = StateStopped
-	thread.reason = reason
-	thread.pc = pc
-	thread.mu.Unlock()
+	thread.stopQuietly(reason, pc)
 	s.stops <- stepStop{reason, pc}
 	return true
 }
@@ -102,9 +98,7 @@ func (t *Target) interceptStart(thread *Context) bool {
 		return false
 	}
 	if t.steps.started[thread] {
-		thread.mu.Lock()
-		thread.state = StateRunning
-		thread.mu.Unlock()
+		thread.setRunning()
 		return true
 	}
 	t.steps.started[thread] = true

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/sondedbg/sonde/arch"
 )
@@ -410,16 +411,47 @@ func (c *Context) WriteRegister(reg *arch.Register, offset int, value []byte) er
 
 // Suspend stops a running thread, or every running thread of a process. It
 // returns once they are stopped; the Stopped events follow.
+//
+// A thread stopped only for sonde's own work (a line step between legs, an
+// eventpoint's handlers running) is running as far as clients know: Suspend
+// waits for that work to end, then stops the thread if it runs on (as the C
+// agent does, it is not "already stopped").
 func (c *Context) Suspend() error {
 	if err := live(c, "suspend"); err != nil {
 		return err
 	}
 	if c.kind == KindThread {
+		if err := c.awaitQuietStop(); err != nil {
+			return err
+		}
 		if s, _, _ := c.State(); s != StateRunning {
 			return Errorf(CodeAlreadyStopped, "suspend", c.id, nil)
 		}
 	}
 	return c.target.backend.Suspend(c)
+}
+
+// quietStopWait bounds how long Suspend waits for sonde's own work at a
+// thread's stop (eventpoint handlers evaluating a condition, a step's leg).
+const quietStopWait = 10 * time.Second
+
+// awaitQuietStop waits until a thread is no longer stopped quietly.
+func (c *Context) awaitQuietStop() error {
+	deadline := time.NewTimer(quietStopWait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		q := c.quiet
+		c.mu.Unlock()
+		if q == nil {
+			return nil
+		}
+		select {
+		case <-q:
+		case <-deadline.C:
+			return Errorf(CodeOther, "suspend", c.id, fmt.Errorf("the thread is still busy with an internal stop after %v", quietStopWait))
+		}
+	}
 }
 
 // CanResume returns the resume modes c supports.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/target"
 )
@@ -207,5 +209,61 @@ func TestEventpointsRunOnTheTracerThread(t *testing.T) {
 	th.Resume(target.ResumeContinue, target.ResumeOptions{})
 	if e := r.wait(t, &i, "exit", isExit(p)); e.Exit.Code != 0 || calls != 50 {
 		t.Fatalf("exit %v after %d calls", e.Exit, calls)
+	}
+}
+
+// TestSuspendDuringEventpointHandler: a client suspends a thread while an
+// internal breakpoint's handler runs at its stop. To the client the thread is
+// running (no Stopped was sent), so the suspend must not fail with "already
+// stopped" (the C agent accepts it too): it waits for the handler, and the
+// thread, resumed silently by the handler's answer, stops for the client.
+func TestSuspendDuringEventpointHandler(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "0")
+	th := mainThread(t, p)
+	tick := symbol(t, p, path, "tick")
+	inHandler := make(chan struct{})
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the target's cleanup, which needs the tracer thread
+	first := true
+	_, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick, Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			if first {
+				first = false
+				close(inHandler)
+				<-release
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	th.Resume(target.ResumeContinue, target.ResumeOptions{})
+	<-inHandler
+	done := make(chan error, 1)
+	go func() { done <- th.Suspend() }()
+	select {
+	case err := <-done:
+		t.Fatalf("Suspend returned %v while the handler ran; want it to wait", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	free()
+	if err := <-done; err != nil {
+		t.Fatalf("Suspend: %v", err)
+	}
+	e := r.wait(t, &i, "the client's stop", isStop(p))
+	if e.Reason.Kind != target.ReasonUser {
+		t.Fatalf("%s, want a user stop", describe(e))
+	}
+	if s, _, _ := th.State(); s != target.StateStopped {
+		t.Fatalf("thread %s after the suspend", s)
+	}
+	if err := th.Suspend(); target.CodeOf(err) != target.CodeAlreadyStopped {
+		t.Fatalf("second Suspend: %v, want already stopped", err)
 	}
 }
