@@ -421,10 +421,11 @@ func (c *Context) Suspend() error {
 		return err
 	}
 	if c.kind == KindThread {
-		if err := c.awaitQuietStop(); err != nil {
+		s, err := c.awaitQuietStop()
+		if err != nil {
 			return err
 		}
-		if s, _, _ := c.State(); s != StateRunning {
+		if s != StateRunning {
 			return Errorf(CodeAlreadyStopped, "suspend", c.id, nil)
 		}
 	}
@@ -435,21 +436,25 @@ func (c *Context) Suspend() error {
 // thread's stop (eventpoint handlers evaluating a condition, a step's leg).
 const quietStopWait = 10 * time.Second
 
-// awaitQuietStop waits until a thread is no longer stopped quietly.
-func (c *Context) awaitQuietStop() error {
+// awaitQuietStop waits until a thread is no longer stopped quietly and
+// returns its state then. The state is read under the same lock as the quiet
+// stop: a thread in a hot loop through an eventpoint may stop quietly again
+// a moment after the last stop ended, and a state read apart from that
+// check would take the new quiet stop for a real one ("already stopped").
+func (c *Context) awaitQuietStop() (RunState, error) {
 	deadline := time.NewTimer(quietStopWait)
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		q := c.quiet
+		q, state := c.quiet, c.state
 		c.mu.Unlock()
 		if q == nil {
-			return nil
+			return state, nil
 		}
 		select {
 		case <-q:
 		case <-deadline.C:
-			return Errorf(CodeOther, "suspend", c.id, fmt.Errorf("the thread is still busy with an internal stop after %v", quietStopWait))
+			return state, Errorf(CodeOther, "suspend", c.id, fmt.Errorf("the thread is still busy with an internal stop after %v", quietStopWait))
 		}
 	}
 }

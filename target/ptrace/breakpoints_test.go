@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -265,5 +266,100 @@ func TestSuspendDuringEventpointHandler(t *testing.T) {
 	}
 	if err := th.Suspend(); target.CodeOf(err) != target.CodeAlreadyStopped {
 		t.Fatalf("second Suspend: %v, want already stopped", err)
+	}
+}
+
+// TestSuspendProcessDuringEventpointHandler: a client suspends a whole
+// process while one of its threads sits at an internal breakpoint whose
+// handler runs. The backend counts that thread as stopped already; were the
+// suspend to skip it, the handler would let the thread run on in a
+// "suspended" process. The suspend must wait for the handler (here the
+// handlers run on the tracer thread, which the suspend queues behind) and
+// stop the thread after it.
+func TestSuspendProcessDuringEventpointHandler(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "0")
+	th := mainThread(t, p)
+	tick := symbol(t, p, path, "tick")
+	inHandler := make(chan struct{})
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	free := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the target's cleanup, which needs the tracer thread
+	first := true
+	_, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick, Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			if first {
+				first = false
+				close(inHandler)
+				<-release
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	p.Resume(target.ResumeContinue, target.ResumeOptions{})
+	<-inHandler
+	done := make(chan error, 1)
+	go func() { done <- p.Suspend() }()
+	select {
+	case err := <-done:
+		t.Fatalf("the process's Suspend returned %v while a handler ran; want it to wait", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	free()
+	if err := <-done; err != nil {
+		t.Fatalf("Suspend: %v", err)
+	}
+	r.wait(t, &i, "the client's stop", isStop(p))
+	if s, _, _ := th.State(); s != target.StateStopped {
+		t.Fatalf("thread %s after the process's suspend", s)
+	}
+	if st := procState(t, p.PID()); st.State != 't' {
+		t.Fatalf("the thread's kernel state is %c after the process's suspend, want t", st.State)
+	}
+}
+
+// TestSuspendAmidHotEventpoint: a thread hits an internal breakpoint whose
+// handler lets it run on, thousands of times a second (a breakpoint whose
+// condition is false, in a loop). Suspending it must work every time: the
+// thread is found between hits, in a handler (Suspend waits for it), or it
+// hits the breakpoint again just after the handler let it go (Suspend waits
+// again instead of failing "already stopped").
+func TestSuspendAmidHotEventpoint(t *testing.T) {
+	tg, r := newTarget(t)
+	path := build(t, "tp_hotloop.c")
+	p := launch(t, tg, path, "0")
+	th := mainThread(t, p)
+	tick := symbol(t, p, path, "tick")
+	var hits atomic.Int64
+	_, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick, Internal: true,
+		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
+			hits.Add(1)
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	r.wait(t, &i, "entry", isStop(p))
+	for round := 0; round < 30; round++ {
+		if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
+			t.Fatalf("round %d: Resume: %v", round, err)
+		}
+		for before := hits.Load(); hits.Load() < before+3; {
+			time.Sleep(time.Millisecond)
+		}
+		if err := th.Suspend(); err != nil {
+			t.Fatalf("round %d: Suspend: %v (after %d hits)", round, err, hits.Load())
+		}
+		e := r.wait(t, &i, "the client's stop", isStop(p))
+		if e.Reason.Kind != target.ReasonUser {
+			t.Fatalf("round %d: %s, want a user stop", round, describe(e))
+		}
 	}
 }
