@@ -415,7 +415,10 @@ func (c *Context) WriteRegister(reg *arch.Register, offset int, value []byte) er
 // A thread stopped only for sonde's own work (a line step between legs, an
 // eventpoint's handlers running) is running as far as clients know: Suspend
 // waits for that work to end, then stops the thread if it runs on (as the C
-// agent does, it is not "already stopped").
+// agent does, it is not "already stopped"). A process's suspend does so for
+// each of its threads: a backend counts such a thread as stopped already and
+// would leave it to whoever holds it, who then lets it run on (the next leg
+// of a line step) in a process the client believes suspended.
 func (c *Context) Suspend() error {
 	if err := live(c, "suspend"); err != nil {
 		return err
@@ -428,8 +431,41 @@ func (c *Context) Suspend() error {
 		if s != StateRunning {
 			return Errorf(CodeAlreadyStopped, "suspend", c.id, nil)
 		}
+		return c.target.backend.Suspend(c)
 	}
-	return c.target.backend.Suspend(c)
+	for round := 0; ; round++ {
+		for _, th := range c.Children() {
+			if _, err := th.awaitQuietStop(); err != nil {
+				return err
+			}
+		}
+		if err := c.target.backend.Suspend(c); err != nil {
+			return err
+		}
+		// A thread the interrupt met on its way into a quiet stop (a
+		// step's leg ending) is stopped for its holder, who may let it
+		// run again: wait for it and stop it once more.
+		if !c.anyQuiet() || round >= maxSuspendRounds {
+			return nil
+		}
+	}
+}
+
+// maxSuspendRounds bounds a process's suspend when its threads keep
+// stopping quietly as it stops them.
+const maxSuspendRounds = 100
+
+// anyQuiet reports whether a thread of process c is stopped quietly.
+func (c *Context) anyQuiet() bool {
+	for _, th := range c.Children() {
+		th.mu.Lock()
+		q := th.quiet
+		th.mu.Unlock()
+		if q != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // quietStopWait bounds how long Suspend waits for sonde's own work at a
