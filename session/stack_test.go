@@ -44,7 +44,7 @@ func startDeep(tb testing.TB, flags []string, name string) (path string, pid int
 	if l, err := bufio.NewReader(out).ReadString('\n'); err != nil || l != "ready\n" {
 		tb.Fatalf("target not ready: %q %v", l, err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	testprog.WaitBlocked(tb, cmd.Process.Pid)
 	return path, cmd.Process.Pid
 }
 

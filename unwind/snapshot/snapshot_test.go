@@ -53,7 +53,7 @@ func takeSample(t testing.TB, flags []string, args ...string) sample {
 	if l, err := bufio.NewReader(out).ReadString('\n'); err != nil || l != "ready\n" {
 		t.Fatalf("not ready: %q %v", l, err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	testprog.WaitBlocked(t, cmd.Process.Pid)
 	pid := cmd.Process.Pid
 	mf, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
 	if err != nil {
