@@ -237,7 +237,7 @@ func (c *namesClient) all() map[uint64][]Frame {
 	return names
 }
 
-func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 2} }
+func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 3} }
 
 func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
 	names := c.names
