@@ -478,7 +478,8 @@ func (b *Builder) lookupNames(proc *snapshot.Process, um *unwind.Module, lookup 
 	}
 	out := make([]Frame, len(syms))
 	for i, s := range syms {
-		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Module: um.Name, Inlined: i < len(syms)-1, Offset: base.Offset, HasOffset: base.HasOffset}
+		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Column: s.Column, StartLine: s.DeclLine,
+			Module: um.Name, Inlined: i < len(syms)-1, Offset: base.Offset, HasOffset: base.HasOffset}
 	}
 	return out
 }
