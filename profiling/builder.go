@@ -29,9 +29,13 @@ type Frame struct {
 	Function string // "" when unknown
 	File     string
 	Line     int
-	Module   string // the file's path, "[kernel.kallsyms]", "[vdso]"; "" for no file
-	Inlined  bool   // a function inlined into the next frame
-	Kernel   bool
+	Column   int
+	// StartLine is where Function's definition starts in File's
+	// source (DWARF's DW_AT_decl_line), 0 when unknown.
+	StartLine int
+	Module    string // the file's path, "[kernel.kallsyms]", "[vdso]"; "" for no file
+	Inlined   bool   // a function inlined into the next frame
+	Kernel    bool
 	// Offset is the lookup address's distance from the start of the ELF
 	// (or kallsyms) symbol holding it, as perf prints it (func+0x12);
 	// HasOffset is false when no symbol holds it.

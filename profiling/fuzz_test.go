@@ -34,7 +34,7 @@ func FuzzReadKallsyms(f *testing.F) {
 // length it read; what it accepts must encode back to the same bytes.
 func FuzzNamesSection(f *testing.F) {
 	good := &namesClient{module: "m", names: map[uint64][]Frame{
-		42: {{Function: "mix", File: "a.c", Line: 3, Inlined: true, Offset: 0x1f, HasOffset: true}, {Function: "leaf", File: "a.c", Line: 9, Offset: 0x1f, HasOffset: true}},
+		42: {{Function: "mix", File: "a.c", Line: 3, Column: 5, StartLine: 2, Inlined: true, Offset: 0x1f, HasOffset: true}, {Function: "leaf", File: "a.c", Line: 9, Offset: 0x1f, HasOffset: true}},
 		7:  {{}},
 	}}
 	_, enc, _ := good.Size(nil)

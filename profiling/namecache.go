@@ -215,6 +215,7 @@ func (c *namesClient) frames(off uint32) []Frame {
 		f := &frames[j]
 		f.Function, f.File = str(), str()
 		f.Line = int(d.u32())
+		f.Column, f.StartLine = int(d.u32()), int(d.u32())
 		flags := d.u8()
 		f.Inlined, f.HasOffset = flags&1 != 0, flags&2 != 0
 		f.Offset = d.u64()
@@ -237,7 +238,7 @@ func (c *namesClient) all() map[uint64][]Frame {
 	return names
 }
 
-func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 2} }
+func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 4} }
 
 func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
 	names := c.names
@@ -259,6 +260,8 @@ func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, e
 			b = appendString(b, f.Function)
 			b = appendString(b, f.File)
 			b = binary.LittleEndian.AppendUint32(b, uint32(f.Line))
+			b = binary.LittleEndian.AppendUint32(b, uint32(f.Column))
+			b = binary.LittleEndian.AppendUint32(b, uint32(f.StartLine))
 			var flags byte
 			if f.Inlined {
 				flags |= 1
@@ -306,13 +309,15 @@ func (c *namesClient) Resurrect(_ *pcache.File, secs []pcache.Section) error {
 		prev = key
 		off := d.p
 		nf := d.u32()
-		if uint64(nf) > uint64(len(d.b)-d.p)/21 {
+		if uint64(nf) > uint64(len(d.b)-d.p)/29 {
 			return errNamesSection
 		}
 		for j := uint32(0); j < nf && !d.bad; j++ {
 			d.bytes() // function
 			d.bytes() // file
 			d.u32()   // line
+			d.u32()   // column
+			d.u32()   // start line
 			if d.u8()&^3 != 0 {
 				return errNamesSection // flags
 			}

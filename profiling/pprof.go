@@ -129,7 +129,7 @@ func (pp *Pprof) location(chain []Frame, maps []snapshot.Mapping) *profile.Locat
 	loc := &profile.Location{ID: uint64(len(pp.p.Location) + 1), Address: outer.PC, Mapping: pp.mapping(mk)}
 	for i := range chain {
 		f := &chain[i]
-		loc.Line = append(loc.Line, profile.Line{Function: pp.function(FrameName(f), f.File), Line: int64(f.Line)})
+		loc.Line = append(loc.Line, profile.Line{Function: pp.function(FrameName(f), f.File, f.StartLine), Line: int64(f.Line), Column: int64(f.Column)})
 	}
 	pp.locations[k] = loc
 	pp.p.Location = append(pp.p.Location, loc)
@@ -151,15 +151,16 @@ func (pp *Pprof) mapping(k mapKey) *profile.Mapping {
 	}
 	m := pp.mappings[k]
 	if m == nil {
-		m = &profile.Mapping{ID: uint64(len(pp.p.Mapping) + 1), File: k.file, Start: k.start, Limit: k.limit, Offset: k.offset,
-			HasFunctions: true, HasFilenames: true, HasLineNumbers: true, HasInlineFrames: true}
+		m = &profile.Mapping{ID: uint64(len(pp.p.Mapping) + 1), File: k.file, Start: k.start, Limit: k.limit, Offset: k.offset}
 		pp.mappings[k] = m
 		pp.p.Mapping = append(pp.p.Mapping, m)
 	}
 	return m
 }
 
-func (pp *Pprof) function(name, file string) *profile.Function {
+// function returns the profile's function of that name and file; its
+// start line is the first frame's that knows it.
+func (pp *Pprof) function(name, file string, startLine int) *profile.Function {
 	k := [2]string{name, file}
 	f := pp.functions[k]
 	if f == nil {
@@ -167,7 +168,35 @@ func (pp *Pprof) function(name, file string) *profile.Function {
 		pp.functions[k] = f
 		pp.p.Function = append(pp.p.Function, f)
 	}
+	if f.StartLine == 0 {
+		f.StartLine = int64(startLine)
+	}
 	return f
+}
+
+// setSymbolized marks each mapping with what its locations carry, as pprof
+// reads the flags: a mapping with none of functions, files and lines is
+// one pprof symbolizes itself (a stripped file it may find symbols for);
+// inline frames are expanded wherever lines came from DWARF (not with
+// --no-inline, whose frames are ELF symbols without lines).
+func (pp *Pprof) setSymbolized() {
+	for _, loc := range pp.p.Location {
+		m := loc.Mapping
+		if m == nil {
+			continue
+		}
+		for _, ln := range loc.Line {
+			if ln.Function.Name != "[unknown]" {
+				m.HasFunctions = true
+			}
+			if ln.Function.Filename != "" {
+				m.HasFilenames = true
+			}
+			if ln.Line != 0 {
+				m.HasLineNumbers, m.HasInlineFrames = true, true
+			}
+		}
+	}
 }
 
 // systemName is a function's system name in the profile: its name, but ""
@@ -195,6 +224,7 @@ func (pp *Pprof) Write(w io.Writer, rec *Recording) error {
 		}
 	}
 	pp.setValueTypes()
+	pp.setSymbolized()
 	pp.mainFirst()
 	pp.setBuildIDs(rec)
 	if err := pp.p.CheckValid(); err != nil {

@@ -478,22 +478,24 @@ func (b *Builder) lookupNames(proc *snapshot.Process, um *unwind.Module, lookup 
 	}
 	out := make([]Frame, len(syms))
 	for i, s := range syms {
-		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Module: um.Name, Inlined: i < len(syms)-1, Offset: base.Offset, HasOffset: base.HasOffset}
+		out[i] = Frame{Function: s.Function, File: s.File, Line: s.Line, Column: s.Column, StartLine: s.DeclLine,
+			Module: um.Name, Inlined: i < len(syms)-1, Offset: base.Offset, HasOffset: base.HasOffset}
 	}
 	return out
 }
 
-// perfChoice picks among the symbols at one address the one perf names
-// (tools/perf/util/symbol.c, choose_best_symbol): sized over zero-size,
-// strong over weak, global over local, fewer leading underscores, then the
-// longest name (fstatat64 over fstatat, __GI___tunables_init over
-// __tunables_init).
+// perfChoice picks among the symbols at one address the one perf names.
+// perf keeps one symbol per start address (tools/perf/util/symbol.c,
+// symbols__fixup_duplicate): walking its symbols in address order, table
+// order within an address, it keeps of each pair the one choose_best_symbol
+// prefers, the earlier on a tie. Its rules: sized over zero-size, strong
+// over weak, global over local, fewer leading underscores, the longer name
+// (as written in the table: "__libc_start_main@@GLIBC_2.34"). So libc's
+// recv, whose aliases __libc_recv and __GI___recv are both local with two
+// underscores and eleven letters, is __libc_recv: the earlier entry.
 func perfChoice(sym elfsym.Symbol, aliases []elfsym.Symbol) elfsym.Symbol {
 	best := sym
 	for _, a := range aliases {
-		if a.Kind != sym.Kind && sym.Size != 0 && a.Size == 0 {
-			continue
-		}
 		if perfPrefers(a, best) {
 			best = a
 		}
@@ -501,6 +503,7 @@ func perfChoice(sym elfsym.Symbol, aliases []elfsym.Symbol) elfsym.Symbol {
 	return best
 }
 
+// perfPrefers says whether perf keeps a rather than b (both at one address).
 func perfPrefers(a, b elfsym.Symbol) bool {
 	if (a.Size > 0) != (b.Size > 0) {
 		return a.Size > 0
@@ -514,7 +517,23 @@ func perfPrefers(a, b elfsym.Symbol) bool {
 	if au, bu := leadingUnderscores(a.Name), leadingUnderscores(b.Name); au != bu {
 		return au < bu
 	}
-	return len(a.Name) > len(b.Name)
+	if al, bl := tableNameLen(a), tableNameLen(b); al != bl {
+		return al > bl
+	}
+	// perf reads one table: the debug file's .symtab when there is one.
+	if a.Origin != b.Origin {
+		return a.Origin < b.Origin
+	}
+	return a.Index < b.Index
+}
+
+// tableNameLen is the length of the symbol's name as its table writes it,
+// with the version perf prints ("name@@VERSION"; elfsym splits it off).
+func tableNameLen(s elfsym.Symbol) int {
+	if s.VersionSep > 0 {
+		return len(s.Name) + int(s.VersionSep) + len(s.Version)
+	}
+	return len(s.Name)
 }
 
 func leadingUnderscores(s string) int {

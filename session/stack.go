@@ -206,7 +206,7 @@ func (c *threadCallbacks) AppendSymbolInfo(dst []unwind.Symbol, um *unwind.Modul
 	}
 	c.frames, err = b.AppendFrames(c.frames[:0], pc-m.Bias)
 	for _, f := range c.frames {
-		sym := unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column}
+		sym := unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column, DeclLine: f.DeclLine}
 		if f.Start != 0 {
 			sym.FuncStart = f.Start + m.Bias
 		}

@@ -297,7 +297,7 @@ func (s *Session) tailFrame(mods modules.List, st *procState, ts tailSite, calle
 	if b, _ := s.Binary(ts.mod); b != nil {
 		if syms, _ := b.Lookup(pc - 1 - ts.mod.Bias); len(syms) > 0 {
 			in := syms[0]
-			f.Symbol = unwind.Symbol{Function: in.Function, LinkageName: in.LinkageName, File: in.File, Line: in.Line, Column: in.Column}
+			f.Symbol = unwind.Symbol{Function: in.Function, LinkageName: in.LinkageName, File: in.File, Line: in.Line, Column: in.Column, DeclLine: in.DeclLine}
 			if start := syms[len(syms)-1].Start; start != 0 {
 				f.Symbol.FuncStart = start + ts.mod.Bias
 			}

@@ -32,6 +32,10 @@ type Frame struct {
 	Line, Column int
 	// Discriminator distinguishes basic blocks of one line (0: none).
 	Discriminator int
+	// DeclLine is the line where Function's definition starts in its
+	// source (DW_AT_decl_line of the subprogram, or of an inlined call's
+	// abstract origin; pprof's Function.start_line), 0 when unknown.
+	DeclLine int
 	// Inlined is set when this frame's function was inlined into the next one.
 	Inlined bool
 	// Start is the start of the code range (of the function or inlined call)

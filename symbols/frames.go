@@ -106,6 +106,7 @@ func appendNodeFrames(dst []Frame, tree *scopeTree, lt *lineTable, node int32, r
 		nd := &tree.nodes[n]
 		f.Function = nd.name.Display()
 		f.LinkageName = nd.name.linkage
+		f.DeclLine = nd.name.declLine
 		f.Inlined = nd.depth > 0
 		for _, r := range tree.ranges[nd.r0:nd.r1] {
 			if pc >= r.Lo && pc < r.Hi {

@@ -47,6 +47,10 @@ type fnName struct {
 	// names is where the file keeps demangled names across runs, or nil.
 	names *nameStore
 
+	// declLine is where the function's definition starts (DW_AT_decl_line
+	// of the first DIE on the way to its name that has one), 0 unknown.
+	declLine int
+
 	once    sync.Once
 	display string
 	fortran bool // a Fortran procedure: gdb shows its DWARF name (fortran.go)
@@ -89,7 +93,11 @@ type declInfo struct {
 	name, linkage dwarf.Field
 	ref           dwarf.Field // DW_AT_abstract_origin or DW_AT_specification
 	prefix        int32       // declIndex.prefixes[prefix]
+	line          uint32      // DW_AT_decl_line, 0 when absent
 }
+
+// attrDeclLine is DW_AT_decl_line.
+const attrDeclLine = 0x3b
 
 func (cu *compUnit) declOf(e *dwarf.Entry, prefix int32) declInfo {
 	di := declInfo{prefix: prefix}
@@ -99,6 +107,11 @@ func (cu *compUnit) declOf(e *dwarf.Entry, prefix int32) declInfo {
 			di.name = f
 		case dwarf.AttrLinkageName, dwarf.AttrMIPSLinkageName:
 			di.linkage = f
+		case attrDeclLine:
+			// DWARF 5 writes it as an implicit_const (signed) too.
+			if (f.Class == dwarf.ClassConst || f.Class == dwarf.ClassSConst) && f.Val < 1<<31 {
+				di.line = uint32(f.Val)
+			}
 		case dwarf.AttrAbstractOrigin, dwarf.AttrSpecification:
 			if di.ref.Class == dwarf.ClassNone {
 				di.ref = f
@@ -109,10 +122,14 @@ func (cu *compUnit) declOf(e *dwarf.Entry, prefix int32) declInfo {
 }
 
 // fillName completes n from di and the DIEs it refers to (abstract origin,
-// specification), following at most a few hops: names come from the first
-// DIE that has them.
+// specification), following at most a few hops: names and the declaration
+// line come from the first DIE that has them (an out-of-class C++
+// definition has its own line, its class's declaration another).
 func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int) {
 	for ; hops < 8; hops++ {
+		if n.declLine == 0 {
+			n.declLine = int(di.line)
+		}
 		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
 			n.linkage, _ = cu.str(&di.linkage)
 			n.fortran = cu.fortran()
@@ -121,7 +138,8 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int)
 			n.raw, _ = cu.str(&di.name)
 			n.prefix = decls.prefixOf(di.prefix)
 		}
-		if n.raw != "" && n.linkage != "" {
+		named := n.raw != "" && n.linkage != ""
+		if named && (n.declLine != 0 || di.ref.Class != dwarf.ClassRef) {
 			return
 		}
 		var other *fnName
@@ -130,6 +148,9 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int)
 			if next, ok := decls.get(di.ref.Val); ok {
 				di = next
 				continue
+			}
+			if named {
+				return // not worth decoding another DIE for the line alone
 			}
 			other, _ = cu.file.nameAt(di.ref.Val, hops+1)
 		case dwarf.ClassRefAlt:
@@ -143,6 +164,9 @@ func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int)
 			}
 			if n.raw == "" {
 				n.raw, n.prefix = other.raw, other.prefix
+			}
+			if n.declLine == 0 {
+				n.declLine = other.declLine
 			}
 		}
 		return

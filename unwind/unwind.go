@@ -116,6 +116,7 @@ type Symbol struct {
 	File        string // source file, "" when unknown
 	Line        int    // 0 when unknown
 	Column      int
+	DeclLine    int    // where the function's definition starts, 0 when unknown
 	FuncStart   uint64 // runtime entry address of the (outermost) function, 0 when unknown
 }
 

@@ -100,6 +100,7 @@ func readFile(f *elf.File) (out []Symbol, errs []*Error) {
 				continue
 			}
 			if s, ok := convert(&list[i], origin); ok {
+				s.Index = uint32(i + 1) // debug/elf leaves out entry 0
 				out = append(out, s)
 			}
 		}
@@ -169,9 +170,12 @@ func convert(es *elf.Symbol, origin Origin) (Symbol, bool) {
 		return Symbol{}, false
 	}
 	name, version := StripVersion(es.Name)
-	if version == "" {
+	sep := uint8(0)
+	if version != "" {
+		sep = uint8(len(es.Name) - len(name) - len(version))
+	} else {
 		version = es.Version // .dynsym versions come from .gnu.version
 	}
 	return Symbol{Name: name, Version: version, Addr: es.Value, Size: es.Size,
-		Kind: kind, Bind: elf.ST_BIND(es.Info), Origin: origin}, true
+		Kind: kind, Bind: elf.ST_BIND(es.Info), Origin: origin, VersionSep: sep}, true
 }

@@ -301,7 +301,7 @@ func Symbols(frames []symbols.Frame, bias uint64) []unwind.Symbol {
 	}
 	out := make([]unwind.Symbol, len(frames))
 	for i, f := range frames {
-		out[i] = unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column}
+		out[i] = unwind.Symbol{Function: f.Function, LinkageName: f.LinkageName, File: f.File, Line: f.Line, Column: f.Column, DeclLine: f.DeclLine}
 		if f.Start != 0 {
 			out[i].FuncStart = f.Start + bias
 		}
