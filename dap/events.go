@@ -99,7 +99,7 @@ func (d *debuggee) onStop(e target.Event) {
 	}
 	// What the client asks next (prefetch.go), started before the event is
 	// written: the walk runs while the write wakes the client.
-	go d.prefetch(th)
+	runWarm(func() { d.prefetch(th) }) // on a grown stack (warmgo.go)
 	d.s.sendEvent("stopped", body)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // TestFrameSource: the cached Source is sourceOf's, made once per path.
@@ -25,5 +26,26 @@ func TestHexAddr(t *testing.T) {
 		if got, want := hexAddr(a), fmt.Sprintf("0x%x", a); got != want {
 			t.Errorf("hexAddr(%d) = %q, want %q", a, got, want)
 		}
+	}
+}
+
+// TestRunWarm: work runs, on an idle worker when there is one, and two at
+// once each run.
+func TestRunWarm(t *testing.T) {
+	done := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		runWarm(func() { done <- i })
+	}
+	seen := map[int]bool{}
+	for i := 0; i < 3; i++ {
+		select {
+		case n := <-done:
+			seen[n] = true
+		case <-time.After(waitLimit):
+			t.Fatalf("work %d of 3 did not run", i+1)
+		}
+	}
+	if len(seen) != 3 {
+		t.Errorf("ran %v, want 0, 1 and 2", seen)
 	}
 }
