@@ -97,8 +97,10 @@ func (d *debuggee) onStop(e target.Event) {
 	default:
 		body.Reason = "pause"
 	}
+	// What the client asks next (prefetch.go), started before the event is
+	// written: the walk runs while the write wakes the client.
+	runWarm(func() { d.prefetch(th) }) // on a grown stack (warmgo.go)
 	d.s.sendEvent("stopped", body)
-	go d.prefetch(th) // what the client asks next (prefetch.go)
 }
 
 // onExit reports the program's end: exited (with its code) and then

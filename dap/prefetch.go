@@ -1,6 +1,9 @@
 package dap
 
 import (
+	"context"
+	"runtime/trace"
+
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -16,6 +19,7 @@ import (
 // reads them when it comes.
 func (d *debuggee) prefetch(th *target.Context) {
 	defer d.s.recoverIn("prefetch")
+	defer trace.StartRegion(context.Background(), "prefetch").End() // SONDE_TRACE shows whether a stackTrace waited for it
 	if _, st, err := d.trace(th); err != nil || st == nil {
 		return // running again, or gone
 	}

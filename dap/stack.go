@@ -3,6 +3,7 @@ package dap
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	godap "github.com/google/go-dap"
@@ -248,7 +249,7 @@ func (d *debuggee) stackFrame(th *target.Context, tr *unwind.Trace, i int) godap
 		sf.PresentationHint = "subtle"
 	}
 	if sym.File != "" && sym.Line > 0 && f.Kind != unwind.KindSignal {
-		sf.Source = sourceOf(sym.File)
+		sf.Source = frameSource(sym.File) // one per file (srccache.go)
 		sf.Line = sym.Line
 		sf.Column = max(sym.Column, 1)
 	} else {
@@ -274,7 +275,7 @@ func sourceOf(path string) *godap.Source {
 	return &godap.Source{Name: filepath.Base(p), Path: p}
 }
 
-func hexAddr(a uint64) string { return fmt.Sprintf("0x%x", a) }
+func hexAddr(a uint64) string { return "0x" + strconv.FormatUint(a, 16) }
 
 // frameEnv is everything evaluation in one frame needs.
 type frameEnv struct {

@@ -91,6 +91,7 @@ func (s *Server) handleEnv(d *debuggee, h varHandle) (*frameEnv, error) {
 func (s *Server) listVars(h varHandle, fe *frameEnv, vars []*variables.Variable, hex bool) []godap.Variable {
 	out := make([]godap.Variable, 0, len(vars))
 	rf := newRequestFrame(fe.frame) // one read per stack page, not per variable
+	fe = fe.through(rf)             // and so do the values' own reads (a slice's elements, a string's bytes)
 	for _, v := range vars {
 		val, err := fe.reader.Read(v, rf)
 		dv := godap.Variable{Name: v.Name, Type: fe.typeName(v.Type), EvaluateName: v.Name}
@@ -374,7 +375,7 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 		}
 		return fmt.Sprintf("%x", v.Bytes)
 	}
-	return fe.reader.Format(v, err, fe.frame, variables.FormatOptions{Symbol: s.symbolizer(fe), Pretty: true})
+	return fe.reader.Format(v, err, fe.memory(), variables.FormatOptions{Symbol: s.symbolizer(fe), Pretty: true})
 }
 
 // symbolizer names the function a code pointer points into, as gdb's

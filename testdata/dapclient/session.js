@@ -667,6 +667,24 @@ async function floor(s) {
 	return 3 * median(ts);
 }
 
+// adapterCPU is the CPU time, in ms, the adapter process has used so far
+// (every thread's schedstat: nanoseconds on a CPU); undefined on a socket.
+// What an adapter spends of a round is its CPU there, which the load of a
+// shared machine moves far less than the round's wall time.
+function adapterCPU(s) {
+	const p = s.dc._adapterProcess;
+	if (!p) return undefined;
+	let ns = 0;
+	try {
+		for (const t of fs.readdirSync(`/proc/${p.pid}/task`)) {
+			ns += Number(fs.readFileSync(`/proc/${p.pid}/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+		}
+	} catch (e) {
+		return undefined;
+	}
+	return ns / 1e6;
+}
+
 // benchOnce: one session; returns the time from the launch request to the
 // first breakpoint stop, the round at that stop (the first: cold), and the
 // round at the stop of a `next` after it (warm).
@@ -686,9 +704,16 @@ async function benchOnce() {
 		const t1 = ev.at;
 		const first = await round(s, ev.body.threadId);
 		check(first.names.includes('arr'), 'bench: the stop\'s locals hold arr', show(first.names));
+		const c0 = adapterCPU(s);
 		await s.req('next', { threadId: ev.body.threadId });
 		await s.next('stopped');
+		const c1 = adapterCPU(s);
 		const step = await round(s, ev.body.threadId);
+		const c2 = adapterCPU(s);
+		// the adapter's CPU from the stop's event to the round's end (what
+		// it did ahead included), and from the `next` request on
+		step.cpu = c2 - c1;
+		step.cpuWithStep = c2 - c0;
 		delete first.names;
 		delete step.names;
 		return { launchToStop: ms(t0, t1), round: first.total, stepRound: step.total, first, step, floor: await floor(s) };
