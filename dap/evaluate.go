@@ -27,12 +27,24 @@ func (s *Server) evaluate(r *request) (any, error) {
 		return nil, err
 	}
 	text := strings.TrimSpace(a.Expression)
+	hex := a.Format != nil && a.Format.Hex
+	whatis := false
 	if a.Context == "repl" {
 		if out, ok, err := s.replCommand(d, a.FrameId, text); ok {
 			if err != nil {
 				return nil, err
 			}
 			return godap.EvaluateResponseBody{Result: out}, nil
+		}
+		if cmd, h, w, err := replPrint(text, hex); cmd != text || err != nil {
+			// "p + 1", with a variable p, is an expression: a line
+			// that evaluates as one is one.
+			if !s.replEvaluates(d, a.FrameId, text) {
+				if err != nil {
+					return nil, err
+				}
+				text, hex, whatis = cmd, h, w
+			}
 		}
 	}
 	if text == "" {
@@ -51,7 +63,9 @@ func (s *Server) evaluate(r *request) (any, error) {
 		// value reading "<error ...>".
 		return nil, me
 	}
-	hex := a.Format != nil && a.Format.Hex
+	if whatis {
+		return godap.EvaluateResponseBody{Result: "type = " + fe.typeName(res.Type)}, nil
+	}
 	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: fe.typeName(res.Type)}
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}

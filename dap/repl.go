@@ -14,9 +14,56 @@ import (
 
 // The debug console understands, besides expressions, what an IDE console
 // is mostly used for, in gdb's spelling: bt, info registers, info locals,
-// info args, x/NFU ADDR.
+// info args, x/NFU ADDR, print (p, p/x) and whatis.
 
-var replCommands = []string{"bt", "backtrace", "info registers", "info locals", "info args", "x/"}
+var replCommands = []string{"bt", "backtrace", "info registers", "info locals", "info args", "x/", "print", "whatis"}
+
+// replPrint strips gdb's print and whatis commands from a console line,
+// which is then evaluated as an expression: "p/x v" is v in hex, "whatis v"
+// asks for v's type. A line that is neither comes back as it is. Found
+// typing "p/x a.kind_flags" in jq's console as one would in gdb's (it was
+// "Syntax error: unexpected "a" after the expression").
+func replPrint(text string, hex bool) (string, bool, bool, error) {
+	word, rest, _ := strings.Cut(text, " ")
+	cmd, format, hasFormat := strings.Cut(word, "/")
+	rest = strings.TrimSpace(rest)
+	switch cmd {
+	case "p", "print", "output", "call":
+	case "whatis", "ptype":
+		if hasFormat {
+			return "", false, false, errorf("%s takes no format", cmd)
+		}
+		if rest == "" {
+			return "", false, false, errorf("%s: give an expression", cmd)
+		}
+		return rest, hex, true, nil
+	default:
+		return text, hex, false, nil
+	}
+	switch {
+	case format == "x":
+		hex = true
+	case format == "d":
+		hex = false
+	case hasFormat:
+		return "", false, false, errorf("%s: format /%s is not supported (/x, /d)", cmd, format)
+	}
+	if rest == "" {
+		return "", false, false, errorf("%s: give an expression", cmd)
+	}
+	return rest, hex, false, nil
+}
+
+// replEvaluates reports whether a console line evaluates as an
+// expression in the frame (with a variable p, "p + 1" does).
+func (s *Server) replEvaluates(d *debuggee, frameID int, text string) bool {
+	fe, _, err := s.evalEnv(d, frameID)
+	if err != nil {
+		return false
+	}
+	_, err = expr.Eval(text, fe.env)
+	return err == nil
+}
 
 func evalText(text string, fe *frameEnv) (*expr.Result, error) { return expr.Eval(text, fe.env) }
 

@@ -174,6 +174,9 @@ func (e *evaluator) binary(n *Binary, d int) (*value, error) {
 	if err != nil {
 		return nil, err
 	}
+	if v, ok, err := e.stdStringCompare(n, x, y, d); ok {
+		return v, err
+	}
 	return e.arith(n.Op, x, y, n.P)
 }
 
@@ -652,6 +655,9 @@ func (e *evaluator) index(n *Index, d int) (*value, error) {
 			return nil, errorf(ErrType, n.P, "element size of %s is unknown", x.t)
 		}
 		return e.autoDeref(&value{t: s.Elem, where: inMemory, addr: x.addr + uint64((idx-s.Lower)*es)}, n.P)
+	}
+	if k := stdKind(x.t); k != "" {
+		return e.index(&Index{P: n.P, X: stdData(k, n.X, n.P), I: n.I}, d)
 	}
 	if s == nil || !x.t.IsPointer() {
 		return nil, errorf(ErrType, n.P, "cannot subscript %s", x.t)

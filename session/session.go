@@ -232,7 +232,9 @@ func (s *Session) open(f *file, m *modules.Module) {
 		s.warn(m.Name, fmt.Sprintf("sonde: cannot read symbols of %s: %v", m.Name, f.err))
 		return
 	}
-	if h := f.binary.Hint(); h != "" {
+	// No hint for the vDSO: no package installs its debug file, and a
+	// lookup by name opens it in every process (found in dap's console).
+	if h := f.binary.Hint(); h != "" && !m.VDSO {
 		s.warn(m.Name, h)
 	}
 	u, _ := f.binary.UnwindSections()

@@ -1,0 +1,102 @@
+package expr
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/sondedbg/sonde/variables"
+)
+
+// libstdc++'s std::vector and std::string as gdb's xmethods show them to
+// a watch expression: v[i] is the element, s[i] the character, and a
+// string compares equal to a string literal by its text (found in a
+// `sonde dap` trial on jsoncpp: `members[1]` was "cannot subscript
+// Members" and the breakpoint condition `name == "nested"` an error).
+// The member chains are libstdc++'s (the layouts variables/pretty.go
+// reads); nothing is called in the target.
+
+// maxStdString bounds the text read for a comparison.
+const maxStdString = 1 << 20
+
+// stdKind says which library class t is: "vector", "string" or "".
+func stdKind(t *variables.Type) string {
+	s := t.Strip()
+	if s == nil || (s.Kind != variables.KindStruct && s.Kind != variables.KindClass) {
+		return ""
+	}
+	switch {
+	case strings.HasPrefix(s.Name, "vector<") && !strings.HasPrefix(s.Name, "vector<bool,"):
+		return "vector"
+	case strings.HasPrefix(s.Name, "basic_string<char,"):
+		return "string"
+	}
+	return ""
+}
+
+// stdData is the node of a vector's or string's data pointer.
+func stdData(kind string, x Node, pos int) Node {
+	if kind == "vector" {
+		return &Member{P: pos, X: &Member{P: pos, X: x, Name: "_M_impl"}, Name: "_M_start"}
+	}
+	return &Member{P: pos, X: &Member{P: pos, X: x, Name: "_M_dataplus"}, Name: "_M_p"}
+}
+
+// stdStringText reads the text of the std::string node x.
+func (e *evaluator) stdStringText(x Node, pos, d int) ([]byte, error) {
+	n, err := e.eval(&Member{P: pos, X: x, Name: "_M_string_length"}, d)
+	if err != nil {
+		return nil, err
+	}
+	length, err := e.bits(n, pos)
+	if err != nil {
+		return nil, err
+	}
+	if length > maxStdString {
+		return nil, errorf(ErrType, pos, "string of %d bytes is too long to compare", length)
+	}
+	p, err := e.eval(stdData("string", x, pos), d)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := e.bits(p, pos)
+	if err != nil {
+		return nil, err
+	}
+	text := &value{t: ArrayOf(typeChar, int64(length)), where: inMemory, addr: addr}
+	if length == 0 {
+		return nil, nil
+	}
+	if err := e.load(text, pos); err != nil {
+		return nil, err
+	}
+	return text.bytes, nil
+}
+
+// stdStringCompare answers s == "lit" and s != "lit" (either side) for a
+// std::string s; ok is false for any other operands.
+func (e *evaluator) stdStringCompare(n *Binary, x, y *value, d int) (*value, bool, error) {
+	if n.Op != "==" && n.Op != "!=" {
+		return nil, false, nil
+	}
+	sx, lit := n.X, y
+	if stdKind(x.t) != "string" {
+		sx, lit = n.Y, x
+		if stdKind(y.t) != "string" {
+			return nil, false, nil
+		}
+	}
+	ls := lit.t.Strip()
+	if ls == nil || ls.Kind != variables.KindArray || ls.Elem == nil || ls.Elem.Strip() == nil || ls.Elem.Strip().ByteSize() != 1 {
+		return nil, false, nil
+	}
+	if err := e.load(lit, n.P); err != nil {
+		return nil, true, err
+	}
+	want, _, _ := bytes.Cut(lit.bytes, []byte{0})
+	got, err := e.stdStringText(sx, n.P, d)
+	if err != nil {
+		return nil, true, err
+	}
+	eq := bytes.Equal(got, want) == (n.Op == "==")
+	return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[eq]), true, nil
+}

@@ -1,0 +1,77 @@
+package expr_test
+
+import (
+	"testing"
+
+	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/internal/testprog"
+	"github.com/sondedbg/sonde/variables/vartest"
+)
+
+// TestStdSubscriptAndStringCompare: libstdc++'s std::vector and
+// std::string subscripted (v[2], s[1], names[1][0], through a reference)
+// and a std::string compared with a string literal (==, !=, either side,
+// short and heap-allocated strings, the empty string), as gdb's xmethods
+// answer them. gdb -nx answers the same elements through the raw members
+// (v._M_impl._M_start[2]). Found in a `sonde dap` trial on jsoncpp:
+// `members[1]` failed ("cannot subscript") and the breakpoint condition
+// `name == "nested"` was an error.
+func TestStdSubscriptAndStringCompare(t *testing.T) {
+	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_stdlib.cc"}, Flags: []string{"-O0"}, Name: "ex_stdlib"})
+	raw := map[string]string{
+		"v[2]":         "v._M_impl._M_start[2]",
+		"v[0] + v[3]":  "v._M_impl._M_start[0] + v._M_impl._M_start[3]",
+		"s[1]":         "s._M_dataplus._M_p[1]",
+		"longer[39]":   "longer._M_dataplus._M_p[39]",
+		"names[1][0]":  "names._M_impl._M_start[1]._M_dataplus._M_p[0]",
+		"names[2][20]": "names._M_impl._M_start[2]._M_dataplus._M_p[20]",
+		"ref[3]":       "ref._M_dataplus._M_p[3]",
+	}
+	var gdbExprs []string
+	for _, g := range raw {
+		gdbExprs = append(gdbExprs, g)
+	}
+	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: gdbExprs})
+	_, th := stop.Open(t)
+	st, err := vartest.Stack(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envFor(t, st, 1)
+	for src, g := range raw {
+		want := stop.Results[1][g]
+		if want.Int == nil {
+			t.Fatalf("gdb: %s: %+v", g, want)
+		}
+		got, err := expr.Eval(src, env)
+		if err != nil {
+			t.Errorf("%s: %v (gdb's %s is %s)", src, err, g, want.Value)
+			continue
+		}
+		if n, err := got.Int(); err != nil || n != *want.Int {
+			t.Errorf("%s = %d (%v), gdb's %s is %s", src, n, err, g, want.Value)
+		}
+	}
+	for src, want := range map[string]int64{
+		`s == "hello"`: 1, `s != "hello"`: 0, `"hello" == s`: 1, `s == "hell"`: 0, `s == "hello!"`: 0,
+		`empty == ""`: 1, `empty != ""`: 0, `names[1] == "beta"`: 1, `ref == "beta"`: 1,
+		`names[2] == "a string longer than fifteen bytes"`: 1, `names[2] == "a string longer"`: 0,
+		`s == "hello" && v[1] == 20`: 1,
+	} {
+		got, err := expr.Eval(src, env)
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+			continue
+		}
+		if n, err := got.Int(); err != nil || n != want {
+			t.Errorf("%s = %d (%v), want %d", src, n, err, want)
+		}
+	}
+	// What stays an error: a vector compared with a literal, a subscript
+	// of a class that is neither.
+	for _, src := range []string{`v == "x"`, `s < "x"`} {
+		if _, err := expr.Eval(src, env); err == nil {
+			t.Errorf("%s: no error", src)
+		}
+	}
+}
