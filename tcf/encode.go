@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/sondedbg/sonde/internal/jsonstr"
 )
 
 // Builder assembles one outgoing TCF message: a header (kind and its fixed
@@ -222,96 +223,11 @@ func appendVarint(dst []byte, v uint64) []byte {
 	return append(dst, byte(v))
 }
 
-const hexDigits = "0123456789abcdef"
-
-// plainPrefix is the length of s's leading run of bytes that a JSON string
-// holds as they are (plainString), eight bytes at a time while it can: the
-// strings sonde and its clients send (context and symbol IDs, names) are
-// such runs of 10-30 bytes, and the byte loop took 16 instructions a byte.
-func plainPrefix(s string) int {
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		if hasNonPlain(x) {
-			break
-		}
-	}
-	for i < len(s) && plainString[s[i]] {
-		i++
-	}
-	return i
-}
-
-// hasNonPlain reports whether any byte of x is a control character, a quote,
-// a backslash or not ASCII. (x - 0x20…) sets a byte's top bit for bytes below
-// 0x20 (and for bytes of 0x80 and up, reported anyway); a borrow can set it
-// wrongly only above a byte that is below 0x20 itself, which is reported.
-// Quotes and backslashes are the zero bytes of x with those bytes xored out.
-func hasNonPlain(x uint64) bool {
-	const ones, tops = 0x0101010101010101, 0x8080808080808080
-	q, b := x^(ones*'"'), x^(ones*'\\')
-	return ((x-ones*0x20)|x|((q-ones)&^q)|((b-ones)&^b))&tops != 0
-}
-
 // AppendJSONString appends s as a JSON string, byte for byte as
-// encoding/json writes it without HTML escaping: control characters as
-// \u00XX (or \n, \t, \b, \f, \r), invalid UTF-8 as \ufffd, U+2028 and
-// U+2029 escaped.
-// The output never contains a NUL or 0x03 byte, so it needs no TCF escaping.
-func AppendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := plainPrefix(s); i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plainString[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || r == '\u2028' || r == '\u2029' {
-			// As encoding/json: invalid bytes become an escaped U+FFFD, and
-			// the line and paragraph separators are escaped (JavaScript).
-			dst = append(dst, s[start:i]...)
-			switch r {
-			case '\u2028':
-				dst = append(dst, `\u2028`...)
-			case '\u2029':
-				dst = append(dst, `\u2029`...)
-			default:
-				dst = append(dst, `\ufffd`...)
-			}
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// encoding/json writes it without HTML escaping (internal/jsonstr, the
+// escaper tcf shares with dap). The output never contains a NUL or 0x03
+// byte, so it needs no TCF escaping.
+func AppendJSONString(dst []byte, s string) []byte { return jsonstr.Append(dst, s) }
 
 type jsonEncoder struct {
 	buf bytes.Buffer
