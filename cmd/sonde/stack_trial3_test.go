@@ -199,6 +199,9 @@ func TestStackVforkParent(t *testing.T) {
 	if child == "" {
 		t.Fatal("no vfork child")
 	}
+	// The child holds the pipe's write end too: killing the parent leaves
+	// it blocked in read for good.
+	testprog.KillAtCleanup(t, mustAtoi(t, child))
 	waitAllSleeping(t, mustAtoi(t, child))
 	stdout, errOut, code := runCLI(t, "stack", strconv.Itoa(parent))
 	if code != 1 || stdout != "" || !strings.Contains(errOut, "is in vfork()") || !strings.Contains(errOut, "sonde stack "+child) {
