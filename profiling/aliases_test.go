@@ -18,7 +18,7 @@ func TestLibcAliasesMatchPerf(t *testing.T) {
 	testprog.RequirePerf(t)
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_libc_aliases.c"}, Flags: []string{"-O2"}})
 	out := filepath.Join(t.TempDir(), "perf.data")
-	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "1")
+	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "2")
 	perf := perfScript(t, out, "--no-inline", "-F", "tid,time,ip,sym,symoff,dso")
 	got, _ := sondeSamplesNamed(t, out, Options{NoInline: true}, ScriptName)
 	compared, differ := 0, 0

@@ -58,14 +58,15 @@ type Symbol struct {
 	Kind    Kind
 	Bind    elf.SymBind
 	Origin  Origin
-	// Index is the symbol's entry number in the table it was read from
-	// (.symtab or .dynsym; 0 for PLT names), for tools
-	// that break ties among aliases by table order, as perf does.
-	Index uint32
 	// VersionSep is 1 or 2 when the table's name carried the version
 	// ("name@V", "name@@V": .symtab entries of versioned definitions), 0
 	// when it did not (Version then comes from .gnu.version or a copy).
 	VersionSep uint8
+	// Index is the symbol's entry number in the table it was read from
+	// (.symtab or .dynsym; 0 for PLT names), for tools that break ties
+	// among aliases by table order, as perf does. (Beside the bytes
+	// above, it fits the padding before the struct's end.)
+	Index uint32
 }
 
 // End is the first address after the symbol (Addr for zero-size symbols),
