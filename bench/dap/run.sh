@@ -94,6 +94,15 @@ for (const lang of ['c', 'cpp', 'rust']) {
 	const f = rs => med(rs.map(r => r.floor)), sh = rs => med(rs.map(r => r.stepRound - r.floor));
 	console.log(`| ${lang} | ${f(s).toFixed(2)} / ${f(l).toFixed(2)} | ${sh(s).toFixed(2)} / ${sh(l).toFixed(2)} | ${(sh(s) / sh(l)).toFixed(2)} |`);
 }
+console.log('\neach adapter\'s CPU (all its threads, user+sys) from the stop of the `next` to the end of the round after it, median ms (less moved by the load than wall times):\n');
+console.log('| program | sonde dap | lldb-vscode-14 | ratio |');
+console.log('|---|---|---|---|');
+for (const lang of ['c', 'cpp', 'rust']) {
+	const l = rows[`${lang}/lldb`], s = rows[`${lang}/sonde`];
+	if (!l || !s || l[0].step.cpu === undefined) continue;
+	const c = rs => med(rs.map(r => r.step.cpu));
+	console.log(`| ${lang} | ${c(s).toFixed(2)} | ${c(l).toFixed(2)} | ${(c(s) / c(l)).toFixed(2)} |`);
+}
 console.log('\nmedian ms of each request of the round:\n');
 console.log('| program | adapter | stop | stackTrace | scopes | variables |');
 console.log('|---|---|---|---|---|---|');
