@@ -17,6 +17,7 @@ import (
 
 	godap "github.com/google/go-dap"
 
+	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
@@ -39,6 +40,10 @@ type debuggee struct {
 	core        bool // read-only
 	stopOnEntry bool
 	args        launchArgs // for restart
+
+	// hinted: the files whose debug-information hint was written (hints.go).
+	hintMu sync.Mutex
+	hinted map[*modules.Module]bool
 
 	configured atomic.Bool
 	exited     atomic.Bool
@@ -177,7 +182,11 @@ type attachArgs struct {
 
 func (s *Server) newSession(t *target.Target, debugDirs []string) *session.Session {
 	dirs := append(append([]string(nil), debugDirs...), s.opts.DebugDirs...)
-	return session.New(t, session.Options{DebugDirs: dirs, Warn: func(msg string) { s.output("console", msg+"\n") }})
+	return session.New(t, session.Options{DebugDirs: dirs, Warn: func(msg string) {
+		if sessionWarning(msg) {
+			s.output("console", msg+"\n")
+		}
+	}})
 }
 
 func (s *Server) launch(r *request) (any, error) {
