@@ -3,7 +3,7 @@ package dap
 import (
 	"strings"
 
-	"github.com/sondedbg/sonde/modules"
+	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/unwind"
 )
 
@@ -26,13 +26,13 @@ func (d *debuggee) frameHint(um *unwind.Module) {
 	if um == nil {
 		return
 	}
-	m, ok := um.Client.(*modules.Module)
+	m, ok := um.Client.(*session.Module)
 	if !ok || m == nil || m.VDSO {
 		return
 	}
 	d.hintMu.Lock()
 	if d.hinted == nil {
-		d.hinted = map[*modules.Module]bool{}
+		d.hinted = map[*session.Module]bool{}
 	}
 	seen := d.hinted[m]
 	d.hinted[m] = true

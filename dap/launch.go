@@ -17,7 +17,6 @@ import (
 
 	godap "github.com/google/go-dap"
 
-	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
@@ -43,7 +42,7 @@ type debuggee struct {
 
 	// hinted: the files whose debug-information hint was written (hints.go).
 	hintMu sync.Mutex
-	hinted map[*modules.Module]bool
+	hinted map[*session.Module]bool
 
 	configured atomic.Bool
 	exited     atomic.Bool
