@@ -40,6 +40,10 @@ type debuggee struct {
 	stopOnEntry bool
 	args        launchArgs // for restart
 
+	// hinted: the files whose debug-information hint was written (hints.go).
+	hintMu sync.Mutex
+	hinted map[*session.Module]bool
+
 	configured atomic.Bool
 	exited     atomic.Bool
 	output     sync.WaitGroup // program stdout/stderr readers
@@ -177,7 +181,11 @@ type attachArgs struct {
 
 func (s *Server) newSession(t *target.Target, debugDirs []string) *session.Session {
 	dirs := append(append([]string(nil), debugDirs...), s.opts.DebugDirs...)
-	return session.New(t, session.Options{DebugDirs: dirs, Warn: func(msg string) { s.output("console", msg+"\n") }})
+	return session.New(t, session.Options{DebugDirs: dirs, Warn: func(msg string) {
+		if sessionWarning(msg) {
+			s.output("console", msg+"\n")
+		}
+	}})
 }
 
 func (s *Server) launch(r *request) (any, error) {

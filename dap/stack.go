@@ -240,6 +240,7 @@ func (d *debuggee) stackFrame(th *target.Context, tr *unwind.Trace, i int) godap
 	}
 	if f.Module != nil {
 		sf.ModuleId = f.Module.Name
+		d.frameHint(f.Module)
 	}
 	switch f.Kind {
 	case unwind.KindSignal:
