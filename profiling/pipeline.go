@@ -9,6 +9,7 @@ import (
 
 	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/perfdata"
+	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/symbols/elfsym"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/unwind/snapshot"
@@ -254,6 +255,9 @@ type entryLookup struct {
 
 func (l entryLookup) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Symbol, error) {
 	if bin := l.Binary(um); bin != nil && pc >= um.Bias {
+		if isEntry(bin, pc-um.Bias) {
+			return []unwind.Symbol{{FuncStart: pc}}, nil
+		}
 		if t, err := bin.Symbols(); err == nil {
 			if sym, off, ok := t.Lookup(pc - um.Bias); ok && off <= pc && sym.Kind != elfsym.KindObject && !strings.Contains(sym.Name, ".cold") {
 				return []unwind.Symbol{{Function: sym.Name, FuncStart: pc - off}}, nil
@@ -261,6 +265,16 @@ func (l entryLookup) SymbolInfo(um *unwind.Module, pc uint64) ([]unwind.Symbol, 
 		}
 	}
 	return l.Process.SymbolInfo(um, pc)
+}
+
+// isEntry reports whether addr (link-time) is the file's ELF entry point,
+// which starts a function (the dynamic linker's _start, where the first
+// sample of an exec lies): the unwinder needs only that start, and the
+// symbol table that would also give it costs ~4 ms of CPU to read for
+// ld.so's debug file, for this one address.
+func isEntry(bin *symbols.Binary, addr uint64) bool {
+	ef := bin.ELF()
+	return ef != nil && ef.Entry != 0 && addr == ef.Entry
 }
 
 // sampleMem is the memory of one sample as the unwinder reads it: the stack
