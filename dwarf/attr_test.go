@@ -101,3 +101,27 @@ func stdlibStrings(t *testing.T, ef *elf.File) map[strKey]string {
 		}
 	}
 }
+
+// TestUnitBasesDefaults: a unit that names no bases reads its indexed forms
+// from just past the DWARF 5 sections' headers (32- and 64-bit), and from 0
+// in DWARF 4 (the GNU .debug_addr has no header); a named base wins.
+func TestUnitBasesDefaults(t *testing.T) {
+	for _, c := range []struct {
+		version uint16
+		is64    bool
+		want    Bases
+	}{
+		{4, false, Bases{}},
+		{5, false, Bases{StrOffsets: 8, Addr: 8, Rnglists: 12}},
+		{5, true, Bases{StrOffsets: 16, Addr: 16, Rnglists: 20}},
+	} {
+		u := Unit{Version: c.version, Is64: c.is64}
+		if got := UnitBases(&u, &Entry{}); got != c.want {
+			t.Errorf("version %d, 64-bit %v: %+v, want %+v", c.version, c.is64, got, c.want)
+		}
+		e := Entry{Fields: []Field{{Attr: AttrAddrBase, Val: 0x40}}}
+		if got := UnitBases(&u, &e); got.Addr != 0x40 || !got.AddrSet {
+			t.Errorf("version %d: DW_AT_addr_base 0x40 gives %+v", c.version, got)
+		}
+	}
+}

@@ -380,7 +380,7 @@ func StrOffset(strOffsets []byte, base uint64, index uint64, is64 bool) (uint64,
 
 // AddrAt reads entry index of the .debug_addr table starting at base.
 func AddrAt(addr []byte, base uint64, index uint64, addrSize uint8) (uint64, error) {
-	if index > uint64(len(addr))/uint64(addrSize) {
+	if addrSize == 0 || index > uint64(len(addr))/uint64(addrSize) {
 		return 0, &FormatError{".debug_addr", base, fmt.Sprintf("address index %d out of range", index)}
 	}
 	r := NewCursor(".debug_addr", addr, base+index*uint64(addrSize))

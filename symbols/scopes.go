@@ -469,7 +469,7 @@ func (cu *compUnit) staticAddress(f *dwarf.Field) (uint64, bool) {
 		if c.Err() != nil || c.Remaining() != 0 {
 			return 0, false // not just the one operation
 		}
-		v, err := dwarf.AddrAt(cu.addrSection(), cu.addrBase, idx, cu.hdr.AddrSize)
+		v, err := cu.addrx(idx)
 		return v, err == nil && v != 0
 	}
 	return 0, false

@@ -182,13 +182,20 @@ func (cu *compUnit) addrSection() []byte {
 	return cu.file.section(secAddr)
 }
 
+// addrx reads entry i of the unit's .debug_addr contribution.
+func (cu *compUnit) addrx(i uint64) (uint64, error) {
+	b := cu.bases()
+	ur := dwarf.UnitRanges{Unit: &cu.hdr, Bases: &b, Sections: unitSections{cu}}
+	return ur.Addrx(i)
+}
+
 // addr resolves an address-class attribute.
 func (cu *compUnit) addr(f *dwarf.Field) (uint64, error) {
 	switch f.Class {
 	case dwarf.ClassAddress:
 		return f.Val, nil
 	case dwarf.ClassAddrx:
-		return dwarf.AddrAt(cu.addrSection(), cu.addrBase, f.Val, cu.hdr.AddrSize)
+		return cu.addrx(f.Val)
 	}
 	return 0, fmt.Errorf("attribute %#x is not an address", f.Attr)
 }
@@ -233,29 +240,31 @@ func (cu *compUnit) rangesOf(e *dwarf.Entry, dst []dwarf.Range) ([]dwarf.Range, 
 }
 
 func (cu *compUnit) rangeList(f *dwarf.Field, dst []dwarf.Range) ([]dwarf.Range, error) {
-	base := cu.lowPC
-	addrx := func(i uint64) (uint64, error) {
-		return dwarf.AddrAt(cu.addrSection(), cu.addrBase, i, cu.hdr.AddrSize)
-	}
-	switch {
-	case f.Class == dwarf.ClassRnglistx:
-		off, err := dwarf.RnglistOffset(cu.file.section(secRnglists), cu.rnglistsBase, f.Val, cu.hdr.Is64)
-		if err != nil {
-			return dst, err
-		}
-		return dwarf.Rnglist(cu.file.section(secRnglists), off, cu.hdr.AddrSize, base, addrx, dst)
-	case cu.hdr.Version >= 5:
-		sec := cu.file.section(secRnglists)
-		return dwarf.Rnglist(sec, f.Val, cu.hdr.AddrSize, base, addrx, dst)
-	default:
-		sec := cu.file.section(secRanges)
-		if cu.skeleton != nil {
-			// DWARF 4 split units keep range lists in the skeleton's file.
-			sec = cu.skeleton.file.section(secRanges)
-		}
-		return dwarf.RangesV4(sec, f.Val+cu.rangesBase, cu.hdr.AddrSize, base, dst)
-	}
+	b := cu.bases()
+	ur := dwarf.UnitRanges{Unit: &cu.hdr, Bases: &b, Sections: unitSections{cu}, Base: cu.lowPC}
+	return ur.List(f.Val, f.Class == dwarf.ClassRnglistx, dst)
 }
+
+// bases are the unit's bases of indexed forms as its DIEs resolve them (a
+// split unit's addresses and DWARF 4 ranges: its skeleton's).
+func (cu *compUnit) bases() dwarf.Bases {
+	return dwarf.Bases{StrOffsets: cu.strOffBase, Addr: cu.addrBase, Rnglists: cu.rnglistsBase, GNURanges: cu.rangesBase}
+}
+
+// unitSections are the sections a unit's range lists read.
+type unitSections struct{ cu *compUnit }
+
+func (s unitSections) DebugAddr() []byte { return s.cu.addrSection() }
+
+func (s unitSections) DebugRanges() []byte {
+	if s.cu.skeleton != nil {
+		// DWARF 4 split units keep range lists in the skeleton's file.
+		return s.cu.skeleton.file.section(secRanges)
+	}
+	return s.cu.file.section(secRanges)
+}
+
+func (s unitSections) DebugRnglists() []byte { return s.cu.file.section(secRnglists) }
 
 // dieUnit returns the unit whose DIEs describe this unit's code: the split
 // unit for a skeleton (loading the .dwo on first use), else cu itself.

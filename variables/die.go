@@ -319,22 +319,37 @@ func (r *Reader) rangesOf(e *entry) ([][2]uint64, error) {
 }
 
 // rangeList decodes the range list DW_AT_ranges names (an offset, or an
-// index when indexed).
+// index when indexed). Empty ranges are kept, as for low_pc/high_pc (see
+// rangesOf).
 func (r *Reader) rangeList(u *unitInfo, v uint64, indexed bool) ([]dw.Range, error) {
-	addrSize := uint8(u.addrSize)
-	addrx := func(i uint64) (uint64, error) { return r.addrx(u, i) }
-	switch {
-	case r.gnuSplit4:
-		return dw.RangesV4All(r.ranges, r.rangesBase+v, addrSize, r.splitLowPC, nil)
-	case indexed:
-		off, err := dw.RnglistOffset(r.rnglists, u.rnglistsBase, v, u.hdr.Is64)
-		if err != nil {
-			return nil, err
-		}
-		return dw.RnglistAll(r.rnglists, off, addrSize, u.lowPC, addrx, nil)
-	case u.version >= 5:
-		return dw.RnglistAll(r.rnglists, v, addrSize, u.lowPC, addrx, nil)
-	}
-	// Empty ranges are kept, as for low_pc/high_pc (see rangesOf).
-	return dw.RangesV4All(r.ranges, v, addrSize, u.lowPC, nil)
+	b := r.bases(u)
+	ur := r.unitRanges(u, &b)
+	return ur.List(v, indexed, nil)
 }
+
+// bases are u's bases of indexed forms as its DIEs resolve them: a GNU
+// split DWARF 4 unit's ranges count from its skeleton's
+// DW_AT_GNU_ranges_base, and no other unit's do (a skeleton's own
+// DW_AT_ranges is an offset of its own, as gdb reads it).
+func (r *Reader) bases(u *unitInfo) dw.Bases {
+	return dw.Bases{StrOffsets: u.strOffBase, Addr: u.addrBase, Rnglists: u.rnglistsBase, Loclists: u.loclistsBase,
+		GNURanges: r.rangesBase, AddrSet: u.addrBaseSet}
+}
+
+// unitRanges reads u's range lists and indexed addresses (dwarf.UnitRanges).
+func (r *Reader) unitRanges(u *unitInfo, b *dw.Bases) dw.UnitRanges {
+	base := u.lowPC
+	if r.gnuSplit4 {
+		base = r.splitLowPC
+	}
+	return dw.UnitRanges{Unit: &u.hdr, Bases: b, Sections: readerSections{r}, Base: base, KeepEmpty: true}
+}
+
+// readerSections are the sections a Reader's range lists read: a GNU split
+// DWARF 4 child's .debug_ranges and every child's .debug_addr are its
+// binary's (newChild).
+type readerSections struct{ r *Reader }
+
+func (s readerSections) DebugAddr() []byte     { return s.r.addr }
+func (s readerSections) DebugRanges() []byte   { return s.r.ranges }
+func (s readerSections) DebugRnglists() []byte { return s.r.rnglists }

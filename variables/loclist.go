@@ -136,11 +136,9 @@ func constLocation(f *field, t *Type) Location {
 
 // addrx reads entry idx of the unit's .debug_addr table.
 func (r *Reader) addrx(u *unitInfo, idx uint64) (uint64, error) {
-	base := u.addrBase
-	if base == 0 && !u.addrBaseSet {
-		base = 8
-	}
-	v, err := dw.AddrAt(r.addr, base, idx, 8)
+	b := r.bases(u)
+	ur := r.unitRanges(u, &b)
+	v, err := ur.Addrx(idx)
 	if err != nil {
 		return 0, bad("read .debug_addr", 0, "index %d outside the section", idx)
 	}

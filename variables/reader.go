@@ -92,7 +92,7 @@ type unitInfo struct {
 	dieRead      bool
 	lowPC        uint64
 	addrBase     uint64
-	addrBaseSet  bool // addrBase given (0 is valid where .debug_addr has no header)
+	addrBaseSet  bool // addrBase known: the unit's, or a split unit's skeleton's
 	loclistsBase uint64
 	strOffBase   uint64
 	rnglistsBase uint64
@@ -248,7 +248,8 @@ func (r *Reader) unitDIE(i int) *unitInfo {
 	}
 	b := dw.UnitBases(&u.hdr, &e)
 	u.strOffBase, u.rnglistsBase, u.loclistsBase = b.StrOffsets, b.Rnglists, b.Loclists
-	if b.AddrSet {
+	if b.AddrSet || !u.addrBaseSet {
+		// A split unit names none: it keeps its skeleton's (newChild).
 		u.addrBase, u.addrBaseSet = b.Addr, true
 	}
 	ent := r.resolveDIE(i, &e)
