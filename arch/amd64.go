@@ -133,7 +133,7 @@ func newAMD64() *Arch {
 		RARegister:    16,
 		HardwareSlots: 4,
 	}
-	return a.index()
+	return a
 }
 
 // DWARF register numbers of x86-64 (System V psABI, figure 3.36), for code that

@@ -6,7 +6,10 @@
 // Only x86-64 exists today (AMD64). The Arch type is the seam for arm64.
 package arch
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // RegisterSet says which kernel register set a register lives in.
 type RegisterSet int
@@ -57,18 +60,27 @@ type Arch struct {
 	SPRegister    int // DWARF number of the stack pointer
 	FPRegister    int // DWARF number of the frame pointer
 	RARegister    int // DWARF column of the return address in CFI
-	byName        map[string]*Register
-	byDWARF       map[int]*Register
 	HardwareSlots int // number of hardware breakpoint/watchpoint slots
+	// The indexes are built on first use: AMD64 is a package variable, and
+	// verbs that never name a register (sonde perf) need not build them.
+	indexOnce sync.Once
+	byName    map[string]*Register
+	byDWARF   map[int]*Register
 }
 
 // ByName returns the register called name (case-insensitive), or nil.
-func (a *Arch) ByName(name string) *Register { return a.byName[strings.ToLower(name)] }
+func (a *Arch) ByName(name string) *Register {
+	a.indexOnce.Do(a.index)
+	return a.byName[strings.ToLower(name)]
+}
 
 // ByDWARF returns the register with DWARF number n, or nil.
-func (a *Arch) ByDWARF(n int) *Register { return a.byDWARF[n] }
+func (a *Arch) ByDWARF(n int) *Register {
+	a.indexOnce.Do(a.index)
+	return a.byDWARF[n]
+}
 
-func (a *Arch) index() *Arch {
+func (a *Arch) index() {
 	a.byName = make(map[string]*Register, len(a.Registers))
 	a.byDWARF = make(map[int]*Register, len(a.Registers))
 	for i := range a.Registers {
@@ -80,5 +92,4 @@ func (a *Arch) index() *Arch {
 			}
 		}
 	}
-	return a
 }
