@@ -59,12 +59,16 @@ func probeHardwareDebug() string {
 		return err.Error()
 	}
 	pid := cmd.Process.Pid
+	var ws unix.WaitStatus
 	defer func() {
+		// Once the probe's exit is collected its pid may be another
+		// process's (a test's tracee): kill only a probe still there.
+		if ws.Exited() || ws.Signaled() {
+			return
+		}
 		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, 0, nil)
 	}()
-	var ws unix.WaitStatus
 	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
 		return fmt.Sprintf("probe program did not stop at exec (%v, status %#x)", err, uint32(ws))
 	}

@@ -101,12 +101,16 @@ func runWatchProbe() error {
 		return fmt.Errorf("watchpoint probe: %w", err)
 	}
 	pid := cmd.Process.Pid
+	var ws unix.WaitStatus
 	defer func() {
+		// Once the probe's exit is collected its pid may be another
+		// process's: kill only a probe still there.
+		if ws.Exited() || ws.Signaled() {
+			return
+		}
 		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
 		unix.Wait4(pid, &ws, 0, nil)
 	}()
-	var ws unix.WaitStatus
 	if _, err := unix.Wait4(pid, &ws, 0, nil); err != nil || !ws.Stopped() {
 		return fmt.Errorf("watchpoint probe: no stop at exec (%v, status %#x)", err, uint32(ws))
 	}
