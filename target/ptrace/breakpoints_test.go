@@ -219,45 +219,7 @@ func TestEventpointsRunOnTheTracerThread(t *testing.T) {
 // stopped" (the C agent accepts it too): it waits for the handler, and the
 // thread, resumed silently by the handler's answer, stops for the client.
 func TestSuspendDuringEventpointHandler(t *testing.T) {
-	tg, r := newTarget(t)
-	path := build(t, "tp_hotloop.c")
-	p := launch(t, tg, path, "0")
-	th := mainThread(t, p)
-	tick := symbol(t, p, path, "tick")
-	inHandler := make(chan struct{})
-	release := make(chan struct{})
-	var releaseOnce sync.Once
-	free := func() { releaseOnce.Do(func() { close(release) }) }
-	t.Cleanup(free) // before the target's cleanup, which needs the tracer thread
-	first := true
-	_, err := tg.SetBreakpoint(p, target.BreakpointSpec{Addr: tick, Internal: true,
-		OnHit: func(thread *target.Context, bp *target.Breakpoint) *target.SuspendReason {
-			if first {
-				first = false
-				close(inHandler)
-				<-release
-			}
-			return nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := 0
-	r.wait(t, &i, "entry", isStop(p))
-	th.Resume(target.ResumeContinue, target.ResumeOptions{})
-	<-inHandler
-	done := make(chan error, 1)
-	go func() { done <- th.Suspend() }()
-	select {
-	case err := <-done:
-		t.Fatalf("Suspend returned %v while the handler ran; want it to wait", err)
-	case <-time.After(100 * time.Millisecond):
-	}
-	free()
-	if err := <-done; err != nil {
-		t.Fatalf("Suspend: %v", err)
-	}
-	e := r.wait(t, &i, "the client's stop", isStop(p))
+	_, th, e := suspendDuringHandler(t, false)
 	if e.Reason.Kind != target.ReasonUser {
 		t.Fatalf("%s, want a user stop", describe(e))
 	}
@@ -277,10 +239,24 @@ func TestSuspendDuringEventpointHandler(t *testing.T) {
 // handlers run on the tracer thread, which the suspend queues behind) and
 // stop the thread after it.
 func TestSuspendProcessDuringEventpointHandler(t *testing.T) {
+	p, th, _ := suspendDuringHandler(t, true)
+	if s, _, _ := th.State(); s != target.StateStopped {
+		t.Fatalf("thread %s after the process's suspend", s)
+	}
+	if st := procState(t, p.PID()); st.State != 't' {
+		t.Fatalf("the thread's kernel state is %c after the process's suspend, want t", st.State)
+	}
+}
+
+// suspendDuringHandler runs tp_hotloop with an internal breakpoint on tick
+// whose handler blocks at the first hit, suspends the main thread (or, with
+// process, the whole process) while it is blocked, checks that the suspend
+// waits for the handler and then succeeds, and returns the stop it caused.
+func suspendDuringHandler(t *testing.T, process bool) (p, th *target.Context, stop target.Event) {
 	tg, r := newTarget(t)
 	path := build(t, "tp_hotloop.c")
-	p := launch(t, tg, path, "0")
-	th := mainThread(t, p)
+	p = launch(t, tg, path, "0")
+	th = mainThread(t, p)
 	tick := symbol(t, p, path, "tick")
 	inHandler := make(chan struct{})
 	release := make(chan struct{})
@@ -300,28 +276,26 @@ func TestSuspendProcessDuringEventpointHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	subject := th
+	if process {
+		subject = p
+	}
 	i := 0
 	r.wait(t, &i, "entry", isStop(p))
-	p.Resume(target.ResumeContinue, target.ResumeOptions{})
+	subject.Resume(target.ResumeContinue, target.ResumeOptions{})
 	<-inHandler
 	done := make(chan error, 1)
-	go func() { done <- p.Suspend() }()
+	go func() { done <- subject.Suspend() }()
 	select {
 	case err := <-done:
-		t.Fatalf("the process's Suspend returned %v while a handler ran; want it to wait", err)
+		t.Fatalf("Suspend of %s returned %v while the handler ran; want it to wait", subject, err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	free()
 	if err := <-done; err != nil {
 		t.Fatalf("Suspend: %v", err)
 	}
-	r.wait(t, &i, "the client's stop", isStop(p))
-	if s, _, _ := th.State(); s != target.StateStopped {
-		t.Fatalf("thread %s after the process's suspend", s)
-	}
-	if st := procState(t, p.PID()); st.State != 't' {
-		t.Fatalf("the thread's kernel state is %c after the process's suspend, want t", st.State)
-	}
+	return p, th, r.wait(t, &i, "the client's stop", isStop(p))
 }
 
 // TestSuspendAmidHotEventpoint: a thread hits an internal breakpoint whose
