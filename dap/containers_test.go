@@ -172,7 +172,7 @@ func TestRustContainers(t *testing.T) {
 	want := map[string]string{
 		"hm": "HashMap(size=5)", "names": "HashMap(size=1)", "hs": "HashSet(size=2)", "empty": "HashMap(size=0)",
 		"rc": "Rc(strong=2, weak=1)", "arc": "Arc(strong=1, weak=0)", "dq": "VecDeque(size=3)", "sl": "&[i32](size=3)", "s": `"hello"`,
-		"bt": "BTreeMap(size=40)", "bs": "BTreeSet(size=2)", "vp": "Vec(size=2)",
+		"bt": "BTreeMap(size=40)", "bs": "BTreeSet(size=2)", "vp": "Vec(size=2)", "vc": "Vec(size=2)",
 	}
 	for name, w := range want {
 		if v := varByName(t, locals, name); v.Value != w {
@@ -213,6 +213,11 @@ func TestRustContainers(t *testing.T) {
 	}
 	if bs := kids("bs"); len(bs) != 2 || bs[0].Value != `"apple"` || bs[1].Value != `"pear"` {
 		t.Errorf("bs's children: %+v", bs)
+	}
+	// A Vec<char>'s elements are chars, as gdb prints them (they were
+	// "unsigned int" 111, found on strsim's damerau_levenshtein).
+	if vc := kids("vc"); len(vc) != 2 || vc[0].Value != "111 'o'" || vc[1].Value != "107 'k'" {
+		t.Errorf("vc's children: %+v", vc)
 	}
 	rc := kids("rc")
 	if len(rc) != 3 || rc[0].Name != "value" || rc[1].Value != "2" || rc[2].Value != "1" {

@@ -16,6 +16,8 @@ import (
 // Vec's template parameter, spelled as expr parses it (a C name of the same
 // size for a primitive, the qualified name for a struct or enum). Where that
 // spelling does not evaluate, the Vec shows its raw members as before.
+// A char element is named by its DIE (${t:0xDIE}, as containers' elements
+// are): C has no type of its encoding.
 
 // rustVecLayout finds a Vec's length and data pointer (its offset and the
 // member path naming it) and its element type.
@@ -124,6 +126,11 @@ func rustTypeSpelling(fe *frameEnv, t *variables.Type) string {
 			return "double"
 		case s.Encoding == variables.EncBoolean && size == 1:
 			return "bool"
+		case s.Encoding == variables.EncUTF && s.Offset != 0:
+			// Rust's char has no C spelling: "unsigned int" would print
+			// 115 where gdb prints 115 's' (a Vec<char> in strsim's
+			// damerau_levenshtein); its DIE keeps it a char.
+			return "${t:0x" + strconv.FormatUint(s.Offset, 16) + "}"
 		}
 		signed := s.Encoding.Signed()
 		name := map[int64]string{1: "char", 2: "short", 4: "int", 8: "long"}[size]

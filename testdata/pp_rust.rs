@@ -47,7 +47,8 @@ fn main() {
     bs.insert("apple".to_string());
     let bt_empty: BTreeMap<u8, u8> = BTreeMap::new();
     let vp = vec![Point { x: 9, y: 8 }, Point { x: 7, y: 6 }];
+    let vc: Vec<char> = "ok".chars().collect();
     let n = hm.len() + names.len() + hs.len() + empty.len() + rc.x as usize + rc2.y as usize
-        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len() + bt.len() + bs.len() + bt_empty.len();
+        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len() + bt.len() + bs.len() + bt_empty.len() + vc.len();
     stop_here(n);
 }

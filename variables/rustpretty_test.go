@@ -25,7 +25,7 @@ func TestRustContainersMatchGDB(t *testing.T) {
 		t.Skip("SKIP: rustc's gdb printers are not installed")
 	}
 	exe := testprog.BuildRust(t, "pp_rust.rs", "pp_rust", "-C", "opt-level=0")
-	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp", "bt", "bs", "bt_empty"}
+	whole := []string{"hm", "hs", "empty", "arc", "dq", "sl", "names", "rc", "rc2", "bx", "s", "vp", "bt", "bs", "bt_empty", "vc"}
 	var summaries []string
 	stop := vartest.GDBStopWith(t, exe, "pp_rust::stop_here", map[int][]string{1: append(whole, summaries...)},
 		[]string{"python import sys; sys.path.insert(0, '" + etc + "')", "source " + filepath.Join(etc, "gdb_load_rust_pretty_printers.py")})
