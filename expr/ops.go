@@ -70,7 +70,14 @@ func (e *evaluator) unary(n *Unary, d int) (*value, error) {
 			if s := x.t.Strip(); s != nil && s.Kind == variables.KindFunction {
 				return x, nil
 			}
-			return nil, errorf(ErrType, n.P, "cannot dereference %s", x.t)
+			p, ok, err := e.smartPointer(x, n.P)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, errorf(ErrType, n.P, "cannot dereference %s", x.t)
+			}
+			x = p
 		}
 		return e.deref(x, n.P)
 	case "!":
@@ -511,7 +518,14 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 			return nil, err
 		}
 		if !x.t.IsPointer() {
-			return nil, errorf(ErrType, n.P, "the -> operator needs a pointer, not %s", x.t)
+			p, ok, err := e.smartPointer(x, n.P)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, errorf(ErrType, n.P, "the -> operator needs a pointer, not %s", x.t)
+			}
+			x = p
 		}
 		if x, err = e.deref(x, n.P); err != nil {
 			return nil, err
@@ -658,6 +672,12 @@ func (e *evaluator) index(n *Index, d int) (*value, error) {
 	}
 	if k := stdKind(x.t); k != "" {
 		return e.index(&Index{P: n.P, X: stdData(k, n.X, n.P), I: n.I}, d)
+	}
+	if el, ok, err := e.rustElement(x, idx, n.P); ok {
+		if err != nil {
+			return nil, err
+		}
+		return e.autoDeref(el, n.P)
 	}
 	if s == nil || !x.t.IsPointer() {
 		return nil, errorf(ErrType, n.P, "cannot subscript %s", x.t)

@@ -100,3 +100,80 @@ func (e *evaluator) stdStringCompare(n *Binary, x, y *value, d int) (*value, boo
 	eq := bytes.Equal(got, want) == (n.Op == "==")
 	return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[eq]), true, nil
 }
+
+// part is the piece of x at off of type t (a member found by layout, not
+// by name), in memory where x is.
+func (e *evaluator) part(x *value, off int64, t *variables.Type, pos int) (*value, error) {
+	if x.where == inMemory {
+		return &value{t: t, where: inMemory, addr: x.addr + uint64(off)}, nil
+	}
+	if x.bytes == nil {
+		if err := e.load(x, pos); err != nil {
+			return nil, err
+		}
+	}
+	size := t.ByteSize()
+	if off < 0 || size < 0 || off+size > int64(len(x.bytes)) {
+		return nil, errorf(ErrType, pos, "%s lies outside the value", t)
+	}
+	out := &value{t: t, where: inNowhere, bytes: x.bytes[off : off+size]}
+	if x.unavail != nil {
+		out.unavail = x.unavail[off : off+size]
+	}
+	return out, nil
+}
+
+// smartPointer returns the raw pointer of a std::unique_ptr or
+// std::shared_ptr x, for `*sp` and `sp->member` as gdb's xmethods answer
+// them (found in a `sonde dap` trial on yaml-cpp: `*m_pMemory`, a
+// shared_ptr, was "Cannot dereference shared_memory_holder"); ok is false
+// for any other value.
+func (e *evaluator) smartPointer(x *value, pos int) (*value, bool, error) {
+	off, pt, ok := variables.SmartPointer(x.t)
+	if !ok {
+		return nil, false, nil
+	}
+	p, err := e.part(x, off, pt, pos)
+	return p, true, err
+}
+
+// maxRustIndex bounds a Rust slice's or Vec's length read from the target.
+const maxRustIndex = 1 << 40
+
+// rustElement returns element idx of a Rust slice or Vec x, bounds checked
+// by its length as Rust and gdb check a slice's (gdb subscripts slices but
+// not Vecs; lldb and CodeLLDB subscript both); ok is false for any other
+// value (found on strsim: `a_elems[1]`, a &[char], was "Cannot subscript").
+func (e *evaluator) rustElement(x *value, idx int64, pos int) (*value, bool, error) {
+	po, lo, elem, ok := variables.RustSequence(x.t)
+	if !ok {
+		return nil, false, nil
+	}
+	n, err := e.part(x, lo, typeULong, pos)
+	if err != nil {
+		return nil, true, err
+	}
+	length, err := e.bits(n, pos)
+	if err != nil {
+		return nil, true, err
+	}
+	if length > maxRustIndex {
+		return nil, true, errorf(ErrType, pos, "the length %d is not believable", length)
+	}
+	if idx < 0 || uint64(idx) >= length {
+		return nil, true, errorf(ErrType, pos, "index %d is out of bounds: the length is %d", idx, length)
+	}
+	es := elem.ByteSize()
+	if es < 0 {
+		return nil, true, errorf(ErrType, pos, "element size of %s is unknown", elem)
+	}
+	p, err := e.part(x, po, PointerTo(elem), pos)
+	if err != nil {
+		return nil, true, err
+	}
+	base, err := e.bits(p, pos)
+	if err != nil {
+		return nil, true, err
+	}
+	return &value{t: elem, where: inMemory, addr: base + uint64(idx*es)}, true, nil
+}

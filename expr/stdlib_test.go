@@ -26,6 +26,15 @@ func TestStdSubscriptAndStringCompare(t *testing.T) {
 		"names[1][0]":  "names._M_impl._M_start[1]._M_dataplus._M_p[0]",
 		"names[2][20]": "names._M_impl._M_start[2]._M_dataplus._M_p[20]",
 		"ref[3]":       "ref._M_dataplus._M_p[3]",
+		// std::shared_ptr and std::unique_ptr dereferenced as gdb's
+		// xmethods do (yaml-cpp's `*m_pMemory` was "Cannot dereference").
+		"sp->id":                       "sp._M_ptr->id",
+		"(*sp).id":                     "(*sp._M_ptr).id",
+		"up->id":                       "up->id", // gdb: its xmethod (the member path is ambiguous to gdb)
+		"*si":                          "*si._M_ptr",
+		"*si + up->id":                 "*si._M_ptr + (*up).id",
+		"sp->label[1]":                 "sp._M_ptr->label._M_dataplus._M_p[1]",
+		"(*up).label._M_string_length": "up->label._M_string_length",
 	}
 	var gdbExprs []string
 	for _, g := range raw {
@@ -69,7 +78,7 @@ func TestStdSubscriptAndStringCompare(t *testing.T) {
 	}
 	// What stays an error: a vector compared with a literal, a subscript
 	// of a class that is neither.
-	for _, src := range []string{`v == "x"`, `s < "x"`} {
+	for _, src := range []string{`v == "x"`, `s < "x"`, `*v`, `v->x`} {
 		if _, err := expr.Eval(src, env); err == nil {
 			t.Errorf("%s: no error", src)
 		}

@@ -1,6 +1,8 @@
 // ex_stdlib: std::string and std::vector locals for expr's library
-// subscripts and string comparisons (expr/stdlib_test.go), stopped in
+// subscripts, string comparisons and smart pointers' * and ->
+// (expr/stdlib_test.go), stopped in
 // stop_here with them in the caller's frame.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,13 @@ int main() {
 	std::vector<int> v = {10, 20, 30, 40};
 	std::vector<std::string> names = {"alpha", "beta", "a string longer than fifteen bytes"};
 	const std::string &ref = names[1];
-	stop_here((int)(s.size() + empty.size() + longer.size() + v.size() + names.size() + ref.size()));
+	struct Box {
+		int id;
+		std::string label;
+	};
+	std::shared_ptr<Box> sp = std::make_shared<Box>(Box{7, "shared"});
+	std::unique_ptr<Box> up(new Box{9, "unique"});
+	std::shared_ptr<int> si = std::make_shared<int>(42);
+	stop_here((int)(s.size() + empty.size() + longer.size() + v.size() + names.size() + ref.size() + sp->id + up->id + *si));
 	return 0;
 }
