@@ -66,6 +66,19 @@ func TestContainers(t *testing.T) {
 	if len(m) != 3 || m[0].Name != "[1]" || m[0].Value != `"one"` || m[2].Name != "[3]" || m[2].Value != `"three"` {
 		t.Errorf("m's children: %+v", m)
 	}
+	// Strings are their text, without raw members under them (gdb's
+	// printers' display hint "string", lldb): yaml-cpp's const
+	// std::string & expanded to _M_dataplus and _M_local_buf.
+	for _, v := range []godap.Variable{varByName(t, locals, "sv"), varByName(t, locals, "sref"), m[0]} {
+		if v.VariablesReference != 0 || !strings.Contains(v.Value, `"`) {
+			t.Errorf("a string expands: %+v", v)
+		}
+	}
+	// A void * has nothing to expand to (it offered one child, "*vp =
+	// <Attempt to take contents of a non-pointer value>": mujs's read buffer).
+	if vp := varByName(t, locals, "vp"); vp.VariablesReference != 0 || !strings.HasPrefix(vp.Value, "0x") {
+		t.Errorf("void *vp: %+v", vp)
+	}
 	mp := kidsOf("mp", nil)
 	if len(mp) != 2 || mp[1].Name != `["b"]` || mp[1].Value != "{x = 3, y = 4}" || mp[1].VariablesReference == 0 {
 		t.Fatalf("mp's children: %+v", mp)
@@ -177,6 +190,12 @@ func TestRustContainers(t *testing.T) {
 	for name, w := range want {
 		if v := varByName(t, locals, name); v.Value != w {
 			t.Errorf("%s = %q, want %q", name, v.Value, w)
+		}
+	}
+	// A &str is its text, without data_ptr and length under it.
+	for _, name := range []string{"s"} {
+		if v := varByName(t, locals, name); v.VariablesReference != 0 || v.Value == "" {
+			t.Errorf("%s expands: %+v", name, v)
 		}
 	}
 	kids := func(name string) []godap.Variable {

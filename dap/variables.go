@@ -124,6 +124,10 @@ func (s *Server) describeParts(dv *godap.Variable, fe *frameEnv, h varHandle, t 
 		}
 	}
 	switch {
+	case isText(st):
+		// A string is its text, as gdb's printers (display hint "string")
+		// and lldb show it: no raw members under it.
+		return
 	case st.Kind == variables.KindArray:
 		if st.Count == 0 {
 			return
@@ -153,10 +157,24 @@ func (s *Server) describeParts(dv *godap.Variable, fe *frameEnv, h varHandle, t 
 	dv.VariablesReference = s.handles.varRef(varHandle{frame: h.frame, thread: h.thread, kind: varChildren, expr: exprText})
 }
 
+// isText reports whether st (stripped) is a string class: libstdc++'s
+// std::string and std::string_view, Rust's String and &str (found in the
+// fifth real-program trial: yaml-cpp's `const std::string &value` expanded
+// to _M_dataplus, _M_local_buf's 16 bytes and an allocator base whose
+// expression did not parse).
+func isText(st *variables.Type) bool {
+	if st == nil || st.Kind != variables.KindStruct && st.Kind != variables.KindClass {
+		return false
+	}
+	n := st.Name
+	return strings.HasPrefix(n, "basic_string<char,") || strings.HasPrefix(n, "basic_string_view<char,") ||
+		n == "String" || n == "alloc::string::String" || n == "&str" || n == "&mut str"
+}
+
 // derefable reports whether a pointer's target e (stripped) is worth
 // expanding.
 func derefable(e *variables.Type) bool {
-	if e == nil || e.Kind == variables.KindFunction || e.Declaration {
+	if e == nil || e.Kind == variables.KindFunction || e.Kind == variables.KindVoid || e.Declaration {
 		return false
 	}
 	return e.ByteSize() > 0

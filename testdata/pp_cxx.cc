@@ -50,6 +50,8 @@ int main() {
 	std::string_view sv = "hello, view";
 	std::array<int, 4> arr{1, 2, 3, 4};
 	std::pair<int, std::string> pr{9, "nine"};
+	const std::string &sref = pr.second;
+	void *vp = &pr;
 	std::tuple<int, double, std::string> tp{1, 2.5, "tup"};
 	std::vector<int> v{1, 2, 3};
 	std::vector<bool> vb{true, false, true};
@@ -67,7 +69,7 @@ int main() {
 	q.push("first");
 	stop_here(m.size() + mp.size() + s.size() + ms.size() + um.size() + us.size() + l.size() + l_empty.size() + dq.size() +
 	          *up + up_pt->x + (up_null ? 1 : 0) + sp->x + sp2.use_count() + wp.use_count() + (sp_null ? 1 : 0) + *opt +
-	          opt_none.has_value() + sv.size() + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
+	          opt_none.has_value() + sv.size() + sref.size() + (vp != nullptr) + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
 	          *l_it + *v_it + um_it->second + (m_none == m.end()) +
 	          fl.front() + fl_empty.empty() + st.top() + q.size());
 	return 0;
