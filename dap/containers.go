@@ -83,7 +83,7 @@ func containerChildren(fe *frameEnv, v variables.Value, start, count int) (names
 	for _, k := range kids {
 		name := k.Name
 		if k.Key != nil {
-			name = "[" + fe.reader.Format(*k.Key, nil, fe.env.Frame, variables.FormatOptions{Pretty: true}) + "]"
+			name = "[" + fe.reader.Format(*k.Key, nil, fe.env.Frame, variables.FormatOptions{Pretty: true, UTF8: true}) + "]"
 		}
 		names = append(names, name)
 		exprs = append(exprs, addressExpr(k.Value))

@@ -76,6 +76,11 @@ func TestContainers(t *testing.T) {
 	}
 	// A void * has nothing to expand to (it offered one child, "*vp =
 	// <Attempt to take contents of a non-pointer value>": mujs's read buffer).
+	// Text in UTF-8 as text (a DAP client shows Unicode; gdb in a UTF-8
+	// locale prints it so): mujs's line buffer was all octal escapes.
+	if u := varByName(t, locals, "utf"); !strings.HasSuffix(u.Value, ` "café \377"`) {
+		t.Errorf("utf: %+v", u)
+	}
 	if vp := varByName(t, locals, "vp"); vp.VariablesReference != 0 || !strings.HasPrefix(vp.Value, "0x") {
 		t.Errorf("void *vp: %+v", vp)
 	}

@@ -82,7 +82,7 @@ func fieldText(fe *frameEnv, v variables.Value, depth int) string {
 	if fe.reader == nil {
 		return "?"
 	}
-	return fe.reader.Format(v, nil, fe.frame, variables.FormatOptions{})
+	return fe.reader.Format(v, nil, fe.frame, variables.FormatOptions{UTF8: true})
 }
 
 // variantsHaveFields reports whether any variant has data to expand.

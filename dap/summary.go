@@ -65,7 +65,7 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	default:
 		if c, ok := containerOf(fe, v); ok && c.Target != nil {
 			// An iterator: the element it points to.
-			return fe.reader.Format(*c.Target, nil, fe.env.Frame, variables.FormatOptions{Pretty: true}), true
+			return fe.reader.Format(*c.Target, nil, fe.env.Frame, variables.FormatOptions{Pretty: true, UTF8: true}), true
 		} else if ok && c.Summary != "" {
 			return c.Summary, true
 		}

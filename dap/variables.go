@@ -393,7 +393,7 @@ func (s *Server) formatValue(fe *frameEnv, v variables.Value, err error, hex boo
 		}
 		return fmt.Sprintf("%x", v.Bytes)
 	}
-	return fe.reader.Format(v, err, fe.memory(), variables.FormatOptions{Symbol: s.symbolizer(fe), Pretty: true})
+	return fe.reader.Format(v, err, fe.memory(), variables.FormatOptions{Symbol: s.symbolizer(fe), Pretty: true, UTF8: true})
 }
 
 // symbolizer names the function a code pointer points into, as gdb's

@@ -52,6 +52,7 @@ int main() {
 	std::pair<int, std::string> pr{9, "nine"};
 	const std::string &sref = pr.second;
 	void *vp = &pr;
+	const char *utf = "caf\xc3\xa9 \xff";
 	std::tuple<int, double, std::string> tp{1, 2.5, "tup"};
 	std::vector<int> v{1, 2, 3};
 	std::vector<bool> vb{true, false, true};
@@ -69,7 +70,7 @@ int main() {
 	q.push("first");
 	stop_here(m.size() + mp.size() + s.size() + ms.size() + um.size() + us.size() + l.size() + l_empty.size() + dq.size() +
 	          *up + up_pt->x + (up_null ? 1 : 0) + sp->x + sp2.use_count() + wp.use_count() + (sp_null ? 1 : 0) + *opt +
-	          opt_none.has_value() + sv.size() + sref.size() + (vp != nullptr) + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
+	          opt_none.has_value() + sv.size() + sref.size() + (vp != nullptr) + (utf[0] == 'c') + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
 	          *l_it + *v_it + um_it->second + (m_none == m.end()) +
 	          fl.front() + fl_empty.empty() + st.top() + q.size());
 	return 0;
