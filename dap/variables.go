@@ -347,6 +347,19 @@ func (s *Server) formatResult(fe *frameEnv, res *expr.Result, hex bool) string {
 	if res.Value == nil && res.LoadErr != nil {
 		err = res.LoadErr
 	}
+	if st := res.Type.Strip(); st != nil && st.Kind == variables.KindFunction && res.HasAddress {
+		// A function's value is its code: gdb prints
+		// "{int (int)} 0x401136 <add>" (a function has no size to read:
+		// it printed "<error reading variable: ... size of int (void) is
+		// unknown>", found on Rust's std::env::args).
+		out := "{" + fe.typeName(res.Type) + "} 0x" + strconv.FormatUint(res.Address, 16)
+		if sym := s.symbolizer(fe); sym != nil {
+			if name := sym(res.Address); name != "" {
+				out += " <" + name + ">"
+			}
+		}
+		return out
+	}
 	return s.formatValue(fe, v, err, hex)
 }
 
