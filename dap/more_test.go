@@ -169,6 +169,19 @@ func TestCxxExceptions(t *testing.T) {
 	if r := varByName(t, kids, "ratio"); r.Value != "0.5" {
 		t.Errorf("d.ratio: %+v", r)
 	}
+	// A base class that is a template instance (in yaml-cpp, std::string's
+	// allocator<char> base showed <Syntax error: expected ")", found "<">:
+	// its expression spelled the cast with the template's name).
+	leaf := c.vars(varByName(t, locals, "leaf").VariablesReference, nil)
+	if len(leaf) != 2 || leaf[0].VariablesReference == 0 || !strings.Contains(leaf[0].Name, "Holder<int>") {
+		t.Fatalf("leaf's children: %+v", leaf)
+	}
+	if h := varByName(t, c.vars(leaf[0].VariablesReference, nil), "held"); h.Value != "5" {
+		t.Errorf("leaf's Holder<int>::held: %+v", h)
+	}
+	if e := c.evaluate(leaf[0].EvaluateName, frames[0].Id, "watch"); e.Body.Result != "{held = 5}" {
+		t.Errorf("the base's evaluateName %q: %q", leaf[0].EvaluateName, e.Body.Result)
+	}
 	c.request("disconnect", nil)
 }
 

@@ -267,6 +267,13 @@ func (s *Server) fieldChildren(h varHandle, t *variables.Type, base string, name
 			if n := f.Type.Strip(); n != nil && n.Name != "" {
 				name = n.Name
 			}
+			if strings.ContainsAny(bt, "<>") && f.Type.Offset != 0 {
+				// A template instance's name does not parse as a cast's
+				// type (std::string's allocator<char> base showed a
+				// syntax error): its DIE names it, as containers'
+				// elements are named.
+				bt = "${t:0x" + strconv.FormatUint(f.Type.Offset, 16) + "}"
+			}
 			*names = append(*names, name)
 			if strings.HasSuffix(base, "->") {
 				*exprs = append(*exprs, "*("+bt+"*)"+obj)

@@ -1,5 +1,5 @@
 /* dap_cxx: C++ for the DAP server's tests (package dap): exceptions thrown
- * and caught, a derived class. Lines are found by the BP: markers. */
+ * and caught, a derived class, a class with a template base. Lines are found by the BP: markers. */
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -12,6 +12,14 @@ struct Derived : Base {
 	double ratio = 0.5;
 	const char *label = "d";
 };
+namespace geo {
+template <typename T> struct Holder {
+	T held = 5;
+};
+}
+struct Leaf : geo::Holder<int> {
+	int own = 6;
+};
 
 __attribute__((noinline)) int thrower(int n)
 {
@@ -23,6 +31,7 @@ __attribute__((noinline)) int thrower(int n)
 int main()
 {
 	Derived d;
+	Leaf leaf;
 	std::string word = "sonde";
 	int caught = 0;
 	for (int i = 0; i < 3; i++) {
@@ -33,5 +42,5 @@ int main()
 			std::printf("caught %s\n", e.what());
 		}
 	}
-	return caught + d.id + (int)word.size(); /* BP:cxxret */
+	return caught + d.id + (int)word.size() + leaf.held + leaf.own; /* BP:cxxret */
 }
