@@ -128,7 +128,7 @@ async function rustScenario() {
 	const fuzzySrc = path.join(__dirname, '..', 'dapreal', 'fuzzy.rs');
 	const lib = path.join(opt.src, 'src', 'lib.rs');
 	const mark = name => lineOf(fuzzySrc, `// @${name}`);
-	const JUDGE = mark('JUDGE'), BEST = mark('BEST'), PANIC = mark('PANIC');
+	const JUDGE = mark('JUDGE'), BEST = mark('BEST'), PANIC = mark('PANIC'), ANSWER = mark('ANSWER');
 	const INSERT = lineOf(lib, 'elems.insert(a_elems[i - 1].clone(), i);');
 	const fuzzy = path.join(opt.dir, 'fuzzy');
 	let s = new Session();
@@ -216,6 +216,15 @@ async function rustScenario() {
 		check(/^(fuzzy::Verdict::)?Far\(3\)$/.test(r), 'watch found[1].verdict (stash): Far(3)', r);
 		r = await ev(s, fr[0].id, 'found[0].verdict.Close.distance');
 		check(r === '1', 'watch found[0].verdict.Close.distance: 1', r);
+		await s.ok('setBreakpoints', { source: { path: fuzzySrc }, breakpoints: [{ line: ANSWER }] });
+		await s.ok('continue', { threadId: tid });
+		({ tid, fr } = await stop(s, 'answer'));
+		v = await locals(s, fr[0].id);
+		const ans = v.get('answer') && v.get('answer').variablesReference ? await vars(s, v.get('answer').variablesReference) : new Map();
+		check(valOf(v, 'answer') === 'Some("status")' && valOf(ans, '__0') === '"status"' && valOf(v, 'dice') === '0.40000000000000002' && valOf(v, 'found') === 'Vec(size=6)',
+			'main\'s answer = Some("status") (an Option<&str>; rust-gdb: core::option::Option<&str>::Some("status")), dice = 0.40000000000000002, found = Vec(size=6)', show([...v.values()].map(x => `${x.name}=${x.value}`)));
+		r = await ev(s, fr[0].id, 'top[2].name');
+		check(r === '"commit"', 'watch top[2].name: "commit" (rust-gdb\'s top)', r);
 		await s.ok('setBreakpoints', { source: { path: fuzzySrc }, breakpoints: [] });
 		await s.ok('continue', { threadId: tid });
 		const ex = await s.next('exited', 60000);
