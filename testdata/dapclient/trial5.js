@@ -252,6 +252,8 @@ async function rustScenario() {
 		if (i > 0) {
 			const v = await locals(s, fr[i].id);
 			check(valOf(v, 'word') === '"stat"' && valOf(v, 'args') === 'Vec(size=2)', 'main\'s word = "stat", args = Vec(size=2)', show([...v.values()].map(x => `${x.name}=${x.value}`)));
+			const u = await locals(s, fr[i - 1].id);
+			check(valOf(u, 'self') === 'Err(DifferentLengthArgs)', 'unwrap\'s self = Err(DifferentLengthArgs) (rust-gdb: core::result::Result<usize, strsim::StrSimError>::Err(strsim::StrSimError::DifferentLengthArgs))', valOf(u, 'self'));
 		}
 		await s.ok('continue', { threadId: tid });
 		const ex = await s.next('exited', 60000);
