@@ -81,6 +81,13 @@ func TestContainers(t *testing.T) {
 	if u := varByName(t, locals, "utf"); !strings.HasSuffix(u.Value, ` "café \377"`) {
 		t.Errorf("utf: %+v", u)
 	}
+	// A pointer to a container or string expands to it (gdb's print *p),
+	// not to its raw members.
+	for name, want := range map[string]string{"pv": "std::vector of length 3", "pm": "std::map with 3 elements"} {
+		if k := kidsOf(name, nil); len(k) != 1 || k[0].Value != want || k[0].VariablesReference == 0 {
+			t.Errorf("%s's children: %+v", name, k)
+		}
+	}
 	if vp := varByName(t, locals, "vp"); vp.VariablesReference != 0 || !strings.HasPrefix(vp.Value, "0x") {
 		t.Errorf("void *vp: %+v", vp)
 	}
@@ -210,6 +217,14 @@ func TestRustContainers(t *testing.T) {
 			t.Fatalf("%s does not expand: %+v", name, v)
 		}
 		return c.vars(v.VariablesReference, nil)
+	}
+	// A &String and a &Vec expand to their value (a String's text, a
+	// Vec's elements), not to the String's raw vec.
+	if k := kids("sref"); len(k) != 1 || k[0].Value != `"owned"` || k[0].VariablesReference != 0 {
+		t.Errorf("sref's children: %+v", k)
+	}
+	if k := kids("vref"); len(k) != 1 || k[0].Value != "Vec(size=2)" || k[0].VariablesReference == 0 {
+		t.Errorf("vref's children: %+v", k)
 	}
 	hm := kids("hm")
 	seen := map[string]string{}

@@ -171,6 +171,23 @@ func isText(st *variables.Type) bool {
 		n == "String" || n == "alloc::string::String" || n == "&str" || n == "&mut str"
 }
 
+// summarized reports whether a pointer's target e, the value of text, is
+// one a summary shows (a string, a vector, a library container): the
+// pointer then expands to that one value, as gdb's print *p shows it, not
+// to its raw members (a Rust closure's &String argument expanded to
+// "vec = Vec(size=6)" and its bytes).
+func summarized(fe *frameEnv, e *variables.Type, text string) bool {
+	if isText(e) || isVector(e) || isRustVec(e) {
+		return true
+	}
+	res, err := expr.Eval(text, fe.env)
+	if err != nil || res.Value == nil {
+		return false
+	}
+	_, ok := containerOf(fe, resultValue(res, res.Type, res.Value))
+	return ok
+}
+
 // derefable reports whether a pointer's target e (stripped) is worth
 // expanding.
 func derefable(e *variables.Type) bool {
@@ -238,7 +255,7 @@ func (s *Server) children(h varHandle, fe *frameEnv, filter string, start, count
 	case t.IsComposite():
 		s.fieldChildren(h, t, paren+".", &names, &exprs)
 	case t.Kind == variables.KindPointer:
-		if e := fe.complete(t.Elem); e != nil && e.IsComposite() && e.Variants == nil {
+		if e := fe.complete(t.Elem); e != nil && e.IsComposite() && e.Variants == nil && !summarized(fe, e, "*"+paren) {
 			s.fieldChildren(h, e, paren+"->", &names, &exprs)
 		} else {
 			names = append(names, "*"+h.expr)

@@ -60,6 +60,8 @@ int main() {
 	auto l_it = l.begin();
 	auto v_it = v.begin() + 1;
 	auto um_it = um.find(3);
+	std::vector<int> *pv = &v;
+	std::map<int, std::string> *pm = &m;
 	std::map<int, std::string>::iterator m_none;
 	std::forward_list<int> fl{8, 9};
 	std::forward_list<int> fl_empty;
@@ -70,7 +72,7 @@ int main() {
 	q.push("first");
 	stop_here(m.size() + mp.size() + s.size() + ms.size() + um.size() + us.size() + l.size() + l_empty.size() + dq.size() +
 	          *up + up_pt->x + (up_null ? 1 : 0) + sp->x + sp2.use_count() + wp.use_count() + (sp_null ? 1 : 0) + *opt +
-	          opt_none.has_value() + sv.size() + sref.size() + (vp != nullptr) + (utf[0] == 'c') + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
+	          opt_none.has_value() + sv.size() + sref.size() + (vp != nullptr) + (utf[0] == 'c') + pv->size() + pm->size() + arr[0] + pr.first + std::get<0>(tp) + v[0] + vb[0] + m_empty.size() + m_it->first +
 	          *l_it + *v_it + um_it->second + (m_none == m.end()) +
 	          fl.front() + fl_empty.empty() + st.top() + q.size());
 	return 0;

@@ -48,7 +48,10 @@ fn main() {
     let bt_empty: BTreeMap<u8, u8> = BTreeMap::new();
     let vp = vec![Point { x: 9, y: 8 }, Point { x: 7, y: 6 }];
     let vc: Vec<char> = "ok".chars().collect();
+    let owned = String::from("owned");
+    let sref: &String = &owned;
+    let vref: &Vec<char> = &vc;
     let n = hm.len() + names.len() + hs.len() + empty.len() + rc.x as usize + rc2.y as usize
-        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len() + bt.len() + bs.len() + bt_empty.len() + vc.len();
+        + weak.strong_count() + *arc as usize + bx.x as usize + sl.len() + s.len() + dq.len() + vp.len() + bt.len() + bs.len() + bt_empty.len() + vc.len() + sref.len() + vref.len();
     stop_here(n);
 }
