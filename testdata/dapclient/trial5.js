@@ -157,6 +157,11 @@ async function rustScenario() {
 		check(valOf(cmds, 'value') === 'Vec(size=6)' && valOf(cv, '[2]') === '"checkout"' && valOf(cv, '[5]') === '"fetch"',
 			'the Rc\'s value is Vec(size=6) with [2] = "checkout", [5] = "fetch"', show([...cv.values()].map(x => `${x.name}=${x.value}`)));
 		check(await ev(s, fr[0].id, 'self.commands') === 'Rc(strong=2, weak=0)', 'watch self.commands', await ev(s, fr[0].id, 'self.commands'));
+		// The closure's frame: its argument name, a &String, expands to the
+		// string (gdb's p *name), not to the String's raw vec.
+		const cl = await locals(s, fr[1].id);
+		const nm = cl.get('name') && cl.get('name').variablesReference ? [...(await vars(s, cl.get('name').variablesReference)).values()] : [];
+		check(nm.length === 1 && nm[0].value === '"status"', 'the closure\'s name (a &String) expands to "status" (gdb\'s p *name)', show(nm));
 		// Into the dependency and back, as gdb steps.
 		({ fr } = await step(s, tid, 'stepIn', 'stepIn'));
 		check(fr[0].name === 'strsim::damerau_levenshtein' && base(fr[0]) === 'lib.rs' && fr[0].line === 391, 'stepIn: strsim::damerau_levenshtein at lib.rs:391 (gdb\'s step)', where(fr[0]));
