@@ -10,6 +10,7 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/target"
+	"github.com/sondedbg/sonde/unwind"
 )
 
 // The debug console understands, besides expressions, what an IDE console
@@ -148,6 +149,9 @@ func (s *Server) replBacktrace(d *debuggee, frameID int) (string, error) {
 			fmt.Fprintf(&b, " at %s:%d", firstNonEmpty(sf.Source.Path, sf.Source.Name), sf.Line)
 		}
 		b.WriteByte('\n')
+	}
+	if tr.Stop == unwind.StopDepthLimit {
+		b.WriteString(moreFrames)
 	}
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }

@@ -166,6 +166,12 @@ func (d *debuggee) trace(th *target.Context) (*unwind.Trace, *threadStop, error)
 	return st.trace, st, nil
 }
 
+// moreFrames ends a stack the unwinder stopped walking at its depth limit
+// (unwind.Options.MaxDepth): gdb's words after a bt N. A stack overflow's
+// core (jq 1.6's jv_free recursion: 209619 frames for gdb) otherwise ended
+// at frame 4095 as if that were the outermost frame, main out of sight.
+const moreFrames = "(More stack frames follow...)"
+
 // thread finds a thread of the debuggee by DAP id (its TID).
 func (d *debuggee) thread(tid int) (*target.Context, error) {
 	if th := d.tgt.LookupPID(d.proc.PID(), tid); th != nil && !th.Exited() {
@@ -210,6 +216,9 @@ func (s *Server) stackTrace(r *request) (any, error) {
 		return nil, err
 	}
 	total := len(tr.Frames)
+	if tr.Stop == unwind.StopDepthLimit {
+		total++ // the label saying so
+	}
 	start := max(a.StartFrame, 0)
 	end := total
 	if a.Levels > 0 && start+a.Levels < end {
@@ -219,6 +228,10 @@ func (s *Server) stackTrace(r *request) (any, error) {
 	// the slice frame by frame was a quarter of a warm stackTrace.
 	frames := make([]godap.StackFrame, 0, max(end-start, 0))
 	for i := start; i < end; i++ {
+		if i == len(tr.Frames) {
+			frames = append(frames, godap.StackFrame{Id: d.s.handles.frameID(th, i), Name: moreFrames, PresentationHint: "label"})
+			continue
+		}
 		frames = append(frames, d.stackFrame(th, tr, i))
 	}
 	return stackTraceBody{StackFrames: frames, TotalFrames: total}, nil // encoded by hand (stackjson.go)
