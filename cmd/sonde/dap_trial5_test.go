@@ -127,3 +127,22 @@ func TestDAPDebugClientMujsCore(t *testing.T) {
 	}
 	runNodeScenario(t, node, modules, "trial5.js", dir, []string{"--mode", "mujs", "--dir", dir, "--src", srcs[0]}, []string{testprog.Sonde(t), "dap"})
 }
+
+// TestDAPDebugClientJqStackOverflowCore: a real crash of a Debian program,
+// jq 1.6 (built as TestDAPDebugClientJq builds it) freeing an array nested
+// 200000 deep by recursion until the stack overflows (SIGSEGV): the core's
+// top frames and their variables against gdb's on the same core, and the
+// stack's end where the unwinder stops (4096 frames; gdb walks 209619 in a
+// minute) marked "(More stack frames follow...)".
+func TestDAPDebugClientJqStackOverflowCore(t *testing.T) {
+	node, modules := dcClient(t)
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("SKIP: gdb is needed to compare with (scripts/setup installs it)")
+	}
+	root := buildDebianSource(t, "jq", "jq-*", buildJq)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(root, "jq"), filepath.Join(dir, "jq")); err != nil {
+		t.Fatal(err)
+	}
+	runNodeScenario(t, node, modules, "trial5.js", dir, []string{"--mode", "jqcore", "--dir", dir, "--src", root}, []string{testprog.Sonde(t), "dap"})
+}

@@ -2,9 +2,10 @@
 // no sonde test was written for (the fifth real-program trial,
 // bench/dap/REAL-PROGRAMS.md): a Rust program over Debian's strsim crate
 // (librust-strsim-dev), yaml-cpp 0.7.0's parse utility (C++, STL, exceptions)
-// and a core of mujs 1.3.2 (C) killed by SIGSEGV while it waits in a script.
+// a core of mujs 1.3.2 (C) killed by SIGSEGV while it waits in a script, and
+// a core of jq 1.6's stack overflow (a real crash).
 //
-//	node trial5.js --mode rust|yaml|mujs --dir BUILD --src SRCDIR [--verbose] -- ADAPTER [ARGS...]
+//	node trial5.js --mode rust|yaml|mujs|jqcore --dir BUILD --src SRCDIR [--verbose] -- ADAPTER [ARGS...]
 //
 // rust: --dir holds fuzzy, fuzzy-abort (built with -C panic=abort), --src the
 // crate's directory (.../strsim-0.10.0); yaml: --dir holds yamlparse,
@@ -417,8 +418,8 @@ function makeCore(program, args) {
 // gdbCore reads a core with gdb: its frames (function, line) and, for the
 // frames listed, the one-line "name = value" lines of info locals and
 // info args.
-function gdbCore(program, core, frameNums) {
-	const args = ['-nx', '-batch', '-ex', 'set width 0', '-ex', 'set print frame-arguments none', '-ex', 'echo @@bt\\n', '-ex', 'bt'];
+function gdbCore(program, core, frameNums, bt = 'bt') {
+	const args = ['-nx', '-batch', '-ex', 'set width 0', '-ex', 'set print frame-arguments none', '-ex', 'echo @@bt\\n', '-ex', bt];
 	for (const n of frameNums) args.push('-ex', `echo @@frame ${n}\\n`, '-ex', `frame ${n}`, '-ex', 'info locals', '-ex', 'info args');
 	const r = cp.spawnSync('gdb', [...args, program, core], { encoding: 'utf8', timeout: 120000 });
 	if (r.error) throw new Skip(`gdb: ${r.error.message}`);
@@ -511,4 +512,48 @@ async function mujsScenario() {
 	}
 }
 
-shared.runMain({ rust: rustScenario, yaml: yamlScenario, mujs: mujsScenario }[opt.mode], `trial5 ${opt.mode}`, () => ({ failures, notes: 0 }));
+// ---- jqcore: a real crash, jq 1.6's stack overflow ----------------------------------------
+
+// jq 1.6 frees a value by recursion (jv_free, jvp_array_free): an array
+// nested 200000 deep overflows the stack (SIGSEGV; gdb's bt has 209619
+// frames). The core's top frames are gdb's, frame 0's argument is the same
+// unreadable memory, and the stack ends with a label where the unwinder
+// stopped (4096 frames), not as if its last frame were the outermost.
+async function jqcoreScenario() {
+	const prog = path.join(opt.dir, 'jq');
+	const c = makeCore(prog, ['-n', 'reduce range(200000) as $i (null; [.])']);
+	try {
+		const g = gdbCore(prog, c.core, [0, 1], 'bt 6');
+		must(g.frames.length === 6 && g.frames.every(f => f.file === 'jv.c'), 'gdb reads the core: jq\'s jv.c on top', show(g.frames));
+		await coreSession(prog, c.core, async (s, e, fr) => {
+			check(e.body.reason === 'exception' && /SIGSEGV/.test(e.body.text || e.body.description || ''), 'jq core: an exception stop, SIGSEGV', show(e.body));
+			check(g.frames.every((f, i) => fr[i] && fr[i].name === f.func && fr[i].line === f.line && base(fr[i]) === f.file),
+				`jq core: the top six frames are gdb's (${g.frames.map(f => f.func).join(', ')})`, `\nsonde ${show(fr.slice(0, 6).map(where))}\ngdb   ${show(g.frames)}`);
+			const diffs = [];
+			let n = 0;
+			for (const i of [0, 1]) {
+				const v = await locals(s, fr[i].id);
+				for (const [name, want] of Object.entries(g.vals[String(i)] || {})) {
+					if (name === '__PRETTY_FUNCTION__') continue; // function-static: not among sonde's locals (fourth round)
+					n++;
+					const got = valOf(v, name);
+					// gdb's info args words an unreadable argument
+					// "<error reading variable x (Cannot ...)>", its bt line
+					// x=<error reading variable: Cannot ...>, as sonde does.
+					const m = /^<error reading variable (\w+) \((.*)\)>$/.exec(want);
+					if (m && got === `<error reading variable: ${m[2]}>`) continue;
+					if (got !== want) diffs.push(`frame ${i}: ${name} sonde ${got} gdb ${want}`);
+				}
+			}
+			check(n > 0 && diffs.length === 0, `jq core: the ${n} locals and arguments of frames 0 and 1 are gdb's (the overflowed frame's unreadable ones too)`, diffs.join('\n'));
+			const r = await s.ok('stackTrace', { threadId: e.body.threadId, startFrame: 4090, levels: 50 });
+			const last = r.body.stackFrames[r.body.stackFrames.length - 1];
+			check(r.body.totalFrames === 4097 && last.name === '(More stack frames follow...)' && last.presentationHint === 'label',
+				'jq core: the stack ends with "(More stack frames follow...)" after 4096 frames (gdb walks all 209619)', show({ total: r.body.totalFrames, last }));
+		});
+	} finally {
+		fs.rmSync(c.dir, { recursive: true, force: true });
+	}
+}
+
+shared.runMain({ rust: rustScenario, yaml: yamlScenario, mujs: mujsScenario, jqcore: jqcoreScenario }[opt.mode], `trial5 ${opt.mode}`, () => ({ failures, notes: 0 }));
