@@ -67,7 +67,7 @@ func TestContainers(t *testing.T) {
 		t.Errorf("m's children: %+v", m)
 	}
 	// Strings are their text, without raw members under them (gdb's
-	// printers' display hint "string", lldb): yaml-cpp's const
+	// printers' display hint "string"): yaml-cpp's const
 	// std::string & expanded to _M_dataplus and _M_local_buf.
 	for _, v := range []godap.Variable{varByName(t, locals, "sv"), varByName(t, locals, "sref"), m[0]} {
 		if v.VariablesReference != 0 || !strings.Contains(v.Value, `"`) {

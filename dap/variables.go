@@ -126,7 +126,8 @@ func (s *Server) describeParts(dv *godap.Variable, fe *frameEnv, h varHandle, t 
 	switch {
 	case isText(st):
 		// A string is its text, as gdb's printers (display hint "string")
-		// and lldb show it: no raw members under it.
+		// show it: no raw members under it (lldb-vscode 14 lists its
+		// characters).
 		return
 	case st.Kind == variables.KindArray:
 		if st.Count == 0 {

@@ -11,7 +11,7 @@ import (
 // TestRustSliceAndVecSubscript: a Rust slice (&[i32], &[char], &[Item])
 // and a Vec subscripted in a watch, and a member of the element, as gdb's
 // Rust mode subscripts the slices (a Vec's elements are compared with the
-// slice over them: gdb does not subscript a Vec; lldb does). Found in a
+// slice over them: gdb does not subscript a Vec). Found in a
 // `sonde dap` trial on Debian's strsim crate: `a_elems[1]` in
 // generic_damerau_levenshtein was "Cannot subscript struct &[char]".
 func TestRustSliceAndVecSubscript(t *testing.T) {

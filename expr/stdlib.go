@@ -142,7 +142,7 @@ const maxRustIndex = 1 << 40
 
 // rustElement returns element idx of a Rust slice or Vec x, bounds checked
 // by its length as Rust and gdb check a slice's (gdb subscripts slices but
-// not Vecs; lldb and CodeLLDB subscript both); ok is false for any other
+// not Vecs; lldb-vscode 14 parses neither); ok is false for any other
 // value (found on strsim: `a_elems[1]`, a &[char], was "Cannot subscript").
 func (e *evaluator) rustElement(x *value, idx int64, pos int) (*value, bool, error) {
 	po, lo, elem, ok := variables.RustSequence(x.t)
