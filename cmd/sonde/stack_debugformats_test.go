@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -24,9 +25,7 @@ import (
 // argument names <cb>, as gdb does from DWARF), and clang (whose indirect
 // calls name their target by a register: cb's v@entry).
 func TestStackDebugFormatsMatchGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	for _, c := range []struct {
 		name string
 		cc   string

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
@@ -20,9 +21,7 @@ import (
 // iterator's type name (GCC gives it no template parameter), which sonde
 // does not.
 func TestStackFullPrettyMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"pp_cxx.cc"}, Flags: []string{"-O0", "-std=c++17"}, Name: "pp_cxx"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: {"m"}})
 	if v := stop.Results[1]["m"].Value; v == "" || v[0] == '{' {
@@ -32,10 +31,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sonde stack: exit %d: %s", code, errOut)
 	}
-	out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core)
 	lines := func(s string, from string) []string {
 		var keep []string
 		in := false
@@ -48,7 +44,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 		return keep
 	}
 	g := lines(regexp.MustCompile(`(?m)^Fault address: .*\n`).ReplaceAllString(got, ""), "Thread ")
-	w := lines(string(out), "Thread ")
+	w := lines(out, "Thread ")
 	if strings.Join(g, "\n") != strings.Join(w, "\n") {
 		t.Errorf("sonde stack --full:\n%s\ngdb bt full:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
@@ -67,9 +63,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 // the frames up to the program's main (gdb stops there; the runtime's
 // frames below it are not compared).
 func TestStackFullRustMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	rustc, err := exec.LookPath("rustc")
 	if err != nil {
 		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
@@ -87,10 +81,7 @@ func TestStackFullRustMatchesGdb(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sonde stack: exit %d: %s", code, errOut)
 	}
-	out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core)
 	upToMain := func(s string) string {
 		var keep []string
 		in := false
@@ -105,7 +96,7 @@ func TestStackFullRustMatchesGdb(t *testing.T) {
 		}
 		return strings.TrimSpace(strings.Join(keep, "\n"))
 	}
-	g, w := upToMain(got), upToMain(string(out))
+	g, w := upToMain(got), upToMain(out)
 	if g != w || !strings.Contains(w, "p = rs_syntax::Point {x: 1, y: 2}") {
 		t.Errorf("sonde stack --full:\n%s\ngdb bt full:\n%s", g, w)
 	}
