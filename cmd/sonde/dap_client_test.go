@@ -184,18 +184,12 @@ func dcPrograms(t *testing.T) []dcProgram {
 		{"cpp", testprog.Source("dapclient_prog.cc"), cc},
 	}
 	rust := dcProgram{lang: "rust", source: testprog.Source("dapclient_prog.rs")}
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
+	if rustc := testprog.Rustc(); rustc == "" {
 		rust.source = "rustc is not installed (scripts/setup installs it): the Rust program is not built"
 	} else {
-		rust.program = filepath.Join(t.TempDir(), "dapclient_prog_rs")
-		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", rust.program, rust.source).CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s", err, out)
+		var err error
+		if rust.program, err = testprog.BuildRustE(rustc, "dapclient_prog.rs", "dapclient_prog_rs", "-C", "opt-level=0"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return append(progs, rust)

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,17 +61,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 // frames below it are not compared).
 func TestStackFullRustMatchesGdb(t *testing.T) {
 	gdbtest.Need(t)
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-		if _, err := os.Stat(rustc); err != nil {
-			t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-		}
-	}
-	exe := filepath.Join(t.TempDir(), "rs_syntax")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("rs_syntax.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	exe := testprog.BuildRust(t, "rs_syntax.rs", "rs_syntax", "-C", "opt-level=0")
 	stop := vartest.GDBStop(t, exe, "rs_syntax::stop_here", map[int][]string{1: {"p"}})
 	// --raw: plain gdb loads no Rust printers (rust-gdb does).
 	got, errOut, code := runCLI(t, "stack", "--full", "--raw", "--core", stop.Core, "--exe", exe)
