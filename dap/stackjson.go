@@ -12,10 +12,11 @@ import (
 // a step, ~6 KB), and encoding/json's reflection over go-dap's StackFrame
 // and Source was a fifth of the server's time in a warm round. The output
 // is what encoding/json makes of godap.StackTraceResponseBody, byte for
-// byte (TestStackTraceJSONMatchesEncodingJSON, FuzzStackTraceJSON); what
-// this encoder does not know how to write (a source's nested sources,
-// checksums or adapter data, a module id that is not a string, a string
-// that needs escaping) it hands to encoding/json.
+// byte (TestStackTraceJSONMatchesEncodingJSON, FuzzStackTraceJSON). Strings,
+// those that need escaping included, are written by internal/jsonstr
+// (AppendHTMLEscaped: json.Marshal's escaping); what this encoder does not
+// know how to write (a source's nested sources, checksums or adapter data,
+// a module id that is not a string) it hands to encoding/json.
 //
 // The whole response is written by encodeMessage: through json.Marshal, a
 // MarshalJSON's output is validated and compacted byte by byte, which cost

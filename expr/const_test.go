@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/expr"
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -29,9 +29,7 @@ var constExprs = []string{
 // TestConstantsMatchGDB evaluates constant expressions without a target and
 // compares them with gdb's C evaluator.
 func TestConstantsMatchGDB(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is needed to compare with")
-	}
+	gdbtest.Need(t)
 	q, _ := json.Marshal(constExprs)
 	py := `
 import gdb, json
@@ -59,10 +57,7 @@ print("@@" + json.dumps(out))
 	}
 	// gdb needs an x86-64 program loaded to use its type sizes (LP64).
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O0"}, Name: "ex_vars_O0"})
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "set language c", "-ex", "source "+script, exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v: %s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "set language c", "-ex", "source "+script, exe)
 	i := strings.Index(string(out), "@@")
 	if i < 0 {
 		t.Fatalf("gdb printed %s", out)

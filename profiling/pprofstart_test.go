@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -26,9 +26,7 @@ import (
 // --no-inline only functions.
 func TestPprofStartLinesMatchGdb(t *testing.T) {
 	testprog.RequirePerf(t)
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("no gdb (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2"}})
 	out := filepath.Join(t.TempDir(), "perf.data")
 	testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", out}, prog, "200")
@@ -173,14 +171,7 @@ func gdbBlockLines(t *testing.T, prog string, pcs []uint64) map[uint64][]string 
         b = b.superblock
     print("PC %d %s" % (pc, " ".join(out)))
 `)
-	py := filepath.Join(t.TempDir(), "blocks.py")
-	if err := os.WriteFile(py, []byte(script.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	b, err := exec.Command("gdb", "-nx", "-batch", "-ex", "source "+py, prog).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, b)
-	}
+	b := []byte(gdbtest.Batch(t, "-ex", "source "+gdbtest.Script(t, "blocks.py", script.String()), prog))
 	got := map[uint64][]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {

@@ -2,12 +2,12 @@ package session
 
 import (
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
 
 	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
 	"github.com/sondedbg/sonde/unwind/cfi"
@@ -129,15 +129,10 @@ func TestFrameVariablesFromTheWalk(t *testing.T) {
 // TestProgramAddresses compares main's and the entry point's run-time
 // addresses, and the libraries' link-map names, with gdb's.
 func TestProgramAddresses(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	_, pid := deepTarget(t)
-	out, err := exec.Command("gdb", "-nx", "-batch", "-p", strconv.Itoa(pid),
-		"-ex", "p/x (long)&main", "-ex", "info files", "-ex", "info sharedlibrary").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := []byte(gdbtest.Batch(t, "-p", strconv.Itoa(pid),
+		"-ex", "p/x (long)&main", "-ex", "info files", "-ex", "info sharedlibrary"))
 	wantMain := regexp.MustCompile(`\$1 = (0x[0-9a-f]+)`).FindSubmatch(out)
 	wantEntry := regexp.MustCompile(`Entry point: (0x[0-9a-f]+)`).FindSubmatch(out)
 	if wantMain == nil || wantEntry == nil {

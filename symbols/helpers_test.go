@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -128,9 +129,7 @@ func splitLoc(loc string) (string, int) {
 // returns file (as gdb prints it) and line; line 0 when gdb has none.
 func gdbLines(t testing.TB, path string, addrs []uint64) map[uint64]toolFrame {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	script, err := os.CreateTemp(t.TempDir(), "cmds")
 	if err != nil {
 		t.Fatal(err)
@@ -141,10 +140,7 @@ func gdbLines(t testing.TB, path string, addrs []uint64) map[uint64]toolFrame {
 	}
 	w.Flush()
 	script.Close()
-	out, err := exec.Command("gdb", "-batch", "-nx", "-x", script.Name(), path).Output()
-	if err != nil {
-		t.Fatalf("gdb: %v", err)
-	}
+	out := gdbtest.Batch(t, "-x", script.Name(), path)
 	re := regexp.MustCompile(`^Line (\d+) of "([^"]+)"`)
 	res := map[uint64]toolFrame{}
 	i := 0
@@ -195,9 +191,7 @@ func markerLine(t testing.TB, src, name string) int {
 // names at each address, innermost first, as gdb prints them.
 func gdbChains(t testing.TB, path string, addrs []uint64) map[uint64][]string {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	dir := t.TempDir()
 	var list strings.Builder
 	for _, a := range addrs {
@@ -225,13 +219,7 @@ for line in open("` + dir + `/addrs"):
         b = b.superblock
     print("CHAIN %d|%s" % (pc, "|".join(names)))
 `
-	if err := os.WriteFile(dir+"/chain.py", []byte(py), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "source "+dir+"/chain.py", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "source "+gdbtest.Script(t, "chain.py", py), path)
 	res := map[uint64][]string{}
 	for _, l := range strings.Split(string(out), "\n") {
 		if !strings.HasPrefix(l, "CHAIN ") {

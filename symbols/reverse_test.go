@@ -2,31 +2,27 @@ package symbols
 
 import (
 	"fmt"
-	"os/exec"
 	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // gdbBreakpoints sets one breakpoint per spec in gdb (without running the
 // program) and returns the addresses of each breakpoint's locations.
 func gdbBreakpoints(t *testing.T, path string, specs []string) [][]uint64 {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
-	args := []string{"-batch", "-nx"}
+	gdbtest.Need(t)
+	var args []string
 	for _, s := range specs {
 		args = append(args, "-ex", "break "+s)
 	}
 	args = append(args, "-ex", "info breakpoints", path)
-	out, err := exec.Command("gdb", args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, args...)
 	re := regexp.MustCompile(`^(\d+)(?:\.\d+)?\s.*\s(0x[0-9a-f]+) in `)
 	res := make([][]uint64, len(specs))
 	for _, l := range strings.Split(string(out), "\n") {

@@ -122,54 +122,64 @@ func (cu *compUnit) declOf(e *dwarf.Entry, prefix int32) declInfo {
 }
 
 // fillName completes n from di and the DIEs it refers to (abstract origin,
-// specification), following at most a few hops: names and the declaration
-// line come from the first DIE that has them (an out-of-class C++
-// definition has its own line, its class's declaration another).
+// specification), following at most dwarf.MaxOriginHops links (hops of
+// them were followed to reach di): names and the declaration line come
+// from the first DIE that has them (an out-of-class C++ definition has its
+// own line, its class's declaration another). The unit's declarations
+// (decls) are followed first; a link out of them is resolved through the
+// file (or its supplementary file), once.
 func (cu *compUnit) fillName(n *fnName, di declInfo, decls *declIndex, hops int) {
-	for ; hops < 8; hops++ {
-		if n.declLine == 0 {
-			n.declLine = int(di.line)
+	named := false
+	last, hops, done := dwarf.FollowOrigins(di, hops, func(d declInfo) (declInfo, bool) {
+		if d.ref.Class != dwarf.ClassRef {
+			return d, false
 		}
-		if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
-			n.linkage, _ = cu.str(&di.linkage)
-			n.fortran = cu.fortran()
-		}
-		if n.raw == "" && di.name.Class != dwarf.ClassNone {
-			n.raw, _ = cu.str(&di.name)
-			n.prefix = decls.prefixOf(di.prefix)
-		}
-		named := n.raw != "" && n.linkage != ""
-		if named && (n.declLine != 0 || di.ref.Class != dwarf.ClassRef) {
-			return
-		}
-		var other *fnName
-		switch di.ref.Class {
-		case dwarf.ClassRef:
-			if next, ok := decls.get(di.ref.Val); ok {
-				di = next
-				continue
-			}
-			if named {
-				return // not worth decoding another DIE for the line alone
-			}
-			other, _ = cu.file.nameAt(di.ref.Val, hops+1)
-		case dwarf.ClassRefAlt:
-			if cu.file.alt != nil {
-				other, _ = cu.file.alt.nameAt(di.ref.Val, hops+1)
-			}
-		}
-		if other != nil {
-			if n.linkage == "" {
-				n.linkage = other.linkage
-			}
-			if n.raw == "" {
-				n.raw, n.prefix = other.raw, other.prefix
-			}
-			if n.declLine == 0 {
-				n.declLine = other.declLine
-			}
-		}
+		return decls.get(d.ref.Val)
+	}, func(d declInfo) bool {
+		cu.takeName(n, d, decls)
+		named = n.raw != "" && n.linkage != ""
+		return named && (n.declLine != 0 || d.ref.Class != dwarf.ClassRef)
+	})
+	if done || hops >= dwarf.MaxOriginHops {
 		return
+	}
+	var other *fnName
+	switch last.ref.Class {
+	case dwarf.ClassRef:
+		if named {
+			return // not worth decoding another DIE for the line alone
+		}
+		other, _ = cu.file.nameAt(last.ref.Val, hops+1)
+	case dwarf.ClassRefAlt:
+		if cu.file.alt != nil {
+			other, _ = cu.file.alt.nameAt(last.ref.Val, hops+1)
+		}
+	}
+	if other != nil {
+		if n.linkage == "" {
+			n.linkage = other.linkage
+		}
+		if n.raw == "" {
+			n.raw, n.prefix = other.raw, other.prefix
+		}
+		if n.declLine == 0 {
+			n.declLine = other.declLine
+		}
+	}
+}
+
+// takeName fills what n lacks of its names and declaration line from di.
+func (cu *compUnit) takeName(n *fnName, di declInfo, decls *declIndex) {
+	if n.declLine == 0 {
+		n.declLine = int(di.line)
+	}
+	if n.linkage == "" && di.linkage.Class != dwarf.ClassNone {
+		n.linkage, _ = cu.str(&di.linkage)
+		n.fortran = cu.fortran()
+	}
+	if n.raw == "" && di.name.Class != dwarf.ClassNone {
+		n.raw, _ = cu.str(&di.name)
+		n.prefix = decls.prefixOf(di.prefix)
 	}
 }
 

@@ -1,11 +1,11 @@
 package symbols_test
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/symbols"
 )
@@ -40,13 +40,8 @@ func TestSourceFiles(t *testing.T) {
 	if !seen[src] || tree == "" {
 		t.Fatalf("SourceFiles lacks %s or stl_tree.h: %v", src, files)
 	}
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("SKIP: gdb is needed to compare with")
-	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "info sources", exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	gdbtest.Need(t)
+	out := gdbtest.Batch(t, "-ex", "info sources", exe)
 	known := map[string]bool{}
 	for _, f := range strings.FieldsFunc(string(out), func(r rune) bool { return r == ',' || r == '\n' }) {
 		known[strings.TrimSpace(f)] = true

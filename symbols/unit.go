@@ -27,7 +27,7 @@ type compUnit struct {
 	strOffBase   uint64
 	addrBase     uint64
 	rnglistsBase uint64
-	rangesBase   uint64 // DW_AT_GNU_ranges_base (DWARF 4 split units)
+	rangesBase   uint64 // DW_AT_GNU_ranges_base (DWARF 4 split units: the skeleton's, which only its split unit's DIEs apply)
 	stmtList     uint64
 	hasStmtList  bool
 	dwoName      string
@@ -246,9 +246,17 @@ func (cu *compUnit) rangeList(f *dwarf.Field, dst []dwarf.Range) ([]dwarf.Range,
 }
 
 // bases are the unit's bases of indexed forms as its DIEs resolve them (a
-// split unit's addresses and DWARF 4 ranges: its skeleton's).
+// split unit's addresses and DWARF 4 ranges: its skeleton's). A GNU split
+// DWARF 4 unit's DW_AT_ranges count from its skeleton's
+// DW_AT_GNU_ranges_base; the skeleton's own DW_AT_ranges (a unit in
+// several ranges: hot and cold code) is an offset of its own, as gdb and
+// elfutils read it and as GCC writes it (TestSplitDWARF4SkeletonRanges).
 func (cu *compUnit) bases() dwarf.Bases {
-	return dwarf.Bases{StrOffsets: cu.strOffBase, Addr: cu.addrBase, Rnglists: cu.rnglistsBase, GNURanges: cu.rangesBase}
+	b := dwarf.Bases{StrOffsets: cu.strOffBase, Addr: cu.addrBase, Rnglists: cu.rnglistsBase}
+	if cu.skeleton != nil {
+		b.GNURanges = cu.rangesBase
+	}
+	return b
 }
 
 // unitSections are the sections a unit's range lists read.

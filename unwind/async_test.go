@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // Stops at asynchronous positions — the first and second instruction of a
@@ -85,34 +87,9 @@ func startLiveAt(t *testing.T, path string, args []string, where func(*liveTarge
 // gdbBacktraceAt runs path under gdb to a breakpoint at addr.
 func gdbBacktraceAt(t *testing.T, path string, args []string, addr uint64) []gdbFrame {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "bt.py")
-	if err := os.WriteFile(script, []byte(gdbScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmdArgs := []string{"-nx", "-batch", "-ex", "set pagination off", "-ex", "set backtrace past-main on",
-		"-ex", "set backtrace past-entry on", "-ex", "starti", "-ex", fmt.Sprintf("break *%#x", addr),
-		"-ex", "continue", "-x", script, "--args", path}
-	out, err := exec.Command("gdb", append(cmdArgs, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
-	var frames []gdbFrame
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		if len(f) >= 3 && f[0] == "FRAME" {
-			var g gdbFrame
-			fmt.Sscanf(f[1], "%d", &g.typ)
-			fmt.Sscanf(f[2], "0x%x", &g.pc)
-			if len(f) > 3 && f[3] != "None" {
-				g.name = f[3]
-			}
-			frames = append(frames, g)
-		}
-	}
-	if len(frames) == 0 {
-		t.Fatalf("gdb printed no backtrace:\n%s", out)
-	}
-	return frames
+	cmds := []string{"set backtrace past-main on", "set backtrace past-entry on", "starti",
+		fmt.Sprintf("break *%#x", addr), "continue"}
+	return gdbtest.Backtraces(t, cmds, append([]string{"--args", path}, args...)...)[0].Frames
 }
 
 // symbolAddr is the runtime address of a function in the module whose name
@@ -158,9 +135,7 @@ func (lt *liveTarget) instructions(addr, size uint64) []struct {
 }
 
 func TestLiveAsyncPositions(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	builds := []liveCase{
 		{name: "O2", flags: []string{"-O2"}},
 		// No CFI at all in the program: frame 0 at entry, after push %rbp and

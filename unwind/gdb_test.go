@@ -2,99 +2,29 @@ package unwind
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // gdbFrame is one frame of gdb's backtrace as its Python API reports it.
-type gdbFrame struct {
-	typ  int // gdb.NORMAL_FRAME 0, INLINE_FRAME 2, TAILCALL_FRAME 3, SIGTRAMP_FRAME 4
-	pc   uint64
-	name string
-}
-
-const (
-	gdbNormal   = 0
-	gdbInline   = 2
-	gdbTailcall = 3
-	gdbSigtramp = 4
-)
-
-const gdbScript = `
-import gdb
-for inf in gdb.inferiors():
-    for th in inf.threads():
-        th.switch()
-        print("THREAD %d" % th.ptid[1])
-        f = gdb.newest_frame()
-        last = f
-        while f is not None:
-            print("FRAME %d %#x %s" % (f.type(), f.pc(), f.name()))
-            last = f
-            f = f.older()
-        print("STOP %s" % gdb.frame_stop_reason_string(last.unwind_stop_reason()))
-`
+type gdbFrame = gdbtest.Frame
 
 // gdbBacktracesWith runs path under gdb to the same SIGTRAP stop, with extra gdb
 // commands before `run`, and returns the backtrace of every thread, the
 // stopping thread (the main thread) first.
 func gdbBacktracesWith(t testing.TB, cmds []string, path string, args ...string) [][]gdbFrame {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
-	script := filepath.Join(t.TempDir(), "bt.py")
-	if err := os.WriteFile(script, []byte(gdbScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmdArgs := []string{"-nx", "-batch", "-ex", "set pagination off", "-ex", "set backtrace past-main on", "-ex", "set backtrace past-entry on",
-		"-ex", "handle SIGUSR1 nostop noprint pass"}
-	for _, c := range cmds {
-		cmdArgs = append(cmdArgs, "-ex", c)
-	}
-	cmdArgs = append(cmdArgs, "-ex", "run", "-x", script, "--args", path)
-	out, err := exec.Command("gdb", append(cmdArgs, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
-	var threads [][]gdbFrame
-	var tids []int
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "THREAD":
-			tid, _ := strconv.Atoi(f[1])
-			tids = append(tids, tid)
-			threads = append(threads, nil)
-		case len(f) >= 3 && f[0] == "FRAME" && len(threads) > 0:
-			typ, _ := strconv.Atoi(f[1])
-			pc, _ := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
-			name := ""
-			if len(f) > 3 && f[3] != "None" {
-				name = f[3]
-			}
-			threads[len(threads)-1] = append(threads[len(threads)-1], gdbFrame{typ, pc, name})
-		}
-	}
-	if len(threads) == 0 {
-		t.Fatalf("gdb printed no backtrace:\n%s", out)
-	}
+	cmds = append([]string{"set backtrace past-main on", "set backtrace past-entry on",
+		"handle SIGUSR1 nostop noprint pass"}, cmds...)
+	threads := gdbtest.Backtraces(t, append(cmds, "run"), append([]string{"--args", path}, args...)...)
 	// The main thread (lowest tid) first, like liveTarget.tids.
-	idx := make([]int, len(tids))
-	for i := range idx {
-		idx[i] = i
+	frames := make([][]gdbFrame, len(threads))
+	for i, th := range threads {
+		frames[i] = th.Frames
 	}
-	sort.Slice(idx, func(a, b int) bool { return tids[idx[a]] < tids[idx[b]] })
-	sorted := make([][]gdbFrame, len(idx))
-	for i, j := range idx {
-		sorted[i] = threads[j]
-	}
-	return sorted
+	return frames
 }
 
 // physical drops gdb's inline and tail-call frames: the unwinder's frames are
@@ -102,7 +32,7 @@ func gdbBacktracesWith(t testing.TB, cmds []string, path string, args ...string)
 func physical(fs []gdbFrame) []gdbFrame {
 	var out []gdbFrame
 	for _, f := range fs {
-		if f.typ != gdbInline && f.typ != gdbTailcall {
+		if f.Type != gdbtest.InlineFrame && f.Type != gdbtest.TailcallFrame {
 			out = append(out, f)
 		}
 	}
@@ -127,7 +57,7 @@ func formatStacks(ours []ourFrame, gdb []gdbFrame) string {
 			o = fmt.Sprintf("%#x %-7s %s", ours[i].pc, ours[i].kind, ours[i].name)
 		}
 		if i < len(gdb) {
-			g = fmt.Sprintf("%#x %s", gdb[i].pc, gdb[i].name)
+			g = fmt.Sprintf("%#x %s", gdb[i].PC, gdb[i].Name)
 		}
 		fmt.Fprintf(&b, "  #%-3d %-50s | %s\n", i, o, g)
 	}
@@ -156,12 +86,12 @@ func compareWithGDB(t *testing.T, ours []ourFrame, gdb []gdbFrame) {
 	ok := len(ours) == len(gdb)
 	for i := 0; ok && i < len(ours); i++ {
 		o, g := ours[i], gdb[i]
-		if o.pc != g.pc || (g.typ == gdbSigtramp) != (o.kind == KindSignal) {
+		if o.pc != g.PC || (g.Type == gdbtest.SigtrampFrame) != (o.kind == KindSignal) {
 			ok = false
 		}
 		// libc's aliases (gsignal/raise) differ legitimately; the test
 		// program's own functions must carry the same names.
-		if programFunctions[g.name] && baseName(o.name) != g.name {
+		if programFunctions[g.Name] && baseName(o.name) != g.Name {
 			ok = false
 		}
 	}

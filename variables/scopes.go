@@ -481,18 +481,25 @@ func (r *Reader) follow(e *entry, a dwarf.Attr) any {
 
 // followEntry returns the entry among e and its origins that has attribute a.
 func (r *Reader) followEntry(e *entry, a dwarf.Attr) *entry {
-	for hop := 0; e != nil && hop < 4; hop++ {
-		if e.AttrField(a) != nil {
-			return e
-		}
-		off, ok := r.refOf(e, dwarf.AttrAbstractOrigin)
-		if !ok {
-			off, ok = r.refOf(e, dwarf.AttrSpecification)
-		}
-		if !ok {
-			return nil
-		}
-		e, _, _ = r.entryAt(off)
+	if e == nil {
+		return nil
+	}
+	if x, _, ok := dw.FollowOrigins(e, 0, r.originEntry, func(x *entry) bool { return x.AttrField(a) != nil }); ok {
+		return x
 	}
 	return nil
+}
+
+// originEntry returns the entry e's DW_AT_abstract_origin (or else its
+// DW_AT_specification) refers to.
+func (r *Reader) originEntry(e *entry) (*entry, bool) {
+	off, ok := r.refOf(e, dwarf.AttrAbstractOrigin)
+	if !ok {
+		off, ok = r.refOf(e, dwarf.AttrSpecification)
+	}
+	if !ok {
+		return nil, false
+	}
+	x, _, _ := r.entryAt(off)
+	return x, x != nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -86,8 +87,7 @@ func TestAttachPermissionHint(t *testing.T) {
 
 	// Another debugger attached: says which.
 	if _, err := exec.LookPath("gdb"); err == nil {
-		gdb := exec.Command("gdb", "-nx", "-batch", "-p", pid, "-ex", "shell "+bin+" stack "+pid)
-		out, _ := gdb.CombinedOutput()
+		out, _ := gdbtest.Run("-p", pid, "-ex", "shell "+bin+" stack "+pid)
 		if !strings.Contains(string(out), "already traced by process") || !strings.Contains(string(out), "(gdb)") {
 			t.Errorf("attach while gdb is attached:\n%s", out)
 		}

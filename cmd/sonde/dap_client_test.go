@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"net"
@@ -186,18 +184,12 @@ func dcPrograms(t *testing.T) []dcProgram {
 		{"cpp", testprog.Source("dapclient_prog.cc"), cc},
 	}
 	rust := dcProgram{lang: "rust", source: testprog.Source("dapclient_prog.rs")}
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
+	if rustc := testprog.Rustc(); rustc == "" {
 		rust.source = "rustc is not installed (scripts/setup installs it): the Rust program is not built"
 	} else {
-		rust.program = filepath.Join(t.TempDir(), "dapclient_prog_rs")
-		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", rust.program, rust.source).CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s", err, out)
+		var err error
+		if rust.program, err = testprog.BuildRustE(rustc, "dapclient_prog.rs", "dapclient_prog_rs", "-C", "opt-level=0"); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return append(progs, rust)
@@ -218,53 +210,5 @@ func dcClient(t *testing.T) (node, modules string) {
 	if err != nil {
 		t.Skip("SKIP: node is not installed (scripts/setup installs nodejs): the DAP client tests need it")
 	}
-	lock, err := os.ReadFile(testprog.Source("dapclient/package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	dir := filepath.Join(cache, "sonde-npm", hex.EncodeToString(sum[:])[:16])
-	modules = filepath.Join(dir, "node_modules")
-	if dcFileExists(filepath.Join(dir, ".done")) {
-		return node, modules
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("SKIP: npm is not installed (scripts/setup installs it): the DebugClient package cannot be installed")
-	}
-	// Install beside dir and rename it into place: a concurrent test
-	// process never sees half an installation.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		copyFile(t, testprog.Source("dapclient/"+f), filepath.Join(tmp, f))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("SKIP: npm ci of testdata/dapclient failed (no registry?): %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if !dcFileExists(filepath.Join(dir, ".done")) {
-		os.RemoveAll(dir) // an installation cut short
-	}
-	if err := os.Rename(tmp, dir); err != nil && !dcFileExists(filepath.Join(dir, ".done")) {
-		t.Fatal(err)
-	}
-	return node, modules
+	return node, npmModules(t, "dapclient", "the DebugClient package")
 }

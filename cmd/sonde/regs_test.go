@@ -2,11 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // generalRegisters are the registers both gdb and sonde print for x86-64.
@@ -29,9 +30,7 @@ func registerLines(text string) map[string]string {
 // process whose main thread sits in pause(): every general register must agree,
 // raw and natural value (except rip's symbol, which gdb may name differently).
 func TestRegsMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed")
-	}
+	gdbtest.Need(t)
 	cmd := startBlocked(t)
 	pid := cmd.Process.Pid
 	out, errOut, code := runCLI(t, "regs", strconv.Itoa(pid))
@@ -39,10 +38,7 @@ func TestRegsMatchesGdb(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	waitForState(t, pid, 'S')
-	gdbOut, err := exec.Command("gdb", "-nx", "-batch", "-p", strconv.Itoa(pid), "-ex", "info registers").Output()
-	if err != nil {
-		t.Fatalf("gdb: %v", err)
-	}
+	gdbOut := gdbtest.Batch(t, "-p", strconv.Itoa(pid), "-ex", "info registers")
 	waitForState(t, pid, 'S')
 	blocks := strings.Split(out, "\n\n")
 	if len(blocks) != 5 {
@@ -68,7 +64,7 @@ func TestRegsMatchesGdb(t *testing.T) {
 		t.Errorf("regs -t 1: exit %d %s", code, errOut)
 	}
 	waitForState(t, pid, 'S')
-	ours, theirs := registerLines(main), registerLines(string(gdbOut))
+	ours, theirs := registerLines(main), registerLines(gdbOut)
 	for _, name := range generalRegisters {
 		a, b := ours[name], theirs[name]
 		if b == "" && strings.HasSuffix(name, "_base") {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -22,9 +23,7 @@ var noPrinters = []string{"-iex", "set auto-load python-scripts off"}
 // blocks in gdb's order, static locals — on C and C++ programs at -O0 and
 // -O2, live and from a core.
 func TestStackArgsMatchGdbBtFull(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	for _, c := range []struct{ src, opt string }{
 		{"stk_args.c", "-O0"}, {"stk_args.c", "-O2"},
 		{"stk_args_cxx.cc", "-O0"}, {"stk_args_cxx.cc", "-O2"},
@@ -129,9 +128,7 @@ func stackVars(t *testing.T, opt string) (map[string]map[string]stackVar, string
 // down to main; gdb follows 256 levels and prints "Loop detected (257)"
 // beyond, and so must sonde (which follows the chain once, not per frame).
 func TestStackArgsDeepRecursionMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2", "-fomit-frame-pointer"}, Name: "stk-threads-O2-nofp"})
 	cmd := startStackProgram(t, path, "deep", "300")
 	pid := strconv.Itoa(cmd.Process.Pid)

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/symbols"
 )
@@ -61,16 +62,14 @@ func afterCloneSyscall(t *testing.T, libc string) int {
 // main), the child must end at clone3 (its outermost frame; gdb prints one
 // more frame, a zero pc read from the new stack, and stops).
 func TestStackInsideClone3(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	libc := "/lib/x86_64-linux-gnu/libc.so.6"
 	off := afterCloneSyscall(t, libc)
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"stk_churn.c"}, Flags: []string{"-O2"}})
 	core := filepath.Join(t.TempDir(), "core")
-	out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "break main", "-ex", "run",
+	out, err := gdbtest.Run("-ex", "break main", "-ex", "run",
 		"-ex", "break *((char *)clone3+"+strconv.Itoa(off)+")", "-ex", "continue",
-		"-ex", "gcore "+core, "-ex", "kill", "--args", prog, "20").CombinedOutput()
+		"-ex", "gcore "+core, "-ex", "kill", "--args", prog, "20")
 	if _, err2 := os.Stat(core); err != nil || err2 != nil {
 		t.Fatalf("gdb: %v %v\n%s", err, err2, out)
 	}

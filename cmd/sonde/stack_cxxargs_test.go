@@ -1,11 +1,11 @@
 package main
 
 import (
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -18,9 +18,7 @@ import (
 // rest of these backtraces differs from gdb's by its naming of libstdc++'s
 // templates (README, Known differences).
 func TestStackCxxArgumentListsMatchGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
 			path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_cxxargs.cc"}, Flags: []string{opt}, Name: "stk_cxxargs" + opt})
@@ -30,12 +28,9 @@ func TestStackCxxArgumentListsMatchGdb(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("sonde: exit %d: %s", code, errOut)
 			}
-			out, err := exec.Command("gdb", append(append([]string{"-nx", "-batch"}, noPrinters...), "-ex", "thread apply all bt", "-p", pid)...).CombinedOutput()
-			if err != nil {
-				t.Fatalf("gdb: %v\n%s", err, out)
-			}
+			out := gdbtest.Batch(t, append(append([]string{}, noPrinters...), "-ex", "thread apply all bt", "-p", pid)...)
 			want := map[string]bool{}
-			for _, l := range strings.Split(string(out), "\n") {
+			for _, l := range strings.Split(out, "\n") {
 				for _, fn := range []string{" operator() (", " handler (", " with_tag (", " std::thread::join() ("} {
 					if strings.HasPrefix(l, "#") && strings.Contains(l, fn) {
 						want[l] = true

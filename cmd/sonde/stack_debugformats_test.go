@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -24,9 +25,7 @@ import (
 // argument names <cb>, as gdb does from DWARF), and clang (whose indirect
 // calls name their target by a register: cb's v@entry).
 func TestStackDebugFormatsMatchGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	for _, c := range []struct {
 		name string
 		cc   string
@@ -263,22 +262,7 @@ func TestStackDwzSupplementaryFile(t *testing.T) {
 // last frame only (Rust frames are named by rustc's demangling in sonde and
 // from DWARF in gdb: README, Known differences).
 func TestStackRustEndsAtMain(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); p != "" {
-			if _, err2 := os.Stat(p); err2 == nil {
-				rustc, err = p, nil
-			}
-		}
-	}
-	if err != nil {
-		t.Skip("rustc not installed (scripts/setup installs it)")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "stk_rust_main")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=1", "-o", bin, testprog.Source("stk_rust_main.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	bin := testprog.BuildRust(t, "stk_rust_main.rs", "stk_rust_main", "-C", "opt-level=1")
 	cmd := startStackProgram(t, bin)
 	pid := strconv.Itoa(cmd.Process.Pid)
 	got := sondeStacks(t, pid)

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/variables/vartest"
 )
@@ -20,9 +18,7 @@ import (
 // iterator's type name (GCC gives it no template parameter), which sonde
 // does not.
 func TestStackFullPrettyMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	exe := testprog.Build(t, testprog.Spec{Sources: []string{"pp_cxx.cc"}, Flags: []string{"-O0", "-std=c++17"}, Name: "pp_cxx"})
 	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: {"m"}})
 	if v := stop.Results[1]["m"].Value; v == "" || v[0] == '{' {
@@ -32,10 +28,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sonde stack: exit %d: %s", code, errOut)
 	}
-	out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core)
 	lines := func(s string, from string) []string {
 		var keep []string
 		in := false
@@ -48,7 +41,7 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 		return keep
 	}
 	g := lines(regexp.MustCompile(`(?m)^Fault address: .*\n`).ReplaceAllString(got, ""), "Thread ")
-	w := lines(string(out), "Thread ")
+	w := lines(out, "Thread ")
 	if strings.Join(g, "\n") != strings.Join(w, "\n") {
 		t.Errorf("sonde stack --full:\n%s\ngdb bt full:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
 	}
@@ -67,30 +60,15 @@ func TestStackFullPrettyMatchesGdb(t *testing.T) {
 // the frames up to the program's main (gdb stops there; the runtime's
 // frames below it are not compared).
 func TestStackFullRustMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-		if _, err := os.Stat(rustc); err != nil {
-			t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-		}
-	}
-	exe := filepath.Join(t.TempDir(), "rs_syntax")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", exe, testprog.Source("rs_syntax.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	gdbtest.Need(t)
+	exe := testprog.BuildRust(t, "rs_syntax.rs", "rs_syntax", "-C", "opt-level=0")
 	stop := vartest.GDBStop(t, exe, "rs_syntax::stop_here", map[int][]string{1: {"p"}})
 	// --raw: plain gdb loads no Rust printers (rust-gdb does).
 	got, errOut, code := runCLI(t, "stack", "--full", "--raw", "--core", stop.Core, "--exe", exe)
 	if code != 0 {
 		t.Fatalf("sonde stack: exit %d: %s", code, errOut)
 	}
-	out, err := exec.Command("gdb", "-nx", "-batch", "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "set pagination off", "-ex", "thread apply all bt full", exe, stop.Core)
 	upToMain := func(s string) string {
 		var keep []string
 		in := false
@@ -105,7 +83,7 @@ func TestStackFullRustMatchesGdb(t *testing.T) {
 		}
 		return strings.TrimSpace(strings.Join(keep, "\n"))
 	}
-	g, w := upToMain(got), upToMain(string(out))
+	g, w := upToMain(got), upToMain(out)
 	if g != w || !strings.Contains(w, "p = rs_syntax::Point {x: 1, y: 2}") {
 		t.Errorf("sonde stack --full:\n%s\ngdb bt full:\n%s", g, w)
 	}

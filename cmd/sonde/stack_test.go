@@ -16,25 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
-
-// gdbStackScript prints every thread's frames the way gdb's backtrace sees
-// them: frame type, pc, the name bt prints, the symtab file name and line.
-const gdbStackScript = `
-import gdb
-for inf in gdb.inferiors():
-    for th in sorted(inf.threads(), key=lambda t: t.num):
-        th.switch()
-        print("THREAD|%d" % th.ptid[1])
-        f = gdb.newest_frame()
-        while f is not None:
-            sal = f.find_sal()
-            name = f.name() or ""
-            fn = sal.symtab.filename if sal.symtab else ""
-            print("FRAME|%d|%#x|%s|%s|%d" % (f.type(), f.pc(), name, fn, sal.line))
-            f = f.older()
-`
 
 // gdbStackFrame is one frame of gdb's view, in the JSON's terms.
 type gdbStackFrame struct {
@@ -49,39 +33,16 @@ type gdbStackFrame struct {
 // CORE) and returns the frames per thread id.
 func gdbStacks(t *testing.T, args ...string) map[int][]gdbStackFrame {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
-	script := filepath.Join(t.TempDir(), "stack.py")
-	if err := os.WriteFile(script, []byte(gdbStackScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := append([]string{"-nx", "-batch", "-ex", "set pagination off", "-x", script}, args...)
-	out, err := exec.Command("gdb", cmd...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
 	res := map[int][]gdbStackFrame{}
-	tid := 0
-	for _, l := range strings.Split(string(out), "\n") {
-		f := strings.Split(l, "|")
-		switch {
-		case len(f) == 2 && f[0] == "THREAD":
-			tid, _ = strconv.Atoi(f[1])
-			res[tid] = nil
-		case len(f) == 6 && f[0] == "FRAME":
-			typ, _ := strconv.Atoi(f[1])
-			pc, _ := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
-			line, _ := strconv.Atoi(f[5])
-			kind := map[int]string{0: "normal", 2: "inline", 3: "tailcall", 4: "signal"}[typ]
+	for _, th := range gdbtest.Backtraces(t, nil, args...) {
+		res[th.TID] = nil
+		for _, f := range th.Frames {
+			kind := map[int]string{0: "normal", 2: "inline", 3: "tailcall", 4: "signal"}[f.Type]
 			if kind == "" {
-				kind = fmt.Sprintf("gdb-type-%d", typ)
+				kind = fmt.Sprintf("gdb-type-%d", f.Type)
 			}
-			res[tid] = append(res[tid], gdbStackFrame{kind, pc, f[3], f[4], line})
+			res[th.TID] = append(res[th.TID], gdbStackFrame{kind, f.PC, f.Name, f.File, f.Line})
 		}
-	}
-	if len(res) == 0 {
-		t.Fatalf("gdb printed no threads:\n%s", out)
 	}
 	return res
 }
@@ -538,9 +499,7 @@ func TestStackJobControlStopped(t *testing.T) {
 // `thread apply all bt` line by line (thread headers, frame numbers, address
 // elision, inline frames, signal frames, file:line), argument lists aside.
 func TestStackTextMatchesGdbBt(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_threads.c"}, Flags: []string{"-O2"}, Name: "stk-threads-O2"})
 	for _, args := range [][]string{{"signal"}, {"altstack"}, {"inline", "2"}, {"qsort"}, {"deep", "12"}, {"threads", "6"}} {
 		t.Run(args[0], func(t *testing.T) {
@@ -563,9 +522,7 @@ func TestStackTextMatchesGdbBt(t *testing.T) {
 // prints "from LIB" with the dynamic linker's name of the library, live and
 // from a core, as gdb does.
 func TestStackTextFromLibrary(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_nodebug.c"}, Flags: []string{"-O0"}})
 	cmd := startStackProgram(t, path)
 	pid := strconv.Itoa(cmd.Process.Pid)
@@ -585,9 +542,7 @@ func TestStackTextFromLibrary(t *testing.T) {
 // TestStackTextSymbolTableNames: without DWARF, clone names come from the
 // ELF symbol table and print as gdb prints them ("work.constprop").
 func TestStackTextSymbolTableNames(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed")
-	}
+	gdbtest.Need(t)
 	path := testprog.Build(t, testprog.Spec{Sources: []string{"stk_clone.c"}, Flags: []string{"-O2", "-g0"}})
 	cmd := startStackProgram(t, path)
 	pid := strconv.Itoa(cmd.Process.Pid)
@@ -635,17 +590,14 @@ func compareTextFiltered(t *testing.T, sondeArgs, gdbArgs []string, gdbCmd strin
 	if code != 0 {
 		t.Fatalf("sonde %v: exit %d: %s", sondeArgs, code, errOut)
 	}
-	out, err := exec.Command("gdb", append([]string{"-nx", "-batch", "-ex", "set pagination off", "-ex", gdbCmd}, gdbArgs...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, append(gdbtest.Ex("set pagination off", gdbCmd), gdbArgs...)...)
 	if filter != nil {
-		out = []byte(filter(string(out)))
+		out = filter(out)
 		got = filter(got)
 	}
 	var want []string
 	inThreads := false
-	for _, l := range strings.Split(string(out), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "Program terminated with signal ") {
 			// A core's signal, before the threads (sonde adds the
 			// faulting address, dropped below).

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -23,9 +24,7 @@ import (
 //     the lowest file was taken for the executable, so every frame of the
 //     real one said "from PROG" and the backtrace went on past main.
 func TestStackTrial3MatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	withDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
 	noDebug := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
 	relDwarf4 := buildRelativeCompDir(t)
@@ -62,9 +61,7 @@ func TestStackTrial3MatchesGdb(t *testing.T) {
 // core backend served no auxiliary vector: "from PROG" in every frame and
 // frames past main).
 func TestStackCoreLowmapMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2", "-g0"}, Name: "stk_trial3_g0"})
 	core := kernelCore(t, bin, true, "lowmap", "/bin/true")
 	out, errOut, code := runCLI(t, "stack", "--core", core, "--exe", bin)
@@ -171,9 +168,7 @@ func requireAnonymous(t *testing.T, pid int, bin, sym string, off uint64) {
 // said the process had exited): sonde says so at once and names the child,
 // whose stack it then prints as gdb does.
 func TestStackVforkParent(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
 	cmd := exec.Command(bin, "vfork")
 	out, err := cmd.StdoutPipe()
@@ -306,9 +301,7 @@ func TestStackDashP(t *testing.T) {
 // <incomplete sequence \321> (sqlite3's fgets buffer); in the C locale every
 // non-ASCII byte in octal. sonde printed the C locale's spelling in both.
 func TestStackStringsFollowTheLocale(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb not installed (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	bin := testprog.Build(t, testprog.Spec{Sources: []string{"stk_trial3.c"}, Flags: []string{"-O2"}})
 	for _, c := range []struct{ lang, want string }{
 		{"C.UTF-8", `text=0x`},

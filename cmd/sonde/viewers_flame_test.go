@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -18,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // flamegraphPl is Brendan Gregg's flamegraph.pl as Debian ships it (in
@@ -160,52 +156,7 @@ func svgTitles(svg []byte) ([]string, error) {
 // lock file's hash.
 func speedscopeApp(t *testing.T) string {
 	t.Helper()
-	lock, err := os.ReadFile(testprog.Source("speedscope/package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" {
-		home, _ := os.UserHomeDir()
-		cache = filepath.Join(home, ".cache")
-	}
-	dir := filepath.Join(cache, "sonde-npm", hex.EncodeToString(sum[:])[:16])
-	app := filepath.Join(dir, "node_modules", "speedscope", "dist", "release", "index.html")
-	if dcFileExists(filepath.Join(dir, ".done")) {
-		return app
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		t.Skip("SKIP: npm is not installed (scripts/setup installs it): speedscope cannot be installed")
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Installed beside dir and renamed into place: a concurrent test
-	// process never sees half an installation.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	for _, f := range []string{"package.json", "package-lock.json"} {
-		copyFile(t, testprog.Source("speedscope/"+f), filepath.Join(tmp, f))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("SKIP: npm ci of testdata/speedscope failed (no registry?): %v\n%s", err, out)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".done"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, dir); err != nil && !dcFileExists(filepath.Join(dir, ".done")) {
-		t.Fatal(err)
-	}
-	return app
+	return filepath.Join(npmModules(t, "speedscope", "speedscope"), "speedscope", "dist", "release", "index.html")
 }
 
 // speedscopeRow is a row of speedscope's sandwich view: total and self

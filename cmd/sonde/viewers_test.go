@@ -107,7 +107,7 @@ func viewerOutputs(t *testing.T) []viewerOutput {
 		outs = append(outs, o)
 	}
 	// Rust (rustc links with lld: segments packed in the file's pages).
-	if rs := rustProgram(t, "perf_viewers.rs", dir); rs != "" {
+	if rs := rustProgram(t, "perf_viewers.rs"); rs != "" {
 		data := filepath.Join(dir, "rust.data")
 		testprog.PerfRecord(t, []string{"-F", "2000", "--call-graph", "dwarf", "-o", data}, rs, "300")
 		o := viewerOutput{name: "perf rust", hot: "perf_viewers::spin", hotFile: "perf_viewers.rs",
@@ -128,32 +128,33 @@ func viewerOutputs(t *testing.T) []viewerOutput {
 	o := outs[0]
 	o.name = "profile spin"
 	o.folded, o.pprof = filepath.Join(dir, "profile.folded"), filepath.Join(dir, "profile.pb.gz")
-	if _, errOut, code := runCLI(t, "profile", "folded", "-F", "2000", "-o", o.folded, "--", spin, "300"); code != 0 {
+	// The folded run tells whether sonde profile can sample here at all.
+	_, errOut, code := runCLI(t, "profile", "folded", "-F", "2000", "-o", o.folded, "--", spin, "300")
+	if code != 0 {
 		t.Logf("SKIP (machine) of sonde profile's outputs: %s", strings.TrimSpace(errOut))
 		return outs
 	}
-	o.foldedN = run("profile", "folded", "-F", "2000", "-o", o.folded, "--", spin, "300")
+	m := sondeSamples.FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("sonde profile folded: no sample count: %s", errOut)
+	}
+	o.foldedN, _ = strconv.Atoi(m[1])
 	o.pprofN = run("profile", "pprof", "-F", "2000", "-o", o.pprof, "--", spin, "300")
 	return append(outs, o)
 }
 
-// rustProgram builds testdata/src with rustc -O -g into dir, "" (and a
-// note) without rustc.
-func rustProgram(t *testing.T, src, dir string) string {
+// rustProgram builds testdata/src with rustc -O -g, "" (and a note)
+// without rustc.
+func rustProgram(t *testing.T, src string) string {
 	t.Helper()
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
+	rustc := testprog.Rustc()
+	if rustc == "" {
 		t.Logf("SKIP of the Rust program: rustc is not installed (scripts/setup installs it)")
 		return ""
 	}
-	prog := filepath.Join(dir, strings.TrimSuffix(src, ".rs")+"_rs")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=2", "-o", prog, testprog.Source(src)).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
+	prog, err := testprog.BuildRustE(rustc, src, strings.TrimSuffix(src, ".rs")+"_rs", "-C", "opt-level=2")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return prog
 }

@@ -93,7 +93,27 @@ func BuildE(spec Spec) (string, error) {
 		srcPaths = append(srcPaths, p)
 	}
 	key := hex.EncodeToString(h.Sum(nil))[:20]
+	return buildCached(key, name, func(tmp string) error {
+		if _, err := exec.LookPath(compiler); err != nil {
+			return fmt.Errorf("testprog: %s not found: the tests need a C compiler", compiler)
+		}
+		cmdArgs := append(append([]string{}, args...), srcPaths...)
+		cmdArgs = append(cmdArgs, "-o", filepath.Join(tmp, name))
+		cmd := exec.Command(compiler, cmdArgs...)
+		cmd.Dir = tmp
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("testprog: %s %s: %v\n%s", compiler, strings.Join(cmdArgs, " "), err, msg)
+		}
+		return nil
+	})
+}
 
+// buildCached returns the program name built under key: built by this
+// process already, or by an earlier one (its directory under os.TempDir is
+// marked done), or now by build, which writes its outputs (the program and
+// any .dwo files) into the private directory it is given; they are moved
+// into place after, so concurrent test binaries never see half a build.
+func buildCached(key, name string, build func(tmp string) error) (string, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if p, ok := built[key]; ok {
@@ -105,25 +125,16 @@ func BuildE(spec Spec) (string, error) {
 		built[key] = out
 		return out, nil
 	}
-	if _, err := exec.LookPath(compiler); err != nil {
-		return "", fmt.Errorf("testprog: %s not found: the tests need a C compiler", compiler)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testprog: %w", err)
 	}
-	// Build in a private directory, then move every output (the binary and any
-	// .dwo files) into place, so concurrent test binaries never see half a build.
 	tmp, err := os.MkdirTemp(dir, "build-")
 	if err != nil {
 		return "", fmt.Errorf("testprog: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	cmdArgs := append(append([]string{}, args...), srcPaths...)
-	cmdArgs = append(cmdArgs, "-o", filepath.Join(tmp, name))
-	cmd := exec.Command(compiler, cmdArgs...)
-	cmd.Dir = tmp
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testprog: %s %s: %v\n%s", compiler, strings.Join(cmdArgs, " "), err, msg)
+	if err := build(tmp); err != nil {
+		return "", err
 	}
 	entries, err := os.ReadDir(tmp)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 var ctx = context.Background()
@@ -172,12 +174,12 @@ func TestDebugLinkWrongCRC(t *testing.T) {
 	}
 
 	if _, err := exec.LookPath("gdb"); err == nil {
-		out, _ := exec.Command("gdb", "-nx", "-batch", "-ex", "info line sym_global_func", linked).CombinedOutput()
+		out, _ := gdbtest.Run("-ex", "info line sym_global_func", linked)
 		if !strings.Contains(string(out), "CRC mismatch") {
 			t.Errorf("gdb did not report a CRC mismatch either:\n%s", out)
 		}
 		os.WriteFile(debug, good, 0o644)
-		out, _ = exec.Command("gdb", "-nx", "-batch", "-ex", "info line sym_global_func", linked).CombinedOutput()
+		out, _ = gdbtest.Run("-ex", "info line sym_global_func", linked)
 		if !strings.Contains(string(out), "sym_plt.c") {
 			t.Errorf("gdb did not use the right debug file:\n%s", out)
 		}

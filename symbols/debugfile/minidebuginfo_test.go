@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/symbols/debuginfod"
 	"github.com/sondedbg/sonde/symbols/debuginfod/debuginfodtest"
 	"github.com/sondedbg/sonde/symbols/elfsym"
@@ -99,7 +100,7 @@ func TestMiniDebugInfo(t *testing.T) {
 	}
 	// gdb reads the same symbols from .gnu_debugdata.
 	if _, err := exec.LookPath("gdb"); err == nil {
-		out, _ := exec.Command("gdb", "-nx", "-batch", "-ex", "info symbol 0x"+strconvHex(want.Addr+1), prog).CombinedOutput()
+		out, _ := gdbtest.Run("-ex", "info symbol 0x"+strconvHex(want.Addr+1), prog)
 		if !strings.HasPrefix(string(out), "sym_static_func + 1 in section .text") {
 			t.Errorf("gdb: %s", out)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -137,18 +138,11 @@ func TestPLTNamesMatchGDB(t *testing.T) {
 				}
 			}
 			qs = append(qs, q{plt0 + 2, "No symbol matches"})
-			args := []string{"-nx", "-batch"}
-			for _, x := range qs {
-				args = append(args, "-ex", "info symbol 0x"+strconv.FormatUint(x.addr, 16))
+			addrs := make([]uint64, len(qs))
+			for i, x := range qs {
+				addrs[i] = x.addr
 			}
-			out, err := exec.Command("gdb", append(args, bin)...).CombinedOutput()
-			if err != nil {
-				t.Fatalf("gdb: %v\n%s", err, out)
-			}
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-			if len(lines) != len(qs) {
-				t.Fatalf("gdb printed %d lines for %d queries:\n%s", len(lines), len(qs), out)
-			}
+			lines := gdbtest.InfoSymbols(t, bin, addrs)
 			for i, x := range qs {
 				if !strings.HasPrefix(lines[i], x.want) {
 					t.Errorf("%#x: gdb says %q, want prefix %q", x.addr, lines[i], x.want)

@@ -3,11 +3,11 @@ package elfsym
 import (
 	"debug/elf"
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // TestZeroSizeSymbolsMatchGDB: addresses after a zero-size symbol
@@ -96,24 +96,9 @@ var infoSymbolRE = regexp.MustCompile(`^(\S+)(?: \+ (\d+))? in section`)
 // ("" for "No symbol matches").
 func gdbInfoSymbol(t *testing.T, bin string, addrs []uint64) []string {
 	t.Helper()
-	args := []string{"-nx", "-batch"}
-	for _, a := range addrs {
-		args = append(args, "-ex", fmt.Sprintf("echo @%#x\\n", a), "-ex", fmt.Sprintf("info symbol %#x", a))
-	}
-	out, err := exec.Command("gdb", append(args, bin)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
-	res := make([]string, len(addrs))
-	i := -1
-	for _, line := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(line, "@0x") {
-			i++
-			continue
-		}
-		if i < 0 || i >= len(addrs) {
-			continue
-		}
+	res := gdbtest.InfoSymbols(t, bin, addrs)
+	for i, line := range res {
+		res[i] = ""
 		if m := infoSymbolRE.FindStringSubmatch(line); m != nil {
 			off := uint64(0)
 			if m[2] != "" {
@@ -121,9 +106,6 @@ func gdbInfoSymbol(t *testing.T, bin string, addrs []uint64) []string {
 			}
 			res[i] = fmt.Sprintf("%s+%d", m[1], off)
 		}
-	}
-	if i != len(addrs)-1 {
-		t.Fatalf("gdb answered %d of %d probes:\n%s", i+1, len(addrs), out)
 	}
 	return res
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/arch"
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/target"
 )
 
@@ -215,14 +215,11 @@ func checkMap(t *testing.T, proc *target.Context, live []liveMap, strict bool) {
 // bytes (checkMemory) and with each other.
 func checkAgainstGDB(t *testing.T, proc *target.Context, exe, corePath string, samples []sample) {
 	t.Helper()
-	args := []string{"-batch", "-nx", "-ex", "set pagination off"}
+	args := []string{"-ex", "set pagination off"}
 	for _, s := range samples {
 		args = append(args, "-ex", fmt.Sprintf("x/16xb 0x%x", s.addr))
 	}
-	out, err := exec.Command("gdb", append(args, exe, corePath)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, append(args, exe, corePath)...)
 	got := map[uint64][]byte{} // address of each line -> its bytes
 	for _, l := range strings.Split(string(out), "\n") {
 		head, rest, ok := strings.Cut(l, ":")

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sondedbg/sonde/internal/testprog"
 	"golang.org/x/sys/unix"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
+	"github.com/sondedbg/sonde/internal/testprog"
 )
 
 // This file runs testdata/core_target.c and records what the live process had,
@@ -256,12 +258,8 @@ func sampleMemory(t testing.TB, pid int, maps []liveMap, exe string, n int, rng 
 // registers`: tid -> register name -> value.
 func gdbRegisters(t testing.TB, args ...string) map[int]map[string]uint64 {
 	t.Helper()
-	cmd := exec.Command("gdb", append([]string{"-batch", "-nx", "-ex", "set pagination off",
+	out := gdbtest.Batch(t, append([]string{"-ex", "set pagination off",
 		"-ex", "thread apply all info registers"}, args...)...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb %q: %v\n%s", args, err, out)
-	}
 	regs := map[int]map[string]uint64{}
 	var cur map[string]uint64
 	for _, l := range strings.Split(string(out), "\n") {
@@ -301,7 +299,5 @@ func gdbRegisters(t testing.TB, args ...string) map[int]map[string]uint64 {
 }
 
 func requireGDB(t testing.TB) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed")
-	}
+	gdbtest.Need(t)
 }

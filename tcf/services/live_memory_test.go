@@ -6,12 +6,13 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/gdbtest"
 )
 
 // TestLiveMemory: get/set/fill on a live process; planted breakpoints are
@@ -205,15 +206,10 @@ func TestLiveRegisters(t *testing.T) {
 // with names and lines from StackTrace + Symbols + LineNumbers, compared
 // with gdb's backtrace of the same program at the same place.
 func TestLiveStackTraceMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed")
-	}
+	gdbtest.Need(t)
 	prog := agentProg(t)
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "break bottom", "-ex", "run", "-ex", "bt",
-		"--args", prog, "deep", "55").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "break bottom", "-ex", "run", "-ex", "bt",
+		"--args", prog, "deep", "55")
 	re := regexp.MustCompile(`(?m)^#(\d+) +(?:0x[0-9a-f]+ in )?(\S+) \(.*\) at (\S+):(\d+)$`)
 	var want []string
 	for _, m := range re.FindAllStringSubmatch(string(out), -1) {

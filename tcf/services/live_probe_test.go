@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"debug/elf"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -25,18 +24,9 @@ const probeCond = `(i == 5 || i >= 995 && k != 6979) && gate == 3 && small == -2
 // returns the i of every stop.
 func gdbStops(t *testing.T, prog, cond string) []int {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed (scripts/setup installs it)")
-	}
-	script := filepath.Join(t.TempDir(), "cmds.gdb")
+	gdbtest.Need(t)
 	cmds := "break work if " + cond + "\ncommands\nsilent\nprintf \"stop i=%d\\n\", i\ncontinue\nend\nrun\n"
-	if err := os.WriteFile(script, []byte(cmds), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-x", script, "--args", prog, "1000").CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-x", gdbtest.Script(t, "cmds.gdb", cmds), "--args", prog, "1000")
 	var is []int
 	for _, m := range regexp.MustCompile(`stop i=(-?\d+)`).FindAllStringSubmatch(string(out), -1) {
 		n, _ := strconv.Atoi(m[1])

@@ -2,11 +2,11 @@ package services_test
 
 import (
 	"encoding/binary"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestLiveSkipPrologue(t *testing.T) {
 	la := startLive(t)
 	prog := agentProg(t)
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "break add", prog).CombinedOutput()
+	out, err := gdbtest.Run("-ex", "break add", prog)
 	if err != nil {
 		t.Skipf("gdb is needed as the oracle: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestLiveSkipPrologue(t *testing.T) {
 	if entryPC != entry {
 		t.Fatalf("plain breakpoint at %#x, add's entry is %#x", entryPC, entry)
 	}
-	f, _ := exec.Command("gdb", "-batch", "-nx", "-ex", "info address add", prog).CombinedOutput()
+	f, _ := gdbtest.Run("-ex", "info address add", prog)
 	fm := regexp.MustCompile(`at address (0x[0-9a-f]+)`).FindSubmatch(f)
 	if fm == nil {
 		t.Fatalf("gdb said %s", f)
@@ -95,7 +95,7 @@ func TestLiveSkipPrologueMatchesGdb(t *testing.T) {
 	for _, f := range funcs {
 		args = append(args, "-ex", "break "+f, "-ex", "info address "+f)
 	}
-	out, err := exec.Command("gdb", append(append([]string{"-batch", "-nx"}, args...), prog)...).CombinedOutput()
+	out, err := gdbtest.Run(append(args, prog)...)
 	if err != nil {
 		t.Skipf("gdb is needed as the oracle: %v", err)
 	}

@@ -1,12 +1,10 @@
 package services_test
 
 import (
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -51,9 +49,7 @@ type stepStart struct {
 // gdbSteps runs stepScript under gdb from start and reports each stop.
 func gdbSteps(t *testing.T, prog string, start stepStart, stepScript []stepCmd) []stepStop {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed: the step comparison needs it")
-	}
+	gdbtest.Need(t)
 	var py strings.Builder
 	py.WriteString("import gdb\n")
 	fmt.Fprintf(&py, "gdb.execute('break *%s')\ngdb.execute('run')\ngdb.execute('delete')\n", start.fn)
@@ -74,14 +70,7 @@ func gdbSteps(t *testing.T, prog string, start stepStart, stepScript []stepCmd) 
 		py.WriteString("    print('STOP %d %d' % (f.find_sal().line, int(f.pc()) - main))\n")
 		py.WriteString("except Exception as e:\n    print('STOP-ERR', e)\n")
 	}
-	script := filepath.Join(t.TempDir(), "steps.py")
-	if err := os.WriteFile(script, []byte(py.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "source "+script, prog).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "source "+gdbtest.Script(t, "steps.py", py.String()), prog)
 	re := regexp.MustCompile(`(?m)^STOP(-ERR)? ?(-?\d+)? ?(-?\d+)?.*$`)
 	var stops []stepStop
 	for i, m := range re.FindAllStringSubmatch(string(out), -1) {

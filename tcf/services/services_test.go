@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
@@ -41,9 +42,7 @@ var (
 
 func svcCore(t *testing.T) coreFixture {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is needed to write the core file (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	coreOnce.Do(func() {
 		exe, err := testprog.BuildE(testprog.Spec{Sources: []string{"svc_target.c"}, Flags: []string{"-O0"}})
 		if err != nil {
@@ -68,7 +67,7 @@ func svcCore(t *testing.T) coreFixture {
 		}
 		dir, _ := os.MkdirTemp("", "sonde-svc-core-")
 		path := filepath.Join(dir, "svc.core")
-		msg, err := exec.Command("gdb", "-batch", "-nx", "-p", strconv.Itoa(cmd.Process.Pid), "-ex", "gcore "+path).CombinedOutput()
+		msg, err := gdbtest.Run("-p", strconv.Itoa(cmd.Process.Pid), "-ex", "gcore "+path)
 		if _, serr := os.Stat(path); err != nil || serr != nil {
 			coreErr = errors.New("gcore failed: " + string(msg))
 			return

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -162,9 +163,7 @@ func BenchmarkProbeCost(b *testing.B) {
 // that multi-line ones work) and measures the program's loop. With path
 // set, the program is run with n as its argument.
 func gdbRun(b *testing.B, path string, n int, cmds ...string) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		b.Skip("gdb not installed")
-	}
+	gdbtest.Need(b)
 	script := filepath.Join(b.TempDir(), "cmds.gdb")
 	text := ""
 	for _, c := range cmds {
@@ -174,11 +173,11 @@ func gdbRun(b *testing.B, path string, n int, cmds ...string) {
 		b.Fatal(err)
 	}
 	measure(b, func() [2]float64 {
-		args := []string{"-batch", "-nx", "-x", script}
+		args := []string{"-x", script}
 		if path != "" {
 			args = append(args, "--args", path, fmt.Sprint(n))
 		}
-		out, err := exec.Command("gdb", args...).CombinedOutput()
+		out, err := gdbtest.Run(args...)
 		if err != nil {
 			b.Fatalf("gdb: %v\n%s", err, out)
 		}
@@ -232,7 +231,7 @@ func gdbserverFtrace(b *testing.B, ipa, path string, n int) [2]float64 {
 	if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-x", script, path).CombinedOutput()
+	out, err := gdbtest.Run("-x", script, path)
 	if err != nil {
 		b.Fatalf("gdb: %v\n%s", err, out)
 	}

@@ -10,12 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sondedbg/sonde/dwarf"
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/session"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/target/core"
@@ -100,9 +100,7 @@ func GDBStop(t testing.TB, exe, location string, exprs map[int][]string) *Stop {
 // rust-gdb's, say).
 func GDBStopWith(t testing.TB, exe, location string, exprs map[int][]string, setup []string) *Stop {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	var reqs []string
 	for f, es := range exprs {
 		q, _ := json.Marshal(es)
@@ -129,7 +127,7 @@ func runGDB(t testing.TB, py, exe string, args []string, location string, before
 		t.Fatal(err)
 	}
 	corePath := filepath.Join(dir, "stop.core")
-	cmdArgs := []string{"-batch", "-nx", "-ex", "set pagination off", "-ex", "set print pretty off"}
+	cmdArgs := []string{"-ex", "set pagination off", "-ex", "set print pretty off"}
 	for _, c := range before {
 		cmdArgs = append(cmdArgs, "-ex", c)
 	}
@@ -138,7 +136,7 @@ func runGDB(t testing.TB, py, exe string, args []string, location string, before
 		cmdArgs = append(cmdArgs, "-ex", c)
 	}
 	cmdArgs = append(cmdArgs, "-ex", "gcore "+corePath, "-ex", "kill", "--args", exe)
-	msg, err := exec.Command("gdb", append(cmdArgs, args...)...).CombinedOutput()
+	msg, err := gdbtest.Run(append(cmdArgs, args...)...)
 	if _, serr := os.Stat(corePath); err != nil || serr != nil {
 		t.Fatalf("gdb failed (%v): %s", err, msg)
 	}
@@ -260,9 +258,7 @@ with open(OUTPUT, "w") as f:
 // writes a core. It skips the test when gdb is missing.
 func GDBStopThreads(t testing.TB, exe string, args []string, location string, exprs []string) *ThreadStop {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is needed to compare with (scripts/setup installs it)")
-	}
+	gdbtest.Need(t)
 	q, _ := json.Marshal(exprs)
 	py := strings.Replace(threadScript, "EXPRS", string(q), 1)
 	results, corePath := runGDB(t, py, exe, args, location, nil, nil)
