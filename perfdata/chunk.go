@@ -89,10 +89,15 @@ const headroom = 1 << 16
 // it decodes: their reads run on other cores while this one decodes, so the
 // copy out of the page cache (the biggest share of reading a recording) is
 // off the reading goroutine's path. 0 reads each chunk when it is needed.
-var readAhead = 2
+// Four rather than two: the reading goroutine sleeps less often on an
+// empty queue, and the decoding one less often on a read not yet done
+// (each sleep and wake-up is a futex call and, on a VM, an IPI to the
+// other vCPU): on a 1 GB recording at real-time priority, 8% less wall
+// and CPU time for ~200 more page faults (the chunks in flight).
+var readAhead = 4
 
 // SetReadAhead sets how many chunks of the file the Reader reads ahead on
-// another goroutine (default 2; 0: none, every read on the caller's). It is
+// another goroutine (default 4; 0: none, every read on the caller's). It is
 // for measuring: on one core the reads ahead only add hand-overs.
 func (r *Reader) SetReadAhead(n int) {
 	r.ahead.wait()
