@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// A file-mode Reader reads the data section in chunks of 256 KiB and
+// A file-mode Reader reads the data section in chunks of 512 KiB and
 // decodes records where they lie in a chunk, so a record's bytes (a
 // sample's 8 KiB stack copy) are read into memory once and never copied.
 // A chunk stays in use while anyone holds a reference: the Reader while it
@@ -16,8 +16,11 @@ import (
 // a recording of any size costs the chunks its pending records span.
 
 // chunkSize is how much of the input one read takes (a variable for the
-// tests, which make chunk boundaries frequent).
-var chunkSize = 256 << 10
+// tests, which make chunk boundaries frequent). 512 KiB rather than 256:
+// half the reads, hand-overs and wake-ups of the reading goroutine, for
+// ~1 MiB more in flight (on a 1 GB recording at real-time priority, with
+// four reads ahead: -3% wall, -2% CPU, ~350 more page faults).
+var chunkSize = 512 << 10
 
 // Chunk is a stretch of the input held in memory; Record.Chunk names the
 // one a record lies in.
@@ -89,10 +92,15 @@ const headroom = 1 << 16
 // it decodes: their reads run on other cores while this one decodes, so the
 // copy out of the page cache (the biggest share of reading a recording) is
 // off the reading goroutine's path. 0 reads each chunk when it is needed.
-var readAhead = 2
+// Four rather than two: the reading goroutine sleeps less often on an
+// empty queue, and the decoding one less often on a read not yet done
+// (each sleep and wake-up is a futex call and, on a VM, an IPI to the
+// other vCPU): on a 1 GB recording at real-time priority, 8% less wall
+// and CPU time for ~200 more page faults (the chunks in flight).
+var readAhead = 4
 
 // SetReadAhead sets how many chunks of the file the Reader reads ahead on
-// another goroutine (default 2; 0: none, every read on the caller's). It is
+// another goroutine (default 4; 0: none, every read on the caller's). It is
 // for measuring: on one core the reads ahead only add hand-overs.
 func (r *Reader) SetReadAhead(n int) {
 	r.ahead.wait()

@@ -237,8 +237,9 @@ func TestPipeModeMatchesPerf(t *testing.T) {
 // chunk, and checks at the end that none was overwritten.
 func sameAsInPlace(t *testing.T, data []byte) {
 	t.Helper()
-	// Every chunk read when it is needed, then one and three reads ahead.
-	for _, ahead := range []int{0, 1, 3} {
+	// Every chunk read when it is needed, then one, three and four (the
+	// default) reads ahead.
+	for _, ahead := range []int{0, 1, 3, 4} {
 		sameAsInPlaceAhead(t, data, ahead)
 	}
 }

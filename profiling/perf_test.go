@@ -232,6 +232,43 @@ func TestEachMatchesSequential(t *testing.T) {
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_spin.c"}, Flags: []string{"-O2", "-g"}})
 	out := filepath.Join(t.TempDir(), "perf.data")
 	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "300", "fork")
+	eachMatchesSequential(t, out)
+}
+
+// TestEachMatchesSequentialRemapped: the same on a recording whose address
+// spaces change between samples: a library loaded, unloaded (munmap) and
+// loaded again, then a fork whose child execs (testdata/perf_remap.c). A
+// sample bound to the mappings of another time names other functions.
+func TestEachMatchesSequentialRemapped(t *testing.T) {
+	testprog.RequirePerf(t)
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"perf_remap.c"}, Flags: []string{"-O2", "-g"}})
+	out := filepath.Join(t.TempDir(), "perf.data")
+	testprog.PerfRecord(t, []string{"-F", "4000", "--call-graph", "dwarf", "-o", out}, prog, "60")
+	samples := eachMatchesSequential(t, out)
+	// The recording must show what the test is about: samples in libm
+	// and in this program's own code, in both processes.
+	inLibm, inOwn := map[uint32]bool{}, map[uint32]bool{}
+	for _, s := range samples {
+		for i := range s.Frames {
+			switch f := &s.Frames[i]; {
+			case strings.Contains(f.Module, "libm"):
+				inLibm[s.PID] = true
+			case f.Function == "own":
+				inOwn[s.PID] = true
+			}
+		}
+	}
+	if len(inLibm) < 2 || len(inOwn) < 2 {
+		t.Errorf("processes with samples in libm %v, in own %v: want the parent and the exec'd child in both", inLibm, inOwn)
+	}
+}
+
+// eachMatchesSequential compares Each with Builder.Add on the recording
+// out, with and without inline frames, on more workers than the machine
+// may have cores; it returns Each's samples (with inline frames).
+func eachMatchesSequential(t *testing.T, out string) []Sample {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	line := func(s *Sample) string {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s %d %d %d %s:", s.Comm, s.PID, s.TID, s.Time, s.Stop)
@@ -241,13 +278,22 @@ func TestEachMatchesSequential(t *testing.T) {
 		}
 		return b.String()
 	}
+	var kept []Sample
 	for _, opts := range []Options{{}, {NoInline: true}} {
 		rec, err := OpenRecording(out, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var parallel []string
-		if err := rec.Each(func(s *Sample) error { parallel = append(parallel, line(s)); return nil }); err != nil {
+		if err := rec.Each(func(s *Sample) error {
+			parallel = append(parallel, line(s))
+			if !opts.NoInline {
+				c := *s
+				c.Frames = slices.Clone(s.Frames)
+				kept = append(kept, c)
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		rec.Close()
@@ -276,6 +322,7 @@ func TestEachMatchesSequential(t *testing.T) {
 		}
 		t.Logf("%d samples alike (no-inline %v)", len(parallel), opts.NoInline)
 	}
+	return kept
 }
 
 // TestEachStopsOnError: an error from the caller's function ends Each with

@@ -17,6 +17,8 @@
 #   perf script                     (with inline frames, through addr2line)
 #   cat perf.data > /dev/null       (reading the file from the page cache:
 #                                    what no tool can go below)
+# With SONDE=BINARY in the environment that sonde is timed instead of one
+# built from this tree.
 # With SONDE_BENCH_MB=1024 in the environment the recording is grown to about
 # that size first (bench/perf/repeat: its data section written again and
 # again, each copy later in time), for the 1 GB throughput figure on a
@@ -36,7 +38,11 @@ data=${4:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 command -v perf >/dev/null || { echo "bench/perf: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
-(cd "$repo" && CGO_ENABLED=0 go build -o "$work/sonde" ./cmd/sonde)
+if [ -n "${SONDE:-}" ]; then
+	cp "$SONDE" "$work/sonde" # a binary built elsewhere (another branch's, for A/B)
+else
+	(cd "$repo" && CGO_ENABLED=0 go build -o "$work/sonde" ./cmd/sonde)
+fi
 if [ -z "$data" ]; then
 	gcc -O2 -g -o "$work/perf_spin" "$repo/testdata/perf_spin.c"
 	echo "recording ${secs}s at ${hz} Hz ..." >&2
