@@ -1,0 +1,52 @@
+package ptrace
+
+import (
+	"fmt"
+
+	"github.com/sondedbg/sonde/target"
+)
+
+// Signal dispositions come from the SigCgt and SigIgn lines of
+// /proc/PID/status, read when asked (and, for the pass-if-handled set,
+// when a signal arrives), so a handler the program installed a moment ago
+// counts. Handlers are per process: any thread's status has the same masks.
+
+// SignalDispositions implements target.SignalDispositionReader.
+func (b *Backend) SignalDispositions(proc *target.Context) (target.SignalDispositions, error) {
+	p, err := b.procOf(proc, "signal dispositions")
+	if err != nil {
+		return target.SignalDispositions{}, err
+	}
+	d, err := readDispositions(p.pid)
+	if err != nil {
+		return d, target.Errorf(target.CodeOther, "signal dispositions", proc.ID(), err)
+	}
+	return d, nil
+}
+
+// readDispositions reads the caught and ignored sets of task tid.
+func readDispositions(tid int) (target.SignalDispositions, error) {
+	st, err := readStatus(tid)
+	if err != nil {
+		return target.SignalDispositions{}, err
+	}
+	if !st.HasSigMasks {
+		return target.SignalDispositions{}, fmt.Errorf("/proc/%d/status has no SigCgt/SigIgn", tid)
+	}
+	return target.SignalDispositions{Caught: target.SignalSet(st.SigCgt), Ignored: target.SignalSet(st.SigIgn)}, nil
+}
+
+// passesHandled reports whether sig, arriving at th, is in its process's
+// pass-if-handled set and the process catches or ignores it now. When the
+// dispositions cannot be read the signal stops: a stop too many is better
+// than a crash the user never sees.
+func passesHandled(th *thread, sig target.Signal) bool {
+	if !th.proc.ctx.PassHandled().Has(sig) {
+		return false
+	}
+	d, err := readDispositions(th.tid)
+	if err != nil {
+		return false
+	}
+	return d.Caught.Has(sig) || d.Ignored.Has(sig)
+}
