@@ -50,6 +50,19 @@ func newAdapterClient(t testing.TB, argv ...string) *client {
 	return c
 }
 
+// arrival is m's place in the order messages came (lldb-vscode numbers
+// every event 0).
+func (c *client) arrival(m godap.Message) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, x := range c.msgs {
+		if x == m {
+			return i
+		}
+	}
+	return -1
+}
+
 func buildSignalsProg(t testing.TB) string {
 	return testprog.Build(t, testprog.Spec{Sources: []string{"dap_signals.c"}, Flags: []string{"-O0"}})
 }
@@ -102,7 +115,7 @@ func runSignalCase(t *testing.T, c *client, prog, mode string, filters []string)
 	}
 	out.exitCode = m.(*godap.ExitedEvent).Body.ExitCode
 	term := c.event("terminated")
-	out.terminated = term.GetSeq() > m.(godap.EventMessage).GetSeq()
+	out.terminated = c.arrival(term) > c.arrival(m)
 	c.request("disconnect", nil)
 	return out
 }
