@@ -8,8 +8,10 @@
 //            (after the first checkpoint), raise SIGUSR2; checkpoint
 //   end:     argv[1] "segv": fault at 0x10; "usr2": SIGUSR2 back to its
 //            default, raised (fatal); otherwise exit 0.
+//   "raise N": SIGUSR1 caught, raised N times, exit 0 (benchmarks)
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 volatile uint64_t own_caught, own_ignored;
@@ -39,6 +41,11 @@ int main(int argc, char **argv) {
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	if (argc > 2 && strcmp(argv[1], "raise") == 0) {
+		for (int i = atoi(argv[2]); i > 0; i--)
+			raise(SIGUSR1);
+		return 0;
+	}
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
 	checkpoint();
