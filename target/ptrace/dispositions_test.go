@@ -83,8 +83,26 @@ func TestSignalDispositions(t *testing.T) {
 			if e.Kind != target.EventExited || e.Exit.Signal != c.last || (c.last == 0 && e.Exit.Code != 0) {
 				t.Fatalf("end %s exit %v: want death by signal %d (0: exit 0, both handlers run once)", describe(e), e.Exit, c.last)
 			}
+			// The status descriptor kept for the signals is closed with the thread.
+			pid := p.PID()
+			tg.Close()
+			if fds := statusFDs(pid); len(fds) != 0 {
+				t.Errorf("descriptors left open on /proc/%d/status: %v", pid, fds)
+			}
 		})
 	}
+}
+
+// statusFDs lists this process's descriptors open on /proc/PID/status.
+func statusFDs(pid int) []string {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	var out []string
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == "/proc/"+strconv.Itoa(pid)+"/status" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // TestParseStatusSigMasks checks the SigCgt/SigIgn lines are read as hex
