@@ -131,6 +131,7 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		} else if si := reason.SigInfo; si != nil && si.HasAddr {
 			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
 		}
+		body.Description += signalFate(th, reason.Signal)
 	case reason.Kind == target.ReasonBreakpoint:
 		kind := ""
 		s.bps.mu.Lock()
@@ -156,6 +157,24 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		body.Description = reason.Message
 	}
 	return body, nil
+}
+
+// signalFate says what continuing from a signal stop does, from the
+// process's dispositions now: the handler runs, the signal is ignored, or
+// the program ends. Empty when the backend cannot tell.
+func signalFate(th *target.Context, sig target.Signal) string {
+	d, err := th.SignalDispositions()
+	switch {
+	case err != nil:
+		return ""
+	case d.Caught.Has(sig):
+		return " (the program's handler runs on continue)"
+	case d.Ignored.Has(sig):
+		return " (the program ignores it)"
+	case d.Fatal(sig):
+		return " (no handler: continuing delivers it and ends the program)"
+	}
+	return ""
 }
 
 // exceptionStopText describes a stop at a C++ exception breakpoint: the

@@ -172,6 +172,13 @@ func TestFatalSignalStops(t *testing.T) {
 				if sc.stop == "SIGSEGV" && !strings.Contains(out.infoDesc, "0x10") {
 					t.Errorf("exceptionInfo %q does not give the fault address 0x10", out.infoDesc)
 				}
+				fate := "ends the program"
+				if sc.exit < 128 {
+					fate = "handler runs"
+				}
+				if !strings.Contains(out.infoDesc, fate) {
+					t.Errorf("exceptionInfo %q does not say %q", out.infoDesc, fate)
+				}
 			}
 			if out.exitCode != sc.exit || !out.terminated {
 				t.Errorf("exit code %d (terminated after: %v), want %d", out.exitCode, out.terminated, sc.exit)
