@@ -284,8 +284,9 @@ func TestThreads(t *testing.T) {
 }
 
 // TestSignalStops: a fault stops the program with reason exception (and
-// exceptionInfo names the signal); with the signals filter off it is not
-// stopped and dies of it.
+// exceptionInfo names the signal); with the signals filter off it stops
+// all the same (the program has no handler: the signal would kill it), and
+// continuing lets it die of it.
 func TestSignalStops(t *testing.T) {
 	prog := buildProg(t)
 	c := newClient(t)
@@ -308,9 +309,13 @@ func TestSignalStops(t *testing.T) {
 	c.launch(prog, nil, "crash")
 	c.request("setExceptionBreakpoints", map[string]any{"filters": []string{}})
 	c.request("configurationDone", nil)
+	if st := c.stopped(); st.Body.Reason != "exception" || !strings.Contains(st.Body.Description, "SIGSEGV") {
+		t.Fatalf("filter off: stopped %+v", st.Body)
+	} else {
+		c.request("continue", map[string]any{"threadId": st.Body.ThreadId})
+	}
 	if e := c.event("exited").(*godap.ExitedEvent); e.Body.ExitCode != 128+11 {
 		t.Errorf("exit code %d, want 139 (SIGSEGV)", e.Body.ExitCode)
 	}
-	c.noEvent("stopped", 0)
 	c.request("disconnect", nil)
 }

@@ -18,12 +18,13 @@ import (
 
 // Exception breakpoints: C++ throw and catch are breakpoints on the C++
 // runtime's __cxa_throw and __cxa_begin_catch (planted when libstdc++
-// loads); signals stop the program unless the "signals" filter is off.
+// loads); signals stop the program unless the "signals" filter is off,
+// and even then a signal that would kill it stops (signalsOff).
 
 var exceptionFilters = []godap.ExceptionBreakpointsFilter{
 	{Filter: "cpp_throw", Label: "C++: on throw", Description: "Stop when a C++ exception is thrown (__cxa_throw)"},
 	{Filter: "cpp_catch", Label: "C++: on catch", Description: "Stop when a C++ exception is caught (__cxa_begin_catch)"},
-	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE, SIGWINCH and SIGCONT pass)", Default: true},
+	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE, SIGWINCH and SIGCONT pass); off, stop only on a signal that would kill the program", Default: true},
 }
 
 var exceptionFunctions = map[string]string{
@@ -73,16 +74,34 @@ func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
 		// SIGCONT passes too: it is how a job-control stop ends (and how
 		// a program run in the client's terminal is let go).
 		stop := target.DefaultDontStop.With(target.Signal(unix.SIGCONT))
+		var passHandled target.SignalSet
 		if !signals {
-			for sig := target.Signal(1); sig <= 64; sig++ {
-				if sig != target.Signal(unix.SIGTRAP) && sig != target.Signal(unix.SIGSTOP) && sig != target.Signal(unix.SIGKILL) {
-					stop = stop.With(sig)
-				}
-			}
+			stop, passHandled = signalsOff(stop)
 		}
 		d.proc.SetSignalMasks(stop, d.proc.DontPass())
+		d.proc.SetPassHandled(passHandled)
 	}
 	return godap.SetExceptionBreakpointsResponseBody{Breakpoints: out}, nil
+}
+
+// signalsOff returns the don't-stop and pass-if-handled sets for the
+// "signals" filter off, from the don't-stop set it has on: a signal that
+// would kill the program (no handler, not ignored, a default action that
+// terminates) still stops, as in lldb and gdb, so a crash is seen where it
+// happens; the others pass. SIGTRAP and SIGSTOP stay the debugger's, and
+// SIGKILL cannot be intercepted.
+func signalsOff(stop target.SignalSet) (dontStop, passHandled target.SignalSet) {
+	for sig := target.Signal(1); sig <= 64; sig++ {
+		switch {
+		case sig == target.Signal(unix.SIGTRAP) || sig == target.Signal(unix.SIGSTOP) || sig == target.Signal(unix.SIGKILL):
+		case stop.Has(sig):
+		case target.DefaultTerminating.Has(sig):
+			passHandled = passHandled.With(sig)
+		default:
+			stop = stop.With(sig)
+		}
+	}
+	return stop, passHandled
 }
 
 func (s *Server) exceptionInfo(r *request) (any, error) {
@@ -112,6 +131,7 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		} else if si := reason.SigInfo; si != nil && si.HasAddr {
 			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
 		}
+		body.Description += signalFate(th, reason.Signal)
 	case reason.Kind == target.ReasonBreakpoint:
 		kind := ""
 		s.bps.mu.Lock()
@@ -137,6 +157,24 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		body.Description = reason.Message
 	}
 	return body, nil
+}
+
+// signalFate says what continuing from a signal stop does, from the
+// process's dispositions now: the handler runs, the signal is ignored, or
+// the program ends. Empty when the backend cannot tell.
+func signalFate(th *target.Context, sig target.Signal) string {
+	d, err := th.SignalDispositions()
+	switch {
+	case err != nil:
+		return ""
+	case d.Caught.Has(sig):
+		return " (the program's handler runs on continue)"
+	case d.Ignored.Has(sig):
+		return " (the program ignores it)"
+	case d.Fatal(sig):
+		return " (no handler: continuing delivers it and ends the program)"
+	}
+	return ""
 }
 
 // exceptionStopText describes a stop at a C++ exception breakpoint: the

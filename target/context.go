@@ -86,8 +86,11 @@ type Context struct {
 	pending  SignalSet // signals queued for delivery on resume
 	dontStop SignalSet // process: signals that are passed without stopping
 	dontPass SignalSet // process: signals that are swallowed on resume
-	children []*Context
-	ext      []any
+	// passHandled: process: signals passed without a stop when the
+	// process catches or ignores them (dispositions.go)
+	passHandled SignalSet
+	children    []*Context
+	ext         []any
 }
 
 func (c *Context) ID() ID             { return c.id }

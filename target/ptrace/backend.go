@@ -130,6 +130,10 @@ type thread struct {
 	tid  int
 	proc *process
 	ctx  *target.Context
+	// status is /proc/TID/status, opened at the first pass-if-handled
+	// signal and re-read in place at the next (dispositions.go); closed
+	// when the thread is dropped. Tracer thread only.
+	status *os.File
 
 	running      bool // not in a ptrace-stop (running, or in PTRACE_LISTEN)
 	listening    bool // held in a job-control stop with PTRACE_LISTEN
@@ -246,6 +250,10 @@ func (b *Backend) addThread(p *process, tid int) *thread {
 }
 
 func (b *Backend) dropThread(th *thread) {
+	if th.status != nil {
+		th.status.Close()
+		th.status = nil
+	}
 	th.proc.releaseSlot(th.tid)
 	delete(th.proc.threads, th.tid)
 	if b.threads[th.tid] == th {

@@ -285,11 +285,18 @@ func (b *Backend) onSignal(th *thread, sig int) {
 		b.restart(th, th.lastReq, sig)
 		return
 	}
+	if passesHandled(th, s) {
+		b.restart(th, th.lastReq, sig)
+		return
+	}
 	th.sig = sig
 	b.t.SetPending(th.ctx, target.SignalSet(0).With(s))
 	reason := &target.SuspendReason{Kind: target.ReasonSignal, Signal: s}
 	if si.Signo == 0 {
 		si, _ = getSiginfo(th.tid)
+	}
+	if si.Signo == int32(sig) {
+		reason.SigInfo = si.model()
 	}
 	switch unix.Signal(sig) {
 	case unix.SIGSEGV, unix.SIGBUS, unix.SIGILL, unix.SIGFPE:

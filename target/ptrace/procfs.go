@@ -46,6 +46,11 @@ type procStatus struct {
 	State     byte // R, S, D, T (stopped), t (traced), Z, X
 	Tgid      int
 	TracerPid int
+	// SigCgt and SigIgn are the process's caught and ignored signal sets
+	// (bit n-1 for signal n, the kernel's encoding and target.SignalSet's);
+	// HasSigMasks says the file had both lines.
+	SigCgt, SigIgn uint64
+	HasSigMasks    bool
 }
 
 func parseStatus(data []byte) (procStatus, error) {
@@ -74,14 +79,21 @@ func parseStatus(data []byte) (procStatus, error) {
 		case "TracerPid":
 			s.TracerPid, err = strconv.Atoi(v)
 			seen |= 8
+		case "SigCgt":
+			s.SigCgt, err = strconv.ParseUint(v, 16, 64)
+			seen |= 16
+		case "SigIgn":
+			s.SigIgn, err = strconv.ParseUint(v, 16, 64)
+			seen |= 32
 		}
 		if err != nil {
 			return s, fmt.Errorf("status: %s: %w", k, err)
 		}
 	}
-	if seen != 15 {
+	if seen&15 != 15 {
 		return s, fmt.Errorf("status: missing fields (have mask %x)", seen)
 	}
+	s.HasSigMasks = seen&48 == 48
 	return s, nil
 }
 

@@ -116,6 +116,7 @@ func FuzzParseStatus(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("Name:\tx\nState:\t\nTgid:\t1\nTracerPid:\t0\n"))
+	f.Add([]byte("Name:\tx\nState:\tS\nTgid:\t1\nTracerPid:\t0\nSigIgn:\t0000000000001000\nSigCgt:\tfffffffffffffffff\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := parseStatus(data)
 		if err == nil && st.State == 0 {

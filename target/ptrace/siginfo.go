@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sondedbg/sonde/target"
 	"golang.org/x/sys/unix"
 )
 
@@ -74,4 +75,17 @@ func (s siginfo) faultText() string {
 		what = fmt.Sprintf("code %d", s.Code)
 	}
 	return fmt.Sprintf("%s at 0x%x", what, s.Addr)
+}
+
+// model is the siginfo as the model's SuspendReason carries it: the fault
+// address only for a signal the kernel raised for a fault.
+func (s siginfo) model() *target.SigInfo {
+	out := &target.SigInfo{Code: s.Code}
+	if !s.fromUser() {
+		switch unix.Signal(s.Signo) {
+		case unix.SIGSEGV, unix.SIGBUS, unix.SIGILL, unix.SIGFPE, unix.SIGTRAP:
+			out.Addr, out.HasAddr = s.Addr, true
+		}
+	}
+	return out
 }
