@@ -271,6 +271,11 @@ func (d *debuggee) resolve(cb *clientBreakpoint) ([]uint64, error) {
 			return nil, nil
 		}
 		addrs, err := d.sess.SymbolAddresses(d.proc, fn)
+		if len(addrs) == 0 && cb.name == "rust_panic" {
+			// Rust mangles it (std::panicking::rust_panic, or
+			// __rustc::rust_panic in newer toolchains): its DWARF name.
+			addrs, err = d.sess.FunctionAddresses(d.proc, fn)
+		}
 		if len(addrs) == 0 {
 			return nil, fmt.Errorf("%s is not in the loaded modules (yet)", fn)
 		}

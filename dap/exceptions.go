@@ -18,18 +18,34 @@ import (
 
 // Exception breakpoints: C++ throw and catch are breakpoints on the C++
 // runtime's __cxa_throw and __cxa_begin_catch (planted when libstdc++
-// loads); signals stop the program unless the "signals" filter is off,
+// loads), a Rust panic one on the standard library's rust_panic (the
+// function every panic that unwinds or aborts passes through, after the
+// panic hook printed its message); signals stop the program unless the "signals" filter is off,
 // and even then a signal that would kill it stops (signalsOff).
 
 var exceptionFilters = []godap.ExceptionBreakpointsFilter{
 	{Filter: "cpp_throw", Label: "C++: on throw", Description: "Stop when a C++ exception is thrown (__cxa_throw)"},
 	{Filter: "cpp_catch", Label: "C++: on catch", Description: "Stop when a C++ exception is caught (__cxa_begin_catch)"},
+	{Filter: "rust_panic", Label: "Rust: on panic", Description: "Stop when a Rust program panics (rust_panic)"},
 	{Filter: "signals", Label: "Signals", Description: "Stop when the program receives a signal (SIGCHLD, SIGPIPE, SIGWINCH and SIGCONT pass); off, stop only on a signal that would kill the program", Default: true},
 }
 
 var exceptionFunctions = map[string]string{
-	"cpp_throw": "__cxa_throw",
-	"cpp_catch": "__cxa_begin_catch",
+	"cpp_throw":  "__cxa_throw",
+	"cpp_catch":  "__cxa_begin_catch",
+	"rust_panic": "rust_panic",
+}
+
+// exceptionText names the exception a stop at kind's breakpoint reports:
+// its id for exceptionInfo and the stopped event's description.
+func exceptionText(kind string) (id, text string) {
+	switch kind {
+	case "rust_panic":
+		return "Rust panic", "Rust panic"
+	case "cpp_catch":
+		return "C++ exception", "C++ exception caught"
+	}
+	return "C++ exception", "C++ exception " + strings.TrimPrefix(kind, "cpp_")
 }
 
 func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
@@ -144,8 +160,7 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		if kind == "" {
 			return nil, errorf("thread %d is not stopped by an exception", a.ThreadId)
 		}
-		body.ExceptionId = "C++ exception"
-		body.Description = "C++ exception " + strings.TrimPrefix(kind, "cpp_")
+		body.ExceptionId, body.Description = exceptionText(kind)
 		if kind == "cpp_throw" {
 			if name := thrownType(th); name != "" {
 				body.ExceptionId = name
@@ -193,10 +208,8 @@ func (s *Server) exceptionStopText(th *target.Context, reason *target.SuspendRea
 			return "C++ exception of type " + name + " thrown"
 		}
 	}
-	if kind == "cpp_catch" {
-		return "C++ exception caught"
-	}
-	return "C++ exception " + strings.TrimPrefix(kind, "cpp_")
+	_, text := exceptionText(kind)
+	return text
 }
 
 // thrownType reads the mangled type name of the exception a thread stopped
