@@ -9,7 +9,10 @@
 # line compares the program's CPU under sonde with its CPU under perf.
 #   bench/perf/profile-cost-prog.sh HZ RUNS COMMAND ARGS...
 # SONDE=PATH uses that sonde instead of building this tree's; SONDE_ARGS adds
-# arguments to sonde profile (e.g. "--stack-size 16384").
+# arguments to sonde profile (e.g. "--stack-size 16384"); CPU=N runs every
+# run, program and profiler, on CPU N only (taskset: fewer migrations, and the
+# profiler's work shares the program's CPU, so it costs wall time, not the
+# program's CPU time, in the same way for both profilers).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -60,7 +63,9 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 run() {
 	local name=$1
 	shift
-	"$work/cputime" "$work/outer" "$@" "$work/cputime" "$work/inner" "${cmd[@]}" >/dev/null 2>&1
+	local pin=()
+	[ -n "${CPU:-}" ] && pin=(taskset -c "$CPU")
+	"${pin[@]}" "$work/cputime" "$work/outer" "$@" "$work/cputime" "$work/inner" "${cmd[@]}" >/dev/null 2>&1
 	read -r c e <"$work/inner"
 	read -r oc _ <"$work/outer"
 	echo "$c $e $oc" >>"$work/res-$name"
@@ -75,7 +80,7 @@ for _ in $(seq "$runs"); do
 done
 col() { awk -v c="$2" '{print $c}' "$work/res-$1" | median; }
 b=$(col bare 1)
-echo "load $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) CPUs; $hz Hz; $runs runs each, interleaved, medians; command: ${cmd[*]}"
+echo "load $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end; $(nproc) CPUs${CPU:+, every run on CPU $CPU only}; $hz Hz; $runs runs each, interleaved, medians; command: ${cmd[*]}"
 printf '| %-32s | %10s | %8s | %8s | %14s |\n' run "own CPU s" added "wall s" "whole CPU s"
 printf '| --- | ---: | ---: | ---: | ---: |\n'
 for n in bare perf sonde; do
