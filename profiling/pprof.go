@@ -279,8 +279,10 @@ func itoa(v uint64) string {
 
 // mainFirst puts the main program's mapping first, where pprof looks for
 // it (its "File:" line, the binary -http names): the file whose name begins
-// with the command name of the most samples (a comm is at most 15 bytes);
-// else the order is as first seen (the dynamic linker, often).
+// with the command name of the most samples (a comm is at most 15 bytes),
+// or, for a program run through a link with a longer name (Debian's
+// /usr/bin/fdfind, a link to /usr/lib/cargo/bin/fd), whose name begins the
+// command name; else the order is as first seen (the dynamic linker, often).
 func (pp *Pprof) mainFirst() {
 	perComm := map[string]int64{}
 	for _, smp := range pp.p.Sample {
@@ -292,7 +294,7 @@ func (pp *Pprof) mainFirst() {
 	for i, m := range pp.p.Mapping {
 		base := baseName(m.File)
 		for comm, n := range perComm {
-			if comm != "" && strings.HasPrefix(base, comm) && n > bestN {
+			if comm != "" && namesProgram(base, comm) && n > bestN {
 				best, bestN = i, n
 			}
 		}
@@ -306,4 +308,14 @@ func (pp *Pprof) mainFirst() {
 	for i, m := range pp.p.Mapping {
 		m.ID = uint64(i + 1)
 	}
+}
+
+// namesProgram reports whether a file named base may be the program a
+// command name comm names: comm begins base (python3 runs python3.11), or
+// base, not a library's name, begins comm (fdfind runs fd).
+func namesProgram(base, comm string) bool {
+	if strings.HasPrefix(base, comm) {
+		return true
+	}
+	return len(base) >= 2 && strings.HasPrefix(comm, base) && !strings.Contains(base, ".so") && !strings.HasPrefix(base, "[")
 }

@@ -340,8 +340,25 @@ func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
 	}
 	if stop := u.StopReason(); stop != unwind.StopOutermost && stop != unwind.StopDepthLimit {
 		j.out.Stop = stop.String()
+		if stop == unwind.StopMemoryUnreadable && stackCopyFull(j) {
+			j.out.Stop = StopStackCopy
+		}
 	}
 	return dst
+}
+
+// StopStackCopy is a Sample's Stop when its walk needed the stack beyond
+// the sample's copy: the copy was as large as the recording asked for, and
+// a larger one (perf's --call-graph dwarf,SIZE, sonde profile's
+// --stack-size) would have gone further.
+const StopStackCopy = "stack copy too small"
+
+// stackCopyFull reports whether the kernel copied all the stack the
+// recording asked for (or nearly 64 KiB, where it clips the copy to fit the
+// record): a walk that then runs out of readable stack ran off its end.
+func stackCopyFull(j *job) bool {
+	n := uint64(len(j.stack))
+	return j.attr != nil && n > 0 && (n >= uint64(j.attr.SampleStackUser) || n >= 60<<10)
 }
 
 // chainUser names the user frames of a frame-pointer callchain: the first

@@ -47,16 +47,42 @@ type pending struct {
 
 // SamplerOptions configure a Sampler.
 type SamplerOptions struct {
-	Frequency     int    // samples per second per thread (default 999: not in step with timer ticks)
-	FramePointers bool   // callchains from frame pointers instead of stack copies
-	StackBytes    uint32 // bytes of user stack per sample (default 16 KiB)
+	Frequency     int  // samples per second per thread (default 999: not in step with timer ticks)
+	FramePointers bool // callchains from frame pointers instead of stack copies
+	// StackBytes is how much of the user stack each sample copies
+	// (default DefaultStackBytes, perf record's; a multiple of 8 up to
+	// MaxStackBytes). Walks deeper than the copy stop at its end, marked
+	// StopStackCopy.
+	StackBytes uint32
 	// EnableOnExec starts sampling when the process (stopped before its
 	// exec) execs: how a launched program is profiled from its first
 	// instruction.
 	EnableOnExec bool
 }
 
-const ringPages = 256 // 1 MiB of data per CPU: ~60 ms of 16 KiB samples at 1 kHz on every thread of a CPU
+// DefaultStackBytes is the user stack a sample copies by default: perf
+// record's --call-graph dwarf default. The kernel copies it in the sampling
+// interrupt, on the sampled program's CPU and time.
+const DefaultStackBytes = 8 << 10
+
+// MaxStackBytes is the largest stack copy the kernel takes (a record is at
+// most 64 KiB; perf's --call-graph dwarf,65528).
+const MaxStackBytes = 65528
+
+// ringBytes is the size of each CPU's ring buffer for samples copying
+// stack bytes of stack: room for ~120 samples (~120 ms at 1 kHz on one
+// thread; more than perf record's 512 KiB, so a reader descheduled on a
+// loaded machine loses fewer), at least 1 MiB, at most 8 MiB; a power of
+// two pages, as the kernel requires.
+func ringBytes(stack uint32) int {
+	page := os.Getpagesize()
+	want := 120 * (int(stack) + 1024)
+	n := 1 << 20
+	for n < want && n < 8<<20 {
+		n *= 2
+	}
+	return max(n, page)
+}
 
 // NewSampler opens the events for the threads tids (of one process) on every
 // online CPU. With EnableOnExec, tids is the one thread that will exec.
@@ -65,7 +91,10 @@ func NewSampler(tids []int, opts SamplerOptions) (*Sampler, error) {
 		opts.Frequency = 999
 	}
 	if opts.StackBytes == 0 {
-		opts.StackBytes = 16 << 10
+		opts.StackBytes = DefaultStackBytes
+	}
+	if opts.StackBytes%8 != 0 || opts.StackBytes > MaxStackBytes {
+		return nil, fmt.Errorf("a stack copy of %d bytes: the kernel takes a multiple of 8 up to %d", opts.StackBytes, MaxStackBytes)
 	}
 	s := &Sampler{}
 	a := &s.attr
@@ -90,7 +119,8 @@ func NewSampler(tids []int, opts SamplerOptions) (*Sampler, error) {
 	// scheduler wakeup on the sampled program's CPU (perf record wakes at
 	// half its ring). The reader's 50 ms poll timeout drains the rest.
 	a.Bits |= unix.PerfBitWatermark
-	a.Wakeup = uint32(ringPages * os.Getpagesize() / 8)
+	ring := ringBytes(opts.StackBytes)
+	a.Wakeup = uint32(ring / 8)
 	s.pattr = &perfdata.Attr{Type: a.Type, Config: a.Config, SampleType: a.Sample_type, Flags: a.Bits,
 		SampleRegsUser: a.Sample_regs_user, SampleStackUser: a.Sample_stack_user}
 	s.dec = perfdata.NewRecordReader(s.pattr)
@@ -115,7 +145,7 @@ func NewSampler(tids []int, opts SamplerOptions) (*Sampler, error) {
 			s.fds = append(s.fds, fd)
 			if leader < 0 {
 				leader = fd
-				r, err := mapRing(fd)
+				r, err := mapRing(fd, ring)
 				if err != nil {
 					s.Close()
 					return nil, err
@@ -168,9 +198,9 @@ func onlineCPUs() ([]int, error) {
 	return cpus, nil
 }
 
-func mapRing(fd int) (*ring, error) {
+func mapRing(fd int, size int) (*ring, error) {
 	page := os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, (1+ringPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(fd, 0, page+size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("mmap of a perf ring buffer: %w (a locked-memory limit? see kernel.perf_event_mlock_kb)", err)
 	}

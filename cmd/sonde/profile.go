@@ -19,7 +19,7 @@ func init() {
 	register(verb{"profile", "sample a process by itself and write its stacks: folded, pprof, script, report", runProfile})
 }
 
-const profileUsage = "sonde profile [folded|pprof|script|report] [-F HZ] [--duration D] [--fp] [-o OUT] (-p PID | -- PROG ARGS...)"
+const profileUsage = "sonde profile [folded|pprof|script|report] [-F HZ] [--duration D] [--fp] [--stack-size BYTES] [-o OUT] (-p PID | -- PROG ARGS...)"
 
 func runProfile(args []string) int {
 	mode := "report"
@@ -36,6 +36,7 @@ func runProfile(args []string) int {
 	hz := fs.Int("F", 999, "samples per second per thread")
 	duration := fs.Duration("duration", 0, "stop after this long (with -p; a launched program is sampled until it exits)")
 	fp := fs.Bool("fp", false, "frame-pointer callchains from the kernel instead of stack copies (cheaper, misses frames without frame pointers)")
+	stackSize := fs.Uint("stack-size", profiling.DefaultStackBytes, "bytes of user stack each sample copies (a multiple of 8 up to 65528; perf record's default): deeper walks stop at its end, counted at exit")
 	output := fs.String("o", "", "write to this file instead of standard output")
 	noInline := fs.Bool("no-inline", false, "one frame per physical frame, named by its ELF symbol")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -48,6 +49,9 @@ func runProfile(args []string) int {
 	prog := fs.Args()
 	if *hz <= 0 {
 		return usageError(fs, fmt.Sprintf("-F %d: want a positive rate (samples per second)", *hz))
+	}
+	if *stackSize == 0 || *stackSize%8 != 0 || *stackSize > profiling.MaxStackBytes {
+		return usageError(fs, fmt.Sprintf("--stack-size %d: want a multiple of 8 from 8 to %d", *stackSize, profiling.MaxStackBytes))
 	}
 	if *pid != 0 && len(prog) != 0 {
 		return usageError(fs, "give either -p PID or a program to run after --, not both")
@@ -69,11 +73,17 @@ func runProfile(args []string) int {
 	if s, ok := sink.(*scriptSink); ok {
 		s.w = bw
 	}
-	opts := profiling.SamplerOptions{Frequency: *hz, FramePointers: *fp}
+	opts := profiling.SamplerOptions{Frequency: *hz, FramePointers: *fp, StackBytes: uint32(*stackSize)}
 	b := profiling.NewBuilder(profiling.Options{NoInline: *noInline, Kernel: profiling.LocalKernel()})
 	defer b.Close()
-	var samples uint64
-	add := func(s *profiling.Sample) error { samples++; return sink.add(s) }
+	var samples, short uint64
+	add := func(s *profiling.Sample) error {
+		samples++
+		if s.Stop == profiling.StopStackCopy {
+			short++
+		}
+		return sink.add(s)
+	}
 	if *pid != 0 {
 		if err = profilePID(*pid, opts, *duration, b, add); err != nil {
 			err = processGone(*pid, err)
@@ -96,6 +106,9 @@ func runProfile(args []string) int {
 	fmt.Fprintf(os.Stderr, "sonde profile: %d samples", samples)
 	if b.Lost > 0 {
 		fmt.Fprintf(os.Stderr, ", %d lost by the kernel", b.Lost)
+	}
+	if short > 0 {
+		fmt.Fprintf(os.Stderr, ", %d with stacks deeper than the %d bytes copied (--stack-size)", short, *stackSize)
 	}
 	fmt.Fprintln(os.Stderr)
 	return 0
