@@ -2,6 +2,8 @@ package dap
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,9 +79,19 @@ func BenchmarkFirstStopRound(b *testing.B) {
 // class (the name index the first variables used to build), and the stack
 // runs through libc's start-up code (libc's unit index, read ahead while
 // the program starts).
-func BenchmarkFirstStopRoundCxx(b *testing.B) {
-	prog := testprog.Build(b, testprog.Spec{Sources: []string{"dapclient_prog.cc"}, Flags: []string{"-O0"}})
-	src := testprog.Source("dapclient_prog.cc")
+func BenchmarkFirstStopRoundCxx(b *testing.B) { benchmarkFirstStopRoundBP1(b, "dapclient_prog.cc") }
+
+// BenchmarkFirstStopRoundC: BenchmarkFirstStopRound on the C program of
+// bench/dap/run.sh (testdata/dapclient_prog.c at -O0, its @BP1 line in
+// compute): below main, libc's __libc_start_call_main, whose unit's
+// abbreviations and DIEs the first stackTrace used to decode.
+func BenchmarkFirstStopRoundC(b *testing.B) { benchmarkFirstStopRoundBP1(b, "dapclient_prog.c") }
+
+// benchmarkFirstStopRoundBP1 runs benchmarkFirstStopRound on the program
+// built from file at -O0, stopped at its @BP1 line.
+func benchmarkFirstStopRoundBP1(b *testing.B, file string) {
+	prog := testprog.Build(b, testprog.Spec{Sources: []string{file}, Flags: []string{"-O0"}})
+	src := testprog.Source(file)
 	data, err := os.ReadFile(src)
 	if err != nil {
 		b.Fatal(err)
@@ -91,17 +103,24 @@ func BenchmarkFirstStopRoundCxx(b *testing.B) {
 		}
 	}
 	if line == 0 {
-		b.Fatal("no @BP1 line in dapclient_prog.cc")
+		b.Fatalf("no @BP1 line in %s", file)
 	}
 	benchmarkFirstStopRound(b, prog, "setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": []map[string]any{{"line": line}}})
 }
 
 // benchmarkFirstStopRound times stackTrace (20 levels), scopes of the top
 // frame and the variables of its Locals at the first stop of prog, at the
-// breakpoints the request bpReq sets.
+// breakpoints the request bpReq sets. With SONDE_PROFILE_DIR set, each
+// session's adapter writes its CPU profile there (SONDE_CPUPROFILE,
+// N.prof): a first stop is one session, too short for one profile at
+// 100 Hz; `go tool pprof` merges them.
 func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
+	profDir := os.Getenv("SONDE_PROFILE_DIR")
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
+		if profDir != "" {
+			b.Setenv("SONDE_CPUPROFILE", filepath.Join(profDir, strconv.Itoa(i)+".prof"))
+		}
 		c := newBenchClient(b)
 		c.initialize()
 		c.request("launch", map[string]any{"program": prog})
