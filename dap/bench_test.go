@@ -1,11 +1,13 @@
 package dap
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	godap "github.com/google/go-dap"
 
@@ -113,9 +115,13 @@ func benchmarkFirstStopRoundBP1(b *testing.B, file string) {
 // breakpoints the request bpReq sets. With SONDE_PROFILE_DIR set, each
 // session's adapter writes its CPU profile there (SONDE_CPUPROFILE,
 // N.prof): a first stop is one session, too short for one profile at
-// 100 Hz; `go tool pprof` merges them.
+// 100 Hz; `go tool pprof` merges them. It reports, besides the round's
+// wall time, the adapter's CPU in the round (adapter-cpu-ns/op, every
+// thread's) and from launch to the stop (launch-cpu-ns/op): what is read
+// ahead moves from the first to the second.
 func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
 	profDir := os.Getenv("SONDE_PROFILE_DIR")
+	var roundCPU, launchCPU time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if profDir != "" {
@@ -123,17 +129,46 @@ func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string
 		}
 		c := newBenchClient(b)
 		c.initialize()
+		cpu0 := adapterCPU(b, c)
 		c.request("launch", map[string]any{"program": prog})
 		c.event("initialized")
 		c.request(bpReq, bpArgs)
 		c.request("configurationDone", nil)
 		st := c.stopped()
+		cpu1 := adapterCPU(b, c)
 		b.StartTimer()
 		frames := c.request("stackTrace", map[string]any{"threadId": st.Body.ThreadId, "startFrame": 0, "levels": 20}).(*godap.StackTraceResponse).Body.StackFrames
 		scopes := c.scopes(frames[0].Id)
 		c.vars(scopeByName(b, scopes, "Locals").VariablesReference, nil)
 		b.StopTimer()
+		roundCPU += adapterCPU(b, c) - cpu1
+		launchCPU += cpu1 - cpu0
 		c.request("disconnect", nil)
 		c.close()
 	}
+	b.ReportMetric(float64(roundCPU.Nanoseconds())/float64(b.N), "adapter-cpu-ns/op")
+	b.ReportMetric(float64(launchCPU.Nanoseconds())/float64(b.N), "launch-cpu-ns/op")
+}
+
+// adapterCPU is the CPU time the adapter process c runs has used so far
+// (every thread's schedstat: nanoseconds on a CPU), as run.sh's client
+// reads it.
+func adapterCPU(b *testing.B, c *client) time.Duration {
+	dir := fmt.Sprintf("/proc/%d/task", c.cmd.Process.Pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ns int64
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // a thread that ended
+		}
+		if f := strings.Fields(string(data)); len(f) > 0 {
+			v, _ := strconv.ParseInt(f[0], 10, 64)
+			ns += v
+		}
+	}
+	return time.Duration(ns)
 }
