@@ -117,11 +117,12 @@ func benchmarkFirstStopRoundBP1(b *testing.B, file string) {
 // N.prof): a first stop is one session, too short for one profile at
 // 100 Hz; `go tool pprof` merges them. It reports, besides the round's
 // wall time, the adapter's CPU in the round (adapter-cpu-ns/op, every
-// thread's) and from launch to the stop (launch-cpu-ns/op): what is read
-// ahead moves from the first to the second.
+// thread's) and from launch to the stop (launch-cpu-ns/op), and the wall
+// time from launch to the stop (launch-ns/op): what is read ahead moves
+// from the round to the launch, and must not make the launch longer.
 func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
 	profDir := os.Getenv("SONDE_PROFILE_DIR")
-	var roundCPU, launchCPU time.Duration
+	var roundCPU, launchCPU, launchWall time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if profDir != "" {
@@ -129,12 +130,13 @@ func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string
 		}
 		c := newBenchClient(b)
 		c.initialize()
-		cpu0 := adapterCPU(b, c)
+		cpu0, t0 := adapterCPU(b, c), time.Now()
 		c.request("launch", map[string]any{"program": prog})
 		c.event("initialized")
 		c.request(bpReq, bpArgs)
 		c.request("configurationDone", nil)
 		st := c.stopped()
+		launchWall += time.Since(t0)
 		cpu1 := adapterCPU(b, c)
 		b.StartTimer()
 		frames := c.request("stackTrace", map[string]any{"threadId": st.Body.ThreadId, "startFrame": 0, "levels": 20}).(*godap.StackTraceResponse).Body.StackFrames
@@ -148,6 +150,7 @@ func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string
 	}
 	b.ReportMetric(float64(roundCPU.Nanoseconds())/float64(b.N), "adapter-cpu-ns/op")
 	b.ReportMetric(float64(launchCPU.Nanoseconds())/float64(b.N), "launch-cpu-ns/op")
+	b.ReportMetric(float64(launchWall.Nanoseconds())/float64(b.N), "launch-ns/op")
 }
 
 // adapterCPU is the CPU time the adapter process c runs has used so far

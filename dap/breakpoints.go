@@ -209,7 +209,6 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 		if _, frames, err := d.sess.Symbolize(d.proc, planted[0].Spec.Addr, false); err == nil && len(frames) > 0 {
 			at, atLine = frames[0].File, frames[0].Line
 		}
-		d.prepareStops(planted)
 	}
 	t.mu.Lock()
 	if cb.removed {

@@ -2,7 +2,6 @@ package dap
 
 import (
 	"context"
-	"runtime/pprof"
 	"runtime/trace"
 
 	"github.com/sondedbg/sonde/target"
@@ -25,27 +24,4 @@ func (d *debuggee) prefetch(th *target.Context) {
 		return // running again, or gone
 	}
 	d.env(th, 0)
-}
-
-// prepareStops reads ahead, in a goroutine of its own, what a stop at the
-// breakpoints just planted needs for its top frame's scopes
-// (session.PrepareStops: the scopes and types of the variables there),
-// until the program's first stop: a launched program most often stops
-// first at a breakpoint the client set before configurationDone, and the
-// decoding then overlaps the program's run to it instead of the stop's
-// prefetch and scopes request. After the first stop the stops' own work
-// has warmed the program's symbols, and a breakpoint set then is left to
-// its stop.
-func (d *debuggee) prepareStops(planted []*target.Breakpoint) {
-	if d.s.stops.Load() > 0 || d.core {
-		return
-	}
-	addrs := make([]uint64, len(planted))
-	for i, tb := range planted {
-		addrs[i] = tb.Spec.Addr
-	}
-	go pprof.Do(context.Background(), pprof.Labels("req", "PrepareStops"), func(context.Context) {
-		defer d.s.recoverIn("prepareStops")
-		d.sess.PrepareStops(d.proc, addrs)
-	})
 }

@@ -1,13 +1,10 @@
 package session
 
 import (
-	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/sondedbg/sonde/variables"
 )
 
 // TestPrepareSymbolsOpensTheStopsFiles: PrepareSymbols, given a running
@@ -82,75 +79,4 @@ func TestNeededFilesMissingProgram(t *testing.T) {
 	if got := neededFiles("/nonexistent/program", nil); len(got) != 0 {
 		t.Fatalf("got %v", got)
 	}
-}
-
-// TestPrepareStops: PrepareStops at a stopped thread's frame addresses
-// (as a debugger's breakpoints) leaves their scopes read in the binary's
-// shared Reader, answering as a Reader that read nothing ahead; addresses
-// outside every module are skipped.
-func TestPrepareStops(t *testing.T) {
-	_, pid := deepTarget(t)
-	s := liveSession(t, pid)
-	th := mainThread(t, s)
-	st, err := s.Stack(th, StackOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var addrs []uint64
-	for i := 0; i < st.Len() && len(addrs) < 4; i++ {
-		if f := st.Frame(i); f.mod != nil && f.mod.Main {
-			addrs = append(addrs, f.PC())
-		}
-	}
-	if len(addrs) == 0 {
-		t.Fatal("no frame in the executable")
-	}
-	s.PrepareStops(th, append([]uint64{0x10}, addrs...))
-	mods, err := s.Modules(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scoped := 0
-	for _, a := range addrs {
-		m := mods.ForAddress(a)
-		b, err := s.Binary(m)
-		if b == nil {
-			t.Fatal(err)
-		}
-		shared, err := variables.For(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fresh, err := variables.New(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err1 := shared.ScopesAt(a - m.Bias)
-		want, err2 := fresh.ScopesAt(a - m.Bias)
-		if len(got) > 0 {
-			scoped++
-		}
-		if scopeNames(got) != scopeNames(want) || fmt.Sprint(err1) != fmt.Sprint(err2) {
-			t.Errorf("at %#x: prepared %s (%v), fresh %s (%v)", a, scopeNames(got), err1, scopeNames(want), err2)
-		}
-	}
-	if scoped == 0 {
-		t.Errorf("no scopes at any of %#x", addrs)
-	}
-}
-
-// scopeNames spells a scope chain's kinds, names and variables.
-func scopeNames(chain []*variables.Scope) string {
-	var sb strings.Builder
-	for _, sc := range chain {
-		fmt.Fprintf(&sb, "%v %s:", sc.Kind, sc.Name)
-		for _, v := range sc.Vars {
-			fmt.Fprintf(&sb, " %s", v.Name)
-			if v.Type != nil {
-				fmt.Fprintf(&sb, " %s", v.Type.Name)
-			}
-		}
-		sb.WriteString("; ")
-	}
-	return sb.String()
 }
