@@ -57,3 +57,31 @@ func (d *dwarfFile) prepareUnits(budget uint64) {
 		}
 	}
 }
+
+// PrepareFunction reads ahead what a first stack's lookups in the function
+// called name (an ELF function symbol: FunctionAddress) need: its unit's
+// abbreviations and unit DIE, the function's scopes (its subtree, or the
+// unit's whole tree for a small unit), the unit's line table and its call
+// sites (the tail-call check of a caller frame). A debugger calls it, with
+// Prepare, for the functions every stack runs through (the C library's
+// start-up code, the executable's main) while its program starts: a first
+// stop's walk decoded them before its stackTrace could answer. It reports
+// whether b has such a function; an unreadable unit is left for the
+// lookups to report.
+func (b *Binary) PrepareFunction(name string) bool {
+	addr, _, ok := b.FunctionAddress(name)
+	if !ok || addr == 0 {
+		return false
+	}
+	var err error
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer b.catchFault(&err)
+	// The lookups a caller frame in it makes (LookupCaller, CallSiteAt)
+	// decode the same unit, scopes and line table wherever in the
+	// function the return address lies.
+	b.appendFrames(nil, addr)
+	if b.dw != nil {
+		b.dw.callSitesOfFunction(addr)
+	}
+	return true
+}
