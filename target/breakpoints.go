@@ -41,6 +41,11 @@ type BreakpointSpec struct {
 	// the reason to report the stop with (e.g. ReasonSharedLibrary). This is the
 	// TCF agent's "eventpoint".
 	OnHit func(thread *Context, bp *Breakpoint) *SuspendReason
+	// Function, for a breakpoint set on a function by name, is that name:
+	// a stop at it shows that function's frame even where inlined calls
+	// begin at the same address (gdb); other breakpoints show the
+	// innermost frame.
+	Function string
 }
 
 func (s BreakpointSpec) String() string {

@@ -88,6 +88,9 @@ type Context struct {
 	dontPass SignalSet // process: signals that are swallowed on resume
 	children []*Context
 	ext      []any
+	// inline is how the thread's stop presents inlined calls that begin
+	// at its pc (inlineview.go).
+	inline inlineView
 }
 
 func (c *Context) ID() ID             { return c.id }
@@ -153,6 +156,7 @@ func (c *Context) setStopped(reason *SuspendReason, pc uint64) {
 func (c *Context) setRunning() {
 	c.mu.Lock()
 	c.state, c.reason = StateRunning, nil
+	c.inline.set = false
 	c.endQuietLocked()
 	c.mu.Unlock()
 }

@@ -48,6 +48,9 @@ type stepper struct {
 	// frame (depth and line) a step over began in.
 	inline InlineAdvisor
 	origin inlinePosition
+	// originCFA is startCFA as the step began (a step into keeps its
+	// origin to present a stop at an inlined call's entry: intoInline).
+	originCFA uint64
 }
 
 type stepStop struct {
@@ -127,6 +130,19 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	ia, inlineAware := adv.(InlineAdvisor)
 	if inlineAware {
 		pos, inlineAware = inlineAt(ia, thread, pc)
+	}
+	if inlineAware {
+		hidden := s.hiddenAt(pos)
+		pos.depth = pos.deepest() - hidden
+		if mode == ResumeStepIntoLine && hidden > 0 {
+			// gdb: a step at the entry of hidden inlined calls enters
+			// the next one where it stands.
+			t.stepIntoHidden(thread, hidden, pc)
+			return nil
+		}
+		if mode == ResumeStepIntoLine {
+			s.origin, s.originCFA = pos, s.startCFA
+		}
 	}
 	switch {
 	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
@@ -226,6 +242,9 @@ func (s *stepper) run(t *Target, tmp *Breakpoint) {
 			t.backend.RemoveBreakpoint(tmp)
 		}
 		t.endStep(s.thread)
+		if st.reason.Kind == ReasonStep {
+			s.intoInline(st.pc)
+		}
 		t.Stopped(s.thread, st.reason, st.pc)
 	}
 	for round := 0; ; round++ {
