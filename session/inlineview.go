@@ -81,3 +81,41 @@ func (s *Session) hideInline(thread *target.Context, t *unwind.Trace) {
 		t.Frames[i].Index = i
 	}
 }
+
+// inlineEntryBefore returns the first line-table row address in (pc, end)
+// where inlined calls begin, end when there is none: gdb's step looks at
+// every row it reaches, and stops at an inlined call's entry in the stepping
+// frame even where the row is not a statement.
+func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint64 {
+	mods, err := s.Modules(thread)
+	if err != nil {
+		return end
+	}
+	m := mods.ForAddress(pc)
+	if m == nil {
+		return end
+	}
+	b, _ := s.Binary(m)
+	if b == nil {
+		return end
+	}
+	rows, err := b.LineSequence(pc - m.Bias)
+	if err != nil {
+		return end
+	}
+	last := uint64(0)
+	for _, r := range rows {
+		a := r.Addr + m.Bias
+		if a <= pc || a == last {
+			continue
+		}
+		if a >= end {
+			break
+		}
+		last = a
+		if len(s.inlineStarts(thread, a)) > 0 {
+			return a
+		}
+	}
+	return end
+}

@@ -168,6 +168,9 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 		s.line = here
 		return s.rangeMode(), s.rangeOptions(), false, true
 	}
+	if s.mode == ResumeStepIntoLine {
+		return s.decideInlineInto(pos, asStep)
+	}
 	switch {
 	case pos.deepest() > d && pos.depth <= d:
 		// At the first address of a call inlined into the stepping frame.
@@ -191,6 +194,23 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 		// Back on the line the step began on (after an inlined call in it).
 		s.line = here
 		return s.rangeMode(), s.rangeOptions(), false, true
+	}
+	return 0, ResumeOptions{}, false, false
+}
+
+// decideInlineInto is decideInline for a step into (gdb's "stepped into
+// inlined function" and "stepping through inlined function"): it stops at
+// the first address of inlined calls made by the stepping frame (intoInline
+// then decides which frame the stop shows) and in an inlined call the
+// stepping frame made. Elsewhere (out of the inlined function the step
+// began in, say) the line rules apply, as in gdb, whose frame identity
+// the inline depth stands for here.
+func (s *stepper) decideInlineInto(pos inlinePosition, asStep func()) (ResumeMode, ResumeOptions, bool, bool) {
+	d := s.origin.depth
+	switch {
+	case pos.deepest() > pos.depth && pos.depth == d, pos.depth > d:
+		asStep()
+		return 0, ResumeOptions{}, true, true
 	}
 	return 0, ResumeOptions{}, false, false
 }

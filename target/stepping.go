@@ -143,6 +143,7 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		if mode == ResumeStepIntoLine {
 			s.origin, s.originCFA = pos, s.startCFA
 		}
+		pos.depth = max(pos.depth, 0)
 	}
 	switch {
 	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
@@ -181,7 +182,7 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 			r = LineRange{Start: pc, End: pc + 1}
 		}
 		s.line = r
-		if inlineAware && mode == ResumeStepOverLine {
+		if inlineAware && mode != ResumeStepOut {
 			s.inline, s.origin = ia, pos
 		}
 		first, opts = s.rangeMode(), s.rangeOptions()
