@@ -125,12 +125,12 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 		name, src string
 		cmds      []string
 	}{
-		{"c-step", "step_inline.c", steps("step", 10)},
+		{"c-step", "step_inline.c", steps("step", 14)},
 		{"c-next", "step_inline.c", steps("next", 6)},
 		{"c-mixed", "step_inline.c", []string{"step", "next", "next", "step", "step", "next", "step", "next"}},
-		{"cxx-step", "step_inline.cc", steps("step", 10)},
+		{"cxx-step", "step_inline.cc", steps("step", 13)},
 		{"cxx-next", "step_inline.cc", steps("next", 4)},
-		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step"}},
+		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step", "step", "next", "step"}},
 	}
 	progs := map[string]string{}
 	for _, c := range cases {

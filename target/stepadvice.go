@@ -169,7 +169,7 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 		return s.rangeMode(), s.rangeOptions(), false, true
 	}
 	if s.mode == ResumeStepIntoLine {
-		return s.decideInlineInto(pos, asStep)
+		return s.decideInlineInto(st, pos, asStep)
 	}
 	switch {
 	case pos.deepest() > d && pos.depth <= d:
@@ -202,15 +202,25 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 // inlined function" and "stepping through inlined function"): it stops at
 // the first address of inlined calls made by the stepping frame (intoInline
 // then decides which frame the stop shows) and in an inlined call the
-// stepping frame made. Elsewhere (out of the inlined function the step
-// began in, say) the line rules apply, as in gdb, whose frame identity
-// the inline depth stands for here.
-func (s *stepper) decideInlineInto(pos inlinePosition, asStep func()) (ResumeMode, ResumeOptions, bool, bool) {
+// stepping frame made. Out of the inlined function the step began in, the
+// step goes on in the frame it is in (gdb refreshes its step frame), with
+// no line of its own unless it is still on the line it stepped: the next
+// line start or inlined call it reaches ends the step. Elsewhere the line
+// rules apply. The inline depth stands for gdb's frame identity.
+func (s *stepper) decideInlineInto(st stepStop, pos inlinePosition, asStep func()) (ResumeMode, ResumeOptions, bool, bool) {
 	d := s.origin.depth
 	switch {
 	case pos.deepest() > pos.depth && pos.depth == d, pos.depth > d:
 		asStep()
 		return 0, ResumeOptions{}, true, true
+	case pos.depth < d:
+		f := pos.at(pos.depth)
+		s.origin, s.insn = pos, pos.depth > 0
+		if f.Line != s.line.Line || f.File != s.line.File {
+			s.origin.frames = append([]InlineFrame(nil), pos.frames...)
+			s.origin.frames[len(pos.frames)-1-pos.depth].Line = 0
+			s.line = LineRange{}
+		}
 	}
 	return 0, ResumeOptions{}, false, false
 }

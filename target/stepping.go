@@ -48,6 +48,11 @@ type stepper struct {
 	// frame (depth and line) a step over began in.
 	inline InlineAdvisor
 	origin inlinePosition
+	// insn is set while a step into goes one instruction at a time (in an
+	// inlined function, whose exit gdb notices where it happens); at is
+	// the pc the thread is at.
+	insn bool
+	at   uint64
 	// originCFA is startCFA as the step began (a step into keeps its
 	// origin to present a stop at an inlined call's entry: intoInline).
 	originCFA uint64
@@ -184,6 +189,7 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		s.line = r
 		if inlineAware && mode != ResumeStepOut {
 			s.inline, s.origin = ia, pos
+			s.insn, s.at = mode == ResumeStepIntoLine && pos.depth > 0, pc
 		}
 		first, opts = s.rangeMode(), s.rangeOptions()
 	}
@@ -207,6 +213,9 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 }
 
 func (s *stepper) rangeOptions() ResumeOptions {
+	if s.insn {
+		return ResumeOptions{RangeStart: s.at, RangeEnd: s.at + 1, Count: 1}
+	}
 	return ResumeOptions{RangeStart: s.line.Start, RangeEnd: s.line.End, Count: 1}
 }
 
@@ -334,6 +343,10 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	if err != nil {
 		asStep()
 		return 0, ResumeOptions{}, true
+	}
+	s.at = st.pc
+	if cfa != s.startCFA {
+		s.insn = false
 	}
 	here, hasLine := s.advisor.LineRange(s.thread, st.pc)
 	switch {
