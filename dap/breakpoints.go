@@ -192,10 +192,7 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 	}
 	var planted []*target.Breakpoint
 	for _, a := range addrs {
-		spec := target.BreakpointSpec{Addr: a, Internal: true, OnHit: d.onHit}
-		if cb.kind == kindFunction {
-			spec.Function = cb.name // its stop shows that function's frame
-		}
+		spec := target.BreakpointSpec{Addr: a, Internal: true, OnHit: d.onHit, Function: cb.kind == kindFunction}
 		if cb.kind == kindData {
 			spec = target.BreakpointSpec{Addr: a, Kind: target.Watchpoint, Size: cb.size, Access: cb.access}
 		}

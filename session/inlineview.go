@@ -1,8 +1,6 @@
 package session
 
 import (
-	"strings"
-
 	"github.com/sondedbg/sonde/symbols"
 	"github.com/sondedbg/sonde/target"
 	"github.com/sondedbg/sonde/unwind"
@@ -10,57 +8,47 @@ import (
 
 // HiddenInline returns how many inlined frames beginning at a stopped
 // thread's pc its stop hides, by gdb's rule (inline_skipped_frames): the
-// count a step fixed (target.Context.HiddenInline); at a breakpoint set on a
-// function by name, the inlined calls inside that function; at any other
-// breakpoint none (gdb shows the innermost function at a line or address
-// breakpoint); at other stops every inlined call that begins at pc, so that
+// count a step fixed (target.Context.HiddenInline); at a breakpoint on a
+// function by name, at the function's entry all of them (the stop is in the
+// function), past its prologue all but the outermost inlined call (gdb
+// gives such a location the inlined function the prologue's end is in); at
+// other breakpoints none (gdb shows the innermost function at a line or an
+// address); at other stops every inlined call that begins at pc, so that
 // the stop is presented in the caller, on the line of the call.
 func (s *Session) HiddenInline(thread *target.Context) int {
 	_, reason, pc := thread.State()
-	frames := s.inlineStarts(thread, pc)
-	n := len(frames)
+	frames, n := s.inlineStarts(thread, pc)
 	if k, ok := thread.HiddenInline(); ok {
 		return min(k, n)
 	}
-	if n == 0 || reason == nil || reason.Kind != target.ReasonBreakpoint || len(reason.Breakpoints) == 0 {
+	if n == 0 || reason == nil || reason.Kind != target.ReasonBreakpoint {
 		return n
 	}
 	hide := n
 	for _, bp := range reason.Breakpoints {
-		fn := bp.Spec.Function
-		if fn == "" {
+		switch {
+		case !bp.Spec.Function:
 			return 0
+		case frames[len(frames)-1].Start != pc:
+			hide = min(hide, len(frames)-2)
 		}
-		k := 0
-		for k < n && !functionNamed(frames[k], fn) {
-			k++
-		}
-		hide = min(hide, k)
 	}
 	return hide
 }
 
-// inlineStarts returns the inlined frames at pc that begin there, innermost
-// first (the leading frames of the inline chain whose code range starts at
-// pc).
-func (s *Session) inlineStarts(thread *target.Context, pc uint64) []symbols.Frame {
+// inlineStarts returns the source frames at pc, innermost first, and how
+// many of them are inlined calls that begin there (the leading frames of
+// the chain whose code range starts at pc).
+func (s *Session) inlineStarts(thread *target.Context, pc uint64) ([]symbols.Frame, int) {
 	_, frames, err := s.Symbolize(thread, pc, false)
 	if err != nil {
-		return nil
+		return nil, 0
 	}
 	n := 0
 	for n < len(frames)-1 && frames[n].Inlined && frames[n].Start == pc {
 		n++
 	}
-	return frames[:n]
-}
-
-// functionNamed reports whether f is the function a breakpoint by the name
-// fn was set on: the name as printed (C++ and Rust names carry their
-// parameters) or the linkage name.
-func functionNamed(f symbols.Frame, fn string) bool {
-	return f.Function == fn || f.LinkageName == fn ||
-		strings.HasPrefix(f.Function, fn) && strings.HasPrefix(f.Function[len(fn):], "(")
+	return frames, n
 }
 
 // hideInline drops from a backtrace the inlined frames its thread's stop
@@ -113,7 +101,7 @@ func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint
 			break
 		}
 		last = a
-		if len(s.inlineStarts(thread, a)) > 0 {
+		if _, n := s.inlineStarts(thread, a); n > 0 {
 			return a
 		}
 	}
