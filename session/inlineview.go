@@ -8,7 +8,9 @@ import (
 
 // HiddenInline returns how many inlined frames beginning at a stopped
 // thread's pc its stop hides, by gdb's rule (inline_skipped_frames): the
-// count a step fixed (target.Context.HiddenInline); at a breakpoint on a
+// count a step fixed (target.Context.HiddenInline: none after an
+// instruction step, or in a thread never resumed — attached to, or of a
+// core — whose stop gdb does not process); at a breakpoint on a
 // function by name, at the function's entry all of them (the stop is in the
 // function), past its prologue all but the outermost inlined call (gdb
 // gives such a location the inlined function the prologue's end is in); at
@@ -17,8 +19,12 @@ import (
 // the stop is presented in the caller, on the line of the call.
 func (s *Session) HiddenInline(thread *target.Context) int {
 	_, reason, pc := thread.State()
+	k, fixed := thread.HiddenInline()
+	if fixed && k == 0 {
+		return 0
+	}
 	frames, n := s.inlineStarts(thread, pc)
-	if k, ok := thread.HiddenInline(); ok {
+	if fixed {
 		return min(k, n)
 	}
 	if n == 0 || reason == nil || reason.Kind != target.ReasonBreakpoint {

@@ -19,6 +19,10 @@ type inlineView struct {
 	// instr: the thread's last resume was an instruction step, whose stop
 	// hides nothing (gdb's stepi/nexti).
 	instr bool
+	// resumed: the thread was resumed through the model. A thread never
+	// resumed (attached to, or in a core) hides nothing: gdb presents
+	// inlined calls only at stops that end a resume.
+	resumed bool
 }
 
 // InlineViewAdvisor is what a StepAdvisor may also implement so that line
@@ -31,14 +35,15 @@ type InlineViewAdvisor interface {
 
 // HiddenInline returns how many inlined frames beginning at the thread's
 // stop pc the stop hides when a step fixed it (ok), or 0 with ok set after an
-// instruction step; ok is false when the stop's default rule applies.
+// instruction step or before any resume; ok is false when the stop's default
+// rule applies.
 func (c *Context) HiddenInline() (n int, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.inline.set:
 		return c.inline.hidden, true
-	case c.inline.instr:
+	case c.inline.instr, !c.inline.resumed:
 		return 0, true
 	}
 	return 0, false
@@ -62,7 +67,7 @@ func (c *Context) noteResume(mode ResumeMode) {
 		return
 	}
 	c.mu.Lock()
-	c.inline.instr = instr
+	c.inline.instr, c.inline.resumed = instr, true
 	c.mu.Unlock()
 }
 
