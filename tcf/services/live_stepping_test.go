@@ -249,3 +249,39 @@ func (la *liveAgent) shownLine(thread string, pc uint64) int {
 	_, line := la.lineAt(thread, pc)
 	return line
 }
+
+// TestLiveInlineBreakpointLineMatchesGdb: a breakpoint at a function whose
+// first instruction begins an inlined call (-O2 C++) shows the line gdb
+// shows: set on the function (SkipPrologue, gdb's break FUNCTION) the
+// function's, at its address (gdb's break *FUNCTION) the inlined call's.
+func TestLiveInlineBreakpointLineMatchesGdb(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb is not installed: the comparison needs it")
+	}
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_inline.cc"}, Flags: []string{"-O2", "-no-pie"}, Name: "step_inline_cc"})
+	for _, c := range []struct {
+		gdb  string
+		skip bool
+	}{{"run", true}, {"*run", false}} {
+		out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "break "+c.gdb, "-ex", "run",
+			"-ex", "python print('LINE %d' % gdb.newest_frame().find_sal().line)", prog).CombinedOutput()
+		m := regexp.MustCompile(`(?m)^LINE (\d+)$`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("gdb: %v\n%s", err, out)
+		}
+		want, _ := strconv.Atoi(string(m[1]))
+		la := startLive(t)
+		mk := la.events.mark()
+		proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+		thread := mainThread(proc)
+		la.suspended(mk, thread)
+		la.ok("Breakpoints", "add", map[string]any{"ID": "b", "Location": "run", "SkipPrologue": c.skip})
+		pc, reason, _ := la.resume(thread, 0)
+		if reason != "Breakpoint" {
+			t.Fatalf("break %s: stopped with %q", c.gdb, reason)
+		}
+		if got := la.shownLine(thread, pc); got != want {
+			t.Errorf("break %s: line %d, gdb %d", c.gdb, got, want)
+		}
+	}
+}
