@@ -192,7 +192,7 @@ func (d *debuggee) plant(cb *clientBreakpoint) {
 	}
 	var planted []*target.Breakpoint
 	for _, a := range addrs {
-		spec := target.BreakpointSpec{Addr: a, Internal: true, OnHit: d.onHit}
+		spec := target.BreakpointSpec{Addr: a, Internal: true, OnHit: d.onHit, Function: cb.kind == kindFunction}
 		if cb.kind == kindData {
 			spec = target.BreakpointSpec{Addr: a, Kind: target.Watchpoint, Size: cb.size, Access: cb.access}
 		}

@@ -48,7 +48,7 @@ func (s *Server) stepInTargets(r *request) (any, error) {
 		return nil, errorf("no frame %d", a.FrameId)
 	}
 	pc := tr.Frames[ref.index].PC
-	lr, ok := d.sess.LineRange(ref.thread, pc)
+	lr, ok := d.sess.SourceLineRange(ref.thread, pc)
 	if !ok || lr.End <= lr.Start || lr.End-lr.Start > 1<<16 {
 		return godap.StepInTargetsResponseBody{Targets: []godap.StepInTarget{}}, nil
 	}

@@ -10,8 +10,20 @@ import (
 )
 
 // LineRange returns the line-table block holding pc in thread's process, for
-// line stepping: the statement rows of pc's line that are contiguous with it.
+// line stepping: the statement rows of pc's line that are contiguous with it,
+// up to the first row after pc where inlined calls begin (a step stops there
+// to present them as gdb does: see HiddenInline).
 func (s *Session) LineRange(thread *target.Context, pc uint64) (target.LineRange, bool) {
+	r, ok := s.SourceLineRange(thread, pc)
+	if ok {
+		r.End = s.inlineEntryBefore(thread, pc, r.End)
+	}
+	return r, ok
+}
+
+// SourceLineRange returns the line-table block holding pc in thread's
+// process: the statement rows of pc's line that are contiguous with it.
+func (s *Session) SourceLineRange(thread *target.Context, pc uint64) (target.LineRange, bool) {
 	mods, err := s.Modules(thread)
 	if err != nil {
 		return target.LineRange{}, false

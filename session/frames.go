@@ -84,6 +84,9 @@ func (s *Session) walkStack(thread *target.Context, tu *threadUnwind, u *unwind.
 	clear(tu.phys) // hold no modules of an older walk
 	var t unwind.Trace
 	t, tu.phys = u.BacktraceFrames(unwind.BacktraceOptions{NoInline: opts.NoInline, NoSymbols: opts.NoSymbols}, tu.phys[:0])
+	if !opts.NoSymbols && !opts.NoInline {
+		s.hideInline(thread, &t)
+	}
 	if !opts.NoSymbols && !opts.NoTailCalls {
 		s.addTailCalls(tu.cb.mods, procExt.Get(thread.Process()), &t)
 	}

@@ -41,6 +41,10 @@ type BreakpointSpec struct {
 	// the reason to report the stop with (e.g. ReasonSharedLibrary). This is the
 	// TCF agent's "eventpoint".
 	OnHit func(thread *Context, bp *Breakpoint) *SuspendReason
+	// Function is set for a breakpoint placed on a function by name: a
+	// stop at it is shown in the frames gdb shows for one (see
+	// session.HiddenInline); other breakpoints show the innermost frame.
+	Function bool
 }
 
 func (s BreakpointSpec) String() string {

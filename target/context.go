@@ -91,6 +91,9 @@ type Context struct {
 	passHandled SignalSet
 	children    []*Context
 	ext         []any
+	// inline is how the thread's stop presents inlined calls that begin
+	// at its pc (inlineview.go).
+	inline inlineView
 }
 
 func (c *Context) ID() ID             { return c.id }
@@ -156,6 +159,7 @@ func (c *Context) setStopped(reason *SuspendReason, pc uint64) {
 func (c *Context) setRunning() {
 	c.mu.Lock()
 	c.state, c.reason = StateRunning, nil
+	c.inline.set = false
 	c.endQuietLocked()
 	c.mu.Unlock()
 }

@@ -168,6 +168,9 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 		s.line = here
 		return s.rangeMode(), s.rangeOptions(), false, true
 	}
+	if s.mode == ResumeStepIntoLine {
+		return s.decideInlineInto(st, pos, asStep)
+	}
 	switch {
 	case pos.deepest() > d && pos.depth <= d:
 		// At the first address of a call inlined into the stepping frame.
@@ -191,6 +194,33 @@ func (s *stepper) decideInline(st stepStop, here LineRange, asStep func()) (Resu
 		// Back on the line the step began on (after an inlined call in it).
 		s.line = here
 		return s.rangeMode(), s.rangeOptions(), false, true
+	}
+	return 0, ResumeOptions{}, false, false
+}
+
+// decideInlineInto is decideInline for a step into (gdb's "stepped into
+// inlined function" and "stepping through inlined function"): it stops at
+// the first address of inlined calls made by the stepping frame (intoInline
+// then decides which frame the stop shows) and in an inlined call the
+// stepping frame made. Out of the inlined function the step began in, the
+// step goes on in the frame it is in (gdb refreshes its step frame), with
+// no line of its own unless it is still on the line it stepped: the next
+// line start or inlined call it reaches ends the step. Elsewhere the line
+// rules apply. The inline depth stands for gdb's frame identity.
+func (s *stepper) decideInlineInto(st stepStop, pos inlinePosition, asStep func()) (ResumeMode, ResumeOptions, bool, bool) {
+	d := s.origin.depth
+	switch {
+	case pos.deepest() > pos.depth && pos.depth == d, pos.depth > d:
+		asStep()
+		return 0, ResumeOptions{}, true, true
+	case pos.depth < d:
+		f := pos.at(pos.depth)
+		s.origin, s.insn = pos, pos.depth > 0
+		if f.Line != s.line.Line || f.File != s.line.File {
+			s.origin.frames = append([]InlineFrame(nil), pos.frames...)
+			s.origin.frames[len(pos.frames)-1-pos.depth].Line = 0
+			s.line = LineRange{}
+		}
 	}
 	return 0, ResumeOptions{}, false, false
 }

@@ -48,6 +48,14 @@ type stepper struct {
 	// frame (depth and line) a step over began in.
 	inline InlineAdvisor
 	origin inlinePosition
+	// insn is set while a step into goes one instruction at a time (in an
+	// inlined function, whose exit gdb notices where it happens); at is
+	// the pc the thread is at.
+	insn bool
+	at   uint64
+	// originCFA is startCFA as the step began (a step into keeps its
+	// origin to present a stop at an inlined call's entry: intoInline).
+	originCFA uint64
 }
 
 type stepStop struct {
@@ -128,6 +136,20 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 	if inlineAware {
 		pos, inlineAware = inlineAt(ia, thread, pc)
 	}
+	if inlineAware {
+		hidden := s.hiddenAt(pos)
+		pos.depth = pos.deepest() - hidden
+		if mode == ResumeStepIntoLine && hidden > 0 {
+			// gdb: a step at the entry of hidden inlined calls enters
+			// the next one where it stands.
+			t.stepIntoHidden(thread, hidden, pc)
+			return nil
+		}
+		if mode == ResumeStepIntoLine {
+			s.origin, s.originCFA = pos, s.startCFA
+		}
+		pos.depth = max(pos.depth, 0)
+	}
 	switch {
 	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
 		// Out of an inlined call: step until its code is left, as gdb's
@@ -165,8 +187,9 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 			r = LineRange{Start: pc, End: pc + 1}
 		}
 		s.line = r
-		if inlineAware && mode == ResumeStepOverLine {
+		if inlineAware && mode != ResumeStepOut {
 			s.inline, s.origin = ia, pos
+			s.insn, s.at = mode == ResumeStepIntoLine && pos.depth > 0, pc
 		}
 		first, opts = s.rangeMode(), s.rangeOptions()
 	}
@@ -190,6 +213,9 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 }
 
 func (s *stepper) rangeOptions() ResumeOptions {
+	if s.insn {
+		return ResumeOptions{RangeStart: s.at, RangeEnd: s.at + 1, Count: 1}
+	}
 	return ResumeOptions{RangeStart: s.line.Start, RangeEnd: s.line.End, Count: 1}
 }
 
@@ -226,6 +252,9 @@ func (s *stepper) run(t *Target, tmp *Breakpoint) {
 			t.backend.RemoveBreakpoint(tmp)
 		}
 		t.endStep(s.thread)
+		if st.reason.Kind == ReasonStep {
+			s.intoInline(st.pc)
+		}
 		t.Stopped(s.thread, st.reason, st.pc)
 	}
 	for round := 0; ; round++ {
@@ -314,6 +343,10 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	if err != nil {
 		asStep()
 		return 0, ResumeOptions{}, true
+	}
+	s.at = st.pc
+	if cfa != s.startCFA {
+		s.insn = false
 	}
 	here, hasLine := s.advisor.LineRange(s.thread, st.pc)
 	switch {

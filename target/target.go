@@ -508,6 +508,7 @@ func (c *Context) Resume(mode ResumeMode, opts ResumeOptions) error {
 	if err := c.checkResume(mode, &opts); err != nil {
 		return err
 	}
+	c.noteResume(mode)
 	if lineModes.Has(mode) && !c.target.backend.CanResume(c).Has(mode) {
 		return c.target.startLineStep(c, mode)
 	}
@@ -530,6 +531,7 @@ func (c *Context) ResumeAsync(mode ResumeMode, opts ResumeOptions, done func(err
 		done(err)
 		return
 	}
+	c.noteResume(mode)
 	ar.ResumeAsync(c, mode, opts, done)
 }
 

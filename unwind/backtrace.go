@@ -26,6 +26,10 @@ type Trace struct {
 	Frames []StackFrame
 	Stop   StopReason
 	Err    error // why the walk stopped, for stops other than outermost/depth
+	// HiddenInline is the number of inlined frames at frame 0's pc left out
+	// above Frames[0] (a stop at the entry of inlined calls shown in the
+	// caller, as gdb does: session.HiddenInline).
+	HiddenInline int
 }
 
 // BacktraceOptions select what Backtrace asks the client for.

@@ -725,6 +725,9 @@ func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locat
 	}
 	addrs, err := loc.FunctionAddresses(proc, strings.TrimPrefix(text, "&"))
 	if skip, _ := p["SkipPrologue"].(bool); skip {
+		// gdb's break FUNCTION (break *FUNCTION is an address): its stops
+		// show the frames gdb shows for one (session.HiddenInline).
+		spec.Function = true
 		if pl, ok := loc.(prologueSkipper); ok {
 			for i, a := range addrs {
 				addrs[i] = pl.AfterPrologue(proc, a)

@@ -58,14 +58,7 @@ func gdbSteps(t *testing.T, prog string, start stepStart, stepScript []stepCmd) 
 	}
 	py.WriteString("main = int(gdb.parse_and_eval('(long)&main'))\n")
 	for _, s := range stepScript {
-		fmt.Fprintf(&py, "try:\n    pc0 = int(gdb.newest_frame().pc())\n    gdb.execute(%q, to_string=True)\n", s.gdb)
-		if s.gdb == "step" {
-			// gdb's step into an inlined call first stops without moving
-			// (it shows the inlined frame at the same pc), which TCF, whose
-			// frames are the line table's, cannot express: count the next
-			// step instead.
-			py.WriteString("    if int(gdb.newest_frame().pc()) == pc0:\n        gdb.execute('step', to_string=True)\n")
-		}
+		fmt.Fprintf(&py, "try:\n    gdb.execute(%q, to_string=True)\n", s.gdb)
 		py.WriteString("    f = gdb.newest_frame()\n")
 		py.WriteString("    print('STOP %d %d' % (f.find_sal().line, int(f.pc()) - main))\n")
 		py.WriteString("except Exception as e:\n    print('STOP-ERR', e)\n")
@@ -200,7 +193,7 @@ func stepsMatchGdb(t *testing.T, prog string, start stepStart, stepScript []step
 		if reason != "Step" {
 			t.Errorf("%s: reason %q params %v, want Step", s.gdb, reason, params)
 		}
-		_, line := la.lineAt(thread, pc)
+		line := la.shownLine(thread, pc)
 		got = append(got, stepStop{Line: line, FromMain: int64(pc - mainPC), Command: s.gdb})
 		// Exactly one resumed and one suspended event per step.
 		evs := la.events.since(m)
@@ -216,16 +209,68 @@ func stepsMatchGdb(t *testing.T, prog string, start stepStart, stepScript []step
 			if got[i].Line != want[i].Line {
 				t.Errorf("step %d: sonde %v, gdb %v", i, got[i], want[i])
 			}
-		case got[i].FromMain != want[i].FromMain:
+		case got[i].FromMain != want[i].FromMain || got[i].Line != want[i].Line:
+			// Lines too: at the first address of an inlined call gdb shows
+			// the caller's line (the call) until a step into enters it.
 			t.Errorf("step %d: sonde %v, gdb %v", i, got[i], want[i])
-		case got[i].Line != want[i].Line:
-			// Same pc: at the first address of an inlined call gdb shows the
-			// caller's line (the call), the line table (and so TCF's
-			// LineNumbers, like the C agent) the inlined function's.
-			t.Logf("step %d: same pc, sonde line %d (line table), gdb line %d (inline call site)", i, got[i].Line, want[i].Line)
 		}
 	}
 	if t.Failed() {
 		t.Logf("sonde: %v\ngdb:   %v", got, want)
+	}
+}
+
+// shownLine is the line of the thread's top frame as a TCF client shows it:
+// the frame's CodeArea when it has one (a stop at the entry of inlined calls
+// shown in the caller, at the line of the call), else the line table's line
+// at pc (LineNumbers.mapToSource).
+func (la *liveAgent) shownLine(thread string, pc uint64) int {
+	la.t.Helper()
+	var e error
+	var frames []struct {
+		IP       uint64
+		CodeArea *struct{ SLine int }
+	}
+	la.decode("StackTrace", "getContext", []any{la.topFrames(thread, 1)}, &frames, &e)
+	if len(frames) == 1 && frames[0].IP == pc && frames[0].CodeArea != nil {
+		return frames[0].CodeArea.SLine
+	}
+	_, line := la.lineAt(thread, pc)
+	return line
+}
+
+// TestLiveInlineBreakpointLineMatchesGdb: a breakpoint at a function whose
+// first instruction begins an inlined call (-O2 C++) shows the line gdb
+// shows: set on the function (SkipPrologue, gdb's break FUNCTION) the
+// function's, at its address (gdb's break *FUNCTION) the inlined call's.
+func TestLiveInlineBreakpointLineMatchesGdb(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb is not installed: the comparison needs it")
+	}
+	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_inline.cc"}, Flags: []string{"-O2", "-no-pie"}, Name: "step_inline_cc"})
+	for _, c := range []struct {
+		gdb  string
+		skip bool
+	}{{"run", true}, {"*run", false}} {
+		out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "break "+c.gdb, "-ex", "run",
+			"-ex", "python print('LINE %d' % gdb.newest_frame().find_sal().line)", prog).CombinedOutput()
+		m := regexp.MustCompile(`(?m)^LINE (\d+)$`).FindSubmatch(out)
+		if err != nil || m == nil {
+			t.Fatalf("gdb: %v\n%s", err, out)
+		}
+		want, _ := strconv.Atoi(string(m[1]))
+		la := startLive(t)
+		mk := la.events.mark()
+		proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+		thread := mainThread(proc)
+		la.suspended(mk, thread)
+		la.ok("Breakpoints", "add", map[string]any{"ID": "b", "Location": "run", "SkipPrologue": c.skip})
+		pc, reason, _ := la.resume(thread, 0)
+		if reason != "Breakpoint" {
+			t.Fatalf("break %s: stopped with %q", c.gdb, reason)
+		}
+		if got := la.shownLine(thread, pc); got != want {
+			t.Errorf("break %s: line %d, gdb %d", c.gdb, got, want)
+		}
 	}
 }

@@ -257,12 +257,18 @@ func frameContext(tr *unwind.Trace, n int, thread stackOwner, id string) framePr
 	// would look at pc-1: it gets the same two properties.
 	inner, outer := inlineChain(tr, n)
 	exact := n > 0 && f.LookupPC == f.PC
-	if outer > inner || exact {
+	// At the entry of inlined calls the stop may hide (gdb): the frames
+	// of physical frame 0 are then below the innermost the pc names.
+	hidden := 0
+	if inner == 0 {
+		hidden = tr.HiddenInline
+	}
+	if outer > inner || exact || hidden > 0 {
 		p.Inlined = outer - n
 		if f.HasSymbol && f.Symbol.Function != "" {
-			p.FuncID = functionID(thread.process, f.LookupPC, n-inner)
+			p.FuncID = functionID(thread.process, f.LookupPC, n-inner+hidden)
 		}
-		if (n > inner || exact) && f.Symbol.Line > 0 {
+		if (n > inner || exact || hidden > 0) && f.Symbol.Line > 0 {
 			p.CodeArea = &frameCodeArea{SAddr: f.LookupPC, SLine: f.Symbol.Line, SCol: f.Symbol.Column,
 				File: filepath.Base(f.Symbol.File), Dir: filepath.Dir(f.Symbol.File)}
 		}
