@@ -2,14 +2,12 @@ package dap
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -30,9 +28,7 @@ func (s inlineStop) String() string {
 // cmds (step or next), and reports the stop at fn and after each command.
 func gdbInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	t.Helper()
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed: the step comparison needs it")
-	}
+	gdbtest.Need(t)
 	var py strings.Builder
 	fmt.Fprintf(&py, "import gdb\ngdb.execute('break %s')\ngdb.execute('run')\ngdb.execute('delete')\n", fn)
 	py.WriteString("def show():\n    f = gdb.newest_frame()\n    o = f.older()\n" +
@@ -41,14 +37,7 @@ func gdbInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	for _, c := range cmds {
 		fmt.Fprintf(&py, "gdb.execute(%q, to_string=True)\nshow()\n", c)
 	}
-	script := filepath.Join(t.TempDir(), "steps.py")
-	if err := os.WriteFile(script, []byte(py.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "source "+script, prog).CombinedOutput()
-	if err != nil {
-		t.Fatalf("gdb: %v\n%s", err, out)
-	}
+	out := gdbtest.Batch(t, "-ex", "source "+gdbtest.Script(t, "steps.py", py.String()), prog)
 	re := regexp.MustCompile(`(?m)^STOP (\S+) (\d+) (\d+) (\S+)$`)
 	var stops []inlineStop
 	for _, m := range re.FindAllStringSubmatch(string(out), -1) {

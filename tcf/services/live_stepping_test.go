@@ -244,16 +244,14 @@ func (la *liveAgent) shownLine(thread string, pc uint64) int {
 // shows: set on the function (SkipPrologue, gdb's break FUNCTION) the
 // function's, at its address (gdb's break *FUNCTION) the inlined call's.
 func TestLiveInlineBreakpointLineMatchesGdb(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("gdb is not installed: the comparison needs it")
-	}
+	gdbtest.Need(t)
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"step_inline.cc"}, Flags: []string{"-O2", "-no-pie"}, Name: "step_inline_cc"})
 	for _, c := range []struct {
 		gdb  string
 		skip bool
 	}{{"run", true}, {"*run", false}} {
-		out, err := exec.Command("gdb", "-batch", "-nx", "-ex", "break "+c.gdb, "-ex", "run",
-			"-ex", "python print('LINE %d' % gdb.newest_frame().find_sal().line)", prog).CombinedOutput()
+		out, err := gdbtest.Run("-ex", "break "+c.gdb, "-ex", "run",
+			"-ex", "python print('LINE %d' % gdb.newest_frame().find_sal().line)", prog)
 		m := regexp.MustCompile(`(?m)^LINE (\d+)$`).FindSubmatch(out)
 		if err != nil || m == nil {
 			t.Fatalf("gdb: %v\n%s", err, out)
