@@ -763,26 +763,36 @@ func escapeChar(c byte, q byte) string {
 
 func (p *printer) reference(s *Type, b []byte, depth int) {
 	addr := le(b)
-	p.b.WriteString("@0x" + strconv.FormatUint(addr, 16))
+	at := "@0x" + strconv.FormatUint(addr, 16)
 	elem := s.Elem
 	if p.f == nil || elem == nil {
+		p.b.WriteString(at)
 		return
 	}
-	p.b.WriteString(": ")
 	es := elem.Strip()
 	if es != nil && es.Declaration && p.r != nil {
 		elem = p.r.Complete(elem)
 	}
 	size := elem.ByteSize()
 	if size < 0 || size > MaxValueSize {
-		p.b.WriteString("<error: size of " + elem.String() + " is unknown>")
+		p.b.WriteString(at + ": <error: size of " + elem.String() + " is unknown>")
 		return
 	}
 	buf := make([]byte, size)
 	if n, _ := p.f.ReadMemory(buf, addr); n < len(buf) {
-		p.b.WriteString("<error: Cannot access memory at address 0x" + strconv.FormatUint(addr+uint64(n), 16) + ">")
+		p.b.WriteString(at + ": <error: Cannot access memory at address 0x" + strconv.FormatUint(addr+uint64(n), 16) + ">")
 		return
 	}
+	// gdb's library printers look through references (libstdc++'s lookup
+	// takes a reference's target type): a reference to a string or a
+	// container prints as the container, without the address.
+	if es := elem.Strip(); p.o.Pretty && p.r != nil && es != nil && (es.Kind == KindStruct || es.Kind == KindClass || es.Kind == KindUnion) {
+		if c, ok := p.r.Container(Value{Type: es, Bytes: buf, Address: addr, Place: PlaceMemory}, p.f); ok && c.GDB {
+			p.container(c, depth+1)
+			return
+		}
+	}
+	p.b.WriteString(at + ": ")
 	p.value(elem, buf, nil, 0, addr, true, depth+1)
 }
 
