@@ -94,7 +94,10 @@ func (s *Server) setExceptionBreakpoints(r *request) (any, error) {
 		if !signals {
 			stop, passHandled = signalsOff(stop)
 		}
-		d.proc.SetSignalMasks(stop, d.proc.DontPass())
+		// A SIGTRAP not sonde's own (raise(SIGTRAP), an int3 compiled into
+		// the program) stops and is swallowed on continue, as gdb and lldb
+		// do: the program goes on past its trap instead of dying of it.
+		d.proc.SetSignalMasks(stop, d.proc.DontPass().With(target.Signal(unix.SIGTRAP)))
 		d.proc.SetPassHandled(passHandled)
 	}
 	return godap.SetExceptionBreakpointsResponseBody{Breakpoints: out}, nil
@@ -178,6 +181,9 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 // process's dispositions now: the handler runs, the signal is ignored, or
 // the program ends. Empty when the backend cannot tell.
 func signalFate(th *target.Context, sig target.Signal) string {
+	if p := th.Process(); p != nil && p.DontPass().Has(sig) {
+		return " (not delivered: continuing goes on past it)"
+	}
 	d, err := th.SignalDispositions()
 	switch {
 	case err != nil:

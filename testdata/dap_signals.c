@@ -33,6 +33,10 @@ int main(int argc, char **argv)
 		signal(SIGSEGV, on_segv);
 		fault();
 	}
+	if (strcmp(mode, "trap") == 0) {
+		raise(SIGTRAP);
+		return 0;
+	}
 	if (strcmp(mode, "abort") == 0)
 		abort(); /* BP:abort */
 	if (strcmp(mode, "usr1") == 0) {
