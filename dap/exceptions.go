@@ -150,6 +150,9 @@ func (s *Server) exceptionInfo(r *request) (any, error) {
 		} else if si := reason.SigInfo; si != nil && si.HasAddr {
 			body.Description += fmt.Sprintf(" at address 0x%x", si.Addr)
 		}
+		if name := reason.Signal.Name(); !strings.Contains(body.Description, name) {
+			body.Description = name + ": " + body.Description
+		}
 		body.Description += signalFate(th, reason.Signal)
 	case reason.Kind == target.ReasonBreakpoint:
 		kind := ""

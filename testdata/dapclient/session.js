@@ -4,7 +4,7 @@
 //
 //	node session.js [options] -- ADAPTER [ARGS...]
 //
-//	--mode launch|entry|core|attach|vanish|bench   the scenario (default launch)
+//	--mode launch|entry|core|attach|vanish|fault|bench   the scenario (default launch)
 //	--program PATH    the built test program
 //	--source PATH     its source (lines are found by their "@NAME" markers)
 //	--lang c|cpp|rust
@@ -56,12 +56,12 @@ function parseArgs(argv) {
 		}
 	}
 	if (!o.program || !o.source || !o.lang || (o.adapter.length === 0) === (o.port === undefined)) usage('--program, --source, --lang and an adapter or a --port are needed');
-	if (!['launch', 'entry', 'core', 'attach', 'vanish', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
+	if (!['launch', 'entry', 'core', 'attach', 'vanish', 'fault', 'bench'].includes(o.mode)) usage(`unknown mode ${o.mode}`);
 	return o;
 }
 
 function usage(msg) {
-	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|entry|core|attach|vanish|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
+	process.stderr.write(`session.js: ${msg}\nusage: node session.js [--mode launch|entry|core|attach|vanish|fault|bench] --program P --source S --lang c|cpp|rust [--runs N] [--lldb14] [--verbose] -- ADAPTER [ARGS...]\n`);
 	process.exit(2);
 }
 
@@ -434,6 +434,39 @@ async function entryScenario() {
 	}
 }
 
+// ---- fault: a fatal signal stops even with the "signals" filter off -----------------
+
+// faultScenario runs the program to its abort() with no exception filter:
+// SIGABRT has no handler and would kill it, so the adapter stops there (as
+// lldb-vscode does), exceptionInfo names it, and continue lets it die.
+async function faultScenario() {
+	const s = new Session();
+	try {
+		await s.start();
+		await initialize(s);
+		const launched = s.req('launch', { program: opt.program, args: ['crash'], cwd: path.dirname(opt.program) });
+		await s.next('initialized');
+		await s.req('setExceptionBreakpoints', { filters: [] });
+		await s.req('configurationDone', {});
+		await launched;
+		const ev = await stopped(s, 'exception', 'SIGABRT with the signals filter off');
+		issue(/SIGABRT/.test(String(ev.body.description)), 'SIGABRT: the stopped event names SIGABRT', show(ev.body));
+		const fr = await frames(s, ev.body.threadId);
+		checkFrame(findFrame(fr, FN.crash), FN.crash, L.CRASH, 'SIGABRT: the crash frame at the abort() call');
+		const r = await s.req('exceptionInfo', { threadId: ev.body.threadId });
+		check(/SIGABRT/.test(String(r.body.description)), 'exceptionInfo describes SIGABRT', show(r.body));
+		await s.req('continue', { threadId: ev.body.threadId });
+		const exited = await s.next('exited');
+		await s.next('terminated');
+		// The shell's code, 128+6 (lldb-vscode 14 says 6).
+		issue(exited.body.exitCode === 134, 'continue delivers SIGABRT: exitCode 134', show(exited.body));
+		await s.req('disconnect', {}, { allowFail: true, ms: 5000 });
+		await s.close();
+	} finally {
+		await s.close();
+	}
+}
+
 // ---- core: a post-mortem session -------------------------------------------------
 
 // makeCore runs the program until abort() dumps a core and returns its path.
@@ -738,7 +771,7 @@ async function benchScenario() {
 // ---- main ---------------------------------------------------------------------
 
 async function main() {
-	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, vanish: vanishScenario, bench: benchScenario }[opt.mode];
+	const scenario = { launch: launchScenario, entry: entryScenario, core: coreScenario, attach: attachScenario, vanish: vanishScenario, fault: faultScenario, bench: benchScenario }[opt.mode];
 	await shared.runMain(scenario, `${opt.mode} ${opt.lang}`, () => ({ failures, notes }));
 }
 
