@@ -38,24 +38,7 @@ const waitLimit = 15 * time.Second
 
 func newClient(t testing.TB) *client {
 	t.Helper()
-	cmd := exec.Command(testprog.Sonde(t), "dap")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &client{t: t, cmd: cmd, stdin: stdin, stderr: &strings.Builder{}}
-	cmd.Stderr = &lockedWriter{w: c.stderr}
-	c.cond = sync.NewCond(&c.mu)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go c.read(stdout)
-	t.Cleanup(c.close)
-	return c
+	return newAdapterClient(t, testprog.Sonde(t), "dap")
 }
 
 // close ends the adapter (closing its input, as a vanishing client does).

@@ -26,8 +26,8 @@ type signalOutcome struct {
 	terminated bool // terminated came after exited
 }
 
-// newAdapterClient is newClient for any adapter command (lldb-vscode for
-// the comparison).
+// newAdapterClient starts an adapter command (sonde dap for newClient,
+// lldb-vscode for the comparison) and reads its messages.
 func newAdapterClient(t testing.TB, argv ...string) *client {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
