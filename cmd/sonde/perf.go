@@ -44,6 +44,7 @@ func runPerf(args []string) int {
 	if err != nil {
 		return usageError(fs, err.Error())
 	}
+	prepareHeap(*input)
 	var rec *profiling.Recording
 	rec, err = profiling.OpenRecording(*input, profiling.Options{NoInline: *noInline})
 	if err != nil {
