@@ -44,13 +44,19 @@ const perfGCPercent = 200
 // hugeHeapMinInput (pipes: never). SONDE_PERF_SMALLPAGES=1 leaves the heap
 // alone, for measuring; GOGC, when set, keeps its word.
 func prepareHeap(input string) {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(perfGCPercent)
+	percent := perfGCPercent
+	if os.Getenv("GOGC") != "" {
+		percent = debug.SetGCPercent(-1) // GOGC's, set again below
 	}
+	debug.SetGCPercent(percent)
 	if st, err := os.Stat(input); err != nil || !st.Mode().IsRegular() || st.Size() < hugeHeapMinInput ||
 		os.Getenv("SONDE_PERF_SMALLPAGES") != "" {
 		return
 	}
+	// The ballast would start a collection of its own (it is more than
+	// the heap's goal), and a second one to free it: none till then.
+	debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(percent)
 	ballast := make([]byte, perfHeapBytes)
 	// A large object's pages come from the lowest free ones: probe is at
 	// the frontier of the heap the start-up touched, and the rest of its
