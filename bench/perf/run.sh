@@ -23,6 +23,12 @@
 # that size first (bench/perf/repeat: its data section written again and
 # again, each copy later in time), for the issue's 1 GB throughput figure on a
 # machine too loaded to record that much.
+# With SONDE_BENCH_RT=1 every timed command runs at real-time priority
+# (chrt -f 50, as bench/perf/ab.sh's SONDE_AB_RT=1): on a machine others
+# load, the wall times mean something again.
+# A recording made or grown here is written back to disk (sync) before
+# anything is timed, so that the kernel's write-back of a fresh GB (due ~30 s
+# after it was written: during the rounds) is not timed with them.
 # In RUNS rounds (default 5) every command runs once, so that a machine whose
 # load changes weighs on all alike. The table shows each command's median wall
 # and CPU (user+sys) seconds under /usr/bin/time, its peak RSS, and its wall
@@ -58,9 +64,10 @@ if [ -n "${SONDE_BENCH_MB:-}" ]; then
 		data=$work/big.data
 	fi
 fi
+sync "$data" # written back now, not during the rounds
 samples=$(perf report --stats -i "$data" 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 size=$(du -m "$data" | cut -f1)
-echo "recording: $samples samples, $size MB; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "recording: $samples samples, $size MB; $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg)${SONDE_BENCH_RT:+; real-time priority}"
 names=("sonde perf folded" "sonde perf folded --no-inline" "sonde perf folded, cold cache" "perf script --no-inline" "perf script" "cat perf.data > /dev/null")
 cmds=(
 	"$work/sonde perf folded -i $data"
@@ -73,11 +80,13 @@ cmds=(
 cat "$data" >/dev/null # into the page cache
 "$work/sonde" perf folded -i "$data" >/dev/null 2>&1 # and the persisted cache
 "$work/sonde" perf folded --no-inline -i "$data" >/dev/null 2>&1
+rt=()
+[ -z "${SONDE_BENCH_RT:-}" ] || rt=(chrt -f 50)
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 declare -A walls cpus rss
 for _ in $(seq "$runs"); do
 	for i in "${!cmds[@]}"; do
-		out=$( { /usr/bin/time -f '%e %U %S %M' sh -c "${cmds[$i]} >/dev/null 2>/dev/null"; } 2>&1 | tail -1)
+		out=$( { "${rt[@]}" /usr/bin/time -f '%e %U %S %M' sh -c "${cmds[$i]} >/dev/null 2>/dev/null"; } 2>&1 | tail -1)
 		read -r wall user sys kb <<<"$out"
 		walls[$i]+="$wall "
 		cpus[$i]+="$(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') "
