@@ -1,9 +1,6 @@
 package dap
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -174,19 +171,7 @@ func hdrPath(srcs []godap.Source, name string) string {
 // show rust-gdb's summaries and expand to their elements (a HashMap's keys
 // as names), Box to its pointee.
 func TestRustContainers(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); fileExists(p) {
-			rustc, err = p, nil
-		}
-	}
-	if err != nil {
-		t.Skip("SKIP: rustc is not installed (scripts/setup installs it)")
-	}
-	prog := filepath.Join(t.TempDir(), "pp_rust")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", prog, testprog.Source("pp_rust.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	prog := testprog.BuildRust(t, "pp_rust.rs", "pp_rust", "-C", "opt-level=0")
 	c := newClient(t)
 	c.launch(prog, nil)
 	c.request("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "pp_rust::stop_here"}}})
@@ -273,9 +258,4 @@ func TestRustContainers(t *testing.T) {
 		t.Errorf("bx.x: %+v", x)
 	}
 	c.request("disconnect", nil)
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -202,18 +200,8 @@ func dapclientProgram(tb testing.TB, lang string) benchProgram {
 		p.source = testprog.Source("dapclient_prog." + lang)
 		p.path = testprog.Build(tb, testprog.Spec{Sources: []string{"dapclient_prog." + lang}, Flags: []string{"-O0"}})
 	case "rs":
-		rustc, err := exec.LookPath("rustc")
-		if err != nil {
-			rustc = os.ExpandEnv("$HOME/.cargo/bin/rustc")
-			if _, err := os.Stat(rustc); err != nil {
-				tb.Skip("rustc not installed (scripts/setup installs it)")
-			}
-		}
 		p.source = testprog.Source("dapclient_prog.rs")
-		p.path = filepath.Join(tb.TempDir(), "dapclient_prog_rs")
-		if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", p.path, p.source).CombinedOutput(); err != nil {
-			tb.Fatalf("rustc: %v\n%s", err, out)
-		}
+		p.path = testprog.BuildRust(tb, "dapclient_prog.rs", "dapclient_prog_rs", "-C", "opt-level=0")
 	}
 	data, err := os.ReadFile(p.source)
 	if err != nil {

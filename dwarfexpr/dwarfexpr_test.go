@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/leb128"
 )
 
 // fakeTarget is a flat memory image and a register file. (Plain data, not a
@@ -37,31 +39,6 @@ func newTarget() *fakeTarget {
 	return t
 }
 
-func uleb(v uint64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func sleb(v int64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
 func cat(parts ...any) []byte {
 	var b []byte
 	for _, p := range parts {
@@ -86,32 +63,32 @@ func TestValues(t *testing.T) {
 		kind Kind
 	}{
 		{"lit", cat(OpLit0 + 7), nil, 7, KindMemory},
-		{"consts neg", cat(OpConsts, sleb(-5), OpStackValue), nil, uint64(math.MaxUint64 - 4), KindValue},
-		{"breg plus", cat(OpBreg0+6, sleb(-8)), nil, 0x1038, KindMemory},
-		{"bregx deref", cat(OpBregx, uleb(7), sleb(0), OpDeref), nil, 0x1000 + 0x80*2, KindMemory},
-		{"deref_size", cat(OpBreg0+7, sleb(0), OpDerefSize, 1), nil, 0x00, KindMemory},
-		{"plus_uconst", cat(OpLit0+1, OpPlusUconst, uleb(300)), nil, 301, KindMemory},
-		{"div signed", cat(OpConsts, sleb(-9), OpLit0+2, OpDiv, OpStackValue), nil, uint64(math.MaxUint64 - 3), KindValue},
+		{"consts neg", cat(OpConsts, leb128.AppendInt(nil, -5), OpStackValue), nil, uint64(math.MaxUint64 - 4), KindValue},
+		{"breg plus", cat(OpBreg0+6, leb128.AppendInt(nil, -8)), nil, 0x1038, KindMemory},
+		{"bregx deref", cat(OpBregx, leb128.AppendUint(nil, 7), leb128.AppendInt(nil, 0), OpDeref), nil, 0x1000 + 0x80*2, KindMemory},
+		{"deref_size", cat(OpBreg0+7, leb128.AppendInt(nil, 0), OpDerefSize, 1), nil, 0x00, KindMemory},
+		{"plus_uconst", cat(OpLit0+1, OpPlusUconst, leb128.AppendUint(nil, 300)), nil, 301, KindMemory},
+		{"div signed", cat(OpConsts, leb128.AppendInt(nil, -9), OpLit0+2, OpDiv, OpStackValue), nil, uint64(math.MaxUint64 - 3), KindValue},
 		{"mod", cat(OpLit0+9, OpLit0+4, OpMod, OpStackValue), nil, 1, KindValue},
-		{"shra", cat(OpConsts, sleb(-16), OpLit0+2, OpShra, OpStackValue), nil, uint64(math.MaxUint64 - 3), KindValue},
-		{"shr", cat(OpConsts, sleb(-16), OpConstu, uleb(60), OpShr, OpStackValue), nil, 15, KindValue},
-		{"lt signed", cat(OpConsts, sleb(-1), OpLit0+1, OpLt, OpStackValue), nil, 1, KindValue},
+		{"shra", cat(OpConsts, leb128.AppendInt(nil, -16), OpLit0+2, OpShra, OpStackValue), nil, uint64(math.MaxUint64 - 3), KindValue},
+		{"shr", cat(OpConsts, leb128.AppendInt(nil, -16), OpConstu, leb128.AppendUint(nil, 60), OpShr, OpStackValue), nil, 15, KindValue},
+		{"lt signed", cat(OpConsts, leb128.AppendInt(nil, -1), OpLit0+1, OpLt, OpStackValue), nil, 1, KindValue},
 		{"rot", cat(OpLit0+1, OpLit0+2, OpLit0+3, OpRot, OpDrop, OpDrop, OpStackValue), nil, 3, KindValue},
 		{"pick over swap", cat(OpLit0+1, OpLit0+2, OpPick, 1, OpOver, OpSwap, OpMinus, OpStackValue), nil, 1, KindValue},
 		{"pushed CFA", cat(OpLit0+8, OpMinus), []uint64{0x2000}, 0x1ff8, KindMemory},
 		// The PLT rule ld emits: rsp+8 + ((rip&15)>=11)*8, with rip = 0x100b.
-		{"plt", cat(OpBreg0+7, sleb(8), OpBreg0+16, sleb(0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus),
+		{"plt", cat(OpBreg0+7, leb128.AppendInt(nil, 8), OpBreg0+16, leb128.AppendInt(nil, 0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus),
 			nil, 0x1080 + 8 + 8, KindMemory},
 		{"bra taken", cat(OpLit0+1, OpBra, 2, 0, OpLit0+5, OpStackValue, OpLit0+9, OpStackValue), nil, 9, KindValue},
 		{"skip", cat(OpSkip, 1, 0, OpLit0+5, OpLit0+6), nil, 6, KindMemory},
 		{"loop sums 1..5", cat(OpLit0+0, OpLit0+5, // acc n
 			OpDup, OpRot, OpPlus, OpSwap, OpLit0+1, OpMinus, // acc+n n-1
 			OpDup, OpBra, 0xf6, 0xff, OpDrop, OpStackValue), nil, 15, KindValue},
-		{"abs neg not", cat(OpConsts, sleb(-3), OpAbs, OpNeg, OpNot, OpStackValue), nil, 2, KindValue},
+		{"abs neg not", cat(OpConsts, leb128.AppendInt(nil, -3), OpAbs, OpNeg, OpNot, OpStackValue), nil, 2, KindValue},
 		{"const8u", cat(OpConst8u, []byte{1, 2, 3, 4, 5, 6, 7, 8}), nil, 0x0807060504030201, KindMemory},
 		{"const2s", cat(OpConst2s, []byte{0xfe, 0xff}, OpStackValue), nil, uint64(math.MaxUint64 - 1), KindValue},
 		{"register", cat(OpReg0 + 3), nil, 3, KindRegister},
-		{"regx", cat(OpRegx, uleb(17)), nil, 17, KindRegister},
+		{"regx", cat(OpRegx, leb128.AppendUint(nil, 17)), nil, 17, KindRegister},
 		{"empty", nil, nil, 0, KindEmpty},
 		{"nop", cat(OpNop, OpLit0+2), nil, 2, KindMemory},
 	}
@@ -179,8 +156,8 @@ func TestErrors(t *testing.T) {
 
 func TestPieces(t *testing.T) {
 	// rax in the low 4 bytes, optimized-out middle, memory at rbp-8, a constant.
-	expr := cat(OpReg0, OpPiece, uleb(4), OpPiece, uleb(2), OpBreg0+6, sleb(-8), OpPiece, uleb(8),
-		OpLit0+7, OpStackValue, OpBitPiece, uleb(3), uleb(1), OpImplicitValue, uleb(2), 0xaa, 0xbb, OpPiece, uleb(2))
+	expr := cat(OpReg0, OpPiece, leb128.AppendUint(nil, 4), OpPiece, leb128.AppendUint(nil, 2), OpBreg0+6, leb128.AppendInt(nil, -8), OpPiece, leb128.AppendUint(nil, 8),
+		OpLit0+7, OpStackValue, OpBitPiece, leb128.AppendUint(nil, 3), leb128.AppendUint(nil, 1), OpImplicitValue, leb128.AppendUint(nil, 2), 0xaa, 0xbb, OpPiece, leb128.AppendUint(nil, 2))
 	res, err := Eval(expr, newTarget(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +179,7 @@ func TestPieces(t *testing.T) {
 		t.Errorf("piece contents wrong: %+v", res.Pieces)
 	}
 	// Operators after the last piece are an error, not silently dropped.
-	if _, err := Eval(cat(OpReg0, OpPiece, uleb(8), OpLit0), newTarget(), nil); !errors.Is(err, ErrBadComposition) {
+	if _, err := Eval(cat(OpReg0, OpPiece, leb128.AppendUint(nil, 8), OpLit0), newTarget(), nil); !errors.Is(err, ErrBadComposition) {
 		t.Errorf("trailing operator: %v", err)
 	}
 }
@@ -246,31 +223,31 @@ func TestCallbacks(t *testing.T) {
 		expr []byte
 		want uint64
 	}{
-		{"fbreg", cat(OpFbreg, sleb(-16)), 0x4ff0},
+		{"fbreg", cat(OpFbreg, leb128.AppendInt(nil, -16)), 0x4ff0},
 		{"call_frame_cfa", cat(OpCallFrameCFA), 0x6000},
-		{"tls", cat(OpConstu, uleb(0x10), OpFormTLSAddress), 0x7010},
-		{"gnu tls", cat(OpConstu, uleb(0x10), OpGNUPushTLSAddress), 0x7010},
-		{"addrx", cat(OpAddrx, uleb(2)), 0x8010},
-		{"gnu addr_index", cat(OpGNUAddrIndex, uleb(2)), 0x8010},
+		{"tls", cat(OpConstu, leb128.AppendUint(nil, 0x10), OpFormTLSAddress), 0x7010},
+		{"gnu tls", cat(OpConstu, leb128.AppendUint(nil, 0x10), OpGNUPushTLSAddress), 0x7010},
+		{"addrx", cat(OpAddrx, leb128.AppendUint(nil, 2)), 0x8010},
+		{"gnu addr_index", cat(OpGNUAddrIndex, leb128.AppendUint(nil, 2)), 0x8010},
 		// constx reads the same table but is no address: no bias (TLS offsets).
-		{"constx", cat(OpConstx, uleb(2), OpStackValue), 0x110},
-		{"gnu const_index tls", cat(OpGNUConstIndex, uleb(1), OpGNUPushTLSAddress), 0x7108},
+		{"constx", cat(OpConstx, leb128.AppendUint(nil, 2), OpStackValue), 0x110},
+		{"gnu const_index tls", cat(OpGNUConstIndex, leb128.AppendUint(nil, 1), OpGNUPushTLSAddress), 0x7108},
 		{"addr biased", cat(OpAddr, []byte{0, 0x10, 0, 0, 0, 0, 0, 0}), 0x101000},
-		{"entry_value", cat(OpEntryValue, uleb(1), OpReg0+5, OpLit0+1, OpPlus, OpStackValue), 43},
-		{"gnu entry_value", cat(OpGNUEntryValue, uleb(1), OpReg0+5, OpStackValue), 42},
+		{"entry_value", cat(OpEntryValue, leb128.AppendUint(nil, 1), OpReg0+5, OpLit0+1, OpPlus, OpStackValue), 43},
+		{"gnu entry_value", cat(OpGNUEntryValue, leb128.AppendUint(nil, 1), OpReg0+5, OpStackValue), 42},
 		{"call2", cat(OpLit0+1, OpCall2, 0x30, 0), 5},
 		{"parameter_ref", cat(OpGNUParameterRef, []byte{9, 0, 0, 0}, OpStackValue), 10},
 		{"object address", cat(OpPushObjectAddress), 0x9000},
 		// (int32)-3 converted to double, times 2.5, converted back to int32: -7.
-		{"typed float", cat(OpConstType, uleb(0x10), 4, []byte{0xfd, 0xff, 0xff, 0xff}, OpConvert, uleb(0x20),
-			OpConstType, uleb(0x20), 8, func() []byte {
+		{"typed float", cat(OpConstType, leb128.AppendUint(nil, 0x10), 4, []byte{0xfd, 0xff, 0xff, 0xff}, OpConvert, leb128.AppendUint(nil, 0x20),
+			OpConstType, leb128.AppendUint(nil, 0x20), 8, func() []byte {
 				b := make([]byte, 8)
 				binary.LittleEndian.PutUint64(b, math.Float64bits(2.5))
 				return b
-			}(), OpMul, OpConvert, uleb(0x10), OpConvert, uleb(0), OpStackValue), 0xfffffffffffffff9},
-		{"regval_type", cat(OpRegvalType, uleb(6), uleb(0x28), OpStackValue), 0x40},
-		{"deref_type", cat(OpBreg0+6, sleb(0), OpDerefType, 1, uleb(0x28), OpStackValue), 0x80},
-		{"reinterpret", cat(OpConstType, uleb(0x20), 8, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, OpReinterpret, uleb(0), OpStackValue), 0x3ff0000000000000},
+			}(), OpMul, OpConvert, leb128.AppendUint(nil, 0x10), OpConvert, leb128.AppendUint(nil, 0), OpStackValue), 0xfffffffffffffff9},
+		{"regval_type", cat(OpRegvalType, leb128.AppendUint(nil, 6), leb128.AppendUint(nil, 0x28), OpStackValue), 0x40},
+		{"deref_type", cat(OpBreg0+6, leb128.AppendInt(nil, 0), OpDerefType, 1, leb128.AppendUint(nil, 0x28), OpStackValue), 0x80},
+		{"reinterpret", cat(OpConstType, leb128.AppendUint(nil, 0x20), 8, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, OpReinterpret, leb128.AppendUint(nil, 0), OpStackValue), 0x3ff0000000000000},
 	}
 	for _, tc := range tests {
 		res, err := Eval(tc.expr, newTarget(), cfg)
@@ -286,10 +263,10 @@ func TestCallbacks(t *testing.T) {
 		t.Errorf("recursive call2: %v", err)
 	}
 	// Typed operands of different types do not mix.
-	if _, err := Eval(cat(OpConstType, uleb(0x10), 4, []byte{1, 0, 0, 0}, OpLit0+1, OpPlus), newTarget(), cfg); !errors.Is(err, ErrType) {
+	if _, err := Eval(cat(OpConstType, leb128.AppendUint(nil, 0x10), 4, []byte{1, 0, 0, 0}, OpLit0+1, OpPlus), newTarget(), cfg); !errors.Is(err, ErrType) {
 		t.Errorf("mixed types: %v", err)
 	}
-	res, err := Eval(cat(OpImplicitPointer, []byte{0x44, 0, 0, 0}, sleb(-4)), newTarget(), cfg)
+	res, err := Eval(cat(OpImplicitPointer, []byte{0x44, 0, 0, 0}, leb128.AppendInt(nil, -4)), newTarget(), cfg)
 	if err != nil || res.Kind != KindImplicitPointer || res.PointerDIE != 0x44 || res.PointerOffset != -4 {
 		t.Errorf("implicit_pointer: %+v %v", res, err)
 	}
@@ -303,7 +280,7 @@ func TestAddrSize4(t *testing.T) {
 }
 
 func TestNoAllocs(t *testing.T) {
-	expr := cat(OpBreg0+7, sleb(8), OpBreg0+16, sleb(0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus)
+	expr := cat(OpBreg0+7, leb128.AppendInt(nil, 8), OpBreg0+16, leb128.AppendInt(nil, 0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus)
 	tgt := newTarget()
 	tgt.regs[16] = 0x100b
 	var m Machine
@@ -319,7 +296,7 @@ func TestNoAllocs(t *testing.T) {
 }
 
 func BenchmarkEvalPLT(b *testing.B) {
-	expr := cat(OpBreg0+7, sleb(8), OpBreg0+16, sleb(0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus)
+	expr := cat(OpBreg0+7, leb128.AppendInt(nil, 8), OpBreg0+16, leb128.AppendInt(nil, 0), OpLit0+15, OpAnd, OpLit0+11, OpGe, OpLit0+3, OpShl, OpPlus)
 	tgt := newTarget()
 	tgt.regs[16] = 0x100b
 	var m Machine

@@ -59,6 +59,40 @@ func envFor(t *testing.T, st *session.Stack, i int) *expr.Env {
 	return &expr.Env{Frame: f, Reader: r, Scopes: variables.FrameScopes(chain, 0), Function: f.FunctionAddress}
 }
 
+// intsMatchGDB stops exe at fn under gdb and under sonde and checks that
+// each expression (a key of exprs) evaluates in fn's caller (frame 1) to
+// the integer gdb gives for its counterpart (the value); it returns the
+// caller's environment for further checks.
+func intsMatchGDB(t *testing.T, exe, fn string, exprs map[string]string) *expr.Env {
+	t.Helper()
+	var gdbExprs []string
+	for _, g := range exprs {
+		gdbExprs = append(gdbExprs, g)
+	}
+	stop := vartest.GDBStop(t, exe, fn, map[int][]string{1: gdbExprs})
+	_, th := stop.Open(t)
+	st, err := vartest.Stack(th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envFor(t, st, 1)
+	for src, g := range exprs {
+		want := stop.Results[1][g]
+		if want.Int == nil {
+			t.Fatalf("gdb: %s: %+v", g, want)
+		}
+		got, err := expr.Eval(src, env)
+		if err != nil {
+			t.Errorf("%s: %v (gdb's %s is %s)", src, err, g, want.Value)
+			continue
+		}
+		if n, err := got.Int(); err != nil || n != *want.Int {
+			t.Errorf("%s = %d (%v), gdb's %s is %s", src, n, err, g, want.Value)
+		}
+	}
+	return env
+}
+
 func TestExpressionsMatchGDB(t *testing.T) {
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {

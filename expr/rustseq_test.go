@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/variables/vartest"
 )
 
 // TestRustSliceAndVecSubscript: a Rust slice (&[i32], &[char], &[Item])
@@ -30,31 +29,7 @@ func TestRustSliceAndVecSubscript(t *testing.T) {
 		"items[1].id":     "is[1].id",
 		"items[1].weight": "is[1].weight",
 	}
-	var gdbExprs []string
-	for _, g := range same {
-		gdbExprs = append(gdbExprs, g)
-	}
-	stop := vartest.GDBStop(t, exe, "ex_rustseq::stop_here", map[int][]string{1: gdbExprs})
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := envFor(t, st, 1)
-	for src, g := range same {
-		want := stop.Results[1][g]
-		if want.Int == nil {
-			t.Fatalf("gdb: %s: %+v", g, want)
-		}
-		got, err := expr.Eval(src, env)
-		if err != nil {
-			t.Errorf("%s: %v (gdb's %s is %s)", src, err, g, want.Value)
-			continue
-		}
-		if n, err := got.Int(); err != nil || n != *want.Int {
-			t.Errorf("%s = %d (%v), gdb's %s is %s", src, n, err, g, want.Value)
-		}
-	}
+	env := intsMatchGDB(t, exe, "ex_rustseq::stop_here", same)
 	// Out of bounds, as Rust checks: an error, not the memory after.
 	for _, src := range []string{"sl[3]", "nums[50]", "cs[-1]", "items[2].id"} {
 		if r, err := expr.Eval(src, env); err == nil {

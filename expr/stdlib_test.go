@@ -5,7 +5,6 @@ import (
 
 	"github.com/sondedbg/sonde/expr"
 	"github.com/sondedbg/sonde/internal/testprog"
-	"github.com/sondedbg/sonde/variables/vartest"
 )
 
 // TestStdSubscriptAndStringCompare: libstdc++'s std::vector and
@@ -36,31 +35,7 @@ func TestStdSubscriptAndStringCompare(t *testing.T) {
 		"sp->label[1]":                 "sp._M_ptr->label._M_dataplus._M_p[1]",
 		"(*up).label._M_string_length": "up->label._M_string_length",
 	}
-	var gdbExprs []string
-	for _, g := range raw {
-		gdbExprs = append(gdbExprs, g)
-	}
-	stop := vartest.GDBStop(t, exe, "stop_here", map[int][]string{1: gdbExprs})
-	_, th := stop.Open(t)
-	st, err := vartest.Stack(th)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := envFor(t, st, 1)
-	for src, g := range raw {
-		want := stop.Results[1][g]
-		if want.Int == nil {
-			t.Fatalf("gdb: %s: %+v", g, want)
-		}
-		got, err := expr.Eval(src, env)
-		if err != nil {
-			t.Errorf("%s: %v (gdb's %s is %s)", src, err, g, want.Value)
-			continue
-		}
-		if n, err := got.Int(); err != nil || n != *want.Int {
-			t.Errorf("%s = %d (%v), gdb's %s is %s", src, n, err, g, want.Value)
-		}
-	}
+	env := intsMatchGDB(t, exe, "stop_here", raw)
 	for src, want := range map[string]int64{
 		`s == "hello"`: 1, `s != "hello"`: 0, `"hello" == s`: 1, `s == "hell"`: 0, `s == "hello!"`: 0,
 		`empty == ""`: 1, `empty != ""`: 0, `names[1] == "beta"`: 1, `ref == "beta"`: 1,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -90,15 +89,12 @@ func buildRealPrograms(t *testing.T) string {
 		"-L"+dir, "-ldapreal_math", "-Wl,-rpath,"+dir)
 	run("gcc", "-g", "-O0", "-pthread", "-o", filepath.Join(dir, "workers"), "workers.c")
 	run("g++", "-g", "-O0", "-o", filepath.Join(dir, "faults"), "faults.cc")
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		if p := os.ExpandEnv("$HOME/.cargo/bin/rustc"); dcFileExists(p) {
-			rustc, err = p, nil
+	if testprog.Rustc() != "" {
+		// Built once and shared (testprog's cache); the scenario wants
+		// them in dir, next to the others.
+		for _, name := range []string{"shop", "ledger"} {
+			copyFile(t, testprog.BuildRust(t, "dapreal/"+name+".rs", name, "-C", "opt-level=0"), filepath.Join(dir, name))
 		}
-	}
-	if err == nil {
-		run(rustc, "-g", "-C", "opt-level=0", "-o", filepath.Join(dir, "shop"), "shop.rs")
-		run(rustc, "-g", "-C", "opt-level=0", "-o", filepath.Join(dir, "ledger"), "ledger.rs")
 	}
 	return dir
 }

@@ -140,45 +140,6 @@ func TestTraceExitFromSignalHandler(t *testing.T) {
 	}
 }
 
-// moduleText returns the executable mappings of path in pid as they are in
-// memory and in the file.
-func moduleText(t *testing.T, pid int, path string) (mem, file []byte) {
-	t.Helper()
-	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for _, line := range strings.Split(string(maps), "\n") {
-		fs := strings.Fields(line)
-		if len(fs) < 6 || fs[5] != path || !strings.Contains(fs[1], "x") {
-			continue
-		}
-		var lo, hi, off uint64
-		fmt.Sscanf(fs[0], "%x-%x", &lo, &hi)
-		fmt.Sscanf(fs[2], "%x", &off)
-		a, b := make([]byte, hi-lo), make([]byte, hi-lo)
-		if _, err := m.ReadAt(a, int64(lo)); err != nil {
-			t.Fatal(err)
-		}
-		k, _ := f.ReadAt(b, int64(off))
-		mem, file = append(mem, a[:k]...), append(file, b[:k]...)
-	}
-	if len(mem) == 0 {
-		t.Fatalf("%s is not mapped in %d", path, pid)
-	}
-	return mem, file
-}
-
 // startForever starts pr_count untraced with a loop that outlasts the test.
 func startForever(t *testing.T, path string) *exec.Cmd {
 	t.Helper()
@@ -195,7 +156,7 @@ func startForever(t *testing.T, path string) *exec.Cmd {
 // mapping).
 func checkDetached(t *testing.T, pid int, path string) {
 	t.Helper()
-	mem, file := moduleText(t, pid, path)
+	mem, file := testprog.MappedText(t, pid, path)
 	if !bytes.Equal(mem, file) {
 		t.Error("text differs from the file after the trace")
 	}

@@ -1,4 +1,4 @@
-// Package leb128 decodes the variable-length integers of DWARF and of the
+// Package leb128 decodes (and encodes) the variable-length integers of DWARF and of the
 // exception-handling frame format (LEB128). Every parser of those formats in
 // sonde — CFI, DWARF expressions, DWARF debug information — uses it, so the
 // rules for hostile input live in one place: a value that runs past the end
@@ -39,4 +39,29 @@ func Int(b []byte) (v int64, n int) {
 		}
 	}
 	return 0, 0
+}
+
+// AppendUint appends the unsigned LEB128 encoding of v to b, for what
+// writes DWARF or CFI (tests build their inputs with it).
+func AppendUint(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// AppendInt appends the signed LEB128 encoding of v to b.
+func AppendInt(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

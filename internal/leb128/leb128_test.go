@@ -45,7 +45,7 @@ func FuzzAgainstStdlib(f *testing.F) {
 		if v, n := Uint(enc); v != u || n != len(enc) {
 			t.Fatalf("Uint(%x) = %d %d, want %d", enc, v, n, u)
 		}
-		encS := appendSLEB(nil, s)
+		encS := AppendInt(nil, s)
 		if v, n := Int(encS); v != s || n != len(encS) {
 			t.Fatalf("Int(%x) = %d %d, want %d", encS, v, n, s)
 		}
@@ -56,15 +56,4 @@ func FuzzAgainstStdlib(f *testing.F) {
 			t.Fatal("n out of range")
 		}
 	})
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }

@@ -690,6 +690,8 @@ func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locat
 			spec.Size = int(n)
 		}
 	}
+	text, _ := p["Location"].(string)
+	text = strings.TrimSpace(text)
 	if file, ok := p["File"].(string); ok && file != "" {
 		line, _ := propInt(p, "Line")
 		col, _ := propInt(p, "Column")
@@ -697,10 +699,16 @@ func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locat
 			return nil, spec, fmt.Errorf("no line information service")
 		}
 		addrs, err := loc.LineAddresses(proc, bs.paths.mapPath(file), int(line), int(col))
-		return addrs, spec, err
+		if err != nil || !namesFunction(loc, proc, text) {
+			return addrs, spec, err
+		}
+		// File and Line with a Location naming a function: the C agent
+		// evaluates the Location in the scope of the line's code and
+		// plants there, not at the line. Eclipse's Step Into Selection
+		// sends this: the line of the call and the function called on
+		// it, with SkipPrologue. (Eclipse's line breakpoints may carry a
+		// Location of "file:line" text, which names no function: the line.)
 	}
-	text, _ := p["Location"].(string)
-	text = strings.TrimSpace(text)
 	if text == "" {
 		return nil, spec, fmt.Errorf("breakpoint has neither Location nor File")
 	}
@@ -724,9 +732,14 @@ func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locat
 		return nil, spec, fmt.Errorf("no symbol service to resolve %q", text)
 	}
 	addrs, err := loc.FunctionAddresses(proc, strings.TrimPrefix(text, "&"))
+	// Without SkipPrologue a function's name is an address expression, as
+	// the TCF spec defines Location ("evaluates to an address") and the C
+	// agent plants it: at the entry, a stop there shown at frame level 0
+	// (the innermost inlined call that begins at the entry) — gdb's break
+	// *FUNCTION. So the function flag goes only with SkipPrologue.
 	if skip, _ := p["SkipPrologue"].(bool); skip {
-		// gdb's break FUNCTION (break *FUNCTION is an address): its stops
-		// show the frames gdb shows for one (session.HiddenInline).
+		// gdb's break FUNCTION: its stops show the frames gdb shows for
+		// one (session.HiddenInline).
 		spec.Function = true
 		if pl, ok := loc.(prologueSkipper); ok {
 			for i, a := range addrs {
@@ -735,6 +748,19 @@ func (bs *breakpoints) resolve(p map[string]any, proc *target.Context, loc Locat
 		}
 	}
 	return addrs, spec, err
+}
+
+// namesFunction reports whether text, a breakpoint's Location, is the name
+// of a function of proc (not an address, not "file:line" text).
+func namesFunction(loc Locator, proc *target.Context, text string) bool {
+	if text == "" || strings.ContainsAny(text, ":") && !strings.Contains(text, "::") {
+		return false
+	}
+	if _, err := strconv.ParseUint(text, 0, 64); err == nil {
+		return false
+	}
+	addrs, err := loc.FunctionAddresses(proc, strings.TrimPrefix(text, "&"))
+	return err == nil && len(addrs) > 0
 }
 
 // staticData evaluates an expression of a process's static data (no

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -552,14 +551,7 @@ func TestLiveExecBreakpointsBeforeStart(t *testing.T) {
 // (crate::main, which DWARF marks as the main subprogram), as gdb's start
 // does, not in the runtime's shim the ELF symbol main names.
 func TestLiveStopAtMainRust(t *testing.T) {
-	rustc, err := exec.LookPath("rustc")
-	if err != nil {
-		t.Skip("rustc is not installed: the Rust program of this test cannot be built")
-	}
-	prog := filepath.Join(t.TempDir(), "rust_main")
-	if out, err := exec.Command(rustc, "-g", "-C", "opt-level=0", "-o", prog, testprog.Source("rust_main.rs")).CombinedOutput(); err != nil {
-		t.Fatalf("rustc: %v\n%s", err, out)
-	}
+	prog := testprog.BuildRust(t, "rust_main.rs", "rust_main", "-C", "opt-level=0")
 	la := startLive(t)
 	m := la.events.mark()
 	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})

@@ -3,6 +3,7 @@ package services_test
 import (
 	"encoding/binary"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -122,5 +123,46 @@ func TestLiveSkipPrologueMatchesGdb(t *testing.T) {
 		if got != bp-entry {
 			t.Errorf("SkipPrologue breakpoint on %s at entry+%d, gdb's at entry+%d", f, got, bp-entry)
 		}
+	}
+}
+
+// TestLiveStepIntoSelectionBreakpoint: a breakpoint with File and Line and
+// a Location naming the function called on that line (what Eclipse's Step
+// Into Selection sends, with SkipPrologue) stops in the function past its
+// prologue, as the C agent plants it, not at the line; File and Line alone
+// stop at the line.
+func TestLiveStepIntoSelectionBreakpoint(t *testing.T) {
+	la := startLive(t)
+	prog := agentProg(t)
+	callLine := sourceLine(t, "agent_prog.c", "AGENT_CALL_LINE")
+	proc, _ := la.startProcess(prog, nil, map[string]any{"StopAtEntry": false, "StopAtMain": true})
+	thread := mainThread(proc)
+	la.suspended(0, thread)
+	la.ok("Breakpoints", "add", map[string]any{"ID": "line", "Enabled": true, "File": "agent_prog.c", "Line": callLine})
+	pc, reason, _ := la.resume(thread, 0)
+	if _, line := la.lineAt(thread, pc); reason != "Breakpoint" || line != callLine || la.funcAt(thread, pc) == "add" {
+		t.Fatalf("File/Line breakpoint: %q in %s line %d, want line %d (the caller's)", reason, la.funcAt(thread, pc), line, callLine)
+	}
+	la.ok("Breakpoints", "remove", []string{"line"})
+	la.ok("Breakpoints", "add", map[string]any{"ID": "sel", "Enabled": true, "File": "agent_prog.c", "Line": callLine,
+		"Location": "add", "SkipPrologue": true})
+	pc, reason, params := la.resume(thread, 0)
+	if reason != "Breakpoint" || !slices.Equal(anyStrings(params["BPs"]), []string{"sel"}) {
+		t.Fatalf("stop %q %v, want breakpoint sel", reason, params)
+	}
+	if f := la.funcAt(thread, pc); f != "add" {
+		t.Fatalf("Step Into Selection breakpoint stopped in %s, want add", f)
+	}
+	var e error
+	var sym string
+	la.decode("Symbols", "findByAddr", []any{thread, pc}, &e, &sym)
+	var sp map[string]any
+	la.decode("Symbols", "getContext", []any{sym}, &e, &sp)
+	if pc == num(sp["Address"]) {
+		t.Errorf("stop at add's entry %#x, want past its prologue (SkipPrologue)", pc)
+	}
+	la.ok("Breakpoints", "remove", []string{"sel"})
+	if code := la.runToExit(thread, proc); code != 0 {
+		t.Errorf("exit code %d", code)
 	}
 }

@@ -1,6 +1,7 @@
 package services
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -225,14 +226,30 @@ func (p *processes) setSignalMask(c *tcf.Call) {
 	a := p.a
 	args := c.Args()
 	id := args.String()
-	dontStop, dontPass := args.Uint64(), args.Uint64()
+	rawStop, rawPass := args.Raw(), args.Raw()
+	var rawHandled json.RawMessage
+	handled := args.Remaining() > 0 // sonde's pass-if-handled set (sigmasks.go)
+	if handled {
+		rawHandled = args.Raw()
+	}
 	if err := args.End(); err != nil {
+		c.ReplyError(err)
+		return
+	}
+	var m sigMasks
+	var err error
+	m.dontStop, err = sigSetArg("dont-stop", rawStop, target.DefaultDontStop, err)
+	m.dontPass, err = sigSetArg("dont-pass", rawPass, 0, err)
+	if handled {
+		m.passHandled, err = sigSetArg("pass-if-handled", rawHandled, 0, err)
+	}
+	if err != nil {
 		c.ReplyError(err)
 		return
 	}
 	ctx, err := a.lookup(id)
 	if err == nil {
-		ctx.SetSignalMasks(targetMask(dontStop), targetMask(dontPass))
+		m.apply(ctx)
 	}
 	c.ReplyError(err)
 }
@@ -273,11 +290,10 @@ func (p *processes) start(c *tcf.Call) {
 		req.stopAtMain = flag("StopAtMain", true)
 		req.children = flag("AttachChildren", false)
 		req.terminal = flag("UseTerminal", false)
-		if v, ok := props.Uint64("SigDontStop"); ok {
-			req.dontStop = &v
-		}
-		if v, ok := props.Uint64("SigDontPass"); ok {
-			req.dontPass = &v
+		var err error
+		if req.sigs, err = startSigMasks(props); err != nil {
+			c.Reply().Error(err).Null().Send()
+			return
 		}
 	} else {
 		req.attach = args.Bool()
@@ -306,7 +322,7 @@ func (p *processes) getCapabilities(c *tcf.Call) {
 		c.Reply().Error(err).Null().Send()
 		return
 	}
-	c.Reply().Error(nil).Data(processesCaps{true, true, true, true, true, true, true, true, true}).Send()
+	c.Reply().Error(nil).Data(processesCaps{true, true, true, true, true, true, true, true, true, true}).Send()
 }
 
 // processesCaps is ProcessesV1's getCapabilities answer, in the order the
@@ -318,6 +334,7 @@ type processesCaps struct {
 	CanTerminateAttached bool `json:"CanTerminateAttached"`
 	SigDontPass          bool `json:"SigDontPass"`
 	SigDontStop          bool `json:"SigDontStop"`
+	SigPassHandled       bool `json:"SigPassHandled"` // sonde's (sigmasks.go)
 	StopAtEntry          bool `json:"StopAtEntry"`
 	StopAtMain           bool `json:"StopAtMain"`
 	UseTerminal          bool `json:"UseTerminal"`
@@ -348,7 +365,7 @@ type startRequest struct {
 	inheritEnv                      bool
 	attach, stopAtEntry, stopAtMain bool
 	children, terminal              bool
-	dontStop, dontPass              *uint64
+	sigs                            sigMasks
 }
 
 // start launches a program as a Processes start command asks and gives
@@ -403,16 +420,7 @@ func (a *Agent) launch(service string, req startRequest) (props *processProps, r
 	if err != nil {
 		return nil, release, err
 	}
-	if req.dontStop != nil || req.dontPass != nil {
-		ds, dp := proc.DontStop(), proc.DontPass()
-		if req.dontStop != nil {
-			ds = targetMask(*req.dontStop)
-		}
-		if req.dontPass != nil {
-			dp = targetMask(*req.dontPass)
-		}
-		proc.SetSignalMasks(ds, dp)
-	}
+	req.sigs.apply(proc)
 	lp := a.attachStreams(service, proc, pio)
 	a.adopt(proc)
 	if req.stopAtMain {

@@ -4,6 +4,7 @@
 'use strict';
 
 const fs = require('fs');
+const path = require('path');
 const cp = require('child_process');
 const { DebugClient } = require('@vscode/debugadapter-testsupport');
 
@@ -277,4 +278,57 @@ async function runMain(scenario, label, counts) {
 	process.exit(n ? 1 : 0);
 }
 
-module.exports = { runMain, Failure, Skip, show, sleep, markers, procStatus, startTime, Proc, descendantsRunning, adapterDescendants, REQUEST_TIMEOUT, Session };
+// trialHarness is what the real-program trials (trial4.js, trial5.js)
+// share: their command line (--mode MODES --dir BUILD --src SRCDIR
+// [--verbose] -- ADAPTER...), check (records a failure and goes on) and
+// must (throws: what follows needs it) counting failures, a Session whose
+// req answers failed responses too and whose ok must succeed, lineOf (the
+// 1-based line of a file holding a text) and counts for runMain.
+function trialHarness(script, modes) {
+	const opt = { verbose: false, adapter: [] };
+	const argv = process.argv.slice(2);
+	for (let i = 0; i < argv.length; i++) {
+		const a = argv[i];
+		switch (a) {
+		case '--mode': opt.mode = argv[++i]; break;
+		case '--dir': opt.dir = path.resolve(argv[++i]); break;
+		case '--src': opt.src = path.resolve(argv[++i]); break;
+		case '--verbose': opt.verbose = true; break;
+		case '--': opt.adapter = argv.slice(i + 1); i = argv.length; break;
+		default: process.stderr.write(`${script}: unknown option ${a}\n`); process.exit(2);
+		}
+	}
+	if (!opt.mode || !opt.dir || !opt.src || opt.adapter.length === 0) {
+		process.stderr.write(`usage: node ${script} --mode ${modes} --dir BUILD --src SRCDIR -- ADAPTER...\n`);
+		process.exit(2);
+	}
+	let failures = 0;
+	function check(cond, what, detail) {
+		console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}${cond || detail === undefined ? '' : ': ' + detail}`);
+		if (!cond) failures++;
+		return cond;
+	}
+	function must(cond, what, detail) {
+		if (!check(cond, what, detail)) {
+			failures--;
+			throw new Failure(`${what}: ${detail}`);
+		}
+	}
+	class TrialSession extends Session {
+		constructor() { super(opt); }
+		async req(command, args) { return this.request(command, args, { allowFail: true }); }
+		async ok(command, args) {
+			const r = await this.req(command, args);
+			must(r.success, `${command} succeeds`, `${show(args)}: ${r.message || ''}`);
+			return r;
+		}
+	}
+	function lineOf(file, text) {
+		const i = fs.readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(text));
+		must(i >= 0, `${path.basename(file)} has the line "${text}"`, 'not found');
+		return i + 1;
+	}
+	return { opt, check, must, Session: TrialSession, lineOf, counts: () => ({ failures, notes: 0 }) };
+}
+
+module.exports = { runMain, Failure, Skip, show, sleep, markers, procStatus, startTime, Proc, descendantsRunning, adapterDescendants, REQUEST_TIMEOUT, Session, trialHarness };

@@ -12,56 +12,9 @@
 const fs = require('fs');
 const path = require('path');
 const shared = require('./dapshared');
-const { Failure, show } = shared;
+const { show } = shared;
 
-const opt = { verbose: false, adapter: [] };
-{
-	const argv = process.argv.slice(2);
-	for (let i = 0; i < argv.length; i++) {
-		const a = argv[i];
-		switch (a) {
-		case '--mode': opt.mode = argv[++i]; break;
-		case '--dir': opt.dir = path.resolve(argv[++i]); break;
-		case '--src': opt.src = path.resolve(argv[++i]); break;
-		case '--verbose': opt.verbose = true; break;
-		case '--': opt.adapter = argv.slice(i + 1); i = argv.length; break;
-		default: process.stderr.write(`trial4.js: unknown option ${a}\n`); process.exit(2);
-		}
-	}
-	if (!opt.mode || !opt.dir || !opt.src || opt.adapter.length === 0) {
-		process.stderr.write('usage: node trial4.js --mode jq|jsoncpp --dir BUILD --src SRCDIR -- ADAPTER...\n');
-		process.exit(2);
-	}
-}
-
-let failures = 0;
-function check(cond, what, detail) {
-	console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}${cond || detail === undefined ? '' : ': ' + detail}`);
-	if (!cond) failures++;
-	return cond;
-}
-function must(cond, what, detail) {
-	if (!check(cond, what, detail)) {
-		failures--;
-		throw new Failure(`${what}: ${detail}`);
-	}
-}
-
-class Session extends shared.Session {
-	constructor() { super(opt); }
-	async req(command, args) { return this.request(command, args, { allowFail: true }); }
-	async ok(command, args) {
-		const r = await this.req(command, args);
-		must(r.success, `${command} succeeds`, `${show(args)}: ${r.message || ''}`);
-		return r;
-	}
-}
-
-function lineOf(file, text) {
-	const i = fs.readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(text));
-	must(i >= 0, `${path.basename(file)} has the line "${text}"`, 'not found');
-	return i + 1;
-}
+const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial4.js', 'jq|jsoncpp');
 
 async function start(s, program, args, cwd, setup) {
 	await s.start();
@@ -206,4 +159,4 @@ async function jsoncppScenario() {
 	}
 }
 
-shared.runMain(opt.mode === 'jq' ? jqScenario : jsoncppScenario, `trial4 ${opt.mode}`, () => ({ failures, notes: 0 }));
+shared.runMain(opt.mode === 'jq' ? jqScenario : jsoncppScenario, `trial4 ${opt.mode}`, counts);

@@ -217,45 +217,6 @@ func TestFallbacks(t *testing.T) {
 	}
 }
 
-// textOf returns the bytes of every executable mapping of path in pid, from
-// /proc/PID/mem, and the same bytes from the file.
-func textOf(t testing.TB, pid int, path string) (mem, file []byte) {
-	t.Helper()
-	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	for _, line := range strings.Split(string(maps), "\n") {
-		fs := strings.Fields(line)
-		if len(fs) < 6 || fs[5] != path || !strings.Contains(fs[1], "x") {
-			continue
-		}
-		var lo, hi, off uint64
-		fmt.Sscanf(fs[0], "%x-%x", &lo, &hi)
-		fmt.Sscanf(fs[2], "%x", &off)
-		a, b := make([]byte, hi-lo), make([]byte, hi-lo)
-		if _, err := m.ReadAt(a, int64(lo)); err != nil {
-			t.Fatal(err)
-		}
-		n, _ := f.ReadAt(b, int64(off))
-		mem, file = append(mem, a[:n]...), append(file, b[:n]...)
-	}
-	if len(mem) == 0 {
-		t.Fatalf("no text of %s mapped in %d", path, pid)
-	}
-	return mem, file
-}
-
 // TestDetachRestores: with probes firing in a running program, detaching
 // (Close) removes every probe and frees the code cache; the text is
 // byte-identical to the file and the program runs on to a correct result.
@@ -286,7 +247,7 @@ func TestDetachRestores(t *testing.T) {
 	if before == 0 || before >= n {
 		t.Errorf("hits at detach: %d", before)
 	}
-	mem, file := textOf(t, pid, path)
+	mem, file := testprog.MappedText(t, pid, path)
 	if !bytes.Equal(mem, file) {
 		t.Errorf("text differs from the file after detach")
 	}

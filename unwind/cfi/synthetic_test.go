@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/sondedbg/sonde/internal/leb128"
 )
 
 // Hand-assembled sections for what compilers on this machine do not emit:
@@ -16,34 +18,9 @@ func (a *asm) u8(v ...byte)  { a.b = append(a.b, v...) }
 func (a *asm) u32(v uint32)  { a.b = binary.LittleEndian.AppendUint32(a.b, v) }
 func (a *asm) u64(v uint64)  { a.b = binary.LittleEndian.AppendUint64(a.b, v) }
 func (a *asm) str(s string)  { a.b = append(append(a.b, s...), 0) }
-func (a *asm) uleb(v uint64) { a.b = append(a.b, uleb(v)...) }
-func (a *asm) sleb(v int64)  { a.b = append(a.b, sleb(v)...) }
+func (a *asm) uleb(v uint64) { a.b = leb128.AppendUint(a.b, v) }
+func (a *asm) sleb(v int64)  { a.b = leb128.AppendInt(a.b, v) }
 func (a *asm) len() int      { return len(a.b) }
-
-func uleb(v uint64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v != 0 {
-			b = append(b, c|0x80)
-			continue
-		}
-		return append(b, c)
-	}
-}
-
-func sleb(v int64) []byte {
-	var b []byte
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
 
 // entry64 appends a DWARF64 entry: 0xffffffff, 8-byte length, body.
 func (a *asm) entry64(body []byte) {

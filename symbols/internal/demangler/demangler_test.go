@@ -127,14 +127,12 @@ func TestRustLegacy(t *testing.T) {
 // drops.
 func TestRustBinary(t *testing.T) {
 	rustc := testprog.RequireRustc(t)
-	dir := t.TempDir()
-	out := dir + "/rust_main"
-	cmd := exec.Command(rustc, "-g", "-C", "symbol-mangling-version=legacy", "-o", out, testprog.Source("rust_main.rs"))
-	if msg, err := cmd.CombinedOutput(); err != nil {
+	out, err := testprog.BuildRustE(rustc, "rust_main.rs", "rust_main_legacy", "-C", "symbol-mangling-version=legacy")
+	if err != nil {
 		// Stable rustc refuses -C symbol-mangling-version; legacy is its default.
-		cmd = exec.Command(rustc, "-g", "-o", out, testprog.Source("rust_main.rs"))
-		if msg2, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("rustc: %v\n%s\n%s", err, msg, msg2)
+		var err2 error
+		if out, err2 = testprog.BuildRustE(rustc, "rust_main.rs", "rust_main"); err2 != nil {
+			t.Fatalf("%v\n%v", err, err2)
 		}
 	}
 	f, err := elf.Open(out)
