@@ -100,7 +100,7 @@ func dapInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	}
 	stops := []inlineStop{show()}
 	for _, cmd := range cmds {
-		req := map[string]string{"next": "next", "step": "stepIn"}[cmd]
+		req := map[string]string{"next": "next", "step": "stepIn", "finish": "stepOut"}[cmd]
 		c.request(req, map[string]any{"threadId": tid})
 		if st := c.stopped(); st.Body.Reason != "step" {
 			t.Errorf("%s: stopped for %q", cmd, st.Body.Reason)
@@ -129,15 +129,21 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 	cases := []struct {
 		name, src string
 		cmds      []string
+		fn        string // the breakpoint's function, run when empty
 	}{
-		{"c-step", "step_inline.c", steps("step", 14)},
-		{"c-next", "step_inline.c", steps("next", 6)},
-		{"c-mixed", "step_inline.c", []string{"step", "next", "next", "step", "step", "next", "step", "next"}},
-		{"cxx-step", "step_inline.cc", steps("step", 13)},
-		{"cxx-next", "step_inline.cc", steps("next", 4)},
-		{"rust-step", "step_inline.rs", steps("step", 10)},
-		{"rust-next", "step_inline.rs", steps("next", 4)},
-		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step", "step", "next", "step"}},
+		{"c-step", "step_inline.c", steps("step", 14), ""},
+		{"c-next", "step_inline.c", steps("next", 6), ""},
+		{"c-mixed", "step_inline.c", []string{"step", "next", "next", "step", "step", "next", "step", "next"}, ""},
+		{"cxx-step", "step_inline.cc", steps("step", 13), ""},
+		{"cxx-next", "step_inline.cc", steps("next", 4), ""},
+		{"rust-step", "step_inline.rs", steps("step", 10), ""},
+		{"rust-next", "step_inline.rs", steps("next", 4), ""},
+		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step", "step", "next", "step"}, ""},
+		// leaf returns into middle (inlined into outer) at an address
+		// where middle's code ranges abut ([a, b) [b, c)): the middle of
+		// middle, not its entry, so the stop is in middle (gdb's
+		// block_starting_point_at), not in outer at the call's line.
+		{"c-return-mid-inline", "ex_inline.c", steps("next", 3), "leaf"},
 	}
 	progs := map[string]string{}
 	pt := t
@@ -155,8 +161,12 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 				}
 				progs[c.src] = prog
 			}
-			want := gdbInlineSteps(t, prog, "run", c.cmds)
-			got := dapInlineSteps(t, prog, "run", c.cmds)
+			fn := c.fn
+			if fn == "" {
+				fn = "run"
+			}
+			want := gdbInlineSteps(t, prog, fn, c.cmds)
+			got := dapInlineSteps(t, prog, fn, c.cmds)
 			for i := range want {
 				if i < len(got) && want[i].Caller == "-" {
 					got[i].Caller = "-" // gdb's backtrace ends at main
@@ -165,7 +175,7 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 					got[i].Func, got[i].Caller = want[i].Func, want[i].Caller
 				}
 				if i >= len(got) || got[i] != want[i] {
-					cmd := "break run"
+					cmd := "break " + fn
 					if i > 0 {
 						cmd = c.cmds[i-1]
 					}

@@ -44,17 +44,62 @@ func (s *Session) HiddenInline(thread *target.Context) int {
 
 // inlineStarts returns the source frames at pc, innermost first, and how
 // many of them are inlined calls that begin there (the leading frames of
-// the chain whose code range starts at pc).
+// the chain entered at pc: see enteredAt).
 func (s *Session) inlineStarts(thread *target.Context, pc uint64) ([]symbols.Frame, int) {
 	_, frames, err := s.Symbolize(thread, pc, false)
 	if err != nil {
 		return nil, 0
 	}
+	return frames, s.enteredAt(thread, pc, frames)
+}
+
+// enteredAt returns how many of the leading inlined frames at pc (innermost
+// first) are entered at pc, by gdb's rule (block_starting_point_at): one of
+// their code ranges starts at pc and the instruction before pc is not in the
+// same inlined call. GCC splits a call's code into ranges that abut
+// ([a, b) and [b, c)): b is in the middle of the call, not an entry, and a
+// step that reaches it is still in the inlined frame.
+func (s *Session) enteredAt(thread *target.Context, pc uint64, frames []symbols.Frame) int {
 	n := 0
 	for n < len(frames)-1 && frames[n].Inlined && frames[n].Start == pc {
 		n++
 	}
-	return frames, n
+	if n == 0 || pc == 0 {
+		return n
+	}
+	_, before, err := s.Symbolize(thread, pc-1, false)
+	if err != nil {
+		return n
+	}
+	// The frames at pc-1 are in the same calls as far out as their chains
+	// agree from the outermost frame: the function, and for each inlined
+	// call its function and call site (the line of the frame outside it).
+	same := 0
+	for same < len(frames) && same < len(before) {
+		a, b := frames[len(frames)-1-same], before[len(before)-1-same]
+		if a.Function != b.Function || a.Inlined != b.Inlined {
+			break
+		}
+		if same > 0 {
+			ca, cb := frames[len(frames)-same], before[len(before)-same]
+			if ca.Line != cb.Line || ca.File != cb.File {
+				break
+			}
+		}
+		same++
+	}
+	// Frames [0, len-same) differ at pc-1: those entered here.
+	return min(n, len(frames)-same)
+}
+
+// inlineEntries applies enteredAt to the frames at pc for InlineFrames
+// (target compares an inlined frame's Start with pc): Start is cleared on
+// the inlined frames pc is not an entry of.
+func (s *Session) inlineEntries(thread *target.Context, pc uint64, frames []symbols.Frame) {
+	n := s.enteredAt(thread, pc, frames)
+	for i := n; i < len(frames)-1 && frames[i].Inlined && frames[i].Start == pc; i++ {
+		frames[i].Start = 0
+	}
 }
 
 // hideInline drops from a backtrace the inlined frames its thread's stop
