@@ -144,6 +144,20 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 		// middle, not its entry, so the stop is in middle (gdb's
 		// block_starting_point_at), not in outer at the call's line.
 		{"c-return-mid-inline", "ex_inline.c", steps("next", 3), "leaf"},
+		// finish (stepOut) in an inlined frame steps on in the caller
+		// as gdb's does: it stops at the first address of the next
+		// inlined call there (run:32, shown at the call's line), and
+		// where the inlined call's code ends in the middle of a line of
+		// the caller's caller (middle's last row is outer's return), at
+		// the end of that line in main.
+		{"c-finish", "step_inline.c", []string{"step", "step", "finish", "step", "step", "step", "finish", "next"}, ""},
+		{"c-finish-leaves-function", "ex_inline.c", []string{"next", "next", "finish"}, "leaf"},
+		{"cxx-finish", "step_inline.cc", []string{"step", "finish", "step", "step", "finish"}, ""},
+		// init_registry's code resumes after a row of its caller's that is
+		// not a statement: a next from its last line, and a finish, stop
+		// where it resumes, shown at the call's line (open_state:34).
+		{"c-next-interleaved", "step_inline_split.c", []string{"finish", "next", "next", "next", "next", "next"}, "newtable"},
+		{"c-finish-interleaved", "step_inline_split.c", []string{"finish", "finish", "next", "next"}, "newtable"},
 	}
 	progs := map[string]string{}
 	pt := t

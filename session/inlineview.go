@@ -71,25 +71,30 @@ func (s *Session) enteredAt(thread *target.Context, pc uint64, frames []symbols.
 	if err != nil {
 		return n
 	}
-	// The frames at pc-1 are in the same calls as far out as their chains
-	// agree from the outermost frame: the function, and for each inlined
-	// call its function and call site (the line of the frame outside it).
+	// Frames [0, len-same) differ at pc-1: those entered here.
+	return min(n, len(frames)-commonCalls(frames, before))
+}
+
+// commonCalls returns how many frames two chains of source frames
+// (innermost first, at two addresses) share from the outermost: the same
+// function, and for each inlined call the same function called from the
+// same site (the line of the frame outside it).
+func commonCalls(x, y []symbols.Frame) int {
 	same := 0
-	for same < len(frames) && same < len(before) {
-		a, b := frames[len(frames)-1-same], before[len(before)-1-same]
+	for same < len(x) && same < len(y) {
+		a, b := x[len(x)-1-same], y[len(y)-1-same]
 		if a.Function != b.Function || a.Inlined != b.Inlined {
 			break
 		}
 		if same > 0 {
-			ca, cb := frames[len(frames)-same], before[len(before)-same]
+			ca, cb := x[len(x)-same], y[len(y)-same]
 			if ca.Line != cb.Line || ca.File != cb.File {
 				break
 			}
 		}
 		same++
 	}
-	// Frames [0, len-same) differ at pc-1: those entered here.
-	return min(n, len(frames)-same)
+	return same
 }
 
 // inlineEntries applies enteredAt to the frames at pc for InlineFrames
@@ -122,10 +127,17 @@ func (s *Session) hideInline(thread *target.Context, t *unwind.Trace) {
 }
 
 // inlineEntryBefore returns the first line-table row address in (pc, end)
-// where inlined calls begin, end when there is none: gdb's step looks at
-// every row it reaches, and stops at an inlined call's entry in the stepping
-// frame even where the row is not a statement.
+// where inlined calls begin, or where an inlined call pc is in has been
+// left; end when there is none: gdb's step looks at every row it reaches,
+// and stops at an inlined call's entry in the stepping frame even where the
+// row is not a statement, and a step in an inlined call notices where its
+// code gives way to its caller's (GCC interleaves them: lua's
+// init_registry, a row of f_luaopen, then init_registry again).
 func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint64 {
+	var at []symbols.Frame
+	if _, frames, err := s.Symbolize(thread, pc, false); err == nil && len(frames) > 1 && frames[0].Inlined {
+		at = frames
+	}
 	mods, err := s.Modules(thread)
 	if err != nil {
 		return end
@@ -152,7 +164,8 @@ func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint
 			break
 		}
 		last = a
-		if _, n := s.inlineStarts(thread, a); n > 0 {
+		frames, n := s.inlineStarts(thread, a)
+		if n > 0 || at != nil && commonCalls(at, frames) < len(at) {
 			return a
 		}
 	}

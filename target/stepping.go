@@ -56,6 +56,8 @@ type stepper struct {
 	// originCFA is startCFA as the step began (a step into keeps its
 	// origin to present a stop at an inlined call's entry: intoInline).
 	originCFA uint64
+	// finish is set for a step out of an inlined frame (stepfinish.go).
+	finish *finishState
 }
 
 type stepStop struct {
@@ -151,9 +153,11 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		pos.depth = max(pos.depth, 0)
 	}
 	switch {
+	case mode == ResumeStepOut && inlineAware && pos.depth > 0 && s.startFinishInline(ia, pos, pc):
+		// Out of an inlined call, as gdb's finish does in an inlined frame.
+		first, opts = s.rangeMode(), s.rangeOptions()
 	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
-		// Out of an inlined call: step until its code is left, as gdb's
-		// finish does in an inlined frame.
+		// Out of an inlined call: step until its code is left.
 		r, ok := adv.LineRange(thread, pc)
 		if !ok {
 			r = LineRange{Start: pc, End: pc + 1}
@@ -328,7 +332,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		}
 		t.backend.RemoveBreakpoint(*tmp)
 		*tmp = nil
-		if s.mode == ResumeStepOut {
+		if s.mode == ResumeStepOut && s.finish == nil {
 			asStep()
 			return 0, ResumeOptions{}, true
 		}
@@ -345,6 +349,9 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	s.at = st.pc
+	if s.finish != nil {
+		return s.decideFinish(t, st.pc, cfa, tmp, asStep)
+	}
 	if cfa != s.startCFA {
 		s.insn = false
 	}
@@ -407,6 +414,9 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	if s.inline != nil {
+		if s.leftInline(st.pc) {
+			return s.decideFinish(t, st.pc, cfa, tmp, asStep)
+		}
 		if next, opts, done, ok := s.decideInline(st, here, asStep); ok {
 			return next, opts, done
 		}
