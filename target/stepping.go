@@ -285,21 +285,7 @@ func (s *stepper) run(t *Target, tmp *Breakpoint) {
 // decide looks at one intermediate stop and says how to go on, or that the step
 // is done (the stop is then reported as it is, or as a Step).
 func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (ResumeMode, ResumeOptions, bool) {
-	userStop := func() bool {
-		switch st.reason.Kind {
-		case ReasonStep:
-			return false
-		case ReasonBreakpoint:
-			for _, bp := range st.reason.Breakpoints {
-				if !bp.Spec.Internal {
-					return true
-				}
-			}
-			return false
-		}
-		return true
-	}
-	if userStop() || round >= maxStepRounds {
+	if userStop(st.reason) || round >= maxStepRounds {
 		return 0, ResumeOptions{}, true
 	}
 	if eventpointStop(st.reason) {
@@ -434,6 +420,23 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	// In the middle of another line (a jump landed there): finish that line.
 	s.line = here
 	return s.rangeMode(), s.rangeOptions(), false
+}
+
+// userStop reports whether a stop during a step ends it as it is: anything
+// but a step's own stop or an internal breakpoint.
+func userStop(reason *SuspendReason) bool {
+	switch reason.Kind {
+	case ReasonStep:
+		return false
+	case ReasonBreakpoint:
+		for _, bp := range reason.Breakpoints {
+			if !bp.Spec.Internal {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // runToReturn lets the thread run until its innermost frame returns (a
