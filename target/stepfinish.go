@@ -101,7 +101,8 @@ func (s *stepper) leftInline(pc uint64) bool {
 	return true
 }
 
-// decideFinish is decide for a step out of an inlined frame: gdb's
+// decideFinish is decide for a step out of an inlined frame, and for a
+// next once it has left the inlined frame it began in (leftInline): gdb's
 // checks, in its order, for a thread stopped at pc in the physical frame
 // of CFA cfa.
 func (s *stepper) decideFinish(t *Target, pc, cfa uint64, tmp **Breakpoint, asStep func()) (ResumeMode, ResumeOptions, bool) {
