@@ -111,13 +111,15 @@ func dapInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	return stops
 }
 
-// TestInlineSteppingMatchesGdb: at -O2 stepIn and next stop where gdb's
-// step and next stop, in the same frames: at the first address of an
-// inlined call the stop is in the caller on the call's line, a stepIn there
-// enters the inlined function without running, a next steps over the whole
-// inlined call; C, C++ (methods and a template inlined) and Rust. The
-// programs are built without PIE so that gdb's and sonde's addresses
-// compare.
+// TestInlineSteppingMatchesGdb: at -O2 stepIn, next and stepOut stop where
+// gdb's step, next and finish stop, in the same frames: at the first
+// address of an inlined call the stop is in the caller on the call's line,
+// a stepIn there enters the inlined function without running, a next
+// steps over the whole inlined call, a stepOut in an inlined frame steps on
+// in the caller; returns into the middle of inlined calls, inlined code
+// interleaved with its caller's, and a tail call's return; C, C++ (methods
+// and a template inlined) and Rust. The programs are built without PIE so
+// that gdb's and sonde's addresses compare.
 func TestInlineSteppingMatchesGdb(t *testing.T) {
 	steps := func(cmd string, n int) []string {
 		s := make([]string, n)
@@ -158,6 +160,10 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 		// where it resumes, shown at the call's line (open_state:34).
 		{"c-next-interleaved", "step_inline_split.c", []string{"finish", "next", "next", "next", "next", "next"}, "newtable"},
 		{"c-finish-interleaved", "step_inline_split.c", []string{"finish", "finish", "next", "next"}, "newtable"},
+		// Out of a tail-called function: leaf returns into main.
+		{"c-tailcall-next", "step_tailcall.c", []string{"step", "next", "next", "next"}, "mid"},
+		{"c-tailcall-finish", "step_tailcall.c", []string{"step", "finish", "next"}, "mid"},
+		{"c-tailcall-step", "step_tailcall.c", []string{"step", "step", "finish", "next"}, "mid"},
 	}
 	progs := map[string]string{}
 	pt := t
