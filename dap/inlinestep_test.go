@@ -100,7 +100,7 @@ func dapInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	}
 	stops := []inlineStop{show()}
 	for _, cmd := range cmds {
-		req := map[string]string{"next": "next", "step": "stepIn"}[cmd]
+		req := map[string]string{"next": "next", "step": "stepIn", "finish": "stepOut"}[cmd]
 		c.request(req, map[string]any{"threadId": tid})
 		if st := c.stopped(); st.Body.Reason != "step" {
 			t.Errorf("%s: stopped for %q", cmd, st.Body.Reason)
@@ -111,13 +111,15 @@ func dapInlineSteps(t *testing.T, prog, fn string, cmds []string) []inlineStop {
 	return stops
 }
 
-// TestInlineSteppingMatchesGdb: at -O2 stepIn and next stop where gdb's
-// step and next stop, in the same frames: at the first address of an
-// inlined call the stop is in the caller on the call's line, a stepIn there
-// enters the inlined function without running, a next steps over the whole
-// inlined call; C, C++ (methods and a template inlined) and Rust. The
-// programs are built without PIE so that gdb's and sonde's addresses
-// compare.
+// TestInlineSteppingMatchesGdb: at -O2 stepIn, next and stepOut stop where
+// gdb's step, next and finish stop, in the same frames: at the first
+// address of an inlined call the stop is in the caller on the call's line,
+// a stepIn there enters the inlined function without running, a next
+// steps over the whole inlined call, a stepOut in an inlined frame steps on
+// in the caller; returns into the middle of inlined calls, inlined code
+// interleaved with its caller's, and a tail call's return; C, C++ (methods
+// and a template inlined) and Rust. The programs are built without PIE so
+// that gdb's and sonde's addresses compare.
 func TestInlineSteppingMatchesGdb(t *testing.T) {
 	steps := func(cmd string, n int) []string {
 		s := make([]string, n)
@@ -129,15 +131,39 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 	cases := []struct {
 		name, src string
 		cmds      []string
+		fn        string // the breakpoint's function, run when empty
 	}{
-		{"c-step", "step_inline.c", steps("step", 14)},
-		{"c-next", "step_inline.c", steps("next", 6)},
-		{"c-mixed", "step_inline.c", []string{"step", "next", "next", "step", "step", "next", "step", "next"}},
-		{"cxx-step", "step_inline.cc", steps("step", 13)},
-		{"cxx-next", "step_inline.cc", steps("next", 4)},
-		{"rust-step", "step_inline.rs", steps("step", 10)},
-		{"rust-next", "step_inline.rs", steps("next", 4)},
-		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step", "step", "next", "step"}},
+		{"c-step", "step_inline.c", steps("step", 14), ""},
+		{"c-next", "step_inline.c", steps("next", 6), ""},
+		{"c-mixed", "step_inline.c", []string{"step", "next", "next", "step", "step", "next", "step", "next"}, ""},
+		{"cxx-step", "step_inline.cc", steps("step", 13), ""},
+		{"cxx-next", "step_inline.cc", steps("next", 4), ""},
+		{"rust-step", "step_inline.rs", steps("step", 10), ""},
+		{"rust-next", "step_inline.rs", steps("next", 4), ""},
+		{"cxx-mixed", "step_inline.cc", []string{"next", "step", "next", "step", "step", "next", "step"}, ""},
+		// leaf returns into middle (inlined into outer) at an address
+		// where middle's code ranges abut ([a, b) [b, c)): the middle of
+		// middle, not its entry, so the stop is in middle (gdb's
+		// block_starting_point_at), not in outer at the call's line.
+		{"c-return-mid-inline", "ex_inline.c", steps("next", 3), "leaf"},
+		// finish (stepOut) in an inlined frame steps on in the caller
+		// as gdb's does: it stops at the first address of the next
+		// inlined call there (run:32, shown at the call's line), and
+		// where the inlined call's code ends in the middle of a line of
+		// the caller's caller (middle's last row is outer's return), at
+		// the end of that line in main.
+		{"c-finish", "step_inline.c", []string{"step", "step", "finish", "step", "step", "step", "finish", "next"}, ""},
+		{"c-finish-leaves-function", "ex_inline.c", []string{"next", "next", "finish"}, "leaf"},
+		{"cxx-finish", "step_inline.cc", []string{"step", "finish", "step", "step", "finish"}, ""},
+		// init_registry's code resumes after a row of its caller's that is
+		// not a statement: a next from its last line, and a finish, stop
+		// where it resumes, shown at the call's line (open_state:34).
+		{"c-next-interleaved", "step_inline_split.c", []string{"finish", "next", "next", "next", "next", "next"}, "newtable"},
+		{"c-finish-interleaved", "step_inline_split.c", []string{"finish", "finish", "next", "next"}, "newtable"},
+		// Out of a tail-called function: leaf returns into main.
+		{"c-tailcall-next", "step_tailcall.c", []string{"step", "next", "next", "next"}, "mid"},
+		{"c-tailcall-finish", "step_tailcall.c", []string{"step", "finish", "next"}, "mid"},
+		{"c-tailcall-step", "step_tailcall.c", []string{"step", "step", "finish", "next"}, "mid"},
 	}
 	progs := map[string]string{}
 	pt := t
@@ -155,8 +181,12 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 				}
 				progs[c.src] = prog
 			}
-			want := gdbInlineSteps(t, prog, "run", c.cmds)
-			got := dapInlineSteps(t, prog, "run", c.cmds)
+			fn := c.fn
+			if fn == "" {
+				fn = "run"
+			}
+			want := gdbInlineSteps(t, prog, fn, c.cmds)
+			got := dapInlineSteps(t, prog, fn, c.cmds)
 			for i := range want {
 				if i < len(got) && want[i].Caller == "-" {
 					got[i].Caller = "-" // gdb's backtrace ends at main
@@ -165,7 +195,7 @@ func TestInlineSteppingMatchesGdb(t *testing.T) {
 					got[i].Func, got[i].Caller = want[i].Func, want[i].Caller
 				}
 				if i >= len(got) || got[i] != want[i] {
-					cmd := "break run"
+					cmd := "break " + fn
 					if i > 0 {
 						cmd = c.cmds[i-1]
 					}

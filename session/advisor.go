@@ -100,6 +100,7 @@ func (s *Session) InlineFrames(thread *target.Context, pc uint64) []target.Inlin
 	if err != nil || len(frames) == 0 {
 		return nil
 	}
+	s.inlineEntries(thread, pc, frames)
 	out := make([]target.InlineFrame, len(frames))
 	for i, f := range frames {
 		out[i] = target.InlineFrame{File: f.File, Line: f.Line, Inlined: f.Inlined, Start: f.Start}

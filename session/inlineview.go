@@ -44,17 +44,67 @@ func (s *Session) HiddenInline(thread *target.Context) int {
 
 // inlineStarts returns the source frames at pc, innermost first, and how
 // many of them are inlined calls that begin there (the leading frames of
-// the chain whose code range starts at pc).
+// the chain entered at pc: see enteredAt).
 func (s *Session) inlineStarts(thread *target.Context, pc uint64) ([]symbols.Frame, int) {
 	_, frames, err := s.Symbolize(thread, pc, false)
 	if err != nil {
 		return nil, 0
 	}
+	return frames, s.enteredAt(thread, pc, frames)
+}
+
+// enteredAt returns how many of the leading inlined frames at pc (innermost
+// first) are entered at pc, by gdb's rule (block_starting_point_at): one of
+// their code ranges starts at pc and the instruction before pc is not in the
+// same inlined call. GCC splits a call's code into ranges that abut
+// ([a, b) and [b, c)): b is in the middle of the call, not an entry, and a
+// step that reaches it is still in the inlined frame.
+func (s *Session) enteredAt(thread *target.Context, pc uint64, frames []symbols.Frame) int {
 	n := 0
 	for n < len(frames)-1 && frames[n].Inlined && frames[n].Start == pc {
 		n++
 	}
-	return frames, n
+	if n == 0 || pc == 0 {
+		return n
+	}
+	_, before, err := s.Symbolize(thread, pc-1, false)
+	if err != nil {
+		return n
+	}
+	// Frames [0, len-same) differ at pc-1: those entered here.
+	return min(n, len(frames)-commonCalls(frames, before))
+}
+
+// commonCalls returns how many frames two chains of source frames
+// (innermost first, at two addresses) share from the outermost: the same
+// function, and for each inlined call the same function called from the
+// same site (the line of the frame outside it).
+func commonCalls(x, y []symbols.Frame) int {
+	same := 0
+	for same < len(x) && same < len(y) {
+		a, b := x[len(x)-1-same], y[len(y)-1-same]
+		if a.Function != b.Function || a.Inlined != b.Inlined {
+			break
+		}
+		if same > 0 {
+			ca, cb := x[len(x)-same], y[len(y)-same]
+			if ca.Line != cb.Line || ca.File != cb.File {
+				break
+			}
+		}
+		same++
+	}
+	return same
+}
+
+// inlineEntries applies enteredAt to the frames at pc for InlineFrames
+// (target compares an inlined frame's Start with pc): Start is cleared on
+// the inlined frames pc is not an entry of.
+func (s *Session) inlineEntries(thread *target.Context, pc uint64, frames []symbols.Frame) {
+	n := s.enteredAt(thread, pc, frames)
+	for i := n; i < len(frames)-1 && frames[i].Inlined && frames[i].Start == pc; i++ {
+		frames[i].Start = 0
+	}
 }
 
 // hideInline drops from a backtrace the inlined frames its thread's stop
@@ -77,10 +127,17 @@ func (s *Session) hideInline(thread *target.Context, t *unwind.Trace) {
 }
 
 // inlineEntryBefore returns the first line-table row address in (pc, end)
-// where inlined calls begin, end when there is none: gdb's step looks at
-// every row it reaches, and stops at an inlined call's entry in the stepping
-// frame even where the row is not a statement.
+// where inlined calls begin, or where an inlined call pc is in has been
+// left; end when there is none: gdb's step looks at every row it reaches,
+// and stops at an inlined call's entry in the stepping frame even where the
+// row is not a statement, and a step in an inlined call notices where its
+// code gives way to its caller's (GCC interleaves them: lua's
+// init_registry, a row of f_luaopen, then init_registry again).
 func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint64 {
+	var at []symbols.Frame
+	if _, frames, err := s.Symbolize(thread, pc, false); err == nil && len(frames) > 1 && frames[0].Inlined {
+		at = frames
+	}
 	mods, err := s.Modules(thread)
 	if err != nil {
 		return end
@@ -107,7 +164,8 @@ func (s *Session) inlineEntryBefore(thread *target.Context, pc, end uint64) uint
 			break
 		}
 		last = a
-		if _, n := s.inlineStarts(thread, a); n > 0 {
+		frames, n := s.inlineStarts(thread, a)
+		if n > 0 || at != nil && commonCalls(at, frames) < len(at) {
 			return a
 		}
 	}

@@ -64,6 +64,25 @@ type SignalAdvisor interface {
 	SignalFrames(thread *Context) (trampoline, handler bool)
 }
 
+// LineRowAdvisor is what a StepAdvisor may also implement so that a step
+// out of an inlined frame follows gdb's finish there, which steps row by
+// row through the line table (see finishInline).
+type LineRowAdvisor interface {
+	// LineRow returns the line-table row holding pc as gdb's find_pc_line
+	// reads it: the last row at or before pc (among rows at one address
+	// the last statement row), up to the next row's address; ok is false
+	// for line 0 or no line information.
+	LineRow(thread *Context, pc uint64) (LineRow, bool)
+}
+
+// LineRow is one row of a line table and the code it covers.
+type LineRow struct {
+	Start, End uint64
+	File       string
+	Line       int
+	IsStmt     bool
+}
+
 // InlineFrame is one source frame at an address.
 type InlineFrame struct {
 	File    string

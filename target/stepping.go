@@ -56,6 +56,8 @@ type stepper struct {
 	// originCFA is startCFA as the step began (a step into keeps its
 	// origin to present a stop at an inlined call's entry: intoInline).
 	originCFA uint64
+	// finish is set for a step out of an inlined frame (stepfinish.go).
+	finish *finishState
 }
 
 type stepStop struct {
@@ -151,9 +153,11 @@ func (t *Target) startLineStep(thread *Context, mode ResumeMode) error {
 		pos.depth = max(pos.depth, 0)
 	}
 	switch {
+	case mode == ResumeStepOut && inlineAware && pos.depth > 0 && s.startFinishInline(ia, pos, pc):
+		// Out of an inlined call, as gdb's finish does in an inlined frame.
+		first, opts = s.rangeMode(), s.rangeOptions()
 	case mode == ResumeStepOut && inlineAware && pos.depth > 0:
-		// Out of an inlined call: step until its code is left, as gdb's
-		// finish does in an inlined frame.
+		// Out of an inlined call: step until its code is left.
 		r, ok := adv.LineRange(thread, pc)
 		if !ok {
 			r = LineRange{Start: pc, End: pc + 1}
@@ -281,21 +285,7 @@ func (s *stepper) run(t *Target, tmp *Breakpoint) {
 // decide looks at one intermediate stop and says how to go on, or that the step
 // is done (the stop is then reported as it is, or as a Step).
 func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (ResumeMode, ResumeOptions, bool) {
-	userStop := func() bool {
-		switch st.reason.Kind {
-		case ReasonStep:
-			return false
-		case ReasonBreakpoint:
-			for _, bp := range st.reason.Breakpoints {
-				if !bp.Spec.Internal {
-					return true
-				}
-			}
-			return false
-		}
-		return true
-	}
-	if userStop() || round >= maxStepRounds {
+	if userStop(st.reason) || round >= maxStepRounds {
 		return 0, ResumeOptions{}, true
 	}
 	if eventpointStop(st.reason) {
@@ -328,7 +318,7 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		}
 		t.backend.RemoveBreakpoint(*tmp)
 		*tmp = nil
-		if s.mode == ResumeStepOut {
+		if s.mode == ResumeStepOut && s.finish == nil {
 			asStep()
 			return 0, ResumeOptions{}, true
 		}
@@ -345,6 +335,9 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	s.at = st.pc
+	if s.finish != nil {
+		return s.decideFinish(t, st.pc, cfa, tmp, asStep)
+	}
 	if cfa != s.startCFA {
 		s.insn = false
 	}
@@ -407,6 +400,9 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 		return 0, ResumeOptions{}, true
 	}
 	if s.inline != nil {
+		if s.leftInline(st.pc) {
+			return s.decideFinish(t, st.pc, cfa, tmp, asStep)
+		}
 		if next, opts, done, ok := s.decideInline(st, here, asStep); ok {
 			return next, opts, done
 		}
@@ -424,6 +420,23 @@ func (s *stepper) decide(t *Target, st stepStop, tmp **Breakpoint, round int) (R
 	// In the middle of another line (a jump landed there): finish that line.
 	s.line = here
 	return s.rangeMode(), s.rangeOptions(), false
+}
+
+// userStop reports whether a stop during a step ends it as it is: anything
+// but a step's own stop or an internal breakpoint.
+func userStop(reason *SuspendReason) bool {
+	switch reason.Kind {
+	case ReasonStep:
+		return false
+	case ReasonBreakpoint:
+		for _, bp := range reason.Breakpoints {
+			if !bp.Spec.Internal {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // runToReturn lets the thread run until its innermost frame returns (a

@@ -15,13 +15,17 @@ import (
 // o2Steps are gdb's commands from the breakpoint on luaH_resize in an -O2
 // lua (ltable.c: setlimittosize and luaH_realasize inlined into it, lstate.c's
 // init_registry its caller, luaH_new a call): the DAP client sends the
-// same as stepIn, next and stepOut.
-//
-// Not compared yet (sonde differs from gdb there): a next that returns from
-// luaH_realasize into the middle of the inlined setlimittosize (gdb stops
-// at setlimittosize:479, sonde finishes the line), and a finish out of the
-// inlined setlimittosize (gdb: luaH_resize:558, sonde 559).
-var o2Steps = []string{"step", "step", "step", "finish"}
+// same as stepIn, next and stepOut. Three of the stops follow gdb's rules
+// for inlined code that GCC interleaves with its caller's: a next that
+// returns from luaH_realasize to where setlimittosize's second code range
+// abuts its first stops in setlimittosize (479: the middle of the inlined
+// call, not its entry); a finish out of setlimittosize steps on in
+// luaH_resize and stops at the first address of the next inlined call
+// (setnodevector, shown at its call's line 558); and a next in the inlined
+// init_registry that reaches a row of f_luaopen's (not a statement) goes on
+// without a line and stops where init_registry's code resumes, an entry of
+// the call shown at its line (f_luaopen:235).
+var o2Steps = []string{"step", "step", "step", "next", "finish", "next", "finish", "next", "step", "finish", "next", "next"}
 
 // TestDAPDebugClientLuaO2Steps: line stepping through inlined functions
 // in Debian's lua5.4 built at -O2 stops where gdb's step, next and finish
