@@ -1,0 +1,19 @@
+package ptrace
+
+// ClientsTurn implements target.ClientWaiter: the tracer thread ends its
+// spin (or skips the next one) until a resume comes. After the last stop of
+// a `next` a DAP client asks for the stack, scopes and variables, none of
+// which needs the tracer thread, and resumes only a round (1-3 ms) or a
+// human later: the 250 µs spin found nothing to do and held a CPU that the
+// client and the adapter's handlers wanted (on 2 CPUs, the client, the
+// stop's prefetch and the spin ran at once).
+func (b *Backend) ClientsTurn() { b.clientsTurn.Store(true) }
+
+// idleUntilResumed reports whether the client has the turn (see
+// ClientsTurn): the tracer thread then waits for work asleep.
+func (b *Backend) idleUntilResumed() bool { return b.clientsTurn.Load() }
+
+// resumed ends the client's turn: a resume was asked for (on the tracer
+// thread), so the backend's own work comes quickly again (a step's legs, a
+// trap soon after a continue).
+func (b *Backend) resumed() { b.clientsTurn.Store(false) }
