@@ -38,7 +38,7 @@ type Backend struct {
 	closing  bool
 	spinner  spinPolicy // whether to spin after work
 	// clientsTurn: the last stop is the client's to inspect (ClientsTurn),
-	// set by any goroutine, cleared by a resume; no spin meanwhile.
+	// set by any goroutine, cleared by the next request; no spin meanwhile.
 	clientsTurn atomic.Bool
 
 	// noDisplaced turns displaced stepping off (tests' negative controls).

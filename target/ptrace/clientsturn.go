@@ -1,8 +1,8 @@
 package ptrace
 
 // ClientsTurn implements target.ClientWaiter: the tracer thread ends its
-// spin (or skips the next one) until a resume comes. After the last stop of
-// a `next` a DAP client asks for the stack, scopes and variables, none of
+// spin (or skips the next one) until a request comes. After the last stop
+// of a `next` a DAP client asks for the stack, scopes and variables, none of
 // which needs the tracer thread, and resumes only a round (1-3 ms) or a
 // human later: the 250 µs spin found nothing to do and held a CPU that the
 // client and the adapter's handlers wanted (on 2 CPUs, the client, the
@@ -13,7 +13,8 @@ func (b *Backend) ClientsTurn() { b.clientsTurn.Store(true) }
 // ClientsTurn): the tracer thread then waits for work asleep.
 func (b *Backend) idleUntilResumed() bool { return b.clientsTurn.Load() }
 
-// resumed ends the client's turn: a resume was asked for (on the tracer
-// thread), so the backend's own work comes quickly again (a step's legs, a
-// trap soon after a continue).
-func (b *Backend) resumed() { b.clientsTurn.Store(false) }
+// requested ends the client's turn: a request came to the tracer thread,
+// and the rest of its burst (a step's breakpoint, its resume, the legs
+// after it) comes quickly again. Ending it only at a resume made the
+// requests a step sends before its resume each wake a sleeping thread.
+func (b *Backend) requested() { b.clientsTurn.Store(false) }

@@ -79,9 +79,9 @@ func TestClientsTurnEndsTheSpin(t *testing.T) {
 	}
 }
 
-// A resume ends the client's turn: the step's legs and the traps after a
-// continue are waited for awake again.
-func TestResumeEndsClientsTurn(t *testing.T) {
+// A request ends the client's turn: the step's requests, its legs and the
+// traps after a continue are waited for awake again.
+func TestRequestEndsClientsTurn(t *testing.T) {
 	path := build(t, "tp_hotloop.c")
 	tg, r := newTarget(t)
 	p := launch(t, tg, path)
@@ -92,6 +92,16 @@ func TestResumeEndsClientsTurn(t *testing.T) {
 	}
 	th := mainThread(t, p)
 	b := tg.Backend().(*Backend)
+	tg.ClientsTurn()
+	if !b.idleUntilResumed() {
+		t.Fatal("ClientsTurn did not reach the backend")
+	}
+	if _, err := b.Registers(th); err != nil {
+		t.Fatal(err)
+	}
+	if b.idleUntilResumed() {
+		t.Fatal("still the client's turn after a request to the tracer thread")
+	}
 	for hit := 0; hit < 2; hit++ {
 		tg.ClientsTurn()
 		if !b.idleUntilResumed() {

@@ -426,7 +426,6 @@ func (b *Backend) ResumeAsync(ctx *target.Context, mode target.ResumeMode, opts 
 
 // resume runs on the tracer thread.
 func (b *Backend) resume(ctx *target.Context, mode target.ResumeMode, opts target.ResumeOptions) error {
-	b.resumed()
 	p, err := b.procOf(ctx, "resume")
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ func (b *Backend) loop(started chan struct{}) {
 	for {
 		select {
 		case r := <-b.reqs:
+			b.requested()
 			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
 		case <-b.reaper.notify:
@@ -179,6 +180,7 @@ func (b *Backend) spin() {
 	for time.Now().Before(deadline) && !b.idleUntilResumed() {
 		select {
 		case r := <-b.reqs:
+			b.requested()
 			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
 		case <-b.reaper.notify:
