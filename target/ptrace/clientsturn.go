@@ -9,9 +9,9 @@ package ptrace
 // stop's prefetch and the spin ran at once).
 func (b *Backend) ClientsTurn() { b.clientsTurn.Store(true) }
 
-// idleUntilResumed reports whether the client has the turn (see
+// clientHasTurn reports whether the client has the turn (see
 // ClientsTurn): the tracer thread then waits for work asleep.
-func (b *Backend) idleUntilResumed() bool { return b.clientsTurn.Load() }
+func (b *Backend) clientHasTurn() bool { return b.clientsTurn.Load() }
 
 // requested ends the client's turn: a request came to the tracer thread,
 // and the rest of its burst (a step's breakpoint, its resume, the legs

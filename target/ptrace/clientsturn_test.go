@@ -93,24 +93,24 @@ func TestRequestEndsClientsTurn(t *testing.T) {
 	th := mainThread(t, p)
 	b := tg.Backend().(*Backend)
 	tg.ClientsTurn()
-	if !b.idleUntilResumed() {
+	if !b.clientHasTurn() {
 		t.Fatal("ClientsTurn did not reach the backend")
 	}
 	if _, err := b.Registers(th); err != nil {
 		t.Fatal(err)
 	}
-	if b.idleUntilResumed() {
+	if b.clientHasTurn() {
 		t.Fatal("still the client's turn after a request to the tracer thread")
 	}
 	for hit := 0; hit < 2; hit++ {
 		tg.ClientsTurn()
-		if !b.idleUntilResumed() {
+		if !b.clientHasTurn() {
 			t.Fatal("ClientsTurn did not reach the backend")
 		}
 		if err := th.Resume(target.ResumeContinue, target.ResumeOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		if b.idleUntilResumed() {
+		if b.clientHasTurn() {
 			t.Fatal("still the client's turn after a resume")
 		}
 		if e := r.wait(t, &i, "breakpoint hit", isStop(p)); e.Reason == nil || e.Reason.Kind != target.ReasonBreakpoint {

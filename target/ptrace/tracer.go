@@ -171,13 +171,13 @@ const spinBudget = 250 * time.Microsecond
 // fast. The budget is short, so an idle backend costs nothing; and b.spinner
 // skips it where it has not been paying (see spinPolicy).
 func (b *Backend) spin() {
-	if b.closing || len(b.threads) == 0 || !b.spinner.worthSpinning() || b.idleUntilResumed() {
+	if b.closing || len(b.threads) == 0 || !b.spinner.worthSpinning() || b.clientHasTurn() {
 		return
 	}
 	b.reaper.setTracerAwake(true)
 	defer b.reaper.setTracerAwake(false)
 	deadline := time.Now().Add(spinBudget)
-	for time.Now().Before(deadline) && !b.idleUntilResumed() {
+	for time.Now().Before(deadline) && !b.clientHasTurn() {
 		select {
 		case r := <-b.reqs:
 			b.requested()
