@@ -100,6 +100,10 @@ func (d *debuggee) onStop(e target.Event) {
 	// What the client asks next (prefetch.go), started before the event is
 	// written: the walk runs while the write wakes the client.
 	runWarm(func() { d.prefetch(th) }) // on a grown stack (warmgo.go)
+	// The client looks at the stop before it resumes: the backend need not
+	// stay awake for a quick resume (its spin took a CPU from the client
+	// and the prefetch).
+	d.tgt.ClientsTurn()
 	d.s.sendEvent("stopped", body)
 }
 

@@ -269,7 +269,7 @@ func benchmarkStepRound(b *testing.B, lang string) {
 	}
 	var c *inproc
 	var tid, stepped int
-	var cpu, scpu time.Duration
+	var cpu, scpu, step time.Duration
 	for i := 0; i < b.N; i++ {
 		if c == nil || stepped == steps {
 			if c != nil {
@@ -278,10 +278,12 @@ func benchmarkStepRound(b *testing.B, lang string) {
 			c, tid = launchToBP1(b, p)
 			stepped = 0
 		}
+		ts := time.Now()
 		c.request("next", map[string]any{"threadId": tid, "granularity": granularity})
 		if st := c.stopped(); st.Body.Reason != "step" {
 			b.Fatalf("stopped for %q after next, want step", st.Body.Reason)
 		}
+		step += time.Since(ts)
 		stepped++
 		t0, cpu0, scpu0 := time.Now(), processCPU(), threadCPU(b, c.tid)
 		b.StartTimer()
@@ -300,6 +302,7 @@ func benchmarkStepRound(b *testing.B, lang string) {
 		c.close()
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(step.Nanoseconds())/float64(b.N), "step-ns/op") // the `next` until its stop, not in ns/op
 	if c != nil && c.tid != 0 {
 		b.ReportMetric(float64(scpu.Nanoseconds())/float64(b.N), "server-cpu-ns/op")
 	}

@@ -41,6 +41,7 @@ func runDAP(args []string) int {
 		return usageError(fs, "give one --listen")
 	}
 	relaxGC()
+	dapProcs()
 	logf := func(format string, a ...any) { fmt.Fprintf(os.Stderr, "sonde dap: "+format+"\n", a...) }
 	opts := dap.Options{DebugDirs: debugDirs, Log: logf}
 	sigs := make(chan os.Signal, 1)

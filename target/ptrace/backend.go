@@ -37,6 +37,9 @@ type Backend struct {
 	deferred []waitEvent               // consumed statuses waiting to be handled
 	closing  bool
 	spinner  spinPolicy // whether to spin after work
+	// clientsTurn: the last stop is the client's to inspect (ClientsTurn),
+	// set by any goroutine, cleared by the next request; no spin meanwhile.
+	clientsTurn atomic.Bool
 
 	// noDisplaced turns displaced stepping off (tests' negative controls).
 	noDisplaced bool

@@ -26,6 +26,7 @@ func (b *Backend) loop(started chan struct{}) {
 	for {
 		select {
 		case r := <-b.reqs:
+			b.requested()
 			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
 		case <-b.reaper.notify:
@@ -170,15 +171,16 @@ const spinBudget = 250 * time.Microsecond
 // fast. The budget is short, so an idle backend costs nothing; and b.spinner
 // skips it where it has not been paying (see spinPolicy).
 func (b *Backend) spin() {
-	if b.closing || len(b.threads) == 0 || !b.spinner.worthSpinning() {
+	if b.closing || len(b.threads) == 0 || !b.spinner.worthSpinning() || b.clientHasTurn() {
 		return
 	}
 	b.reaper.setTracerAwake(true)
 	defer b.reaper.setTracerAwake(false)
 	deadline := time.Now().Add(spinBudget)
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && !b.clientHasTurn() {
 		select {
 		case r := <-b.reqs:
+			b.requested()
 			b.spinner.arrived(workRequest, time.Now())
 			b.finish(r)
 		case <-b.reaper.notify:
