@@ -259,6 +259,8 @@ func (p *printer) scalar(t *Type, b []byte, depth int) {
 		p.pointer(s, le(b), depth)
 	case KindFunction:
 		p.b.WriteString("{" + t.String() + "}")
+	case KindMemberPointer:
+		p.memberPointer(s, b)
 	default:
 		p.b.WriteString(strconv.FormatUint(le(b), 10))
 	}
