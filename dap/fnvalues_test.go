@@ -29,7 +29,11 @@ func TestFunctionValuesMatchGDB(t *testing.T) {
 		}, []string{"add", "avg", "noargs", "say", "apply", "main", "f", "o->fn", "o->log", "o->mean", "&add", "*f", "*o"}},
 		{"cxx", "dap_fnptr.cc", "apply", func(t *testing.T) string {
 			return testprog.Build(t, testprog.Spec{Sources: []string{"dap_fnptr.cc"}, Flags: []string{"-O0", "-no-pie"}, Name: "dap_fnptr_cc"})
-		}, []string{"add", "geo::scale", "Counter::bump", "Counter::peek", "Counter::make", "f", "c->cb", "&add", "*f", "pm", "ps"}},
+		}, []string{"add", "geo::scale", "Counter::bump", "Counter::peek", "Counter::make", "f", "c->cb", "&add", "*f", "pm", "ps",
+			// C++11 enumerators named through their enum (an enum
+			// class's only so), in conditions and watches; compared as
+			// ints: gdb's C++ comparisons are bool (true), sonde's int (1).
+			"Mode::On", "(int)(c->mode == Mode::Auto)", "(int)(c->mode != Mode::Auto)", "(int)Mode::Auto", "geo::Unit::Mega", "(int)(c->unit == geo::Unit::Kilo)"}},
 		{"rust", "dap_fnptr.rs", "dap_fnptr::apply", func(t *testing.T) string {
 			return testprog.BuildRust(t, "dap_fnptr.rs", "dap_fnptr", "-C", "opt-level=0", "-C", "relocation-model=static", "-C", "link-args=-no-pie")
 		}, []string{"dap_fnptr::add", "dap_fnptr::shout", "dap_fnptr::Counter::bump", "f", "ops.fun"}},

@@ -5,11 +5,16 @@
 
 namespace geo {
 double scale(double v, int by) { return v * by; }
+enum class Unit { Bytes, Kilo, Mega };
 } // namespace geo
+
+enum class Mode { Off, On, Auto };
 
 struct Counter {
 	int n = 0;
 	int (*cb)(int, int) = nullptr;
+	Mode mode = Mode::Auto;
+	geo::Unit unit = geo::Unit::Kilo;
 	int bump(int by) { return n += by; }
 	int peek() const { return n; }
 	static Counter make(int n0) {
