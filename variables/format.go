@@ -443,6 +443,13 @@ func x87Text(b []byte) string {
 	if neg {
 		sign = "-"
 	}
+	if exp != 0 && mant>>63 == 0 {
+		// An unnormal, pseudo-infinity or pseudo-NaN: the explicit
+		// integer bit clear where the exponent says it is set. The FPU
+		// refuses it; gdb prints it so (found in the sixth real-program
+		// trial: a union's long double member over a pointer).
+		return "<invalid float value>"
+	}
 	if exp == 0x7fff {
 		if mant<<1 == 0 {
 			return sign + "inf"
