@@ -23,20 +23,24 @@ func TestFunctionValuesMatchGDB(t *testing.T) {
 		name, src, stop string
 		build           func(t *testing.T) string
 		exprs           []string
+		whatis          []string // compared with gdb's whatis as the evaluate response's type
 	}{
 		{"c", "dap_fnptr.c", "apply", func(t *testing.T) string {
 			return testprog.Build(t, testprog.Spec{Sources: []string{"dap_fnptr.c"}, Flags: []string{"-O0", "-no-pie"}, Name: "dap_fnptr"})
-		}, []string{"add", "avg", "noargs", "say", "apply", "main", "f", "o->fn", "o->log", "o->mean", "&add", "*f", "*o"}},
+		}, []string{"add", "avg", "noargs", "say", "apply", "main", "f", "o->fn", "o->log", "o->mean", "&add", "*f", "*o"}, []string{"*o", "o->log"}},
 		{"cxx", "dap_fnptr.cc", "apply", func(t *testing.T) string {
 			return testprog.Build(t, testprog.Spec{Sources: []string{"dap_fnptr.cc"}, Flags: []string{"-O0", "-no-pie"}, Name: "dap_fnptr_cc"})
 		}, []string{"add", "geo::scale", "Counter::bump", "Counter::peek", "Counter::make", "f", "c->cb", "&add", "*f", "pm", "ps",
 			// C++11 enumerators named through their enum (an enum
 			// class's only so), in conditions and watches; compared as
 			// ints: gdb's C++ comparisons are bool (true), sonde's int (1).
-			"Mode::On", "(int)(c->mode == Mode::Auto)", "(int)(c->mode != Mode::Auto)", "(int)Mode::Auto", "geo::Unit::Mega", "(int)(c->unit == geo::Unit::Kilo)"}},
+			"Mode::On", "(int)(c->mode == Mode::Auto)", "(int)(c->mode != Mode::Auto)", "(int)Mode::Auto", "geo::Unit::Mega", "(int)(c->unit == geo::Unit::Kilo)"},
+			[]string{"*c", "c->unit", "pm"}},
 		{"rust", "dap_fnptr.rs", "dap_fnptr::apply", func(t *testing.T) string {
 			return testprog.BuildRust(t, "dap_fnptr.rs", "dap_fnptr", "-C", "opt-level=0", "-C", "relocation-model=static", "-C", "link-args=-no-pie")
-		}, []string{"dap_fnptr::add", "dap_fnptr::shout", "dap_fnptr::Counter::bump", "f", "ops.fun"}},
+		}, []string{"dap_fnptr::add", "dap_fnptr::shout", "dap_fnptr::Counter::bump", "f", "ops.fun"},
+			// Rust types as rust-gdb's whatis: no C "struct".
+			[]string{"*ops", "ops.name", "ops.fun", "f"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := tc.build(t)
@@ -44,6 +48,9 @@ func TestFunctionValuesMatchGDB(t *testing.T) {
 			var cmds []string
 			for _, e := range tc.exprs {
 				cmds = append(cmds, "print "+e)
+			}
+			for _, e := range tc.whatis {
+				cmds = append(cmds, "whatis "+e)
 			}
 			gdb := gdbPrints(t, prog, tc.src, line, cmds)
 			c := newClient(t)
@@ -53,6 +60,12 @@ func TestFunctionValuesMatchGDB(t *testing.T) {
 			c.request("configurationDone", nil)
 			st := c.stopped()
 			frames := c.stack(st.Body.ThreadId)
+			for i, e := range tc.whatis {
+				want := strings.TrimPrefix(gdb[len(tc.exprs)+i], "type = ")
+				if r := c.evaluate(e, frames[0].Id, "watch").Body; r.Type != want {
+					t.Errorf("type of %s: sonde %q, gdb's whatis %q", e, r.Type, want)
+				}
+			}
 			for i, e := range tc.exprs {
 				r := c.evaluate(e, frames[0].Id, "watch").Body
 				want, wantType := gdb[i], ""
@@ -90,7 +103,7 @@ func gdbPrints(t *testing.T, prog, src string, line int, prints []string) []stri
 	if len(parts) != len(prints)+1 {
 		t.Fatalf("gdb's output: %s", out)
 	}
-	re := regexp.MustCompile(`^\$\d+ = `)
+	re := regexp.MustCompile(`^(\$\d+ = |type = )`)
 	var res []string
 	for _, p := range parts[1:] {
 		p = strings.TrimSpace(p)
@@ -99,6 +112,10 @@ func gdbPrints(t *testing.T, prog, src string, line int, prints []string) []stri
 		}
 		if !re.MatchString(p) {
 			t.Fatalf("gdb printed %q", p)
+		}
+		if strings.HasPrefix(p, "type = ") {
+			res = append(res, p)
+			continue
 		}
 		res = append(res, re.ReplaceAllString(p, ""))
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// rustFnString spells a Rust function type, or a pointer to one, as gdb
-// does in a Rust frame: fn (i32, i32) -> i32 (no arrow when it returns
+// rustFnString spells a Rust function type, or a pointer to one, and a
+// named struct, union or enum, as gdb does in a Rust frame: fn (i32, i32) -> i32 (no arrow when it returns
 // ()), *mut fn (&str) for the pointer; pointers and references as *mut T
 // (gdb drops rustc's names of pointer types), named types qualified
 // (*mut dap_fnptr::Counter). ok is false for other types, which keep
@@ -19,10 +19,17 @@ func (r *Reader) rustFnString(t *Type) (string, bool) {
 	if s.Kind == KindPointer && s.Elem.Strip() != nil && s.Elem.Strip().Kind == KindFunction {
 		return "*mut " + r.rustSpell(s.Elem, 0), true
 	}
-	if s.Kind != KindFunction {
-		return "", false
+	if s.Kind == KindFunction {
+		return r.rustSpell(s, 0), true
 	}
-	return r.rustSpell(s, 0), true
+	if t.Kind == KindStruct || t.Kind == KindUnion || t.Kind == KindEnum {
+		// A named Rust type as rust-gdb's whatis: core::option::Option<usize>,
+		// not C's "struct Option<usize>".
+		if t.Name != "" {
+			return r.ScopedName(t), true
+		}
+	}
+	return "", false
 }
 
 func (r *Reader) rustSpell(t *Type, depth int) string {
