@@ -124,8 +124,9 @@ func TestDAPDebugClientFmt(t *testing.T) {
 	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "fmt", "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
 }
 
-// TestDAPDebugClientFmtCore: a core of fmtreport killed by SIGSEGV while it
-// formats: its 20-odd template frames and their locals against gdb's.
+// TestDAPDebugClientFmtCore: the core of fmtreport --crash, a call through a
+// null Renderer (SIGSEGV at pc 0): the frame at 0 and main below it (from
+// the return address the call pushed), main's locals, against gdb's.
 func TestDAPDebugClientFmtCore(t *testing.T) {
 	node, modules := dcClient(t)
 	needGDB(t)

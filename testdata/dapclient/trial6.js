@@ -259,7 +259,9 @@ function compareFrames(fr, g, label, count) {
 	// In Rust only the program's own frames are compared by name: std's
 	// differ as symbol aliases (__rustc::rust_panic for gdb's DWARF name
 	// std::panicking::rust_panic) and generics, by design (fifth round).
-	const same = (a, b, f) => a === b || a.startsWith(b + '(') || (rustNames && (/[<{]/.test(b) || /[<{]/.test(a) || base(f) !== 'tally.rs'));
+	// Code no symbol covers (a call through a null function pointer, pc
+	// 0): gdb's "??", sonde's (and lldb's) the address.
+	const same = (a, b, f) => a === b || (b === '??' && /^0x[0-9a-f]+$/.test(a)) || a.startsWith(b + '(') || (rustNames && (/[<{]/.test(b) || /[<{]/.test(a) || base(f) !== 'tally.rs'));
 	check(ours.length === n && ours.every((f, i) => same(f.name, g.frames[i].func, f) && (g.frames[i].line === 0 || (f.line === g.frames[i].line && base(f) === g.frames[i].file))),
 		`${label}: ${n} frames, each gdb's function, file and line`,
 		`\nsonde ${show(ours.map(f => `${f.name}:${base(f)}:${f.line}`))}\ngdb   ${show(g.frames.slice(0, n).map(f => `${f.func}:${f.file}:${f.line}`))}`);
@@ -320,7 +322,7 @@ async function coreAgainstGDB(program, core, label, skipFrame = () => false) {
 	const first = gdbStop({ program, core });
 	const mine = first.frames.map((f, i) => (f.file && !skipFrame(f) ? i : -1)).filter(i => i >= 0);
 	const g = gdbStop({ program, core, frames: mine });
-	must(g.frames.length > 3, `gdb reads the ${label} core`, show(g.frames));
+	must(g.frames.length >= 2, `gdb reads the ${label} core`, show(g.frames));
 	await coreSession(program, core, async (s, e, fr) => {
 		check(e.body.reason === 'exception', `${label} core: an exception stop`, show(e.body));
 		compareFrames(fr, g, `${label} core`);
@@ -507,11 +509,11 @@ async function fmtScenario() {
 	}
 }
 
-// fmtcore: killed with SIGSEGV while it formats (a million rounds).
+// fmtcore: fmtreport --crash calls a null Renderer: SIGSEGV at pc 0, the
+// caller found from the return address the call pushed.
 async function fmtcoreScenario() {
 	const prog = path.join(opt.dir, 'fmtreport');
-	let t0 = Date.now();
-	const c = await killedCore(prog, ['100000000'], () => Date.now() - t0 > 1500);
+	const c = crashCore(prog, ['--crash']);
 	try {
 		await coreAgainstGDB(prog, c.core, 'fmt');
 	} finally {
@@ -565,19 +567,25 @@ async function rustScenario() {
 	}
 }
 
+// crashCore runs program args to its crash in a new directory and returns
+// the core the kernel wrote.
+function crashCore(program, args) {
+	const pattern = corePattern();
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trial6-core-'));
+	cp.spawnSync('/bin/sh', ['-c', 'ulimit -c unlimited && exec "$0" "$@"', program, ...args], { cwd: dir, stdio: 'ignore', env: Object.assign({}, process.env, { RUST_BACKTRACE: '0' }) });
+	const cores = fs.readdirSync(dir).filter(f => f.startsWith('core'));
+	if (cores.length === 0) throw new Skip(`the kernel wrote no core into ${dir} (core_pattern ${show(pattern)})`);
+	return { dir, core: path.join(dir, cores[0]) };
+}
+
 // rustcore: the panic=abort build's out-of-bounds index (SIGABRT).
 async function rustcoreScenario() {
 	rustNames = true;
-	const prog = path.join(opt.dir, 'tally-abort');
-	const pattern = corePattern();
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trial6-core-'));
-	cp.spawnSync('/bin/sh', ['-c', 'ulimit -c unlimited && exec "$0" "$@"', prog, '1', '--panic'], { cwd: dir, stdio: 'ignore', env: Object.assign({}, process.env, { RUST_BACKTRACE: '0' }) });
-	const cores = fs.readdirSync(dir).filter(f => f.startsWith('core'));
-	if (cores.length === 0) throw new Skip(`the kernel wrote no core into ${dir} (core_pattern ${show(pattern)})`);
+	const c = crashCore(path.join(opt.dir, 'tally-abort'), ['1', '--panic']);
 	try {
-		await coreAgainstGDB(prog, path.join(dir, cores[0]), 'rust', f => f.file !== 'tally.rs');
+		await coreAgainstGDB(path.join(opt.dir, 'tally-abort'), c.core, 'rust', f => f.file !== 'tally.rs');
 	} finally {
-		fs.rmSync(dir, { recursive: true, force: true });
+		fs.rmSync(c.dir, { recursive: true, force: true });
 	}
 }
 

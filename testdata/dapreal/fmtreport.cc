@@ -5,6 +5,7 @@
 // formatting functions through function pointers.
 //
 //	fmtreport [ROUNDS]   (ROUNDS > 1: format that many reports, for perf)
+//	fmtreport --crash    (calls a null Renderer)
 #include <fmt/args.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -72,7 +73,8 @@ struct Report {
 };
 
 int main(int argc, char **argv) {
-	long rounds = argc > 1 ? std::atol(argv[1]) : 1;
+	bool crash = argc > 1 && std::string(argv[1]) == "--crash";
+	long rounds = argc > 1 && !crash ? std::atol(argv[1]) : 1;
 	std::vector<Sample> rows = {
 		{"alpha", 1.5, Unit::Bytes, 5, 17},
 		{"beta", 2048.25, Unit::Kilo, 2, 3},
@@ -80,6 +82,8 @@ int main(int argc, char **argv) {
 	};
 	std::map<std::string, int> seen = {{"alpha", 1}, {"beta", 2}, {"gamma", 3}};
 	Report reports[] = {{"table", render_table, 9}, {"terse", render_terse, 0}, {"named", render_named, 12}};
+	if (crash)
+		reports[1].render = nullptr; // a call through a null function pointer: SIGSEGV at pc 0
 	size_t total = 0;
 	for (long i = 0; i < rounds; i++) {
 		rows[0].value = 1.5 + static_cast<double>(i % 1000);
