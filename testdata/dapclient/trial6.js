@@ -318,13 +318,16 @@ async function coreSession(program, core, inspect) {
 
 // coreAgainstGDB: every frame's function and line, and the scalar locals
 // and arguments of the frames with source, as gdb reads the same core.
-async function coreAgainstGDB(program, core, label, skipFrame = () => false) {
+async function coreAgainstGDB(program, core, label, skipFrame = () => false, sig = 'SIGSEGV', fault = '') {
 	const first = gdbStop({ program, core });
 	const mine = first.frames.map((f, i) => (f.file && !skipFrame(f) ? i : -1)).filter(i => i >= 0);
 	const g = gdbStop({ program, core, frames: mine });
 	must(g.frames.length >= 2, `gdb reads the ${label} core`, show(g.frames));
 	await coreSession(program, core, async (s, e, fr) => {
-		check(e.body.reason === 'exception', `${label} core: an exception stop`, show(e.body));
+		check(e.body.reason === 'exception' && !/^(SIG[A-Z]+): \1/.test(e.body.description || ''), `${label} core: an exception stop, its signal named once`, show(e.body));
+		const info = await s.ok('exceptionInfo', { threadId: e.body.threadId });
+		check(info.body.exceptionId === sig && (!fault || (info.body.description || '').includes(fault)),
+			`${label} core: exceptionInfo ${sig}${fault ? ` (${fault})` : ''}`, show(info.body));
 		compareFrames(fr, g, `${label} core`);
 		for (const i of mine) if (fr[i]) await compareLocals(s, fr, i, g.vals[String(i)], `${label} core`);
 	});
@@ -515,7 +518,7 @@ async function fmtcoreScenario() {
 	const prog = path.join(opt.dir, 'fmtreport');
 	const c = crashCore(prog, ['--crash']);
 	try {
-		await coreAgainstGDB(prog, c.core, 'fmt');
+		await coreAgainstGDB(prog, c.core, 'fmt', () => false, 'SIGSEGV', 'address not mapped at 0x0');
 	} finally {
 		fs.rmSync(c.dir, { recursive: true, force: true });
 	}
@@ -583,7 +586,7 @@ async function rustcoreScenario() {
 	rustNames = true;
 	const c = crashCore(path.join(opt.dir, 'tally-abort'), ['1', '--panic']);
 	try {
-		await coreAgainstGDB(path.join(opt.dir, 'tally-abort'), c.core, 'rust', f => f.file !== 'tally.rs');
+		await coreAgainstGDB(path.join(opt.dir, 'tally-abort'), c.core, 'rust', f => f.file !== 'tally.rs', 'SIGABRT');
 	} finally {
 		fs.rmSync(c.dir, { recursive: true, force: true });
 	}
