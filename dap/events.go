@@ -66,6 +66,7 @@ func (d *debuggee) onStop(e target.Event) {
 		body.AllThreadsStopped = asked
 	case target.ReasonStep:
 		body.Reason = "step"
+		d.stepEndLogpoints(th)
 	case target.ReasonBreakpoint, target.ReasonWatchpoint:
 		body.Reason, body.HitBreakpointIds = d.s.bps.stopReason(r)
 		if len(body.HitBreakpointIds) == 0 && isStepInto(r) {

@@ -147,6 +147,9 @@ type launchArgs struct {
 	// "externalTerminal" start the program in the client's terminal.
 	RunInTerminal bool   `json:"runInTerminal"`
 	Console       string `json:"console"`
+	// DisableASLR (lldb-dap's, default true, as gdb's disable-randomization):
+	// the program's addresses are those of every run, and gdb's.
+	DisableASLR *bool `json:"disableASLR"`
 }
 
 // pidArg accepts a process ID as a number or a numeric string (editors'
@@ -243,7 +246,7 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 	})
 	argv := append([]string{prog}, a.Args...)
 	proc, pio, err := t.Launch(target.LaunchOptions{Path: prog, Argv: argv, Env: env, Dir: a.Cwd,
-		StopAtEntry: true, Stdio: target.StdioPipes})
+		StopAtEntry: true, Stdio: target.StdioPipes, DisableASLR: a.DisableASLR == nil || *a.DisableASLR})
 	if err != nil {
 		t.Close()
 		return nil, errorf("launch %s: %v", a.Program, err)

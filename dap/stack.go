@@ -333,7 +333,7 @@ func (d *debuggee) env(th *target.Context, index int) (*frameEnv, error) {
 // depth (0: the innermost function at its pc).
 func (d *debuggee) frameEnvOf(th *target.Context, f *session.Frame, inline int) *frameEnv {
 	fe := &frameEnv{frame: f}
-	fe.env = &expr.Env{Frame: f, Arch: d.tgt.Arch(), Function: d.functionLookup(th, f), Global: d.globalLookup(th, f)}
+	fe.env = &expr.Env{Frame: f, Arch: d.tgt.Arch(), Function: d.functionLookup(th, f), FunctionType: d.functionType(th), Global: d.globalLookup(th, f)}
 	r, err := f.Reader()
 	if err != nil || r == nil {
 		return fe

@@ -82,11 +82,9 @@ func summary(fe *frameEnv, v variables.Value) (string, bool) {
 	if uint64(got) < read {
 		return "<error: Cannot access memory at address 0x" + strconv.FormatUint(ptr, 16) + ">", true
 	}
-	s := strconv.Quote(string(buf))
-	if n > read {
-		s += "..."
-	}
-	return s, true
+	// gdb's spelling: octal escapes, repeats (strconv.Quote gave Go's
+	// \xfe and \x00 for a string's garbage in fmt's core).
+	return variables.QuoteString(buf, n > read, variables.FormatOptions{UTF8: true}), true
 }
 
 func fieldOffset(t *variables.Type, name string) (int64, bool) {

@@ -447,10 +447,7 @@ func (s *Server) symbolizer(fe *frameEnv) func(uint64) string {
 			return ""
 		}
 		f := frames[len(frames)-1]
-		name := f.Function
-		if i := strings.IndexByte(name, '('); i > 0 {
-			name = name[:i]
-		}
+		name := cxxSymbolName(d, f.Function, addr)
 		if f.Start != 0 && addr > f.Start {
 			return fmt.Sprintf("%s+%d", name, addr-f.Start)
 		}

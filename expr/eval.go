@@ -22,6 +22,10 @@ type Env struct {
 	// Function, when set, resolves function names to their run-time entry
 	// address (for comparisons with function pointers).
 	Function func(name string) (uint64, bool)
+	// FunctionType, when set, gives the type of the function at a run-time
+	// address Function returned (its parameters, as gdb prints a
+	// function's value); nil from it: int (void).
+	FunctionType func(addr uint64) *variables.Type
 	// Global, when set, resolves names found nowhere else (variables of other
 	// modules): the variable, its module's Reader and load bias.
 	Global func(name string) (*variables.Variable, *variables.Reader, uint64, error)
@@ -394,8 +398,13 @@ func (e *evaluator) ident(n *Ident) (*value, error) {
 	}
 	if env.Function != nil {
 		if addr, ok := env.Function(n.Name); ok {
-			return &value{t: &variables.Type{Kind: variables.KindFunction, Name: n.Name, Size: -1, Count: -1, Elem: typeInt},
-				where: inMemory, addr: addr}, nil
+			t := &variables.Type{Kind: variables.KindFunction, Name: n.Name, Size: -1, Count: -1, Elem: typeInt}
+			if env.FunctionType != nil {
+				if ft := env.FunctionType(addr); ft != nil {
+					t = ft
+				}
+			}
+			return &value{t: t, where: inMemory, addr: addr}, nil
 		}
 	}
 	return nil, errorf(ErrNotFound, n.P, "no symbol %q in current context", n.Name)

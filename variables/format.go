@@ -259,6 +259,8 @@ func (p *printer) scalar(t *Type, b []byte, depth int) {
 		p.pointer(s, le(b), depth)
 	case KindFunction:
 		p.b.WriteString("{" + t.String() + "}")
+	case KindMemberPointer:
+		p.memberPointer(s, b)
 	default:
 		p.b.WriteString(strconv.FormatUint(le(b), 10))
 	}
@@ -440,6 +442,13 @@ func x87Text(b []byte) string {
 	sign := ""
 	if neg {
 		sign = "-"
+	}
+	if exp != 0 && mant>>63 == 0 {
+		// An unnormal, pseudo-infinity or pseudo-NaN: the explicit
+		// integer bit clear where the exponent says it is set. The FPU
+		// refuses it; gdb prints it so (found in the sixth real-program
+		// trial: a union's long double member over a pointer).
+		return "<invalid float value>"
 	}
 	if exp == 0x7fff {
 		if mant<<1 == 0 {

@@ -102,7 +102,11 @@ func (r *Reader) indexNames() {
 						r.qualified[e.Offset] = q
 					}
 					if e.Tag == dwarf.TagEnumerationType && e.Children {
-						r.indexEnumerators(rd, prefix, e.Offset)
+						enumQ := ""
+						if name != "" {
+							enumQ = q
+						}
+						r.indexEnumerators(rd, prefix, enumQ, e.Offset)
 						continue
 					}
 					descend = e.Tag != dwarf.TagBaseType && e.Tag != dwarf.TagTypedef && name != ""
@@ -214,8 +218,12 @@ func (r *Reader) typesHere(name string) (out []*Type, err error) {
 }
 
 // indexEnumerators records the enumerators of the enum at off (rd is just
-// past its DIE) and consumes its children.
-func (r *Reader) indexEnumerators(rd *dieReader, prefix string, off dwarf.Offset) {
+// past its DIE) and consumes its children: by their names in the enum's
+// scope (prefix) and, for a named enum, through the enum (enumQ::name):
+// a C++11 enum class's are named only so (Unit::Mega, found in the sixth
+// real-program trial: a condition s.unit == Unit::Mega was "No symbol"),
+// and C++11 names any enum's so.
+func (r *Reader) indexEnumerators(rd *dieReader, prefix, enumQ string, off dwarf.Offset) {
 	for n := 0; n < 1<<20; n++ {
 		c, err := rd.Next()
 		if err != nil || c == nil || c.Tag == 0 {
@@ -226,6 +234,10 @@ func (r *Reader) indexEnumerators(rd *dieReader, prefix string, off dwarf.Offset
 		}
 		if name, _ := c.Val(dwarf.AttrName).(string); c.Tag == dwarf.TagEnumerator && name != "" {
 			r.addName(r.enumNames, prefix, name, off)
+			if enumQ != "" {
+				q := enumQ + "::" + name
+				r.enumNames[q] = append(r.enumNames[q], off)
+			}
 		}
 	}
 }

@@ -106,6 +106,11 @@ func (r *Reader) TypeString(t *Type) string {
 	if r == nil {
 		return t.String()
 	}
+	if r.isRust(t) {
+		if s, ok := r.rustFnString(t); ok {
+			return s
+		}
+	}
 	return t.spell(func(n *Type) (string, bool) {
 		if n.Offset == 0 || !cxxLangs[r.unitLang(n.Offset)] {
 			return "", false

@@ -347,9 +347,19 @@ func (t *Type) decl(depth int, name func(*Type) (string, bool)) (string, string)
 	case KindPointer, KindReference, KindRValueReference, KindMemberPointer:
 		sym := map[Kind]string{KindPointer: "*", KindReference: "&", KindRValueReference: "&&", KindMemberPointer: "::*"}[t.Kind]
 		if t.Kind == KindMemberPointer && t.Container != nil {
-			sym = t.Container.Name + "::*"
+			cn := t.Container.Name
+			if name != nil {
+				if n, ok := name(t.Container); ok {
+					cn = n
+				}
+			}
+			sym = cn + "::*"
 		}
-		pre, post := t.Elem.decl(depth+1, name)
+		elem := t.Elem
+		if t.Kind == KindMemberPointer {
+			elem = methodThisConst(elem)
+		}
+		pre, post := elem.decl(depth+1, name)
 		if t.Elem != nil && (t.Elem.Kind == KindArray || t.Elem.Kind == KindFunction) {
 			return pre + " (" + sym, ")" + post
 		}
@@ -370,7 +380,7 @@ func (t *Type) decl(depth int, name func(*Type) (string, bool)) (string, string)
 	case KindFunction:
 		var ps []string
 		for _, p := range t.Params {
-			ps = append(ps, p.String())
+			ps = append(ps, p.spell(name))
 		}
 		if t.Variadic {
 			ps = append(ps, "...")
@@ -382,6 +392,18 @@ func (t *Type) decl(depth int, name func(*Type) (string, bool)) (string, string)
 		return pre, "(" + strings.Join(ps, ", ") + ")" + post
 	}
 	return "?", ""
+}
+
+// methodThisConst is a method type with its this parameter spelled as gdb
+// spells it in a pointer to member function, Counter * const (DWARF's
+// subroutine type says Counter *).
+func methodThisConst(f *Type) *Type {
+	if f == nil || f.Kind != KindFunction || len(f.Params) == 0 || f.Params[0] == nil || f.Params[0].Kind != KindPointer {
+		return f
+	}
+	c := *f
+	c.Params = append([]*Type{{Kind: KindConst, Elem: f.Params[0], Size: f.Params[0].Size, Count: -1}}, f.Params[1:]...)
+	return &c
 }
 
 // maxTypeDepth bounds how deep decoding follows non-cyclic type chains.

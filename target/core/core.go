@@ -361,8 +361,15 @@ func (th *Thread) reason(useCurSig bool) *target.SuspendReason {
 		sig := target.Signal(si.Signal)
 		info := &target.SigInfo{Code: si.Code, Addr: si.Addr, HasAddr: si.IsFault()}
 		if si.IsFault() {
-			return &target.SuspendReason{Kind: target.ReasonException, Signal: sig, SigInfo: info,
-				Message: fmt.Sprintf("%s (%s) at address 0x%x, si_code %d", sig.Name(), sig.Description(), si.Addr, si.Code)}
+			// As a live fault stop says it ("segmentation fault: address
+			// not mapped at 0x0"; it said "SIGSEGV (segmentation fault) at
+			// address 0x0, si_code 1", and DAP's stop then "SIGSEGV:
+			// SIGSEGV (...)").
+			msg := sig.Description() + ": " + target.FaultText(sig, si.Code, si.Addr)
+			if target.FaultText(sig, si.Code, si.Addr) == "" {
+				msg = fmt.Sprintf("%s at 0x%x, si_code %d", sig.Description(), si.Addr, si.Code)
+			}
+			return &target.SuspendReason{Kind: target.ReasonException, Signal: sig, SigInfo: info, Message: msg}
 		}
 		if sig == sigSTOP {
 			// gdb's gcore of a process it attached to: the debugger stopped it.

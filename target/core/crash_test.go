@@ -29,6 +29,10 @@ func TestKernelCoreFault(t *testing.T) {
 	}
 	_, r, pc := th.Context.State()
 	t.Logf("%s: %v: %s at 0x%x", th.Context, r.Kind, r.Message, pc)
+	// Worded as the live backend words the same fault.
+	if want := "segmentation fault: address not mapped at 0x18"; r.Message != want {
+		t.Errorf("message %q, want %q", r.Message, want)
+	}
 	// The faulting instruction is in core_target's worker, in its text.
 	text := false
 	m, _ := c.Process().MemoryMap()

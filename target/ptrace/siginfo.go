@@ -2,7 +2,6 @@ package ptrace
 
 import (
 	"encoding/binary"
-	"fmt"
 
 	"github.com/sondedbg/sonde/target"
 	"golang.org/x/sys/unix"
@@ -58,23 +57,10 @@ func decodeSiginfo(b []byte) siginfo {
 // rather than the kernel raising it for a fault or trap.
 func (s siginfo) fromUser() bool { return s.Code <= 0 }
 
-// faultText describes a kernel-generated fault for an exception stop.
+// faultText describes a kernel-generated fault for an exception stop
+// (target.FaultText, which the core backend words its faults with too).
 func (s siginfo) faultText() string {
-	var what string
-	switch unix.Signal(s.Signo) {
-	case unix.SIGSEGV:
-		what = map[int32]string{1: "address not mapped", 2: "invalid permissions for mapped object"}[s.Code]
-	case unix.SIGBUS:
-		what = map[int32]string{1: "invalid address alignment", 2: "nonexistent physical address", 3: "object-specific hardware error"}[s.Code]
-	case unix.SIGILL:
-		what = map[int32]string{1: "illegal opcode", 2: "illegal operand", 3: "illegal addressing mode", 4: "illegal trap", 5: "privileged opcode", 6: "privileged register", 7: "coprocessor error", 8: "internal stack error"}[s.Code]
-	case unix.SIGFPE:
-		what = map[int32]string{1: "integer divide by zero", 2: "integer overflow", 3: "floating-point divide by zero", 4: "floating-point overflow", 5: "floating-point underflow", 6: "floating-point inexact result", 7: "floating-point invalid operation", 8: "subscript out of range"}[s.Code]
-	}
-	if what == "" {
-		what = fmt.Sprintf("code %d", s.Code)
-	}
-	return fmt.Sprintf("%s at 0x%x", what, s.Addr)
+	return target.FaultText(target.Signal(s.Signo), s.Code, s.Addr)
 }
 
 // model is the siginfo as the model's SuspendReason carries it: the fault
