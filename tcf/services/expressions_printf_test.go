@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -362,34 +361,11 @@ protocol.invokeAndWait(ch.close)
 // its DPrintf stream. It runs when TCF_PYTHON_DIR names the client's
 // python/ directory.
 func TestPythonClientPrintf(t *testing.T) {
-	dir := os.Getenv("TCF_PYTHON_DIR")
-	if dir == "" {
-		t.Skip("TCF_PYTHON_DIR is not set: the Eclipse TCF Python client is needed")
-	}
-	src := dir
-	if _, err := os.Stat(filepath.Join(dir, "src", "tcf")); err == nil {
-		src = filepath.Join(dir, "src")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	src := pythonClient(t)
 	s := startPrintfSession(t)
 	exprs := []string{`$printf("i=%d tag=%s ratio=%.1f\n", i, tag, dis_ratio)`, `i == 0 && $printf("%x|%c|%%\n", 255, tag[0])`, `$printf("%d")`}
 	want := "i=0 tag=loop ratio=2.5\nff|l|%\n"
-	script := filepath.Join(t.TempDir(), "printf.py")
-	if err := os.WriteFile(script, []byte(pythonPrintf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("python3", append([]string{script, "TCP:" + s.la.addr, s.thread, strconv.Itoa(len(want))}, exprs...)...)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
-	outb, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("python client: %v\n%s\n%s", err, outb, stderr)
-	}
+	outb := runPythonClient(t, src, "printf.py", pythonPrintf, append([]string{"TCP:" + s.la.addr, s.thread, strconv.Itoa(len(want))}, exprs...)...)
 	var out struct {
 		Values map[string]any
 		Stream string

@@ -80,17 +80,7 @@ protocol.invokeAndWait(ch.close)
 // locals of a frame and evaluates expressions at a breakpoint of a live
 // process. It runs when TCF_PYTHON_DIR names the client's python/ directory.
 func TestPythonClientReadsLocals(t *testing.T) {
-	dir := os.Getenv("TCF_PYTHON_DIR")
-	if dir == "" {
-		t.Skip("TCF_PYTHON_DIR is not set: the Eclipse TCF Python client is needed")
-	}
-	src := dir
-	if _, err := os.Stat(filepath.Join(dir, "src", "tcf")); err == nil {
-		src = filepath.Join(dir, "src")
-	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not installed")
-	}
+	src := pythonClient(t)
 	prog := testprog.Build(t, testprog.Spec{Sources: []string{"ex_vars.c"}, Flags: []string{"-O0"}, Name: "ex_vars_O0"})
 	la := startLive(t)
 	m0 := la.events.mark()
@@ -105,20 +95,7 @@ func TestPythonClientReadsLocals(t *testing.T) {
 	var frames []string
 	la.decode("StackTrace", "getChildrenRange", []any{thread, 0, 5}, &e, &frames)
 
-	script := filepath.Join(t.TempDir(), "locals.py")
-	if err := os.WriteFile(script, []byte(pythonLocals), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("python3", script, "TCP:"+la.addr, frames[1], "g_arr[2][3] + a", "g_pt.y", "nosuch")
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
-	outb, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("python client: %v\n%s\n%s", err, outb, stderr)
-	}
+	outb := runPythonClient(t, src, "locals.py", pythonLocals, "TCP:"+la.addr, frames[1], "g_arr[2][3] + a", "g_pt.y", "nosuch")
 	var out struct {
 		Locals  map[string][]byte
 		Symbols map[string]map[string]any
@@ -170,4 +147,44 @@ func TestPythonClientReadsLocals(t *testing.T) {
 	if s, _ := out.Exprs["nosuch"].(string); s == "" {
 		t.Errorf("nosuch: %v, want an error", out.Exprs["nosuch"])
 	}
+}
+
+// pythonClient returns the directory to put on PYTHONPATH for the Eclipse
+// TCF Python client (TCF_PYTHON_DIR, its python/ directory, or the src/
+// in it), or skips t when it or python3 is not there.
+func pythonClient(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TCF_PYTHON_DIR")
+	if dir == "" {
+		t.Skip("TCF_PYTHON_DIR is not set: the Eclipse TCF Python client is needed")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "src", "tcf")); err == nil {
+		return filepath.Join(dir, "src")
+	}
+	return dir
+}
+
+// runPythonClient runs the Python script text (named name) with the
+// client at src on its path and args, and returns what it printed; a
+// failed run fails t with its output.
+func runPythonClient(t *testing.T, src, name, text string, args ...string) []byte {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("python3", append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+src)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("python client: %v\n%s\n%s", err, out, stderr)
+	}
+	return out
 }
