@@ -115,18 +115,23 @@ func benchmarkFirstStopRoundBP1(b *testing.B, file string) {
 // breakpoints the request bpReq sets. With SONDE_PROFILE_DIR set, each
 // session's adapter writes its CPU profile there (SONDE_CPUPROFILE,
 // N.prof): a first stop is one session, too short for one profile at
-// 100 Hz; `go tool pprof` merges them. It reports, besides the round's
+// 100 Hz; `go tool pprof` merges them. With SONDE_TRACE_DIR set, each
+// writes a runtime trace there (SONDE_TRACE, N.trace): what the round
+// waited on. It reports, besides the round's
 // wall time, the adapter's CPU in the round (adapter-cpu-ns/op, every
 // thread's) and from launch to the stop (launch-cpu-ns/op), and the wall
 // time from launch to the stop (launch-ns/op): what is read ahead moves
 // from the round to the launch, and must not make the launch longer.
 func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
-	profDir := os.Getenv("SONDE_PROFILE_DIR")
+	profDir, traceDir := os.Getenv("SONDE_PROFILE_DIR"), os.Getenv("SONDE_TRACE_DIR")
 	var roundCPU, launchCPU, launchWall time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if profDir != "" {
 			b.Setenv("SONDE_CPUPROFILE", filepath.Join(profDir, strconv.Itoa(i)+".prof"))
+		}
+		if traceDir != "" {
+			b.Setenv("SONDE_TRACE", filepath.Join(traceDir, strconv.Itoa(i)+".trace"))
 		}
 		c := newBenchClient(b)
 		c.initialize()
