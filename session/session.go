@@ -88,8 +88,12 @@ type file struct {
 	once    sync.Once
 	binary  *symbols.Binary
 	sources unwind.Sources
-	err     error
-	cfi     cfiTables // for FrameRule
+	// tables are the unwind engine's CFI tables and row cache of the
+	// file, shared by every module that maps it (LookupModule) and built
+	// ahead by PrepareSymbols.
+	tables *unwind.Tables
+	err    error
+	cfi    cfiTables // for FrameRule
 }
 
 // procState is a Session's knowledge of one process.
@@ -244,6 +248,7 @@ func (s *Session) open(f *file, m *modules.Module) {
 		EHFrame:    unwind.Section{Data: u.EhFrame.Data, Addr: u.EhFrame.Addr},
 		DebugFrame: unwind.Section{Data: u.DebugFrame.Data, Addr: u.DebugFrame.Addr},
 	}
+	f.tables = unwind.NewTables(f.sources)
 }
 
 func (s *Session) warn(key, msg string) {
