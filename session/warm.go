@@ -40,8 +40,10 @@ const maxPrepared = 32
 // tables and call sites, and their call-frame information: the unwind
 // tables, built and their rows decoded, which every module of the file
 // shares; the first walk built them and faulted their pages in, ~0.5 ms
-// of a C program's first stackTrace by a trace), and for the executable makes its variables
-// Reader (variables.For: the stop's prefetch reads frame 0's variables):
+// of a C program's first stackTrace by a trace), and for the executable
+// makes its variables Reader (variables.For: the stop's prefetch reads
+// frame 0's variables) and indexes the functions of main's unit
+// (variables.Reader.PrepareUnitAt: where a small program's breakpoints are):
 // a first stop's walk and prefetch decoded them before its stackTrace and
 // scopes could answer (12 ms of a C program's first round, by a trace).
 func (s *Session) PrepareSymbols(exe string, env []string) {
@@ -63,7 +65,9 @@ func (s *Session) PrepareSymbols(exe string, env []string) {
 		}
 		f.tables.Prepare(lpcs...)
 		if p.exe && f.binary.HasDWARF() {
-			variables.For(f.binary)
+			if vr, err := variables.For(f.binary); err == nil && len(lpcs) > 0 {
+				vr.PrepareUnitAt(lpcs[0]) // main's unit's function index
+			}
 		}
 	}
 }
