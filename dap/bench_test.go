@@ -115,18 +115,24 @@ func benchmarkFirstStopRoundBP1(b *testing.B, file string) {
 // breakpoints the request bpReq sets. With SONDE_PROFILE_DIR set, each
 // session's adapter writes its CPU profile there (SONDE_CPUPROFILE,
 // N.prof): a first stop is one session, too short for one profile at
-// 100 Hz; `go tool pprof` merges them. It reports, besides the round's
+// 100 Hz; `go tool pprof` merges them. With SONDE_TRACE_DIR set, each
+// writes a runtime trace there (SONDE_TRACE, N.trace): what the round
+// waited on. It reports, besides the round's
 // wall time, the adapter's CPU in the round (adapter-cpu-ns/op, every
 // thread's) and from launch to the stop (launch-cpu-ns/op), and the wall
 // time from launch to the stop (launch-ns/op): what is read ahead moves
 // from the round to the launch, and must not make the launch longer.
 func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string]any) {
-	profDir := os.Getenv("SONDE_PROFILE_DIR")
+	profDir, traceDir := os.Getenv("SONDE_PROFILE_DIR"), os.Getenv("SONDE_TRACE_DIR")
 	var roundCPU, launchCPU, launchWall time.Duration
+	var roundFaults int64
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		if profDir != "" {
 			b.Setenv("SONDE_CPUPROFILE", filepath.Join(profDir, strconv.Itoa(i)+".prof"))
+		}
+		if traceDir != "" {
+			b.Setenv("SONDE_TRACE", filepath.Join(traceDir, strconv.Itoa(i)+".trace"))
 		}
 		c := newBenchClient(b)
 		c.initialize()
@@ -138,18 +144,21 @@ func benchmarkFirstStopRound(b *testing.B, prog, bpReq string, bpArgs map[string
 		st := c.stopped()
 		launchWall += time.Since(t0)
 		cpu1 := adapterCPU(b, c)
+		flt1 := adapterFaults(b, c)
 		b.StartTimer()
 		frames := c.request("stackTrace", map[string]any{"threadId": st.Body.ThreadId, "startFrame": 0, "levels": 20}).(*godap.StackTraceResponse).Body.StackFrames
 		scopes := c.scopes(frames[0].Id)
 		c.vars(scopeByName(b, scopes, "Locals").VariablesReference, nil)
 		b.StopTimer()
 		roundCPU += adapterCPU(b, c) - cpu1
+		roundFaults += adapterFaults(b, c) - flt1
 		launchCPU += cpu1 - cpu0
 		c.request("disconnect", nil)
 		c.close()
 	}
 	b.ReportMetric(float64(roundCPU.Nanoseconds())/float64(b.N), "adapter-cpu-ns/op")
 	b.ReportMetric(float64(launchCPU.Nanoseconds())/float64(b.N), "launch-cpu-ns/op")
+	b.ReportMetric(float64(roundFaults)/float64(b.N), "round-faults/op")
 	b.ReportMetric(float64(launchWall.Nanoseconds())/float64(b.N), "launch-ns/op")
 }
 
@@ -174,4 +183,18 @@ func adapterCPU(b *testing.B, c *client) time.Duration {
 		}
 	}
 	return time.Duration(ns)
+}
+
+// adapterFaults is the number of minor page faults the adapter process c
+// runs has taken so far (/proc/PID/stat's minflt): a fresh process's heap
+// grows by faulting in new pages.
+func adapterFaults(b *testing.B, c *client) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	v, _ := strconv.ParseInt(f[7], 10, 64)
+	return v
 }

@@ -243,6 +243,7 @@ func (s *Server) start(a launchArgs) (*debuggee, error) {
 	d.sess = s.newSession(t, a.DebugDirs)
 	go pprof.Do(context.Background(), pprof.Labels("req", "PrepareSymbols"), func(context.Context) {
 		d.sess.PrepareSymbols(prog, env)
+		warmJSON()
 	})
 	argv := append([]string{prog}, a.Args...)
 	proc, pio, err := t.Launch(target.LaunchOptions{Path: prog, Argv: argv, Env: env, Dir: a.Cwd,

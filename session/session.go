@@ -88,15 +88,21 @@ type file struct {
 	once    sync.Once
 	binary  *symbols.Binary
 	sources unwind.Sources
-	err     error
-	cfi     cfiTables // for FrameRule
+	// tables are the unwind engine's CFI tables and row cache of the
+	// file, shared by every module that maps it (LookupModule) and built
+	// ahead by PrepareSymbols.
+	tables *unwind.Tables
+	err    error
+	cfi    cfiTables // for FrameRule
 }
 
 // procState is a Session's knowledge of one process.
 type procState struct {
-	mu      sync.Mutex
-	mods    modules.List
-	stale   bool
+	mu   sync.Mutex
+	mods modules.List
+	// gen is the process's MapGeneration when mods was read: mods is
+	// current while the process reports no other change.
+	gen     uint64
 	engine  map[*modules.Module]*unwind.Module
 	tracker *modules.Tracker
 }
@@ -107,35 +113,35 @@ var procExt = target.NewExtension[procState]()
 func New(t *target.Target, opts Options) *Session {
 	s := &Session{target: t, opts: opts, files: map[fileKey]*file{}, warned: map[string]bool{}}
 	t.SetStepAdvisor(s)
-	t.AddListener(func(e target.Event) {
-		if e.Kind == target.EventMemoryMapChanged || (e.Kind == target.EventChanged && e.Context.IsProcess()) {
-			st := procExt.Get(e.Context.Process())
-			st.mu.Lock()
-			st.stale = true
-			st.mu.Unlock()
-		}
-	})
 	return s
 }
 
 // Target returns the session's target.
 func (s *Session) Target() *target.Target { return s.target }
 
-// Modules returns the modules of c's process, rescanning after the process's
-// mappings changed.
+// Modules returns the modules of c's process, rescanning after the process
+// reported that its mappings changed (target.Context.MapGeneration: an
+// exec, a library loaded or unloaded). The generation is read before the
+// scan, so a change reported during it makes the next call scan again;
+// counted when reported rather than marked by a listener, a change reported
+// before a scan, whose event listeners hear only later, does not throw away
+// the scan that saw it (the dynamic linker's hook reported every library
+// of a program's start, the front end read the list for its module events,
+// and the listener then made the first stop read it a third time).
 func (s *Session) Modules(c *target.Context) (modules.List, error) {
 	proc := c.Process()
 	st := procExt.Get(proc)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.mods != nil && !st.stale {
+	gen := proc.MapGeneration()
+	if st.mods != nil && st.gen == gen {
 		return st.mods, nil
 	}
 	mods, err := modules.Find(proc)
 	if err != nil {
 		return nil, err
 	}
-	st.mods, st.stale = mods, false
+	st.mods, st.gen = mods, gen
 	st.engine = map[*modules.Module]*unwind.Module{}
 	return mods, nil
 }
@@ -150,10 +156,9 @@ func (s *Session) TrackModules(proc *target.Context, stop bool) error {
 	st.mu.Unlock()
 	if tr == nil {
 		var err error
+		// The tracker reports each change (MemoryMapChanged) before it
+		// calls this: Modules reads the list again.
 		tr, err = modules.Track(proc.Process(), func(ch modules.Change) {
-			st.mu.Lock()
-			st.stale = true
-			st.mu.Unlock()
 			s.mu.Lock()
 			f := s.modulesChanged
 			s.mu.Unlock()
@@ -243,6 +248,7 @@ func (s *Session) open(f *file, m *modules.Module) {
 		EHFrame:    unwind.Section{Data: u.EhFrame.Data, Addr: u.EhFrame.Addr},
 		DebugFrame: unwind.Section{Data: u.DebugFrame.Data, Addr: u.DebugFrame.Addr},
 	}
+	f.tables = unwind.NewTables(f.sources)
 }
 
 func (s *Session) warn(key, msg string) {

@@ -174,7 +174,7 @@ func (c *threadCallbacks) LookupModule(pc uint64) (*unwind.Module, error) {
 	start, end := contiguousRun(m, pc)
 	um = &unwind.Module{Name: m.Name, Start: start, End: end, Bias: m.Bias, Client: m}
 	if f, err := c.s.file(m); err == nil && f.binary != nil {
-		um.SetSources(f.sources)
+		um.SetTables(f.tables)
 	}
 	c.st.mu.Lock()
 	if prev := c.st.engine[m]; prev != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sondedbg/sonde/arch"
 	"github.com/sondedbg/sonde/modules"
 	"github.com/sondedbg/sonde/variables"
 )
@@ -36,22 +37,37 @@ const maxPrepared = 32
 //
 // In the C library and the executable it also decodes the functions every
 // stack runs through (startFunctions: their units' DIEs, scopes, line
-// tables and call sites), and for the executable makes its variables
-// Reader (variables.For: the stop's prefetch reads frame 0's variables):
+// tables and call sites, and their call-frame information: the unwind
+// tables, built and their rows decoded, which every module of the file
+// shares; the first walk built them and faulted their pages in, ~0.5 ms
+// of a C program's first stackTrace by a trace), and for the executable
+// makes its variables Reader (variables.For: the stop's prefetch reads
+// frame 0's variables) and indexes the functions of main's unit
+// (variables.Reader.PrepareUnitAt: where a small program's breakpoints are):
 // a first stop's walk and prefetch decoded them before its stackTrace and
 // scopes could answer (12 ms of a C program's first round, by a trace).
 func (s *Session) PrepareSymbols(exe string, env []string) {
+	// The registers' index by DWARF number, which the first walk's first
+	// register read built (its maps' new pages faulted in).
+	arch.AMD64.ByDWARF(arch.DwarfRIP)
 	for _, p := range prepareOrder(neededFiles(exe, env)) {
 		f, err := s.file(&modules.Module{Name: p.path, Path: p.path})
 		if err != nil || f.binary == nil {
 			continue
 		}
 		f.binary.Prepare(p.exe)
+		var lpcs []uint64
 		for _, name := range startFunctions(p) {
 			f.binary.PrepareFunction(name)
+			if addr, _, ok := f.binary.FunctionAddress(name); ok && addr != 0 {
+				lpcs = append(lpcs, addr)
+			}
 		}
+		f.tables.Prepare(lpcs...)
 		if p.exe && f.binary.HasDWARF() {
-			variables.For(f.binary)
+			if vr, err := variables.For(f.binary); err == nil && len(lpcs) > 0 {
+				vr.PrepareUnitAt(lpcs[0]) // main's unit's function index
+			}
 		}
 	}
 }
@@ -59,12 +75,13 @@ func (s *Session) PrepareSymbols(exe string, env []string) {
 // startFunctions names the functions of p that every stack of a program's
 // main thread runs through: glibc's start-up code (__libc_start_call_main
 // calls main since glibc 2.34, __libc_start_main before; musl's
-// libc_start_main), and the executable's main. Names a file does not
+// libc_start_main), and the executable's main and _start (the outermost
+// frame, whose call-frame information ends the walk). Names a file does not
 // define cost a symbol lookup.
 func startFunctions(p prepared) []string {
 	switch {
 	case p.exe:
-		return []string{"main"}
+		return []string{"main", "_start"}
 	case holdsStartCode(p.path):
 		return []string{"__libc_start_call_main", "__libc_start_main", "libc_start_main"}
 	}

@@ -51,6 +51,7 @@ func (t *Target) Changed(c *Context) { t.emit(Event{Kind: EventChanged, Context:
 
 // MemoryMapChanged tells listeners that proc's mappings changed.
 func (t *Target) MemoryMapChanged(proc *Context) {
+	proc.Process().mapGen.Add(1)
 	t.emit(Event{Kind: EventMemoryMapChanged, Context: proc})
 }
 

@@ -69,6 +69,8 @@ type Context struct {
 	creator *Context
 
 	refs atomic.Int32
+	// mapGen counts a process's MemoryMapChanged reports (MapGeneration).
+	mapGen atomic.Uint64
 
 	mu     sync.Mutex
 	name   string
@@ -95,6 +97,12 @@ type Context struct {
 	// at its pc (inlineview.go).
 	inline inlineView
 }
+
+// MapGeneration counts the reports (MemoryMapChanged: exec, a library
+// loaded or unloaded) that c's process's mappings changed, counted when
+// the change is reported, before any listener hears of it: a list of
+// modules read after it returned n is current while it still returns n.
+func (c *Context) MapGeneration() uint64 { return c.Process().mapGen.Load() }
 
 func (c *Context) ID() ID             { return c.id }
 func (c *Context) Kind() Kind         { return c.kind }

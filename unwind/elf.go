@@ -38,3 +38,12 @@ func ReadSources(f *elf.File) (Sources, error) {
 func (m *Module) SetSources(s Sources) {
 	m.EHFrameHdr, m.EHFrame, m.DebugFrame = s.EHFrameHdr, s.EHFrame, s.DebugFrame
 }
+
+// SetTables installs t, the tables of the image m maps (NewTables of its
+// sections, shared with the other modules of that image), instead of
+// sections: the walks of m use t's tables and cache. Call it before the
+// module is first used by a walk.
+func (m *Module) SetTables(t *Tables) {
+	m.SetSources(t.src)
+	m.shared = t
+}

@@ -13,11 +13,17 @@ import (
 // exact-pc keys hit.
 const rowCacheSize = 1024
 
-// moduleState is the engine's per-module data: the CFI tables, built on first
-// use, and a lock-free cache of decoded rows. Entries are immutable once
-// published; a miss decodes a row and publishes a new entry, so concurrent
-// walks over one module never block each other.
-type moduleState struct {
+// Tables are the CFI of one ELF image: its tables, built on first use, and
+// a lock-free cache of decoded rows, keyed by link-time pc. Entries are
+// immutable once published; a miss decodes a row and publishes a new
+// entry, so concurrent walks over one module never block each other.
+// Everything in them follows from the image's sections, so the modules of
+// one file in any process (and the same module after its process's list
+// was read again) may share them (Module.SetTables), and a front end may
+// build them, and decode the rows it knows a walk will need, before the
+// first walk (Prepare).
+type Tables struct {
+	src   Sources
 	once  sync.Once
 	eh    *cfi.Table
 	debug *cfi.Table
@@ -31,19 +37,42 @@ type cachedRow struct {
 	ok  bool
 }
 
-func (m *Module) tables() *moduleState {
-	s := &m.state
-	s.once.Do(func() {
-		if len(m.EHFrame.Data) > 0 {
-			s.eh = cfi.NewEHFrame(m.EHFrame.Data, cfi.Options{
-				Addr: m.EHFrame.Addr, Hdr: m.EHFrameHdr.Data, HdrAddr: m.EHFrameHdr.Addr,
+// NewTables returns the (not yet built) tables of an image's sections.
+func NewTables(s Sources) *Tables { return &Tables{src: s} }
+
+// Prepare builds the tables and decodes the rows at the link-time pcs
+// lpcs into the cache (a pc without an FDE caches that), so that a first
+// walk through them finds them decoded and their pages read.
+func (t *Tables) Prepare(lpcs ...uint64) {
+	t.build()
+	for _, pc := range lpcs {
+		t.row(pc)
+	}
+}
+
+func (t *Tables) build() *Tables {
+	t.once.Do(func() {
+		s := t.src
+		if len(s.EHFrame.Data) > 0 {
+			t.eh = cfi.NewEHFrame(s.EHFrame.Data, cfi.Options{
+				Addr: s.EHFrame.Addr, Hdr: s.EHFrameHdr.Data, HdrAddr: s.EHFrameHdr.Addr,
 			})
 		}
-		if len(m.DebugFrame.Data) > 0 {
-			s.debug = cfi.NewDebugFrame(m.DebugFrame.Data, cfi.Options{Addr: m.DebugFrame.Addr})
+		if len(s.DebugFrame.Data) > 0 {
+			t.debug = cfi.NewDebugFrame(s.DebugFrame.Data, cfi.Options{Addr: s.DebugFrame.Addr})
 		}
 	})
-	return s
+	return t
+}
+
+// tables returns m's Tables: the shared ones SetTables installed, or its
+// own, made from its sections on first use.
+func (m *Module) tables() *Tables {
+	if m.shared != nil {
+		return m.shared.build()
+	}
+	m.ownOnce.Do(func() { m.own = NewTables(Sources{m.EHFrameHdr, m.EHFrame, m.DebugFrame}) })
+	return m.own.build()
 }
 
 // rowSet returns the index of the first of the two slots pc may occupy.
@@ -55,8 +84,12 @@ func rowSet(pc uint64) uint64 {
 // row returns the CFI row for the runtime pc, or (nil, nil) when neither
 // table has an FDE for it. The returned row must not be modified.
 func (m *Module) row(pc uint64) (*cfi.Row, error) {
-	lpc := pc - m.Bias
-	s := m.tables()
+	return m.tables().row(pc - m.Bias)
+}
+
+// row returns the CFI row for the link-time pc lpc (Module.row).
+func (t *Tables) row(lpc uint64) (*cfi.Row, error) {
+	s := t
 	set := rowSet(lpc)
 	for i := set; i < set+2; i++ {
 		if e := s.rows[i].Load(); e != nil && e.pc == lpc {

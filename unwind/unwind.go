@@ -23,6 +23,7 @@ package unwind
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/sondedbg/sonde/arch"
 )
@@ -105,7 +106,9 @@ type Module struct {
 	// Client is free for the client's own handle (symbol tables, file...).
 	Client any
 
-	state moduleState
+	shared  *Tables // SetTables
+	ownOnce sync.Once
+	own     *Tables // made from the sections when shared is nil
 }
 
 // Symbol is symbolic information for one (possibly inlined) function at an

@@ -11,7 +11,8 @@
 #                 then variables of its Locals (what an editor asks on a stop)
 #   step round    the same round at the stop of a `next` from there (warm)
 #
-#   bench/dap/run.sh [RUNS]        (default 11; SONDE=/path/to/sonde to use a built one)
+#   bench/dap/run.sh [RUNS]        (default 11; SONDE=/path/to/sonde to use a built one;
+#                                   LANGS="c" for some of c, cpp, rust)
 #
 # Every session is a new adapter process. One warm-up session per adapter
 # and program first (page cache, sonde's debug-file cache). Prints medians
@@ -50,6 +51,7 @@ out=$work/bench.jsonl
 for spec in "c dapclient_prog_c dapclient_prog.c" "cpp dapclient_prog_cc dapclient_prog.cc" "rust dapclient_prog_rs dapclient_prog.rs"; do
 	set -- $spec
 	lang=$1 prog=$work/$2 src=$repo/testdata/$3
+	case " ${LANGS:-c cpp rust} " in *" $lang "*) ;; *) continue ;; esac
 	session "$lang" "$prog" "$src" "$work/sonde" dap >/dev/null
 	session "$lang" "$prog" "$src" "$lldb" >/dev/null
 	for ((i = 0; i < runs; i++)); do
