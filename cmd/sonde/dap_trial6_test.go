@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sondedbg/sonde/internal/gdbtest"
 	"github.com/sondedbg/sonde/internal/testprog"
 )
 
@@ -17,10 +18,13 @@ import (
 // DebugClient (testdata/dapclient/trial6.js), every stop's watches, locals
 // and frames compared with gdb's at the same stop, run by the script.
 
-func needGDB(t *testing.T) {
-	if _, err := exec.LookPath("gdb"); err != nil {
-		t.Skip("SKIP: gdb is needed to compare with (scripts/setup installs it)")
-	}
+// runTrial6 runs trial6.js's scenario mode against `sonde dap` on the
+// program build makes (a directory with it, and its source or crate).
+func runTrial6(t *testing.T, mode string, build func(*testing.T) (dir, src string)) {
+	node, modules := dcClient(t)
+	gdbtest.Need(t)
+	dir, src := build(t)
+	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", mode, "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
 }
 
 // trial6Lz4 builds Debian's lz4 1.9.4 command line at -O0 from its source
@@ -57,19 +61,13 @@ func trial6Lz4(t *testing.T) (dir, src string) {
 // gdb's next/step/finish; setVariable; a data breakpoint; disconnect with
 // terminateDebuggee false (lz4 finishes untraced, its output decompresses).
 func TestDAPDebugClientLz4(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, src := trial6Lz4(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "lz4", "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "lz4", trial6Lz4)
 }
 
 // TestDAPDebugClientLz4Core: a core of lz4 killed while it reads its input
 // from a pipe: frames and the locals of lz4's frames against gdb's.
 func TestDAPDebugClientLz4Core(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, src := trial6Lz4(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "lz4core", "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "lz4core", trial6Lz4)
 }
 
 // trial6Fmt builds Debian's fmt 9.1.0 (format.cc, os.cc: once, into
@@ -118,20 +116,14 @@ func trial6Fmt(t *testing.T) (dir, src string) {
 // formatter template whose condition names an enum class's enumerator
 // (s.unit == Unit::Mega), bit fields; frames against gdb's bt.
 func TestDAPDebugClientFmt(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, src := trial6Fmt(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "fmt", "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "fmt", trial6Fmt)
 }
 
 // TestDAPDebugClientFmtCore: the core of fmtreport --crash, a call through a
 // null Renderer (SIGSEGV at pc 0): the frame at 0 and main below it (from
 // the return address the call pushed), main's locals, against gdb's.
 func TestDAPDebugClientFmtCore(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, src := trial6Fmt(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "fmtcore", "--dir", dir, "--src", src}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "fmtcore", trial6Fmt)
 }
 
 // trial6Tally builds either and itertools (Debian's librust-itertools-dev
@@ -185,17 +177,11 @@ func trial6Tally(t *testing.T) (dir, crate string) {
 // breakpoint with a hit count in the crate's generic GroupInner::step;
 // values against rust-gdb's.
 func TestDAPDebugClientRustItertools(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, crate := trial6Tally(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "rust", "--dir", dir, "--src", crate}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "rust", trial6Tally)
 }
 
 // TestDAPDebugClientRustItertoolsCore: the panic=abort build's index out of
 // bounds (SIGABRT): its 36 frames and tally's locals against gdb's.
 func TestDAPDebugClientRustItertoolsCore(t *testing.T) {
-	node, modules := dcClient(t)
-	needGDB(t)
-	dir, crate := trial6Tally(t)
-	runNodeScenario(t, node, modules, "trial6.js", dir, []string{"--mode", "rustcore", "--dir", dir, "--src", crate}, []string{testprog.Sonde(t), "dap"})
+	runTrial6(t, "rustcore", trial6Tally)
 }
