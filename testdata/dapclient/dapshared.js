@@ -331,4 +331,63 @@ function trialHarness(script, modes) {
 	return { opt, check, must, Session: TrialSession, lineOf, counts: () => ({ failures, notes: 0 }) };
 }
 
-module.exports = { runMain, Failure, Skip, show, sleep, markers, procStatus, startTime, Proc, descendantsRunning, adapterDescendants, REQUEST_TIMEOUT, Session, trialHarness };
+// trialSteps is the request sequence the real-program trials share, bound
+// to a trial's must: initialize (as client clientID), start (launch, the
+// setup of breakpoints between initialized and configurationDone, then
+// the launch's answer), stop (the next stopped event and the top levels
+// frames of its thread, logged), step (a stepping request, then its stop),
+// vars (one variables reference's children by name, first wins), locals
+// (a frame's locals and arguments by name), evalResult and evalFull (an
+// evaluate's result text, or its whole body; a refusal as "<error …>"),
+// and base, where and valOf to print frames and values.
+function trialSteps(must, clientID, levels = 40) {
+	async function initialize(s) {
+		await s.start();
+		await s.ok('initialize', { clientID, adapterID: 'sonde', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariableType: true, supportsVariablePaging: true });
+	}
+	async function start(s, program, args, cwd, setup) {
+		await initialize(s);
+		const launched = s.req('launch', { program, args, cwd, stopOnEntry: false });
+		await s.next('initialized');
+		await setup();
+		await s.ok('configurationDone', {});
+		must((await launched).success, `launch ${path.basename(program)}`, '');
+	}
+	async function stop(s, what, n = levels) {
+		const ev = await s.next('stopped', 60000);
+		const r = await s.ok('stackTrace', { threadId: ev.body.threadId, startFrame: 0, levels: n });
+		const fr = r.body.stackFrames;
+		console.log(`info ${what}: ${ev.body.reason} ${fr.slice(0, 3).map(f => `${f.name}:${f.line}`).join(' <- ')}`);
+		return { ev, tid: ev.body.threadId, fr };
+	}
+	async function step(s, tid, kind, what) {
+		await s.ok(kind, { threadId: tid });
+		return stop(s, what);
+	}
+	async function vars(s, ref) {
+		const m = new Map();
+		for (const v of (await s.ok('variables', { variablesReference: ref })).body.variables) if (!m.has(v.name)) m.set(v.name, v);
+		return m;
+	}
+	async function locals(s, frameId) {
+		const all = new Map();
+		for (const sc of (await s.ok('scopes', { frameId })).body.scopes) {
+			if (!/^(locals|arguments)$/i.test(sc.name)) continue;
+			for (const [k, v] of await vars(s, sc.variablesReference)) if (!all.has(k)) all.set(k, v);
+		}
+		return all;
+	}
+	async function evalFull(s, frameId, expression, context = 'watch') {
+		const r = await s.req('evaluate', { expression, frameId, context });
+		return r.success ? r.body : { result: `<error ${r.message}>`, type: '' };
+	}
+	async function evalResult(s, frameId, expression, context = 'watch') {
+		return (await evalFull(s, frameId, expression, context)).result;
+	}
+	const base = f => (f && f.source ? path.basename(f.source.path || f.source.name || '') : '');
+	const where = f => `${f.name}:${base(f)}:${f.line}`;
+	const valOf = (m, n) => (m.get(n) ? m.get(n).value : `<no ${n}>`);
+	return { initialize, start, stop, step, vars, locals, evalFull, evalResult, base, where, valOf };
+}
+
+module.exports = { runMain, Failure, Skip, show, sleep, markers, procStatus, startTime, Proc, descendantsRunning, adapterDescendants, REQUEST_TIMEOUT, Session, trialHarness, trialSteps };

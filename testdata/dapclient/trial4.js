@@ -16,39 +16,7 @@ const { show } = shared;
 
 const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial4.js', 'jq|jsoncpp');
 
-async function start(s, program, args, cwd, setup) {
-	await s.start();
-	await s.ok('initialize', { clientID: 'sonde-trial4', adapterID: 'sonde', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariableType: true, supportsVariablePaging: true });
-	const launched = s.req('launch', { program, args, cwd, stopOnEntry: false });
-	await s.next('initialized');
-	await setup();
-	await s.ok('configurationDone', {});
-	must((await launched).success, `launch ${path.basename(program)}`, '');
-}
-
-async function stop(s, what) {
-	const ev = await s.next('stopped', 60000);
-	const r = await s.ok('stackTrace', { threadId: ev.body.threadId, startFrame: 0, levels: 20 });
-	const fr = r.body.stackFrames;
-	console.log(`info ${what}: ${ev.body.reason} ${fr.slice(0, 3).map(f => `${f.name}:${f.line}`).join(' <- ')}`);
-	return { ev, tid: ev.body.threadId, fr };
-}
-
-async function locals(s, frameId) {
-	const all = new Map();
-	for (const sc of (await s.ok('scopes', { frameId })).body.scopes) {
-		if (!/^(locals|arguments)$/i.test(sc.name)) continue;
-		for (const v of (await s.ok('variables', { variablesReference: sc.variablesReference })).body.variables) if (!all.has(v.name)) all.set(v.name, v);
-	}
-	return all;
-}
-
-async function ev(s, frameId, expression, context = 'watch') {
-	const r = await s.req('evaluate', { expression, frameId, context });
-	return r.success ? r.body.result : `<error ${r.message}>`;
-}
-
-const base = f => (f && f.source ? path.basename(f.source.path || '') : '');
+const { start, stop, locals, evalResult: ev, base } = shared.trialSteps(must, 'sonde-trial4', 20);
 
 // jq: a breakpoint in a header's static function, a function breakpoint,
 // next/stepIn/stepOut against gdb's, the console's p/x and whatis, the exit

@@ -25,56 +25,7 @@ const { Skip, show } = shared;
 const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial5.js', 'rust|yaml|mujs|jqcore');
 function known(what) { console.log(`KNOWN ${what}`); }
 
-async function initialize(s) {
-	await s.start();
-	await s.ok('initialize', { clientID: 'sonde-trial5', adapterID: 'sonde', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariableType: true, supportsVariablePaging: true });
-}
-
-async function start(s, program, args, cwd, setup) {
-	await initialize(s);
-	const launched = s.req('launch', { program, args, cwd, stopOnEntry: false });
-	await s.next('initialized');
-	await setup();
-	await s.ok('configurationDone', {});
-	must((await launched).success, `launch ${path.basename(program)}`, '');
-}
-
-async function stop(s, what, levels = 40) {
-	const ev = await s.next('stopped', 60000);
-	const r = await s.ok('stackTrace', { threadId: ev.body.threadId, startFrame: 0, levels });
-	const fr = r.body.stackFrames;
-	console.log(`info ${what}: ${ev.body.reason} ${fr.slice(0, 3).map(f => `${f.name}:${f.line}`).join(' <- ')}`);
-	return { ev, tid: ev.body.threadId, fr };
-}
-
-async function step(s, tid, kind, what) {
-	await s.ok(kind, { threadId: tid });
-	return stop(s, what);
-}
-
-async function vars(s, ref) {
-	const m = new Map();
-	for (const v of (await s.ok('variables', { variablesReference: ref })).body.variables) if (!m.has(v.name)) m.set(v.name, v);
-	return m;
-}
-
-async function locals(s, frameId) {
-	const all = new Map();
-	for (const sc of (await s.ok('scopes', { frameId })).body.scopes) {
-		if (!/^(locals|arguments)$/i.test(sc.name)) continue;
-		for (const [k, v] of await vars(s, sc.variablesReference)) if (!all.has(k)) all.set(k, v);
-	}
-	return all;
-}
-
-async function ev(s, frameId, expression, context = 'watch') {
-	const r = await s.req('evaluate', { expression, frameId, context });
-	return r.success ? r.body.result : `<error ${r.message}>`;
-}
-
-const base = f => (f && f.source ? path.basename(f.source.path || f.source.name || '') : '');
-const where = f => `${f.name}:${base(f)}:${f.line}`;
-const valOf = (m, n) => (m.get(n) ? m.get(n).value : `<no ${n}>`);
+const { initialize, start, stop, step, vars, locals, evalResult: ev, base, where, valOf } = shared.trialSteps(must, 'sonde-trial5', 40);
 
 // ---- rust: fuzzy over Debian's strsim ------------------------------------------------
 

@@ -19,106 +19,9 @@ const cp = require('child_process');
 const shared = require('./dapshared');
 const { Failure, Skip, show } = shared;
 
-const opt = { verbose: false, adapter: [] };
-{
-	const argv = process.argv.slice(2);
-	for (let i = 0; i < argv.length; i++) {
-		const a = argv[i];
-		switch (a) {
-		case '--mode': opt.mode = argv[++i]; break;
-		case '--dir': opt.dir = path.resolve(argv[++i]); break;
-		case '--src': opt.src = path.resolve(argv[++i]); break;
-		case '--verbose': opt.verbose = true; break;
-		case '--': opt.adapter = argv.slice(i + 1); i = argv.length; break;
-		default: process.stderr.write(`trial6.js: unknown option ${a}\n`); process.exit(2);
-		}
-	}
-	if (!opt.mode || !opt.dir || !opt.src || opt.adapter.length === 0) {
-		process.stderr.write('usage: node trial6.js --mode MODE --dir BUILD --src SRCDIR -- ADAPTER...\n');
-		process.exit(2);
-	}
-}
-
-let failures = 0;
-function check(cond, what, detail) {
-	console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}${cond || detail === undefined ? '' : ': ' + detail}`);
-	if (!cond) failures++;
-	return cond;
-}
-function must(cond, what, detail) {
-	if (!check(cond, what, detail)) {
-		failures--;
-		throw new Failure(`${what}: ${detail}`);
-	}
-}
+const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial6.js', 'lz4|lz4core|fmt|fmtcore|rust|rustcore');
 function known(what) { console.log(`KNOWN ${what}`); }
-
-class Session extends shared.Session {
-	constructor() { super(opt); }
-	async req(command, args) { return this.request(command, args, { allowFail: true }); }
-	async ok(command, args) {
-		const r = await this.req(command, args);
-		must(r.success, `${command} succeeds`, `${show(args)}: ${r.message || ''}`);
-		return r;
-	}
-}
-
-function lineOf(file, text) {
-	const i = fs.readFileSync(file, 'utf8').split('\n').findIndex(l => l.includes(text));
-	must(i >= 0, `${path.basename(file)} has the line "${text}"`, 'not found');
-	return i + 1;
-}
-
-async function initialize(s) {
-	await s.start();
-	await s.ok('initialize', { clientID: 'sonde-trial6', adapterID: 'sonde', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariableType: true, supportsVariablePaging: true });
-}
-
-async function start(s, program, args, cwd, setup) {
-	await initialize(s);
-	const launched = s.req('launch', { program, args, cwd, stopOnEntry: false });
-	await s.next('initialized');
-	await setup();
-	await s.ok('configurationDone', {});
-	must((await launched).success, `launch ${path.basename(program)}`, '');
-}
-
-async function stop(s, what, levels = 60) {
-	const ev = await s.next('stopped', 60000);
-	const r = await s.ok('stackTrace', { threadId: ev.body.threadId, startFrame: 0, levels });
-	const fr = r.body.stackFrames;
-	console.log(`info ${what}: ${ev.body.reason} ${fr.slice(0, 3).map(f => `${f.name}:${f.line}`).join(' <- ')}`);
-	return { ev, tid: ev.body.threadId, fr };
-}
-
-async function step(s, tid, kind, what) {
-	await s.ok(kind, { threadId: tid });
-	return stop(s, what);
-}
-
-async function vars(s, ref) {
-	const m = new Map();
-	for (const v of (await s.ok('variables', { variablesReference: ref })).body.variables) if (!m.has(v.name)) m.set(v.name, v);
-	return m;
-}
-
-async function locals(s, frameId) {
-	const all = new Map();
-	for (const sc of (await s.ok('scopes', { frameId })).body.scopes) {
-		if (!/^(locals|arguments)$/i.test(sc.name)) continue;
-		for (const [k, v] of await vars(s, sc.variablesReference)) if (!all.has(k)) all.set(k, v);
-	}
-	return all;
-}
-
-async function evalFull(s, frameId, expression, context = 'watch') {
-	const r = await s.req('evaluate', { expression, frameId, context });
-	return r.success ? r.body : { result: `<error ${r.message}>`, type: '' };
-}
-
-const base = f => (f && f.source ? path.basename(f.source.path || f.source.name || '') : '');
-const where = f => `${f.name}:${base(f)}:${f.line}`;
-const valOf = (m, n) => (m.get(n) ? m.get(n).value : `<no ${n}>`);
+const { initialize, start, stop, step, vars, locals, evalFull, base, where, valOf } = shared.trialSteps(must, 'sonde-trial6', 60);
 
 // ---- gdb at the same stop ----------------------------------------------------------
 
@@ -596,5 +499,5 @@ module.exports = { opt, check, must, known, Session, lineOf, start, stop, step, 
 
 if (require.main === module) {
 	const scen = { lz4: lz4Scenario, lz4core: lz4coreScenario, fmt: fmtScenario, fmtcore: fmtcoreScenario, rust: rustScenario, rustcore: rustcoreScenario };
-	shared.runMain(scen[opt.mode], `trial6 ${opt.mode}`, () => ({ failures, notes: 0 }));
+	shared.runMain(scen[opt.mode], `trial6 ${opt.mode}`, counts);
 }
