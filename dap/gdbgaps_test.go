@@ -20,7 +20,7 @@ var gdbVectorElements = regexp.MustCompile(`(std::vector of length \d+), capacit
 
 // TestCxxBoolsAndRefsMatchGDB: a C++ comparison or logical operation is a
 // bool, printed true/false as gdb prints it (C's stay 1/0), in watches,
-// hovers, the repl and logpoints; a reference named by a watch prints as
+// hovers, the repl and log points; a reference named by a watch prints as
 // gdb's print shows it, "@0x7ffe...: 5" typed "int &", as the variables
 // view shows the same reference (found in the sixth real-program trial:
 // sonde printed 1 for a C++ comparison and a reference's referent without
@@ -42,9 +42,14 @@ func TestCxxBoolsAndRefsMatchGDB(t *testing.T) {
 	c := newClient(t)
 	c.launch(prog, nil)
 	c.request("setBreakpoints", map[string]any{"source": map[string]any{"path": testprog.Source(src)},
-		"breakpoints": []map[string]any{{"line": line}}})
+		"breakpoints": []map[string]any{{"line": markerLine(t, src, "log"), "logMessage": "{a < b} {!p} {ra} {s.limit} {label}"}, {"line": line}}})
 	c.request("configurationDone", nil)
 	st := c.stopped()
+	// A log point prints bools as the watches do, and a reference as its
+	// referent, as a printf of it would.
+	if got, want := c.output("console"), "false true 5 7 \"gamma\"\n"; !strings.Contains(got, want) {
+		t.Errorf("log point: console %q, want %q", got, want)
+	}
 	frames := c.stack(st.Body.ThreadId)
 	for i, e := range exprs {
 		want, wantType := gdbVectorElements.ReplaceAllString(gdb[i], "$1"), ""
@@ -79,7 +84,22 @@ func TestCxxBoolsAndRefsMatchGDB(t *testing.T) {
 			}
 		}
 	}
+	// A reference member under its struct: as gdb's print s.limit.
+	sv := varByName(t, c.vars(scopeByName(t, ss, "Arguments").VariablesReference, nil), "s")
+	limit := varByName(t, c.vars(sv.VariablesReference, nil), "limit")
+	if want := gdb[gapsIndex(exprs, "s.limit")]; "("+limit.Type+") "+limit.Value != want {
+		t.Errorf("s's member limit: sonde (%s) %s, gdb %s", limit.Type, limit.Value, want)
+	}
 	c.request("disconnect", nil)
+}
+
+func gapsIndex(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // gdbNoShellPrints is gdbPrints with the program started as sonde starts

@@ -15,7 +15,7 @@ static int total(const Sample &s, int &acc, const std::string &label, std::vecto
 	int a = s.count, b = acc;
 	bool flag = a < b;
 	int &ra = a;
-	const std::vector<int> &rv = vals;
+	const std::vector<int> &rv = vals; /* BP:log */
 	for (int v : rv)
 		acc += v;
 	acc += a + b + (flag ? 1 : 0) + ra + (p ? *p : 0) + (int)label.size(); /* BP:stop */
