@@ -432,7 +432,7 @@ func (e *evaluator) hasMember(this *variables.Variable, name string) bool {
 	if e.env.Reader != nil && c.Strip() != nil && c.Strip().Declaration {
 		c = e.env.Reader.Complete(c)
 	}
-	_, _, ok := findMember(c, name, 0, nil, 0)
+	_, _, ok := findMember(c, name, 0, nil, e.complete, 0)
 	return ok
 }
 

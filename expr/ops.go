@@ -376,6 +376,15 @@ func (e *evaluator) boolValue(b bool) *value {
 	return intValue(t, 0)
 }
 
+// complete returns the definition of t where its unit only declares it
+// (another unit of the module defines it), else t.
+func (e *evaluator) complete(t *variables.Type) *variables.Type {
+	if s := t.Strip(); e.env.Reader != nil && s != nil && s.Declaration {
+		return e.env.Reader.Complete(t)
+	}
+	return t
+}
+
 // isBool reports whether t is a boolean type (bool, _Bool).
 func isBool(t *variables.Type) bool {
 	s := t.Strip()
@@ -465,7 +474,12 @@ func (e *evaluator) pointerArith(op string, x, y *value, pos int) (*value, error
 // classes; it returns the field and the offset of the subobject holding it.
 // Virtual bases have no fixed offset: virtualBase computes it from the
 // address of the subobject that has the base (nil: they are not searched).
-func findMember(t *variables.Type, name string, at int64, virtualBase func(f *variables.Field, at int64) (int64, bool), depth int) (*variables.Field, int64, bool) {
+//
+// complete (nil: none) gives the definition of a base class the unit only
+// declares: GCC describes a class with a key function (pugixml's
+// xml_tree_walker) only in the unit defining that function, so a derived
+// class's other units see its bases as declarations.
+func findMember(t *variables.Type, name string, at int64, virtualBase func(f *variables.Field, at int64) (int64, bool), complete func(*variables.Type) *variables.Type, depth int) (*variables.Field, int64, bool) {
 	s := t.Strip()
 	if s == nil || depth > 16 {
 		return nil, 0, false
@@ -491,7 +505,11 @@ func findMember(t *variables.Type, name string, at int64, virtualBase func(f *va
 				continue
 			}
 		}
-		if g, goff, ok := findMember(f.Type, name, off, virtualBase, depth+1); ok {
+		ft := f.Type
+		if complete != nil {
+			ft = complete(ft)
+		}
+		if g, goff, ok := findMember(ft, name, off, virtualBase, complete, depth+1); ok {
 			return g, goff, true
 		}
 	}
@@ -605,7 +623,7 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 				return at + off, ok
 			}
 		}
-		f, base, ok = findMember(x.t, n.Name, 0, virtualBase, 0)
+		f, base, ok = findMember(x.t, n.Name, 0, virtualBase, e.complete, 0)
 		if !ok {
 			return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
 		}

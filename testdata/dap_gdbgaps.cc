@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "dap_gdbgaps.h"
+
 struct Sample {
 	std::string name;
 	int count;
@@ -22,10 +24,22 @@ static int total(const Sample &s, int &acc, const std::string &label, std::vecto
 	return acc;
 }
 
+// Counter's base is only declared in this unit: its members are found
+// and printed through the definition dap_gdbgaps_base.cc gives.
+struct Counter : Walker {
+	int seen = 0;
+	bool visit(int v) override {
+		seen += v;
+		return Walker::visit(v) && seen > 0; /* BP:visit */
+	}
+};
+
 int main() {
 	int lim = 7, acc = 3;
 	Sample s{"gamma", 5, lim};
 	int r = total(s, acc, s.name, {1, 2, 3}, nullptr);
+	Counter c;
+	r += c.visit(5);
 	std::printf("%d\n", r);
 	return r > 0 ? 0 : 1;
 }

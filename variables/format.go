@@ -831,7 +831,14 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 		if !fl.Base && fl.Name != "" {
 			p.b.WriteString(fl.Name + " = ")
 		}
-		size := fl.Type.ByteSize()
+		ft := fl.Type
+		if st := ft.Strip(); st != nil && st.Declaration && p.r != nil {
+			// A base class this unit only declares (GCC describes a class
+			// with a key function in the unit defining that function):
+			// the definition another unit gives, as gdb prints it.
+			ft = p.r.Complete(ft)
+		}
+		size := ft.ByteSize()
 		if fl.BitSize > 0 {
 			start := fl.BitOffset / 8
 			end := (fl.BitOffset + fl.BitSize + 7) / 8
@@ -853,14 +860,14 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 		if unavail != nil {
 			u = unavail[fl.Offset : fl.Offset+size]
 		}
-		if ft := fl.Type.Strip(); ft != nil && (ft.Kind == KindReference || ft.Kind == KindRValueReference) && size == 8 && !anyUnavailable(u, 0, 8) {
+		if rt := fl.Type.Strip(); rt != nil && (rt.Kind == KindReference || rt.Kind == KindRValueReference) && size == 8 && !anyUnavailable(u, 0, 8) {
 			// A reference member prints as its address only, as gdb's
 			// print does (it does not follow references inside a value:
 			// limit = @0x7ffe...); the member's own line follows it.
 			p.b.WriteString("@0x" + strconv.FormatUint(le(b[fl.Offset:fl.Offset+size]), 16))
 			continue
 		}
-		p.value(fl.Type, b[fl.Offset:fl.Offset+size], u, base+fl.Offset, addr+uint64(fl.Offset), inMem, depth+1)
+		p.value(ft, b[fl.Offset:fl.Offset+size], u, base+fl.Offset, addr+uint64(fl.Offset), inMem, depth+1)
 		if p.full() {
 			break
 		}
