@@ -127,6 +127,12 @@ func TestBaseDeclaredInAnotherUnit(t *testing.T) {
 			t.Errorf("%s: sonde %q, gdb %q", e, r.Result, gdb[i])
 		}
 	}
+	// The variables view: this expands to its base, the base to depth.
+	this := varByName(t, c.vars(scopeByName(t, c.scopes(frames[0].Id), "Arguments").VariablesReference, nil), "this")
+	base := varByName(t, c.vars(this.VariablesReference, nil), "Walker")
+	if d := varByName(t, c.vars(base.VariablesReference, nil), "depth"); d.Value != "2" {
+		t.Errorf("this -> Walker -> depth: %+v", d)
+	}
 	c.request("disconnect", nil)
 }
 
