@@ -37,7 +37,7 @@ func TestCxxBoolsAndRefsMatchGDB(t *testing.T) {
 	for _, e := range exprs {
 		cmds = append(cmds, "print "+e)
 	}
-	cmds = append(cmds, "info locals", "info args")
+	cmds = append(cmds, "info locals", "info args", "print/x ra", "whatis ra", "whatis a < b")
 	gdb := gdbNoShellPrints(t, prog, src, line, cmds)
 	c := newClient(t)
 	c.launch(prog, nil)
@@ -67,6 +67,16 @@ func TestCxxBoolsAndRefsMatchGDB(t *testing.T) {
 			if wantType != "" && r.Type != wantType {
 				t.Errorf("%s %s: sonde's type %q, gdb's %q", ctx, e, r.Type, wantType)
 			}
+		}
+	}
+	// The debug console's print/x and whatis, as gdb's.
+	for k, cmd := range []string{"p/x ra", "whatis ra", "whatis a < b"} {
+		want := gdb[len(exprs)+2+k]
+		if m := gdbRefPrefix.FindStringSubmatch(want); m != nil {
+			want = m[2]
+		}
+		if r := c.evaluate(cmd, frames[0].Id, "repl").Body; r.Result != want {
+			t.Errorf("repl %s: sonde %q, gdb %q", cmd, r.Result, gdb[len(exprs)+2+k])
 		}
 	}
 	// The variables view: gdb's info locals and info args.
@@ -167,7 +177,7 @@ func gdbNoShellPrints(t *testing.T, prog, src string, line int, cmds []string) [
 		if j := strings.Index(p, "\n[Inferior"); j >= 0 {
 			p = p[:j]
 		}
-		if strings.HasPrefix(cmds[i], "info ") {
+		if strings.HasPrefix(cmds[i], "info ") || strings.HasPrefix(cmds[i], "whatis ") {
 			res = append(res, p)
 			continue
 		}
