@@ -523,7 +523,7 @@ func (d *debuggee) logMessage(th *target.Context, msg string) string {
 			b.WriteString("<" + userMessage(err) + ">")
 			continue
 		}
-		b.WriteString(d.s.formatResult(fe, res, false))
+		b.WriteString(d.s.formatReferent(fe, res, false))
 	}
 	return b.String()
 }

@@ -58,15 +58,15 @@ func (s *Server) evaluate(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if me := (*variables.MemoryError)(nil); res.Value == nil && errors.As(res.LoadErr, &me) {
+	if me := (*variables.MemoryError)(nil); res.Value == nil && res.Ref == nil && errors.As(res.LoadErr, &me) {
 		// *(int *)0: an error, as gdb's print and lldb answer it, not a
 		// value reading "<error ...>".
 		return nil, me
 	}
 	if whatis {
-		return godap.EvaluateResponseBody{Result: "type = " + fe.typeName(res.Type)}, nil
+		return godap.EvaluateResponseBody{Result: "type = " + fe.resultType(res)}, nil
 	}
-	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: fe.typeName(res.Type)}
+	body := godap.EvaluateResponseBody{Result: s.formatResult(fe, res, hex), Type: fe.resultType(res)}
 	if res.Value != nil || res.HasAddress {
 		dv := godap.Variable{}
 		s.describeParts(&dv, fe, h, res.Type, text)
@@ -77,7 +77,7 @@ func (s *Server) evaluate(r *request) (any, error) {
 		body.MemoryReference = hexAddr(res.Address)
 	}
 	if a.Context == "repl" || a.Context == "hover" {
-		body.Type = fe.typeName(res.Type)
+		body.Type = fe.resultType(res)
 	}
 	return body, nil
 }
@@ -218,7 +218,7 @@ func (s *Server) setVariable(r *request) (any, error) {
 		return nil, err
 	}
 	fe, _ = s.handleEnv(d, h)
-	body := godap.SetVariableResponseBody{Value: text, Type: fe.typeName(res.Type)}
+	body := godap.SetVariableResponseBody{Value: text, Type: fe.resultType(res)}
 	dv := godap.Variable{}
 	if fe != nil {
 		s.describeParts(&dv, fe, h, res.Type, lhs)
@@ -266,7 +266,7 @@ func (s *Server) setExpression(r *request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := godap.SetExpressionResponseBody{Value: text, Type: fe.typeName(res.Type)}
+	body := godap.SetExpressionResponseBody{Value: text, Type: fe.resultType(res)}
 	dv := godap.Variable{}
 	s.describeParts(&dv, fe, h, res.Type, a.Expression)
 	body.VariablesReference, body.NamedVariables, body.IndexedVariables = dv.VariablesReference, dv.NamedVariables, dv.IndexedVariables

@@ -27,20 +27,26 @@ func TestFunctionValuesMatchGDB(t *testing.T) {
 	}{
 		{"c", "dap_fnptr.c", "apply", func(t *testing.T) string {
 			return testprog.Build(t, testprog.Spec{Sources: []string{"dap_fnptr.c"}, Flags: []string{"-O0", "-no-pie"}, Name: "dap_fnptr"})
-		}, []string{"add", "avg", "noargs", "say", "apply", "main", "f", "o->fn", "o->log", "o->mean", "&add", "*f", "*o"}, []string{"*o", "o->log"}},
+		}, []string{"add", "avg", "noargs", "say", "apply", "main", "f", "o->fn", "o->log", "o->mean", "&add", "*f", "*o",
+			// C's comparisons and logical operators are ints (1, 0).
+			"x < y", "x > y", "!f", "x && !y", "f == add"}, []string{"*o", "o->log", "x < y"}},
 		{"cxx", "dap_fnptr.cc", "apply", func(t *testing.T) string {
 			return testprog.Build(t, testprog.Spec{Sources: []string{"dap_fnptr.cc"}, Flags: []string{"-O0", "-no-pie"}, Name: "dap_fnptr_cc"})
 		}, []string{"add", "geo::scale", "Counter::bump", "Counter::peek", "Counter::make", "f", "c->cb", "&add", "*f", "pm", "ps",
 			// C++11 enumerators named through their enum (an enum
-			// class's only so), in conditions and watches; compared as
-			// ints: gdb's C++ comparisons are bool (true), sonde's int (1).
-			"Mode::On", "(int)(c->mode == Mode::Auto)", "(int)(c->mode != Mode::Auto)", "(int)Mode::Auto", "geo::Unit::Mega", "(int)(c->unit == geo::Unit::Kilo)"},
-			[]string{"*c", "c->unit", "pm"}},
+			// class's only so), in conditions and watches; C++'s
+			// comparisons are bools (true, false).
+			"Mode::On", "c->mode == Mode::Auto", "c->mode != Mode::Auto", "(int)Mode::Auto", "geo::Unit::Mega", "c->unit == geo::Unit::Kilo",
+			"!c->cb", "!f || x", "(int)(c->mode == Mode::Auto)"},
+			[]string{"*c", "c->unit", "pm", "c->mode != Mode::Auto", "!f"}},
 		{"rust", "dap_fnptr.rs", "dap_fnptr::apply", func(t *testing.T) string {
 			return testprog.BuildRust(t, "dap_fnptr.rs", "dap_fnptr", "-C", "opt-level=0", "-C", "relocation-model=static", "-C", "link-args=-no-pie")
-		}, []string{"dap_fnptr::add", "dap_fnptr::shout", "dap_fnptr::Counter::bump", "f", "ops.fun"},
+		}, []string{"dap_fnptr::add", "dap_fnptr::shout", "dap_fnptr::Counter::bump", "f", "ops.fun",
+			// Rust's comparisons are bools; its ! on an integer the
+			// bitwise complement.
+			"x < 2", "x == 3 && x > 0", "!(x < 2)", "!x"},
 			// Rust types as rust-gdb's whatis: no C "struct".
-			[]string{"*ops", "ops.name", "ops.fun", "f"}},
+			[]string{"*ops", "ops.name", "ops.fun", "f", "x < 2", "!x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prog := tc.build(t)

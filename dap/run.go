@@ -1,6 +1,8 @@
 package dap
 
 import (
+	"errors"
+
 	godap "github.com/google/go-dap"
 
 	"github.com/sondedbg/sonde/target"
@@ -64,6 +66,9 @@ func (s *Server) step(r *request, line, insn target.ResumeMode) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if line == target.ResumeStepOut && d.outermost(th) {
+		return nil, errOutermost
+	}
 	d.endPause()
 	s.holdEvents()
 	if a.TargetId != 0 && line == target.ResumeStepIntoLine {
@@ -82,6 +87,21 @@ func (s *Server) next(r *request) (any, error) {
 
 func (s *Server) stepIn(r *request) (any, error) {
 	return s.step(r, target.ResumeStepIntoLine, target.ResumeStepInto)
+}
+
+// errOutermost refuses a step out of a frame no function called: the
+// program's entry point, a thread's clone frame (gdb's words; lldb-dap
+// answers "Could not create return address breakpoint."). The thread stays
+// where it is.
+var errOutermost = errors.New(`"finish" not meaningful in the outermost frame.`)
+
+// outermost reports whether th's top frame has no caller on its stack.
+// main is not outermost: its callers in libc are frames of the stack, as
+// lldb shows them, and a step out of main stops in __libc_start_call_main
+// as lldb's does (gdb, whose backtrace ends at main, refuses there).
+func (d *debuggee) outermost(th *target.Context) bool {
+	tr, _, err := d.trace(th)
+	return err == nil && len(tr.Frames) == 1
 }
 
 func (s *Server) stepOut(r *request) (any, error) {

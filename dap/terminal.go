@@ -83,6 +83,13 @@ func (s *Server) startInTerminal(a launchArgs, prog string) (*debuggee, error) {
 		return nil, errorf("runInTerminal: attach to %d: %v", pid, err)
 	}
 	d.setProc(proc)
+	if a.DisableASLR == nil || *a.DisableASLR {
+		// The shell execs the program: with its personality's
+		// ADDR_NO_RANDOMIZE set, the program runs as a launch by sonde runs it.
+		if err := noRandomize(t, proc); err != nil {
+			s.output("console", fmt.Sprintf("sonde: runInTerminal: address randomisation stays on: %v\n", err))
+		}
+	}
 	// The shell's own SIGSTOP is ended here, silently (the SIGCONT is not
 	// a stop for the client); it goes on when configured.
 	proc.SetSignalMasks(proc.DontStop().With(target.Signal(unix.SIGCONT)), proc.DontPass())
@@ -103,6 +110,37 @@ func (s *Server) startInTerminal(a launchArgs, prog string) (*debuggee, error) {
 	s.bps.replantAll(d)
 	return d, nil
 }
+
+// noRandomize makes the stopped shell, which will exec the program, turn
+// address randomisation off for itself (personality(2) changes only its
+// caller's personality, which an exec keeps): two personality calls
+// injected into it, the first reading its personality.
+func noRandomize(t *target.Target, proc *target.Context) error {
+	b, ok := t.Backend().(*ptrace.Backend)
+	if !ok {
+		return fmt.Errorf("not a ptrace target")
+	}
+	return b.Halt(proc, func(h *ptrace.Halted) error {
+		old, err := h.Syscall(unix.SYS_PERSONALITY, 0xffffffff)
+		if err == nil && int64(old) < 0 {
+			err = unix.Errno(-int64(old))
+		}
+		if err != nil {
+			return fmt.Errorf("personality: %w", err)
+		}
+		r, err := h.Syscall(unix.SYS_PERSONALITY, old|addrNoRandomize)
+		if err == nil && int64(r) < 0 {
+			err = unix.Errno(-int64(r))
+		}
+		if err != nil {
+			return fmt.Errorf("personality(%#x): %w", old|addrNoRandomize, err)
+		}
+		return nil
+	})
+}
+
+// addrNoRandomize is personality(2)'s ADDR_NO_RANDOMIZE.
+const addrNoRandomize = 0x0040000
 
 // readPID reads the shell's process ID from the FIFO.
 func readPID(fifo string) (int, error) {

@@ -320,7 +320,7 @@ func (s *Server) evalVariable(h varHandle, fe *frameEnv, name, text string, hex 
 		dv.Value = "<" + userMessage(err) + ">"
 		return dv
 	}
-	dv.Type = fe.typeName(res.Type)
+	dv.Type = fe.resultType(res)
 	dv.Value = s.formatResult(fe, res, hex)
 	if res.Value != nil || res.HasAddress {
 		s.describeParts(&dv, fe, h, res.Type, text)
@@ -385,7 +385,23 @@ func (s *Server) formatResult(fe *frameEnv, res *expr.Result, hex bool) string {
 		}
 		return out
 	}
+	if rv, ok := refValue(res); ok {
+		if hex && res.Value != nil {
+			if t := res.Type.Strip(); t != nil && t.IsInteger() {
+				return fmt.Sprintf("@0x%x: %s", res.Address, s.formatValue(fe, v, nil, true))
+			}
+		}
+		return s.formatValue(fe, rv, nil, hex)
+	}
 	return s.formatValue(fe, v, err, hex)
+}
+
+// formatReferent prints an evaluated expression as its value, a reference
+// as its referent (a log point's {r}: 5, as a printf of it).
+func (s *Server) formatReferent(fe *frameEnv, res *expr.Result, hex bool) string {
+	cp := *res
+	cp.Ref = nil
+	return s.formatResult(fe, &cp, hex)
 }
 
 // formatValue prints a value as gdb does, integers in hex when asked.
@@ -515,9 +531,49 @@ func referentSummary(fe *frameEnv, v variables.Value) (string, bool) {
 		return "", false
 	}
 	addr := binary.LittleEndian.Uint64(v.Bytes)
-	text, ok := summary(fe, variables.Value{Type: rt, Bytes: b, Address: addr, Place: variables.PlaceMemory})
+	rv := variables.Value{Type: rt, Bytes: b, Address: addr, Place: variables.PlaceMemory}
+	text, ok := summary(fe, rv)
 	if !ok {
 		return "", false
 	}
+	if t.Kind == variables.KindReference && gdbPrinted(fe, rv) {
+		// libstdc++'s printers take an lvalue reference as its referent:
+		// gdb prints label = "gamma" for a const std::string &, but
+		// vals = @0x7ffe...: std::vector of length 3 for a vector &&.
+		return text, true
+	}
 	return fmt.Sprintf("@0x%x: %s", addr, text), true
+}
+
+// gdbPrinted reports whether one of libstdc++'s printers, which gdb
+// loads, prints v (a string, a vector, a container; not std::array).
+func gdbPrinted(fe *frameEnv, v variables.Value) bool {
+	t := v.Type.Strip()
+	if isText(t) || isVector(t) {
+		return true
+	}
+	c, ok := containerOf(fe, v)
+	return ok && c.GDB
+}
+
+// refValue is a result reached through a C++ reference (a watch of r, of
+// s.limit) as the reference itself, whose bytes are the referent's
+// address: it prints as the variables view prints that reference, as
+// gdb's print does ("@0x7ffe...: 5").
+func refValue(res *expr.Result) (variables.Value, bool) {
+	if res.Ref == nil || !res.HasAddress {
+		return variables.Value{}, false
+	}
+	b := make([]byte, 8)
+	binary.LittleEndian.PutUint64(b, res.Address)
+	return variables.Value{Type: res.Ref, Bytes: b, Place: variables.PlaceComputed}, true
+}
+
+// resultType names an evaluated expression's type: a reference's own
+// (int &, as gdb's whatis), else the value's.
+func (fe *frameEnv) resultType(res *expr.Result) string {
+	if res.Ref != nil && res.HasAddress {
+		return fe.typeName(res.Ref)
+	}
+	return fe.typeName(res.Type)
 }

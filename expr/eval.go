@@ -71,6 +71,11 @@ type Result struct {
 	BitOffset, BitSize int64
 	// Variable is the variable the expression names, when it is just one.
 	Variable *variables.Variable
+	// Ref is set when the expression names a C++ reference (a variable or
+	// member of type int &, const std::string &, T &&): its type, while
+	// Type, Value and Address are the referent's (what every operator
+	// sees). gdb's print shows such a value as "(int &) @0x7ffe...: 5".
+	Ref *variables.Type
 }
 
 // CanAssign reports whether the result is an lvalue assignment can change.
@@ -169,7 +174,7 @@ func Condition(src string, env *Env) (bool, error) {
 }
 
 func (e *evaluator) result(v *value, pos int) *Result {
-	r := &Result{Type: v.t, Variable: v.sym}
+	r := &Result{Type: v.t, Variable: v.sym, Ref: v.ref}
 	switch v.where {
 	case inMemory:
 		r.Address, r.HasAddress = v.addr, true
@@ -250,6 +255,12 @@ func (e *evaluator) eval(n Node, depth int) (*value, error) {
 		x, err := e.eval(map[bool]Node{true: n.X, false: n.Y}[ok], d)
 		if err != nil {
 			return nil, err
+		}
+		if x.ref != nil {
+			// c ? r : y is the referent's type (int), not a reference.
+			cp := *x
+			cp.ref = nil
+			x = &cp
 		}
 		return e.decay(x, n.P)
 	case *Member:
@@ -421,7 +432,7 @@ func (e *evaluator) hasMember(this *variables.Variable, name string) bool {
 	if e.env.Reader != nil && c.Strip() != nil && c.Strip().Declaration {
 		c = e.env.Reader.Complete(c)
 	}
-	_, _, ok := findMember(c, name, 0, nil, 0)
+	_, _, ok := findMember(c, name, 0, nil, e.complete, 0)
 	return ok
 }
 
@@ -495,7 +506,7 @@ func (e *evaluator) autoDeref(v *value, pos int) (*value, error) {
 	if es := elem.Strip(); es != nil && es.Declaration && e.env.Reader != nil {
 		elem = e.env.Reader.Complete(elem)
 	}
-	return &value{t: elem, where: inMemory, addr: addr, sym: v.sym}, nil
+	return &value{t: elem, where: inMemory, addr: addr, sym: v.sym, ref: v.t}, nil
 }
 
 // registerAliases map gdb's convenience names and 32/16/8-bit views to the

@@ -81,14 +81,20 @@ func (e *evaluator) unary(n *Unary, d int) (*value, error) {
 		}
 		return e.deref(x, n.P)
 	case "!":
+		if e.lang() == variables.LangRust && x.t.IsInteger() && !isBool(x.t) {
+			// Rust's ! on an integer is its bitwise complement (gdb's
+			// Rust: !5 is -6).
+			u, err := e.bits(x, n.P)
+			if err != nil {
+				return nil, err
+			}
+			return intValue(x.t.Strip(), ^u), nil
+		}
 		ok, err := e.truth(x, n.P)
 		if err != nil {
 			return nil, err
 		}
-		if ok {
-			return intValue(typeInt, 0), nil
-		}
-		return intValue(typeInt, 1), nil
+		return e.boolValue(!ok), nil
 	case "-", "+", "~":
 		if x.t.IsFloat() && n.Op != "~" {
 			f, err := e.float(x, n.P)
@@ -158,7 +164,7 @@ func (e *evaluator) binary(n *Binary, d int) (*value, error) {
 			return nil, err
 		}
 		if a == (n.Op == "||") { // short circuit: y is not evaluated
-			return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[a]), nil
+			return e.boolValue(a), nil
 		}
 		y, err := e.eval(n.Y, d)
 		if err != nil {
@@ -168,7 +174,7 @@ func (e *evaluator) binary(n *Binary, d int) (*value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[b]), nil
+		return e.boolValue(b), nil
 	}
 	if assignOps[n.Op] {
 		return e.assign(n, d)
@@ -256,7 +262,7 @@ func (e *evaluator) arith(op string, x, y *value, pos int) (*value, error) {
 		case "/":
 			return floatValue(t, a/b), nil // IEEE: x/0 is inf or NaN, as in C
 		}
-		return compare(op, a < b, a == b, a > b, pos)
+		return e.compare(op, a < b, a == b, a > b, pos)
 	}
 	a, err := e.convertBits(x, t, pos)
 	if err != nil {
@@ -304,10 +310,10 @@ func (e *evaluator) arith(op string, x, y *value, pos int) (*value, error) {
 		return intValue(t, a^b), nil
 	}
 	if signed {
-		return compare(op, sa < sb, sa == sb, sa > sb, pos)
+		return e.compare(op, sa < sb, sa == sb, sa > sb, pos)
 	}
 	a, b = a&maskOf(t), b&maskOf(t)
-	return compare(op, a < b, a == b, a > b, pos)
+	return e.compare(op, a < b, a == b, a > b, pos)
 }
 
 func maskOf(t *variables.Type) uint64 {
@@ -327,7 +333,7 @@ func signExtend(u uint64, t *variables.Type) int64 {
 	return int64(u<<shift) >> shift
 }
 
-func compare(op string, lt, eq, gt bool, pos int) (*value, error) {
+func (e *evaluator) compare(op string, lt, eq, gt bool, pos int) (*value, error) {
 	var r bool
 	switch op {
 	case "<":
@@ -345,10 +351,44 @@ func compare(op string, lt, eq, gt bool, pos int) (*value, error) {
 	default:
 		return nil, errorf(ErrType, pos, "invalid operator %s here", op)
 	}
-	if r {
-		return intValue(typeInt, 1), nil
+	return e.boolValue(r), nil
+}
+
+// lang is the language of the innermost scope expressions are evaluated
+// in (C without one, as gdb's "auto; currently c").
+func (e *evaluator) lang() variables.Language {
+	if len(e.env.Scopes) == 0 {
+		return variables.LangC
 	}
-	return intValue(typeInt, 0), nil
+	return e.env.Scopes[0].Language()
+}
+
+// boolValue is the result of a comparison or a logical operator: a bool in
+// C++ and Rust (gdb prints true), an int in C (1).
+func (e *evaluator) boolValue(b bool) *value {
+	t := typeInt
+	if e.lang() != variables.LangC {
+		t = typeBool
+	}
+	if b {
+		return intValue(t, 1)
+	}
+	return intValue(t, 0)
+}
+
+// complete returns the definition of t where its unit only declares it
+// (another unit of the module defines it), else t.
+func (e *evaluator) complete(t *variables.Type) *variables.Type {
+	if s := t.Strip(); e.env.Reader != nil && s != nil && s.Declaration {
+		return e.env.Reader.Complete(t)
+	}
+	return t
+}
+
+// isBool reports whether t is a boolean type (bool, _Bool).
+func isBool(t *variables.Type) bool {
+	s := t.Strip()
+	return s != nil && s.Kind == variables.KindBase && s.Encoding == variables.EncBoolean
 }
 
 func (e *evaluator) asFloat(v *value, pos int) (float64, error) {
@@ -424,7 +464,7 @@ func (e *evaluator) pointerArith(op string, x, y *value, pos int) (*value, error
 		}
 	case "<", ">", "<=", ">=", "==", "!=":
 		if (xp || x.t.IsInteger()) && (yp || y.t.IsInteger()) {
-			return compare(op, a < b, a == b, a > b, pos)
+			return e.compare(op, a < b, a == b, a > b, pos)
 		}
 	}
 	return nil, errorf(ErrType, pos, "invalid operands to binary %s (%s and %s)", op, x.t, y.t)
@@ -434,7 +474,12 @@ func (e *evaluator) pointerArith(op string, x, y *value, pos int) (*value, error
 // classes; it returns the field and the offset of the subobject holding it.
 // Virtual bases have no fixed offset: virtualBase computes it from the
 // address of the subobject that has the base (nil: they are not searched).
-func findMember(t *variables.Type, name string, at int64, virtualBase func(f *variables.Field, at int64) (int64, bool), depth int) (*variables.Field, int64, bool) {
+//
+// complete (nil: none) gives the definition of a base class the unit only
+// declares: GCC describes a class with a key function (pugixml's
+// xml_tree_walker) only in the unit defining that function, so a derived
+// class's other units see its bases as declarations.
+func findMember(t *variables.Type, name string, at int64, virtualBase func(f *variables.Field, at int64) (int64, bool), complete func(*variables.Type) *variables.Type, depth int) (*variables.Field, int64, bool) {
 	s := t.Strip()
 	if s == nil || depth > 16 {
 		return nil, 0, false
@@ -460,7 +505,11 @@ func findMember(t *variables.Type, name string, at int64, virtualBase func(f *va
 				continue
 			}
 		}
-		if g, goff, ok := findMember(f.Type, name, off, virtualBase, depth+1); ok {
+		ft := f.Type
+		if complete != nil {
+			ft = complete(ft)
+		}
+		if g, goff, ok := findMember(ft, name, off, virtualBase, complete, depth+1); ok {
 			return g, goff, true
 		}
 	}
@@ -574,7 +623,7 @@ func (e *evaluator) member(n *Member, d int) (*value, error) {
 				return at + off, ok
 			}
 		}
-		f, base, ok = findMember(x.t, n.Name, 0, virtualBase, 0)
+		f, base, ok = findMember(x.t, n.Name, 0, virtualBase, e.complete, 0)
 		if !ok {
 			return nil, errorf(ErrNotFound, n.P, "there is no member named %s in %s", n.Name, x.t)
 		}

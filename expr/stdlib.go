@@ -98,7 +98,7 @@ func (e *evaluator) stdStringCompare(n *Binary, x, y *value, d int) (*value, boo
 		return nil, true, err
 	}
 	eq := bytes.Equal(got, want) == (n.Op == "==")
-	return intValue(typeInt, map[bool]uint64{true: 1, false: 0}[eq]), true, nil
+	return e.boolValue(eq), true, nil
 }
 
 // part is the piece of x at off of type t (a member found by layout, not

@@ -31,6 +31,10 @@ type value struct {
 	bitOff   int64 // bit fields: bits from the start of the storage
 	bitSize  int64
 	sym      *variables.Variable
+	// ref is the C++ reference type v was reached through (a variable or
+	// member of type int &): v is its referent, and the expression, when
+	// it is just that, prints as gdb's print shows a reference.
+	ref *variables.Type
 }
 
 func (v *value) isBitField() bool { return v.bitSize > 0 }

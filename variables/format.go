@@ -795,7 +795,10 @@ func (p *printer) reference(s *Type, b []byte, depth int) {
 	// gdb's library printers look through references (libstdc++'s lookup
 	// takes a reference's target type): a reference to a string or a
 	// container prints as the container, without the address.
-	if es := elem.Strip(); p.o.Pretty && p.r != nil && es != nil && (es.Kind == KindStruct || es.Kind == KindClass || es.Kind == KindUnion) {
+	// An rvalue reference keeps its address (libstdc++'s lookup strips
+	// only lvalue references: gdb prints vals = @0x7ffe...: std::vector
+	// of length 3 for a std::vector<int> &&).
+	if es := elem.Strip(); s.Kind == KindReference && p.o.Pretty && p.r != nil && es != nil && (es.Kind == KindStruct || es.Kind == KindClass || es.Kind == KindUnion) {
 		if c, ok := p.r.Container(Value{Type: es, Bytes: buf, Address: addr, Place: PlaceMemory}, p.f); ok && c.GDB {
 			p.container(c, depth+1)
 			return
@@ -828,7 +831,14 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 		if !fl.Base && fl.Name != "" {
 			p.b.WriteString(fl.Name + " = ")
 		}
-		size := fl.Type.ByteSize()
+		ft := fl.Type
+		if st := ft.Strip(); st != nil && st.Declaration && p.r != nil {
+			// A base class this unit only declares (GCC describes a class
+			// with a key function in the unit defining that function):
+			// the definition another unit gives, as gdb prints it.
+			ft = p.r.Complete(ft)
+		}
+		size := ft.ByteSize()
 		if fl.BitSize > 0 {
 			start := fl.BitOffset / 8
 			end := (fl.BitOffset + fl.BitSize + 7) / 8
@@ -850,7 +860,14 @@ func (p *printer) aggregate(s *Type, b []byte, unavail []bool, base int64, addr 
 		if unavail != nil {
 			u = unavail[fl.Offset : fl.Offset+size]
 		}
-		p.value(fl.Type, b[fl.Offset:fl.Offset+size], u, base+fl.Offset, addr+uint64(fl.Offset), inMem, depth+1)
+		if rt := fl.Type.Strip(); rt != nil && (rt.Kind == KindReference || rt.Kind == KindRValueReference) && size == 8 && !anyUnavailable(u, 0, 8) {
+			// A reference member prints as its address only, as gdb's
+			// print does (it does not follow references inside a value:
+			// limit = @0x7ffe...); the member's own line follows it.
+			p.b.WriteString("@0x" + strconv.FormatUint(le(b[fl.Offset:fl.Offset+size]), 16))
+			continue
+		}
+		p.value(ft, b[fl.Offset:fl.Offset+size], u, base+fl.Offset, addr+uint64(fl.Offset), inMem, depth+1)
 		if p.full() {
 			break
 		}

@@ -310,7 +310,9 @@ async function cppScenario() {
 		check(/apply/.test(fname(fr[0])) && fr[0].line === INV.APPLY_SIG + 1, `breakpoint on apply's opening line: stopped at inventory.cc:${INV.APPLY_SIG + 1}`, where(fr[0]));
 		({ all } = await locals(s, fr[0].id));
 		const vref = all.get('v');
-		check(vref && /^@0x[0-9a-f]+: std::vector of length 3$/.test(val(vref)) && vref.variablesReference > 0, 'apply\'s argument v (a const std::vector<int>&) shows "@0x...: std::vector of length 3" and expands', show(vref));
+		// gdb's info args: libstdc++'s printers take an lvalue reference as
+		// its referent, v = std::vector of length 3, ... (no @0x...:).
+		check(vref && /^std::vector of length 3$/.test(val(vref)) && vref.variablesReference > 0, 'apply\'s argument v (a const std::vector<int>&) shows "std::vector of length 3", as gdb\'s info args, and expands', show(vref));
 		const ve = vref && vref.variablesReference ? [...(await vars(s, vref.variablesReference)).values()] : [];
 		check(ve.map(intOf).join() === '1,2,3', 'v (a reference) expands to 1, 2, 3', show(ve.map(x => [x.name, x.value])));
 		// The logpoint in apply's loop, then the stop after it.

@@ -114,7 +114,7 @@ async function jsoncppScenario() {
 		check(fr[0].name === 'printValueTree' && fr[0].line === line, `printValueTree at main.cpp:${line}`, show(fr[0]));
 		check(await ev(s, fr[0].id, 'name') === '"nested"', 'name is "nested" (the condition held at its first stop)', await ev(s, fr[0].id, 'name'));
 		check(await ev(s, fr[0].id, 'members[2]') === '"nested"' && await ev(s, fr[0].id, 'members[0]') === '"list"', 'members[0] and members[2] (std::vector<std::string> subscripted): "list", "nested"', await ev(s, fr[0].id, 'members[2]'));
-		check(await ev(s, fr[0].id, "name[0] == 'n'") === '1', "name[0] == 'n'", await ev(s, fr[0].id, "name[0] == 'n'"));
+		check(await ev(s, fr[0].id, "name[0] == 'n'") === 'true', "name[0] == 'n' (a C++ bool, gdb's true)", await ev(s, fr[0].id, "name[0] == 'n'"));
 		check(await ev(s, fr[0].id, 'path') === '"."', 'path (a const std::string &) is "."', await ev(s, fr[0].id, 'path'));
 		await s.ok('setBreakpoints', { source: { path: main }, breakpoints: [] });
 		await s.ok('continue', { threadId: tid });

@@ -225,13 +225,13 @@ async function yamlScenario() {
 			'm_pMemory': 'std::shared_ptr<YAML::detail::memory_holder> (use count 1, weak count 0)',
 			'mark.line': '3',
 			'(int)anchor + 1': '2',
-			'm_stack[2] == &node': '1',
+			'm_stack[2] == &node': 'true',
 			'(*m_pMemory).m_pMemory': 'std::shared_ptr<YAML::detail::memory> (use count 1, weak count 0)',
 			'm_pMemory->m_pMemory': 'std::shared_ptr<YAML::detail::memory> (use count 1, weak count 0)',
 			'node.m_pRef->m_pData': 'std::shared_ptr<YAML::detail::node_data> (use count 1, weak count 0)',
 			'node.m_pRef->m_pData->m_isDefined': 'false',
 			'm_keys[1].second': 'true',
-			'((YAML::EventHandler *)this) == (YAML::EventHandler *)this': '1',
+			'((YAML::EventHandler *)this) == (YAML::EventHandler *)this': 'true',
 		};
 		for (const [e, w] of Object.entries(want)) {
 			const r = await ev(s, f0, e);
