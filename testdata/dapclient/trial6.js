@@ -495,7 +495,7 @@ async function rustcoreScenario() {
 	}
 }
 
-module.exports = { opt, check, must, known, Session, lineOf, start, stop, step, vars, locals, evalFull, base, where, valOf, gdbStop, gdbSteps, compareWatches, compareLocals, compareFrames, killedCore, readingStdin, coreAgainstGDB, coreSession, corePattern };
+module.exports = { opt, check, must, counts, known, Session, lineOf, start, stop, step, vars, locals, evalFull, base, where, valOf, gdbStop, gdbSteps, compareWatches, compareLocals, compareFrames, killedCore, readingStdin, coreAgainstGDB, coreSession, corePattern };
 
 if (require.main === module) {
 	const scen = { lz4: lz4Scenario, lz4core: lz4coreScenario, fmt: fmtScenario, fmtcore: fmtcoreScenario, rust: rustScenario, rustcore: rustcoreScenario };

@@ -15,14 +15,7 @@ const path = require('path');
 const shared = require('./dapshared');
 const t6 = require('./trial6');
 const { show } = shared;
-const { opt, Session, lineOf, start, stop, step, locals, evalFull, base, where, gdbStop, gdbSteps } = t6;
-
-let failures = 0;
-function check(cond, what, detail) {
-	console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}${cond || detail === undefined ? '' : ': ' + detail}`);
-	if (!cond) failures++;
-	return cond;
-}
+const { opt, check, counts, Session, lineOf, start, stop, step, locals, evalFull, base, where, gdbStop, gdbSteps } = t6;
 
 // dapValue is gdb's print of a value as a DAP client sees it: a pointer's
 // "(T *) " and a reference's "(T &) " are the response's type, and a
@@ -144,5 +137,5 @@ async function pugixmlScenario() {
 
 if (require.main === module) {
 	const scen = { pugixml: pugixmlScenario };
-	shared.runMain(scen[opt.mode], `trial7 ${opt.mode}`, () => ({ failures, notes: 0 }));
+	shared.runMain(scen[opt.mode], `trial7 ${opt.mode}`, counts);
 }
