@@ -37,6 +37,7 @@ func (c *Chunk) Retain() { c.refs.Add(1) }
 // Release drops a reference taken by Retain.
 func (c *Chunk) Release() {
 	if n := c.refs.Add(-1); n == 0 {
+		c.pool.held.Add(-1)
 		c.pool.put(c)
 	} else if n < 0 {
 		panic("perfdata: Chunk released more often than retained")
@@ -51,9 +52,11 @@ const maxFree = 64 << 20
 type chunkPool struct {
 	mu   sync.Mutex
 	free []*Chunk
+	held atomic.Int64 // chunks handed out and not yet released to the pool
 }
 
 func (p *chunkPool) get(size int) *Chunk {
+	p.held.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i := len(p.free) - 1; i >= 0; i-- {
@@ -79,6 +82,18 @@ func (p *chunkPool) put(c *Chunk) {
 	if len(p.free)*chunkSize < maxFree {
 		p.free = append(p.free, c)
 	}
+}
+
+// ChunksHeld reports how many of a file-mode Reader's chunks are still
+// retained by someone: the Reader's current one, its reads ahead, records a
+// Sorter or a caller keeps. Once every record went out and was let go it is
+// at most two (the Reader's and the Sorter's last); more means a Retain
+// without its Release. For tests and diagnostics.
+func (r *Reader) ChunksHeld() int {
+	if r.pool == nil {
+		return 0
+	}
+	return int(r.pool.held.Load())
 }
 
 // headroom is the space kept free before a chunk's input bytes: the start
