@@ -42,10 +42,18 @@ type batch struct {
 	stacks  []byte   // copies of stacks whose records are not in place
 	samples []Sample
 	frames  []Frame
-	ends    []int  // samples[i]'s frames end at frames[ends[i]]
-	err     error  // the reader's error after the last job, if any
-	seq     uint64 // the batch's place in the recording (Each)
-	done    bool   // unwound, waiting for the batches before it (Each, under delivery.mu)
+	ends    []int // samples[i]'s frames end at frames[ends[i]]
+	// chunks are the input chunks the jobs' bodies lie in, each retained
+	// once per run of jobs in it (not once per job: the count is an
+	// atomic on a line the reading and unwinding cores would pass back
+	// and forth for every sample), released when the batch is unwound.
+	chunks []*perfdata.Chunk
+	// regs holds the user registers of jobs decoded in prepare (a
+	// non-lazy record's); a lazy job's are decoded into the worker's own.
+	regs []unwind.Registers
+	err  error  // the reader's error after the last job, if any
+	seq  uint64 // the batch's place in the recording (Each)
+	done bool   // unwound, waiting for the batches before it (Each, under delivery.mu)
 	// retain: the jobs outlive the record they come from (Each), so the
 	// chunks of their bodies (a lazy Sorter's samples, which the workers
 	// decode) are retained until the worker is done with them.
@@ -56,6 +64,7 @@ func (bt *batch) reset() {
 	bt.jobs = bt.jobs[:0]
 	bt.ips = bt.ips[:0]
 	bt.stacks = bt.stacks[:0]
+	bt.regs = bt.regs[:0]
 	bt.err = nil
 	bt.done = false
 }

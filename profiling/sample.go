@@ -21,49 +21,56 @@ var perfToDWARF = [...]int{
 
 // userRegisters converts a sample's user registers into regs (zeroed). It
 // walks the mask's bits once (the registers are stored in bit order),
-// rather than asking Sample.Reg for each of the 24 registers.
+// rather than asking Sample.Reg for each of the 24 registers, and keeps the
+// known mask in a register until the end (a Set per register made each
+// wait for the previous one's store of the mask).
 func userRegisters(s *perfdata.Sample, regs *unwind.Registers) bool {
 	*regs = unwind.Registers{}
 	if s.RegsABI == 0 {
 		return false
 	}
-	i := 0
-	for m := s.RegsMask; m != 0 && i < len(s.Regs); m &= m - 1 {
-		reg := bits.TrailingZeros64(m)
-		v := s.Regs[i]
-		i++
-		if reg >= len(perfToDWARF) || (reg >= 12 && reg <= 15) {
+	var known uint32
+	vals := s.Regs
+	for m := s.RegsMask; m != 0 && len(vals) > 0; m &= m - 1 {
+		reg := uint(bits.TrailingZeros64(m))
+		v := vals[0]
+		vals = vals[1:]
+		if reg >= uint(len(perfToDWARF)) {
 			continue
 		}
-		if dw := perfToDWARF[reg]; dw >= 0 {
-			regs.Set(dw, v)
+		if dw := perfToDWARF[reg]; dw >= 0 && dw < unwind.NumRegs {
+			regs.Values[dw] = v
+			known |= 1 << uint(dw)
 		}
 	}
-	_, okIP := regs.Get(16)
-	_, okSP := regs.Get(7)
-	return okIP && okSP
+	regs.Known = known
+	const ipsp = 1<<16 | 1<<7
+	return known&ipsp == ipsp
 }
 
 // job is one sample as the Builder saw it in time order: all a worker needs
 // to produce its stack without the Builder's state, which later records
 // change. Its slices are the batch's (or the record's, when in place).
 type job struct {
-	out   Sample // all but Frames
-	proc  *snapshot.Process
-	maps  []snapshot.Mapping // the address space when sampled (for reads outside the stack copy)
-	misc  uint16             // the record's misc (its cpumode)
-	attr  *perfdata.Attr
-	off   int64           // the record's offset, for DecodeSample's errors
-	body  []byte          // the undecoded record body (a lazy Sorter's sample)
-	lazy  bool            // body is to be decoded (by the worker)
-	chunk *perfdata.Chunk // retained for body, released when unwound
+	out  Sample // all but Frames
+	proc *snapshot.Process
+	maps []snapshot.Mapping // the address space when sampled (for reads outside the stack copy)
+	misc uint16             // the record's misc (its cpumode)
+	attr *perfdata.Attr
+	off  int64  // the record's offset, for DecodeSample's errors
+	body []byte // the undecoded record body (a lazy Sorter's sample, its chunk in batch.chunks)
+	lazy bool   // body is to be decoded (by the worker)
 	// The worker's part (decode): the callchain and the user registers.
 	kernel    span   // kernel callchain ips in the batch's ips
 	user      span   // user ips (a frame-pointer callchain, or the sampled ip)
 	unknownPC uint64 // a user pc in no mapping, shown as [unknown]
 	unknown   bool
-	walk      bool // unwind the stack copy from regs
-	regs      unwind.Registers
+	walk      bool // unwind the stack copy from the user registers
+	// eagerRegs is 1 + the index of the job's registers in batch.regs
+	// (decoded in prepare); 0: a lazy job's, in worker.regs. A job is
+	// written on the reading core and read on a worker's: the registers
+	// (140 bytes) are kept out of it.
+	eagerRegs int32
 	stack     []byte
 }
 
@@ -87,7 +94,9 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	j.out.Maps = sp.maps
 	j.misc, j.attr, j.off = rec.Misc, s.Attr, rec.Offset
 	if !rec.Lazy {
-		b.decoded(s, j, bt)
+		bt.regs = append(bt.regs, unwind.Registers{})
+		j.eagerRegs = int32(len(bt.regs))
+		b.decoded(s, j, &bt.regs[len(bt.regs)-1], bt)
 		return
 	}
 	j.body, j.lazy = rec.Body, true
@@ -95,8 +104,10 @@ func (b *Builder) prepare(rec *perfdata.Record, bt *batch) {
 	case !bt.retain:
 		// The record is valid until the worker is done (Builder.Add).
 	case rec.Chunk != nil:
-		rec.Chunk.Retain()
-		j.chunk = rec.Chunk
+		if n := len(bt.chunks); n == 0 || bt.chunks[n-1] != rec.Chunk {
+			rec.Chunk.Retain()
+			bt.chunks = append(bt.chunks, rec.Chunk)
+		}
 	case !rec.InPlace:
 		// The record's bytes are reused: the worker gets a copy.
 		j.body = bt.keep(rec.Body)
@@ -112,13 +123,21 @@ func (w *worker) decode(j *job, bt *batch) error {
 	if err := perfdata.DecodeSample(j.attr, j.body, j.off, s); err != nil {
 		return err
 	}
-	w.b.decoded(s, j, bt)
+	w.b.decoded(s, j, &w.regs, bt)
 	return nil
+}
+
+// regsOf returns a job's user registers (decoded by decode or prepare).
+func (w *worker) regsOf(j *job, bt *batch) *unwind.Registers {
+	if j.eagerRegs > 0 {
+		return &bt.regs[j.eagerRegs-1]
+	}
+	return &w.regs
 }
 
 // decoded fills in a job from its decoded sample: the kernel and user
 // callchains, the user registers and stack.
-func (b *Builder) decoded(s *perfdata.Sample, j *job, bt *batch) {
+func (b *Builder) decoded(s *perfdata.Sample, j *job, regs *unwind.Registers, bt *batch) {
 	j.out.CPU, j.out.Period = s.CPU, s.Period
 	cpuMode := j.misc & perfdata.MiscCPUModeMask
 	// The callchain: kernel frames (innermost), then in frame-pointer
@@ -156,8 +175,8 @@ func (b *Builder) decoded(s *perfdata.Sample, j *job, bt *batch) {
 		}
 	}
 	j.user.end = len(bt.ips)
-	haveRegs := userRegisters(s, &j.regs)
-	if haveRegs && !inModule(j.proc, j.regs.Values[16]) {
+	haveRegs := userRegisters(s, regs)
+	if haveRegs && !inModule(j.proc, regs.Values[16]) {
 		// A user pc in no mapping: perf's dwarf unwinder gives up there
 		// (a kernel sample during exec, before the new image is mapped;
 		// JIT code). Only a user-mode sample shows it, as [unknown].
@@ -165,8 +184,8 @@ func (b *Builder) decoded(s *perfdata.Sample, j *job, bt *batch) {
 		j.user.end = j.user.start
 		bt.ips = bt.ips[:j.user.start]
 		// perf shows it too where a JIT's perf map would name it.
-		if cpuMode == perfdata.MiscUser || shownByPerf(j.maps, j.regs.Values[16]) {
-			j.unknown, j.unknownPC = true, j.regs.Values[16]
+		if cpuMode == perfdata.MiscUser || shownByPerf(j.maps, regs.Values[16]) {
+			j.unknown, j.unknownPC = true, regs.Values[16]
 		}
 	}
 	switch {
@@ -210,8 +229,9 @@ type worker struct {
 	lastMod *unwind.Module
 	lastID  uint32
 	recent  [recentNames]recentName
-	job     *job            // the job being finished (its pid and maps name JIT code)
-	sample  perfdata.Sample // a lazy job's decoded sample (its buffers reused)
+	job     *job             // the job being finished (its pid and maps name JIT code)
+	sample  perfdata.Sample  // a lazy job's decoded sample (its buffers reused)
+	regs    unwind.Registers // a lazy job's user registers (decode)
 }
 
 // recentNames is the size of a worker's direct-mapped names cache (a power of 2).
@@ -250,22 +270,17 @@ func (w *worker) run(bt *batch) {
 	bt.ends = bt.ends[:0]
 	for i := range bt.jobs {
 		j := &bt.jobs[i]
+		if i+1 < len(bt.jobs) && bt.jobs[i+1].lazy {
+			perfdata.Prefetch(bt.jobs[i+1].body)
+		}
 		err := w.decode(j, bt)
 		if err == nil {
 			w.finish(j, bt)
 		}
-		if j.chunk != nil {
-			j.chunk.Release()
-			j.chunk, j.stack, j.body = nil, nil, nil
-		}
+		j.stack, j.body = nil, nil
 		if err != nil {
 			// A malformed sample ends the recording there, as the
 			// reader's own errors do: the samples before it go out.
-			for _, k := range bt.jobs[i+1:] {
-				if k.chunk != nil {
-					k.chunk.Release()
-				}
-			}
 			bt.jobs = bt.jobs[:i]
 			bt.err = err
 			break
@@ -273,6 +288,11 @@ func (w *worker) run(bt *batch) {
 		bt.samples = append(bt.samples, j.out)
 		bt.ends = append(bt.ends, len(bt.frames))
 	}
+	for i, c := range bt.chunks {
+		c.Release()
+		bt.chunks[i] = nil
+	}
+	bt.chunks = bt.chunks[:0]
 	start := 0
 	for i := range bt.samples {
 		bt.samples[i].Frames = bt.frames[start:bt.ends[i]:bt.ends[i]]
@@ -292,22 +312,22 @@ func (w *worker) finish(j *job, bt *batch) {
 	}
 	switch {
 	case j.walk:
-		bt.frames = w.unwindUser(bt.frames, j)
+		bt.frames = w.unwindUser(bt.frames, j, w.regsOf(j, bt))
 	case j.user.end > j.user.start:
 		bt.frames = w.chainUser(bt.frames, j.proc, bt.ips[j.user.start:j.user.end])
 	}
 }
 
 // unwindUser walks the sampled stack copy from the user registers.
-func (w *worker) unwindUser(dst []Frame, j *job) []Frame {
+func (w *worker) unwindUser(dst []Frame, j *job, regs *unwind.Registers) []Frame {
 	if j.proc == nil {
-		return append(dst, Frame{PC: j.regs.Values[16]})
+		return append(dst, Frame{PC: regs.Values[16]})
 	}
 	wk := w.walker(j.proc)
-	wk.mem.reset(j.stack, j.regs.Values[7], j.maps)
+	wk.mem.reset(j.stack, regs.Values[7], j.maps)
 	wk.jit = jitCode{w.b, j.out.PID, j.maps}
 	u := wk.u
-	if u.InitRegisters(&j.regs) != nil {
+	if u.InitRegisters(regs) != nil {
 		return dst
 	}
 	for depth := 0; ; depth++ {

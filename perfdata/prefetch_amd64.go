@@ -1,0 +1,4 @@
+package perfdata
+
+//go:noescape
+func prefetchLines(p *byte, n int)
