@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 for b in "${bins[@]}"; do
 	# A plain `go build` with gcc around links libc dynamically (cgo, for net
-	# and os/user): ~3 ms of wall and ~5 ms of CPU more per run here than
+	# and os/user): ~4 ms of wall and ~5 ms of CPU more per run here than
 	# the static CGO_ENABLED=0 build run.sh and the release use.
 	if readelf -l "$b" 2>/dev/null | grep -q 'program interpreter'; then
 		echo "note: $b is dynamically linked; build with CGO_ENABLED=0 to time what run.sh times" >&2
