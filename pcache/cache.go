@@ -34,6 +34,12 @@ type Cache struct {
 	// MaxBytes bounds the total size of the cache files; Store prunes the
 	// least recently used ones beyond it. 0 means no bound.
 	MaxBytes int64
+	// Background makes Load check the sections' checksums on the calling
+	// goroutine alone, not on several cores: for a load off the critical
+	// path (sonde perf's kernel symbols, loaded while the first samples
+	// are read and unwound), whose checks on every core would take the
+	// cores the critical path needs. The checks are the same.
+	Background bool
 }
 
 // Default returns the user's cache, $XDG_CACHE_HOME/sonde/pcache (or
@@ -101,7 +107,7 @@ func (c *Cache) Load(key string, id Identity, clients ...Client) (*File, error) 
 	if err := c.checkDir(); err != nil {
 		return nil, err
 	}
-	f, err := OpenFile(c.Path(key), &id)
+	f, err := openFile(c.Path(key), &id, c.Background)
 	if err != nil {
 		return nil, err
 	}

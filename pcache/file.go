@@ -75,7 +75,11 @@ func checkOwner(path string, fi fs.FileInfo) error {
 
 // OpenFile maps and validates the cache file at path: ownership, then every
 // check of Decode. want, when not nil, is the identity the file must match.
-func OpenFile(path string, want *Identity) (*File, error) {
+func OpenFile(path string, want *Identity) (*File, error) { return openFile(path, want, false) }
+
+// openFile is OpenFile; serial checks the sections on the calling goroutine
+// alone (Cache.Background).
+func openFile(path string, want *Identity, serial bool) (*File, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -101,7 +105,7 @@ func OpenFile(path string, want *Identity) (*File, error) {
 		if err != nil {
 			return nil, &Error{Path: path, Reason: ReasonIO, Err: err}
 		}
-		return Decode(b, path, want)
+		return decode(b, path, want, serial)
 	}
 	if size > 1<<40 {
 		return nil, fail(path, ReasonCorrupt, "%d bytes", size)
@@ -112,7 +116,7 @@ func OpenFile(path string, want *Identity) (*File, error) {
 	if err != nil {
 		return nil, &Error{Path: path, Reason: ReasonIO, Err: err}
 	}
-	f, err := Decode(data, path, want)
+	f, err := decode(data, path, want, serial)
 	if err != nil {
 		unix.Munmap(data)
 		return nil, err

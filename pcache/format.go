@@ -95,13 +95,14 @@ const parallelChecksums = 2 << 20
 
 // verifySections checks every section's checksum and returns the index of
 // the first (in file order) that does not match, or -1.
-func verifySections(entries []tableEntry) int {
+// With serial, one goroutine checks them all (Cache.Background).
+func verifySections(entries []tableEntry, serial bool) int {
 	var total uint64
 	for i := range entries {
 		total += entries[i].size
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
-	if total < parallelChecksums || workers < 2 {
+	if total < parallelChecksums || workers < 2 || serial {
 		for i := range entries {
 			if checksum(entries[i].Data) != entries[i].crc {
 				return i
@@ -200,6 +201,12 @@ type parsedHeader struct {
 // been derived from. path is used in errors only. Every check of the package
 // comment except ownership is made here; no client code runs.
 func Decode(data []byte, path string, want *Identity) (*File, error) {
+	return decode(data, path, want, false)
+}
+
+// decode is Decode; serial checks the sections' checksums on the calling
+// goroutine alone.
+func decode(data []byte, path string, want *Identity, serial bool) (*File, error) {
 	if len(data) < len(magic) || !bytes.Equal(data[:len(magic)], magic[:]) {
 		return nil, fail(path, ReasonNotCache, "no pcache magic at offset 0")
 	}
@@ -266,7 +273,7 @@ func Decode(data []byte, path string, want *Identity) (*File, error) {
 	if !isZero(data[pos:h.tableOff]) {
 		return nil, fail(path, ReasonCorrupt, "non-zero padding at %#x", pos)
 	}
-	if i := verifySections(entries); i >= 0 {
+	if i := verifySections(entries, serial); i >= 0 {
 		e := &entries[i]
 		return nil, fail(path, ReasonChecksum, "section %s/%s at %#x: checksum %#x, computed %#x",
 			e.Client, e.Name, e.off, e.crc, checksum(e.Data))

@@ -377,3 +377,36 @@ func TestLargeFileChecksums(t *testing.T) {
 		}
 	}
 }
+
+// TestBackgroundLoadChecksums: a Background cache checks every section on
+// one goroutine, with the same result: a large file loads whole, and a
+// flipped byte in any of its sections is refused.
+func TestBackgroundLoadChecksums(t *testing.T) {
+	c := newCache(t)
+	c.Background = true
+	secs := map[string][]byte{"a": pattern(1<<20, 1), "b": pattern(3<<20, 2), "c": pattern(10, 3)}
+	if err := c.Store("big", testID, newClient("x", 1, secs)); err != nil {
+		t.Fatal(err)
+	}
+	cl := newClient("x", 1, nil)
+	f, err := c.Load("big", testID, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameSections(t, cl.got, secs)
+	data := append([]byte(nil), f.data...)
+	var offs []int
+	for _, s := range f.Sections() {
+		offs = append(offs, int(uintptr(unsafe.Pointer(&s.Data[0]))-uintptr(unsafe.Pointer(&f.data[0])))+len(s.Data)-1)
+	}
+	f.Close()
+	for _, off := range offs {
+		bad := append([]byte(nil), data...)
+		bad[off] ^= 0x01
+		if err := os.WriteFile(c.Path("big"), bad, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Load("big", testID, newClient("x", 1, nil))
+		wantReason(t, err, ReasonChecksum)
+	}
+}

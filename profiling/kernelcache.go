@@ -121,6 +121,10 @@ var localKernel = sync.OnceValue(func() *KernelSymbols {
 	if cache == nil || !ok {
 		return readLocalKernel()
 	}
+	// Loaded while the first samples are read and unwound (or by a
+	// caller that waits anyway): its 4 MB of checksums on one core leave
+	// the other to them.
+	cache.Background = true
 	cl := &kallsymsClient{inPlace: true}
 	if f, err := cache.Load(key, id, cl); err == nil {
 		if cl.k != nil {

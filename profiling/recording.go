@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,17 +205,25 @@ func cachedKallsyms(id []byte) *KernelSymbols {
 
 // fileBuildIDIs reports whether the ELF file at path has build-id id.
 func fileBuildIDIs(path string, id []byte) bool {
-	f, err := elf.Open(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	got, err := debugfile.BuildID(f)
-	return err == nil && bytes.Equal(got, id)
+	return buildIDIs(f, id)
 }
 
-func sameBuildID(data []byte, id []byte) bool {
-	f, err := elf.NewFile(bytes.NewReader(data))
+func sameBuildID(data []byte, id []byte) bool { return buildIDIs(bytes.NewReader(data), id) }
+
+// buildIDIs reports whether the ELF file r has build-id id. The PT_NOTE
+// segment answers from three small reads (this runs for every file of the
+// recording before the first sample): a match there is final; anything
+// else asks the note sections, through debug/elf, as BuildID does.
+func buildIDIs(r io.ReaderAt, id []byte) bool {
+	if got, err := debugfile.NoteBuildID(r); err == nil && got != nil && bytes.Equal(got, id) {
+		return true
+	}
+	f, err := elf.NewFile(r)
 	if err != nil {
 		return false
 	}

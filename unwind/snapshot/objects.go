@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 
 	"github.com/sondedbg/sonde/memimage"
 	"github.com/sondedbg/sonde/symbols"
+	"github.com/sondedbg/sonde/symbols/debugfile"
 	"github.com/sondedbg/sonde/unwind"
 )
 
@@ -119,6 +122,13 @@ func (o *Objects) get(path string) *object {
 // programs returns the file's program headers, read once.
 func (obj *object) programs(path string, data []byte) ([]elf.ProgHeader, error) {
 	obj.headers.Do(func() {
+		// The program headers alone (debugfile.Progs: three small reads,
+		// where debug/elf reads every section header too); debug/elf
+		// says what is wrong with a file they cannot be read from.
+		if progs, ok := readProgs(path, data); ok {
+			obj.progs = progs
+			return
+		}
 		f, err := openELF(path, data)
 		if err != nil {
 			obj.elfErr = err
@@ -176,6 +186,24 @@ func (o *Objects) Close() error {
 	clear(o.sections)
 	clear(o.modules)
 	return nil
+}
+
+// readProgs reads the program headers of the file at path (or in data) by
+// themselves; ok is false when they cannot be read that way.
+func readProgs(path string, data []byte) (progs []elf.ProgHeader, ok bool) {
+	var r io.ReaderAt
+	if data != nil {
+		r = bytes.NewReader(data)
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, false
+		}
+		defer f.Close()
+		r = f
+	}
+	progs, _, err := debugfile.Progs(r)
+	return progs, err == nil && len(progs) > 0
 }
 
 func openELF(path string, data []byte) (*elf.File, error) {
