@@ -153,6 +153,9 @@ func library(name string, opts ...demangle.Option) (s string, err error) {
 			s = unmark(demangle.ASTToString(a, append(opts, demangle.MaxLength(16))...))
 		}
 	}
+	if err == nil && strings.HasPrefix(name, "_R") {
+		s = rustEmptyNames(s)
+	}
 	if err == nil && len(s) > MaxOutput {
 		s = s[:MaxOutput]
 	}

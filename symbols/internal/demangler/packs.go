@@ -79,3 +79,21 @@ func unmark(s string) string {
 	s = strings.ReplaceAll(s, ", "+packMarker, "")
 	return strings.ReplaceAll(s, packMarker, "")
 }
+
+// rustEmptyNames drops the "::" the library prints before an empty
+// identifier of a lowercase (internal) v0 namespace: rustc's tuple-struct
+// constructors used as functions ("NcB13_0", a map over DebugByte's
+// constructor) print as the path alone in rustc-demangle and binutils
+// ("Map<..., gimli::read::endian_slice::DebugByte>"), where the library
+// wrote "DebugByte::>" ("<Wrapper:: as FnMut<(u8,)>>::call_mut"). Rust
+// paths never hold "::" before a closing bracket, a comma, " as " or the
+// end.
+func rustEmptyNames(s string) string {
+	if !strings.Contains(s, "::") {
+		return s
+	}
+	for _, r := range [][2]string{{"::>", ">"}, {"::, ", ", "}, {"::)", ")"}, {"::]", "]"}, {":: as ", " as "}} {
+		s = strings.ReplaceAll(s, r[0], r[1])
+	}
+	return strings.TrimSuffix(s, "::")
+}
