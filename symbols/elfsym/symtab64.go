@@ -51,7 +51,7 @@ func readSymtab64(f *elf.File, grow func(n int), keep func(es *elf.Symbol, index
 	grow(len(syms) / entSize)
 	names := string(strs) // one copy; every name is a substring of it
 	le := binary.LittleEndian
-	var es elf.Symbol // one, reused: keep copies what it keeps
+	var es elf.Symbol                        // one, reused: keep copies what it keeps
 	for i := 1; i < len(syms)/entSize; i++ { // entry 0 is the null symbol
 		e := syms[i*entSize : (i+1)*entSize]
 		es = elf.Symbol{
