@@ -24,6 +24,7 @@ func readAll(r *Reader) {
 // pipe path when the header says so).
 func FuzzOpen(f *testing.F) {
 	f.Add(sampleFile())
+	f.Add(newerPerfFile())
 	f.Add([]byte("PERFILE2\x10\x00\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, err := Open(bytes.NewReader(data), int64(len(data)))

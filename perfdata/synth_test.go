@@ -17,6 +17,14 @@ type synth struct {
 	data    bytes.Buffer
 	buildID []byte
 	arch    string
+	// extra are feature sections past arch's bit (in bit order), written
+	// as they are.
+	extra []extraFeature
+}
+
+type extraFeature struct {
+	bit int
+	sec []byte
 }
 
 func (s *synth) attr(sampleType, regsUser uint64, stackUser uint32, sampleIDAll bool, ids ...uint64) {
@@ -90,6 +98,9 @@ func (s *synth) bytes() []byte {
 		binary.Write(&e, binary.LittleEndian, uint32(len(str)))
 		e.Write(str)
 		feats, secs = append(feats, FeatureArch), append(secs, e.Bytes())
+	}
+	for _, e := range s.extra {
+		feats, secs = append(feats, e.bit), append(secs, e.sec)
 	}
 	secAt := uint64(out.Len()) + uint64(16*len(feats))
 	for i := range feats {

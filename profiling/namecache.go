@@ -238,7 +238,7 @@ func (c *namesClient) all() map[uint64][]Frame {
 	return names
 }
 
-func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 4} }
+func (c *namesClient) ID() pcache.ClientID { return pcache.ClientID{Name: "perfnames", Version: 6} } // 5: GNU ">>" after empty packs; 6: perf's alias choice by demangled length, zero sizes fixed up
 
 func (c *namesClient) Size(*pcache.PersistContext) ([]pcache.SectionSpec, any, error) {
 	names := c.names

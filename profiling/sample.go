@@ -533,10 +533,25 @@ func (b *Builder) lookupNames(proc *snapshot.Process, um *unwind.Module, lookup 
 // (as written in the table: "__libc_start_main@@GLIBC_2.34"). So libc's
 // recv, whose aliases __libc_recv and __GI___recv are both local with two
 // underscores and eleven letters, is __libc_recv: the earlier entry.
+//
+// perf sizes zero-size symbols (symbols__fixup_end) before it chooses: one
+// ends where the next symbol of its table begins, so a zero-size alias
+// listed after every other one at its address counts as sized; and it
+// compares names as it stores them, demangled without parameters. So
+// libclang-cpp's SubstDecl (296 bytes, entry 4972) and its label alias
+// TemplateDeclInstantiator::VisitDecl (0 bytes, entry 19113) are VisitDecl:
+// the longer demangled name.
 func perfChoice(sym elfsym.Symbol, aliases []elfsym.Symbol) elfsym.Symbol {
+	last := sym
+	for _, a := range aliases {
+		if a.Origin < last.Origin || a.Origin == last.Origin && a.Index > last.Index {
+			last = a
+		}
+	}
+	sized := func(s elfsym.Symbol) bool { return s.Size > 0 || s.Origin == last.Origin && s.Index == last.Index }
 	best := sym
 	for _, a := range aliases {
-		if perfPrefers(a, best) {
+		if perfPrefers(a, best, sized) {
 			best = a
 		}
 	}
@@ -544,9 +559,9 @@ func perfChoice(sym elfsym.Symbol, aliases []elfsym.Symbol) elfsym.Symbol {
 }
 
 // perfPrefers says whether perf keeps a rather than b (both at one address).
-func perfPrefers(a, b elfsym.Symbol) bool {
-	if (a.Size > 0) != (b.Size > 0) {
-		return a.Size > 0
+func perfPrefers(a, b elfsym.Symbol, sized func(elfsym.Symbol) bool) bool {
+	if sized(a) != sized(b) {
+		return sized(a)
 	}
 	if aw, bw := a.Bind == elf.STB_WEAK, b.Bind == elf.STB_WEAK; aw != bw {
 		return bw
@@ -567,13 +582,15 @@ func perfPrefers(a, b elfsym.Symbol) bool {
 	return a.Index < b.Index
 }
 
-// tableNameLen is the length of the symbol's name as its table writes it,
-// with the version perf prints ("name@@VERSION"; elfsym splits it off).
+// tableNameLen is the length of the symbol's name as perf stores it:
+// demangled without parameters, with the version its table writes
+// ("name@@VERSION"; elfsym splits it off).
 func tableNameLen(s elfsym.Symbol) int {
+	n := len(demangled(s.Name))
 	if s.VersionSep > 0 {
-		return len(s.Name) + int(s.VersionSep) + len(s.Version)
+		return n + int(s.VersionSep) + len(s.Version)
 	}
-	return len(s.Name)
+	return n
 }
 
 func leadingUnderscores(s string) int {

@@ -25,7 +25,8 @@ import (
 	"github.com/sondedbg/sonde/symbols/internal/demangler"
 )
 
-var namesClientID = pcache.ClientID{Name: "symbols.demangled", Version: 1}
+// Version 2: nested templates closed as GNU closes them after an empty pack.
+var namesClientID = pcache.ClientID{Name: "symbols.demangled", Version: 2}
 
 const namesSection = "names"
 

@@ -105,7 +105,22 @@ func readFile(f *elf.File) (out []Symbol, errs []*Error) {
 			}
 		}
 	}
-	if syms, err := safeSymbols(f.Symbols); err != nil && !isNoSymbols(err) {
+	done, err := safeRead(func() (bool, error) {
+		return readSymtab64(f, func(n int) { out = slices.Grow(out, n+dynsymRoom(f, n)) }, func(es *elf.Symbol, i int) {
+			if !inAllocSection(f, es.Section) {
+				return
+			}
+			if s, ok := convert(es, OriginSymtab); ok {
+				s.Index = uint32(i)
+				out = append(out, s)
+			}
+		})
+	})
+	if done {
+		if err != nil && !isNoSymbols(err) {
+			errs = append(errs, &Error{Section: ".symtab", Err: err})
+		}
+	} else if syms, err := safeSymbols(f.Symbols); err != nil && !isNoSymbols(err) {
 		errs = append(errs, &Error{Section: ".symtab", Err: err})
 	} else {
 		add(syms, OriginSymtab)
@@ -128,6 +143,26 @@ func safeSymbols(fn func() ([]elf.Symbol, error)) (s []elf.Symbol, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			s, err = nil, fmt.Errorf("malformed symbol table (parser panic: %v)", r)
+		}
+	}()
+	return fn()
+}
+
+// dynsymRoom is the .dynsym entries to make room for beside a .symtab of n
+// entries (read after it; growing the list then would copy it whole), at
+// most n: the header's size is not trusted beyond what .symtab proved.
+func dynsymRoom(f *elf.File, n int) int {
+	ds := f.SectionByType(elf.SHT_DYNSYM)
+	if ds == nil || ds.Size/24 > uint64(n) {
+		return 0
+	}
+	return int(ds.Size / 24)
+}
+
+func safeRead(fn func() (bool, error)) (done bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			done, err = true, fmt.Errorf("malformed symbol table (parser panic: %v)", r)
 		}
 	}()
 	return fn()

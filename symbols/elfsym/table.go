@@ -44,6 +44,12 @@ type Table struct {
 func build(name string, all []Symbol) *Table {
 	syms := dedupe(sortSymbols(all))
 	t := &Table{name: name, syms: syms}
+	// Sized up front: appending to 150,000-entry lists (librustc_driver)
+	// copied them over and over.
+	t.start = make([]uint64, 0, len(syms))
+	t.end = make([]uint64, 0, len(syms))
+	t.first = make([]int32, 0, len(syms))
+	t.parent = make([]int32, 0, len(syms))
 	var stack []int32 // open ranges, innermost on top
 	for i := range syms {
 		s := &syms[i]

@@ -66,15 +66,16 @@ func Both(name string) (full, display string, ok bool) {
 		return s, s, ok
 	}
 	a, err := toAST(name)
+	marked := err == nil && markPacks(name, a)
 	if err != nil {
 		return "", "", false
 	}
-	full, err = astString(a)
+	full, err = astString(a, marked)
 	if err != nil {
 		return "", "", false
 	}
 	if bare, ok := withoutReturn(a); ok {
-		s, err := astString(bare)
+		s, err := astString(bare, marked)
 		if err != nil {
 			return full, full, true
 		}
@@ -147,6 +148,14 @@ func library(name string, opts ...demangle.Option) (s string, err error) {
 		}
 	}()
 	s, err = demangle.ToString(name, append(opts, demangle.MaxLength(16))...)
+	if err == nil && strings.HasPrefix(name, "_Z") && strings.Contains(name, "JE") {
+		if a, aerr := demangle.ToAST(name, opts...); aerr == nil && markPacks(name, a) {
+			s = unmark(demangle.ASTToString(a, append(opts, demangle.MaxLength(16))...))
+		}
+	}
+	if err == nil && strings.HasPrefix(name, "_R") {
+		s = rustEmptyNames(s)
+	}
 	if err == nil && len(s) > MaxOutput {
 		s = s[:MaxOutput]
 	}
@@ -162,13 +171,16 @@ func toAST(name string) (a demangle.AST, err error) {
 	return demangle.ToAST(name)
 }
 
-func astString(a demangle.AST) (s string, err error) {
+func astString(a demangle.AST, marked bool) (s string, err error) {
 	defer func() {
 		if recover() != nil {
 			s, err = "", ErrNotMangled
 		}
 	}()
 	s = demangle.ASTToString(a, demangle.MaxLength(16))
+	if marked {
+		s = unmark(s)
+	}
 	if len(s) > MaxOutput {
 		s = s[:MaxOutput]
 	}

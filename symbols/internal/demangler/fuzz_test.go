@@ -24,6 +24,7 @@ func FuzzDemangle(f *testing.F) {
 		"_ZNKSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEE4sizeEv",
 		"_ZN4core3ptr42drop_in_place$LT$alloc..string..String$GT$17h1234abcd5678ef90E",
 		"_Z1fIiEvi",
+		"_ZN4llvm11PassManagerINS_6ModuleENS_15AnalysisManagerIS1_JEEEJEE3runERS1_RS3_",
 		"_GLOBAL__sub_I_main",
 	} {
 		f.Add(s)
@@ -39,6 +40,9 @@ func FuzzDemangle(f *testing.F) {
 		}
 		if len(full) > MaxOutput || len(display) > MaxOutput {
 			t.Fatalf("output of %d/%d bytes", len(full), len(display))
+		}
+		if !strings.Contains(name, packMarker) && (strings.Contains(full, packMarker) || strings.Contains(display, packMarker)) {
+			t.Fatalf("a pack marker left in %q / %q", full, display)
 		}
 		if okBoth && !strings.HasSuffix(full, display) {
 			t.Fatalf("display %q is not a suffix of full %q", display, full)
