@@ -466,10 +466,15 @@ func functionAt(sess *session.Session, proc *target.Context, a uint64) (*probes.
 	return withNeighbors(sess, proc, &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}), nil
 }
 
-// runToMain runs a program stopped at its entry to the first instruction of
-// main (the libraries it links are loaded by then).
+// runToMain runs a program stopped at its exec to where the libraries it
+// links are loaded and its thread block is set up: the executable's entry
+// point when it has a dynamic linker (which has loaded and initialised
+// them by then; Debian's executables are stripped, without a main symbol,
+// and code before main — constructors, __libc_start_main — is counted
+// too), main for a static one (whose entry code sets up the thread block
+// itself), its entry when it has no main symbol either.
 func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) error {
-	addrs, err := sess.FunctionAddresses(proc, "main")
+	at, err := startAddress(sess, proc)
 	if err != nil {
 		return err
 	}
@@ -483,7 +488,7 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 		}
 	})
 	defer remove()
-	bp, err := tg.SetBreakpoint(proc, target.BreakpointSpec{Addr: addrs[0], Kind: target.BreakpointSoftware})
+	bp, err := tg.SetBreakpoint(proc, target.BreakpointSpec{Addr: at, Kind: target.BreakpointSoftware})
 	if err != nil {
 		return err
 	}
@@ -494,13 +499,16 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 	select {
 	case e := <-stopped:
 		if e.Kind == target.EventExited {
-			return errors.New("the program exited before main")
+			return errors.New("the program exited before its entry point")
 		}
-		if e.Reason == nil || e.Reason.Kind != target.ReasonBreakpoint {
-			return fmt.Errorf("the program stopped before main (%s)", e.Reason.Kind)
+		if e.Reason == nil {
+			return errors.New("the program stopped before its entry point")
+		}
+		if e.Reason.Kind != target.ReasonBreakpoint {
+			return fmt.Errorf("the program stopped before its entry point (%s)", e.Reason.Kind)
 		}
 	case <-time.After(30 * time.Second):
-		return errors.New("main not reached within 30 s")
+		return errors.New("the entry point not reached within 30 s")
 	}
 	// Every thread stopped, so that probes go in with none running.
 	return proc.Suspend()
