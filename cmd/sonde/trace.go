@@ -206,6 +206,12 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
+	// The locations are resolved: the linker's hook goes (an int3 a sonde
+	// killed with SIGKILL would leave to kill the program at its next
+	// dlopen; the jump probes left would only keep counting).
+	if err := sess.UntrackModules(proc); err != nil {
+		fmt.Fprintf(stderr, "sonde trace: removing the library-load hook: %v\n", err)
+	}
 	// The program runs on through whatever stops it (a signal is delivered
 	// to it as untraced): the trace only counts.
 	tg.AddListener(func(e target.Event) {

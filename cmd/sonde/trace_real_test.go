@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sondedbg/sonde/internal/testprog"
 )
@@ -35,5 +38,80 @@ func TestTraceStripped(t *testing.T) {
 	}
 	if r := rowOf(t, rep, "snprintf"); r.Hits != n {
 		t.Errorf("snprintf: %+v, want %d hits", r, n)
+	}
+}
+
+// TestTraceKilledLeavesNoTrap: a sonde trace -p killed with SIGKILL leaves
+// its jump probe (which keeps counting into a cache nobody reads: harmless)
+// but no int3: the dynamic linker's library-load hook, planted to resolve
+// the locations, is removed once they are, so the program's next dlopen
+// does not die of SIGTRAP (memcached/python3 in the trial: ld.so's text
+// differed from its file by one byte after kill -9).
+func TestTraceKilledLeavesNoTrap(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_dlloop.c"}, Flags: []string{"-O2"}})
+	prog := exec.Command(path)
+	if err := prog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- prog.Wait() }()
+	t.Cleanup(func() { prog.Process.Kill(); <-exited })
+	pid := prog.Process.Pid
+	time.Sleep(50 * time.Millisecond)
+	tr := exec.Command(sonde, "trace", "-p", fmt.Sprint(pid), "--probe", "hot")
+	if err := tr.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the probe: hot's text differs from the file once it is in.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mem, file := testprog.MappedText(t, pid, path)
+		if !bytes.Equal(mem, file) {
+			break
+		}
+		if time.Now().After(deadline) {
+			tr.Process.Kill()
+			tr.Wait()
+			t.Fatal("the probe was not planted within 60 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // the probe planted, the hook removal follows it
+	tr.Process.Kill()
+	tr.Wait()
+	// Untraced again (the kernel detaches a dead tracer's tracees).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil || bytes.Contains(st, []byte("State:\tZ")) {
+			t.Fatalf("the program died after sonde was killed: %v", <-exited)
+		}
+		if bytes.Contains(st, []byte("TracerPid:\t0\n")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still traced after sonde was killed:\n%s", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Several dlopen/dlclose rounds later the program still runs.
+	select {
+	case err := <-exited:
+		exited <- err
+		t.Fatalf("the program died after sonde was killed: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	maps, _ := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	ldso := ""
+	for _, l := range strings.Split(string(maps), "\n") {
+		if fs := strings.Fields(l); len(fs) >= 6 && strings.Contains(fs[5], "/ld-linux") {
+			ldso = fs[5]
+		}
+	}
+	if ldso == "" {
+		t.Fatalf("no dynamic linker in\n%s", maps)
+	}
+	if mem, file := testprog.MappedText(t, pid, ldso); !bytes.Equal(mem, file) {
+		t.Errorf("%s's text differs from its file after sonde was killed (an int3 left)", ldso)
 	}
 }
