@@ -115,3 +115,27 @@ func TestTraceKilledLeavesNoTrap(t *testing.T) {
 		t.Errorf("%s's text differs from its file after sonde was killed (an int3 left)", ldso)
 	}
 }
+
+// TestTraceForkChild: a fork child of a traced program (bash's subshells,
+// nginx's workers after a reload) runs the application's code: the backend
+// writes the bytes under every jump probe back into its copy of memory
+// before it runs, as it does under breakpoints. Its output (which shows
+// hot's first bytes as the child sees them) equals the untraced one; the
+// parent's calls are counted, the child's are not (it is not traced).
+func TestTraceForkChild(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_fork.c"}, Flags: []string{"-O2"}})
+	const n = 1000
+	cmd := exec.Command(sonde, "trace", "--json", "--probe", "hot", "--", path, fmt.Sprint(n))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+		t.Errorf("program output\n%s\nuntraced\n%s", prog, want)
+	}
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != n {
+		t.Errorf("hot: %+v, want a probe with the parent's %d hits", r, n)
+	}
+}

@@ -96,6 +96,13 @@ type Set struct {
 	// texts are the modules' executable bytes, by file name, for the scan
 	// for branches from other functions (incoming.go).
 	texts map[string][]moduleText
+	// patched is every range ever patched, with the application's bytes,
+	// for the backend to put back into fork children (OnForkChild; a range
+	// removed since is harmless to restore). Guarded by forkMu only: the
+	// backend asks on the tracer thread, which may be inside an operation
+	// holding mu.
+	forkMu  sync.Mutex
+	patched []ptrace.TextPatch
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -159,7 +166,17 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		}
 		return false
 	})
-	s.unlisten = func() { unexec(); unlisten() }
+	// A fork child runs the application's code, not trampolines nobody
+	// reads or removes (the code cache stays mapped in it, unused).
+	unfork := b.OnForkChild(func(parent int) []ptrace.TextPatch {
+		if parent != proc.PID() || s.exited.Load() {
+			return nil // another process, or a program exec replaced
+		}
+		s.forkMu.Lock()
+		defer s.forkMu.Unlock()
+		return append([]ptrace.TextPatch(nil), s.patched...)
+	})
+	s.unlisten = func() { unexec(); unlisten(); unfork() }
 	return s, nil
 }
 
@@ -490,6 +507,11 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 			}
 		}
 		p.patches, p.installed = pts, true
+		s.forkMu.Lock()
+		for _, pt := range pts {
+			s.patched = append(s.patched, ptrace.TextPatch{Addr: pt.site.Addr, Orig: pt.orig})
+		}
+		s.forkMu.Unlock()
 		s.addTranslations(h, "probe "+p.Location, pts)
 		s.publish(p)
 		return nil
