@@ -139,3 +139,36 @@ func TestTraceForkChild(t *testing.T) {
 		t.Errorf("hot: %+v, want a probe with the parent's %d hits", r, n)
 	}
 }
+
+// TestTraceEndbr: functions built with -fcf-protection start with endbr64
+// (Debian's libstdc++: __cxa_throw, operator new). The probe relocates it
+// into the trampoline like any position-independent instruction: a jump
+// probe, not a breakpoint fallback saying the bytes "do not decode"; every
+// call counted, and timed with --latency.
+func TestTraceEndbr(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"pr_count.c"}, Flags: []string{"-O2", "-fcf-protection=full"}, Name: "pr_count_cet"})
+	if out, err := exec.Command("objdump", "-d", "--no-show-raw-insn", path).Output(); err == nil && !strings.Contains(string(out), "endbr64") {
+		t.Fatalf("gcc -fcf-protection=full put no endbr64 in %s", path)
+	}
+	const n = 100000
+	for _, flags := range [][]string{{"--probe", "hot", "--probe", "ripload"}, {"--latency", "--probe", "hot"}} {
+		args := append(append([]string{"trace", "--json"}, flags...), "--", path, fmt.Sprint(n))
+		out, err := exec.Command(sonde, args...).Output()
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		prog, rep := splitTraceOutput(t, out)
+		if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+			t.Errorf("program output %q, untraced %q", prog, want)
+		}
+		for _, r := range rep.Probes {
+			if r.Kind != "probe" || r.Hits != n || r.Fallback != "" {
+				t.Errorf("%v: %s: %+v, want a jump probe with %d hits", flags, r.Location, r, n)
+			}
+			if r.Latency != nil && r.Latency.Timed != n {
+				t.Errorf("%s: %d timed, want %d", r.Location, r.Latency.Timed, n)
+			}
+		}
+	}
+}
