@@ -172,3 +172,32 @@ func TestTraceEndbr(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceSignalStorm: SIGALRM every 200 µs (python3 with a signal
+// handler and an interval timer) while a probe is hit millions of times.
+// A signal that stops a thread inside a trampoline, and arrives again while
+// sonde steps the thread out, is delivered once at the application pc after
+// it: the program neither dies (python3 did, of SIGSEGV: it was resumed at
+// an address inside the patched range) nor is a hit counted twice.
+func TestTraceSignalStorm(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_sigloop.c"}, Flags: []string{"-O2"}})
+	const n = 5_000_000
+	cmd := exec.Command(sonde, "trace", "--json", "--probe", "hot", "--", path, fmt.Sprint(n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.Bytes())
+	}
+	if strings.Contains(stderr.String(), "killed by signal") {
+		t.Errorf("the program died: %s", stderr.Bytes())
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != n {
+		t.Errorf("hot: %+v, want a probe with exactly %d hits", r, n)
+	}
+}
