@@ -206,6 +206,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
+	unexec := snapshotAtExec(sess, tg, proc, set)
 	// The locations are resolved: the linker's hook goes (an int3 a sonde
 	// killed with SIGKILL would leave to kill the program at its next
 	// dlopen; the jump probes left would only keep counting).
@@ -234,6 +235,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sonde trace: %v: removing the probes and detaching from %d\n", s, proc.PID())
 	case <-timeout:
 	}
+	unexec()
 	if err := set.Close(); err != nil {
 		fmt.Fprintf(stderr, "sonde trace: removing probes: %v\n", err)
 	}
@@ -352,10 +354,16 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 		}
 	}
 	resolveAll()
-	// --args records the thread ID from the thread block, set up by main.
-	if (len(missing) > 0 || o.args) && o.pid == 0 {
+	// A launched program runs to where its libraries are loaded first: the
+	// locations in them resolve, --args finds the thread block set up, and
+	// libc's execve is there for snapshotAtExec. (No code of the
+	// executable's runs before its entry.)
+	if o.pid == 0 {
 		if err := runToMain(sess, tg, proc); err != nil {
-			return fmt.Errorf("%w (and running to main to load the libraries failed: %v)", errors.Join(missing...), err)
+			if len(missing) == 0 {
+				return fmt.Errorf("running the program to its entry point: %w", err)
+			}
+			return fmt.Errorf("%w (and running to the entry point to load the libraries failed: %v)", errors.Join(missing...), err)
 		}
 		atMain = true
 		resolveAll()

@@ -201,3 +201,29 @@ func TestTraceSignalStorm(t *testing.T) {
 		t.Errorf("hot: %+v, want a probe with exactly %d hits", r, n)
 	}
 }
+
+// TestTraceExec: a program that execs another one (bash's `exec PROG`)
+// reports the hits it made before the exec, read at its execve: at the exec
+// event the old address space, its code cache and counters, are gone
+// (bash reported 0 hits).
+func TestTraceExec(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	path := testprog.Build(t, testprog.Spec{Sources: []string{"tr_exec.c"}, Flags: []string{"-O2"}})
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Skip("no echo program to exec")
+	}
+	const n = 5000
+	args := []string{fmt.Sprint(n), echo, "execed"}
+	out, err := exec.Command(sonde, append([]string{"trace", "--json", "--probe", "hot", "--", path}, args...)...).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, args...); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != n {
+		t.Errorf("hot: %+v, want a probe with the %d hits before the exec", r, n)
+	}
+}

@@ -217,6 +217,12 @@ func (p *Probe) read() (uint64, error) {
 	return binary.LittleEndian.Uint64(b[:]), nil
 }
 
+// Snapshot keeps the counters' (and histograms', and rings') current values
+// as their final ones, for when the address space goes without a thread's
+// exit: call it where the program is about to exec (its execve), since at
+// the exec event the old memory is gone already.
+func (s *Set) Snapshot() { s.readFinal() }
+
 // readFinal keeps the counters' current values for after the process is
 // gone.
 func (s *Set) readFinal() {
