@@ -206,7 +206,13 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
-	unexec := snapshotAtExec(sess, tg, proc, set)
+	// (Not with -p: an int3 on execve left by a sonde killed with SIGKILL
+	// would kill a server's every fork+exec child; a traced process that
+	// itself execs is rare there.)
+	unexec := func() {}
+	if o.pid == 0 {
+		unexec = snapshotAtExec(sess, tg, proc, set)
+	}
 	// The locations are resolved: the linker's hook goes (an int3 a sonde
 	// killed with SIGKILL would leave to kill the program at its next
 	// dlopen; the jump probes left would only keep counting).

@@ -13,7 +13,8 @@ var execFunctions = []string{"execve", "execveat"}
 // snapshotAtExec plants internal breakpoints on the exec functions that
 // keep the counters' values before an exec replaces the address space (at
 // the exec event the old one, and its code cache, are gone: bash's `exec
-// PROG` reported 0 hits). It returns what removes them.
+// PROG` reported 0 hits). It returns what removes them. A sonde killed
+// with SIGKILL leaves these int3s: used for launched programs only.
 func snapshotAtExec(sess *session.Session, tg *target.Target, proc *target.Context, set *probes.Set) (remove func()) {
 	var bps []*target.Breakpoint
 	for _, name := range execFunctions {
