@@ -498,6 +498,9 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 	if err != nil {
 		return err
 	}
+	if alreadyAt(proc, at) {
+		return nil // a static program's entry is where its exec stops
+	}
 	stopped := make(chan target.Event, 1)
 	remove := tg.AddListener(func(e target.Event) {
 		if (e.Kind == target.EventStopped && e.Context.Process() == proc) || (e.Kind == target.EventExited && e.Context == proc) {

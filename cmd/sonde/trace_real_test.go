@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -225,5 +227,50 @@ func TestTraceExec(t *testing.T) {
 	}
 	if r := rowOf(t, rep, "hot"); r.Kind != "probe" || r.Hits != n {
 		t.Errorf("hot: %+v, want a probe with the %d hits before the exec", r, n)
+	}
+}
+
+// TestTraceStaticStripped: a static executable without symbols
+// (busybox-static): sonde runs a launched program to its entry, where a
+// static program's exec already stops — it must not wait there for a
+// breakpoint the resume steps over ("the program exited before its entry
+// point"). A probe by address counts every call (a breakpoint: with no
+// symbol the site cannot be checked).
+func TestTraceStaticStripped(t *testing.T) {
+	sonde := testprog.Sonde(t)
+	full, err := testprog.BuildE(testprog.Spec{Sources: []string{"pr_count.c"}, Flags: []string{"-O2", "-static", "-no-pie"}, Name: "pr_count_static"})
+	if err != nil {
+		t.Skipf("no static glibc to link with: %v", err)
+	}
+	f, err := elf.Open(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var hot uint64
+	for _, s := range syms {
+		if s.Name == "hot" {
+			hot = s.Value
+		}
+	}
+	if hot == 0 {
+		t.Fatal("no symbol hot in the static build")
+	}
+	path := filepath.Join(t.TempDir(), "pr_count_static_stripped")
+	if out, err := exec.Command("objcopy", "--strip-all", full, path).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	const n = 300
+	out, err := exec.Command(sonde, "trace", "--json", "--probe", fmt.Sprintf("*%#x", hot), "--", path, fmt.Sprint(n)).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, rep := splitTraceOutput(t, out)
+	if want := untracedOutput(t, path, fmt.Sprint(n)); prog != want {
+		t.Errorf("program output %q, untraced %q", prog, want)
+	}
+	if len(rep.Probes) != 1 || rep.Probes[0].Hits != n {
+		t.Errorf("%+v, want one row with %d hits", rep.Probes, n)
 	}
 }

@@ -26,3 +26,17 @@ func startAddress(sess *session.Session, proc *target.Context) (uint64, error) {
 	}
 	return a, nil
 }
+
+// alreadyAt reports whether a thread of proc (stopped) is at pc: a
+// breakpoint there would be stepped over by the resume, never reported.
+func alreadyAt(proc *target.Context, pc uint64) bool {
+	for _, th := range proc.Children() {
+		if th.IsProcess() {
+			continue
+		}
+		if regs, err := th.Registers(); err == nil && regs.PC() == pc {
+			return true
+		}
+	}
+	return false
+}
