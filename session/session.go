@@ -177,6 +177,24 @@ func (s *Session) TrackModules(proc *target.Context, stop bool) error {
 	return nil
 }
 
+// UntrackModules stops following proc's library loads and removes the
+// eventpoint TrackModules planted (the module list is read again from the
+// process's mappings when asked). A tool that needed the list only to
+// resolve its locations (sonde trace) leaves no int3 in the dynamic linker
+// behind it should it be killed with SIGKILL.
+func (s *Session) UntrackModules(proc *target.Context) error {
+	st := procExt.Get(proc.Process())
+	st.mu.Lock()
+	tr := st.tracker
+	st.tracker = nil
+	st.mods = nil // read again from the mappings
+	st.mu.Unlock()
+	if tr == nil {
+		return nil
+	}
+	return tr.Close()
+}
+
 // Binary returns the symbol file of a module (nil for a module whose file
 // cannot be read; the error says why).
 func (s *Session) Binary(m *modules.Module) (*symbols.Binary, error) {

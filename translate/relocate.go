@@ -181,6 +181,15 @@ func Relocate(code []byte, appPC, dest uint64, mode Mode) (*Relocation, error) {
 	if len(code) > MaxInsnLen {
 		code = code[:MaxInsnLen]
 	}
+	if isEndbr(code) {
+		// CET's endbr64/endbr32, first in every function of a build with
+		// -fcf-protection (Debian's libstdc++: __cxa_throw, operator new):
+		// x86asm reads F3 0F 1E FA as a lone rep prefix. Position
+		// independent, a nop where IBT is off: copied as it is.
+		insn := append([]byte(nil), code[:4]...)
+		return &Relocation{AppPC: appPC, Len: 4, Dest: dest, Mode: mode, Op: x86asm.NOP, Next: appPC + 4,
+			Scratch: NoReg, Code: insn, Table: []Range{{0, 4, appPC, 0}}}, nil
+	}
 	inst, err := x86asm.Decode(code, 64)
 	if err != nil || inst.Op == 0 || inst.Len <= 0 || inst.Len > len(code) {
 		return nil, &RelocError{appPC, append([]byte(nil), code...), "decode", ErrDecode}
@@ -254,6 +263,12 @@ func Relocate(code []byte, appPC, dest uint64, mode Mode) (*Relocation, error) {
 	}
 	r.Table = []Range{{0, len(r.Code), appPC, 0}}
 	return r, nil
+}
+
+// isEndbr reports whether code starts with endbr64 or endbr32 (no other
+// prefix: compilers emit them bare).
+func isEndbr(code []byte) bool {
+	return len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && (code[3] == 0xfa || code[3] == 0xfb)
 }
 
 // fixRIP re-biases insn's rip-relative displacement for dest, or (Displaced)

@@ -279,12 +279,17 @@ func TestRelocatePlainAndSystem(t *testing.T) {
 		{[]byte{0x0f, 0x05}, KindSystem},                     // syscall
 		{[]byte{0xcc}, KindSystem},                           // int3
 		{[]byte{0x8b, 0x04, 0x25, 0, 0x10, 0, 0}, KindPlain}, // mov eax,[0x1000] (SIB, no base: absolute)
+		// CET (Debian's libstdc++ starts __cxa_throw with it): x86asm reads
+		// a lone rep prefix, the sonde trial's probe fell back to an int3.
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfa}, KindPlain}, // endbr64
+		{[]byte{0xf3, 0x0f, 0x1e, 0xfb}, KindPlain}, // endbr32
 	} {
-		r, err := Relocate(c.insn, app, far, Displaced)
+		// (Followed by other bytes, as in a function.)
+		r, err := Relocate(append(append([]byte(nil), c.insn...), 0x55, 0x48, 0x89, 0xe5), app, far, Displaced)
 		if err != nil {
 			t.Fatalf("% x: %v", c.insn, err)
 		}
-		if r.Kind != c.kind || !bytes.Equal(r.Code, c.insn) || r.Scratch != NoReg || r.FixReturn {
+		if r.Kind != c.kind || !bytes.Equal(r.Code, c.insn) || r.Len != len(c.insn) || r.Next != app+uint64(len(c.insn)) || r.Scratch != NoReg || r.FixReturn {
 			t.Errorf("% x: %+v", c.insn, r)
 		}
 		if a, _, _ := r.AppPCAt(far); a != app {

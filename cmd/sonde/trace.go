@@ -206,6 +206,19 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		}
 		return fail(err)
 	}
+	// (Not with -p: an int3 on execve left by a sonde killed with SIGKILL
+	// would kill a server's every fork+exec child; a traced process that
+	// itself execs is rare there.)
+	unexec := func() {}
+	if o.pid == 0 {
+		unexec = snapshotAtExec(sess, tg, proc, set)
+	}
+	// The locations are resolved: the linker's hook goes (an int3 a sonde
+	// killed with SIGKILL would leave to kill the program at its next
+	// dlopen; the jump probes left would only keep counting).
+	if err := sess.UntrackModules(proc); err != nil {
+		fmt.Fprintf(stderr, "sonde trace: removing the library-load hook: %v\n", err)
+	}
 	// The program runs on through whatever stops it (a signal is delivered
 	// to it as untraced): the trace only counts.
 	tg.AddListener(func(e target.Event) {
@@ -228,6 +241,7 @@ func (o *traceOptions) run(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sonde trace: %v: removing the probes and detaching from %d\n", s, proc.PID())
 	case <-timeout:
 	}
+	unexec()
 	if err := set.Close(); err != nil {
 		fmt.Fprintf(stderr, "sonde trace: removing probes: %v\n", err)
 	}
@@ -346,10 +360,16 @@ func (o *traceOptions) plant(sess *session.Session, tg *target.Target, proc *tar
 		}
 	}
 	resolveAll()
-	// --args records the thread ID from the thread block, set up by main.
-	if (len(missing) > 0 || o.args) && o.pid == 0 {
+	// A launched program runs to where its libraries are loaded first: the
+	// locations in them resolve, --args finds the thread block set up, and
+	// libc's execve is there for snapshotAtExec. (No code of the
+	// executable's runs before its entry.)
+	if o.pid == 0 {
 		if err := runToMain(sess, tg, proc); err != nil {
-			return fmt.Errorf("%w (and running to main to load the libraries failed: %v)", errors.Join(missing...), err)
+			if len(missing) == 0 {
+				return fmt.Errorf("running the program to its entry point: %w", err)
+			}
+			return fmt.Errorf("%w (and running to the entry point to load the libraries failed: %v)", errors.Join(missing...), err)
 		}
 		atMain = true
 		resolveAll()
@@ -466,12 +486,20 @@ func functionAt(sess *session.Session, proc *target.Context, a uint64) (*probes.
 	return withNeighbors(sess, proc, &probes.Function{Name: name, Lo: lo, Code: code[:hi-lo], Padding: code[hi-lo:]}), nil
 }
 
-// runToMain runs a program stopped at its entry to the first instruction of
-// main (the libraries it links are loaded by then).
+// runToMain runs a program stopped at its exec to where the libraries it
+// links are loaded and its thread block is set up: the executable's entry
+// point when it has a dynamic linker (which has loaded and initialised
+// them by then; Debian's executables are stripped, without a main symbol,
+// and code before main — constructors, __libc_start_main — is counted
+// too), main for a static one (whose entry code sets up the thread block
+// itself), its entry when it has no main symbol either.
 func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) error {
-	addrs, err := sess.FunctionAddresses(proc, "main")
+	at, err := startAddress(sess, proc)
 	if err != nil {
 		return err
+	}
+	if alreadyAt(proc, at) {
+		return nil // a static program's entry is where its exec stops
 	}
 	stopped := make(chan target.Event, 1)
 	remove := tg.AddListener(func(e target.Event) {
@@ -483,7 +511,7 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 		}
 	})
 	defer remove()
-	bp, err := tg.SetBreakpoint(proc, target.BreakpointSpec{Addr: addrs[0], Kind: target.BreakpointSoftware})
+	bp, err := tg.SetBreakpoint(proc, target.BreakpointSpec{Addr: at, Kind: target.BreakpointSoftware})
 	if err != nil {
 		return err
 	}
@@ -494,13 +522,16 @@ func runToMain(sess *session.Session, tg *target.Target, proc *target.Context) e
 	select {
 	case e := <-stopped:
 		if e.Kind == target.EventExited {
-			return errors.New("the program exited before main")
+			return errors.New("the program exited before its entry point")
 		}
-		if e.Reason == nil || e.Reason.Kind != target.ReasonBreakpoint {
-			return fmt.Errorf("the program stopped before main (%s)", e.Reason.Kind)
+		if e.Reason == nil {
+			return errors.New("the program stopped before its entry point")
+		}
+		if e.Reason.Kind != target.ReasonBreakpoint {
+			return fmt.Errorf("the program stopped before its entry point (%s)", e.Reason.Kind)
 		}
 	case <-time.After(30 * time.Second):
-		return errors.New("main not reached within 30 s")
+		return errors.New("the entry point not reached within 30 s")
 	}
 	// Every thread stopped, so that probes go in with none running.
 	return proc.Suspend()

@@ -134,17 +134,19 @@ func (b *Backend) initialStop(th *thread) bool {
 }
 
 // cleanForkChild writes the original bytes under every software breakpoint of
-// the parent into a forked child's private copy of memory.
+// the parent, and under every range patched by an OnForkChild hook's owner,
+// into a forked child's private copy of memory.
 func (b *Backend) cleanForkChild(p *process) {
 	parent := p.parent
 	if parent == nil || p.mem == nil {
 		return
 	}
 	parent.memMu.RLock()
-	defer parent.memMu.RUnlock()
 	parent.shadow.Each(func(addr uint64, orig byte) {
 		p.mem.WriteAt([]byte{orig}, int64(addr))
 	})
+	parent.memMu.RUnlock()
+	b.restoreForkPatches(p) // and under jump probes (OnForkChild)
 }
 
 // onNewChild handles a clone, fork or vfork event of th.

@@ -422,6 +422,28 @@ func (b *Backend) inGenerated(th *thread) (lo, hi uint64, ok bool) {
 	return 0, 0, false
 }
 
+// coalesceSignal drops the stop that interrupted a step of th out of
+// generated code when it is the delivery of the standard signal th is
+// already stopped for (a profiling or interval timer firing faster than
+// the steps: SIGALRM every 200 µs over a probe hit millions of times): the
+// kernel too keeps one instance of a pending standard signal, and the one
+// held is delivered when th resumes. Reporting th inside the cache instead
+// resumed it at an application pc the patch covers (python3 died of
+// SIGSEGV, a counter counted a hit twice). Real-time signals queue: never
+// dropped.
+func (b *Backend) coalesceSignal(th *thread, reason *target.SuspendReason) bool {
+	if reason.Kind != target.ReasonSignal || reason.Signal <= 0 || int(reason.Signal) >= 32 || len(b.deferred) == 0 {
+		return false
+	}
+	ev := b.deferred[0]
+	if ev.tid != th.tid || !ev.status.Stopped() || int(ev.status)>>16 != 0 || int(ev.status.StopSignal()) != int(reason.Signal) {
+		return false
+	}
+	b.deferred = b.deferred[1:]
+	th.running = false // in the signal-delivery-stop: the next step suppresses it
+	return true
+}
+
 // leaveGenerated steps a thread about to be reported stopped (suspended, or
 // stopped by an asynchronous signal, which stays pending) out of generated
 // code. A fault there is reported where it happened.
@@ -439,6 +461,9 @@ func (b *Backend) leaveGenerated(th *thread, reason *target.SuspendReason) {
 			return
 		}
 		if _, err := h.stepOnce(th); err != nil {
+			if b.coalesceSignal(th, reason) {
+				continue // the same signal again: one delivery, as untraced
+			}
 			// Stopped for something else (its status is handled next) or
 			// gone: report it where it is.
 			th.running = false

@@ -96,6 +96,13 @@ type Set struct {
 	// texts are the modules' executable bytes, by file name, for the scan
 	// for branches from other functions (incoming.go).
 	texts map[string][]moduleText
+	// patched is every range ever patched, with the application's bytes,
+	// for the backend to put back into fork children (OnForkChild; a range
+	// removed since is harmless to restore). Guarded by forkMu only: the
+	// backend asks on the tracer thread, which may be inside an operation
+	// holding mu.
+	forkMu  sync.Mutex
+	patched []ptrace.TextPatch
 }
 
 // ErrNotLive is returned for targets other than a live ptrace process.
@@ -159,7 +166,17 @@ func New(tg *target.Target, proc *target.Context) (*Set, error) {
 		}
 		return false
 	})
-	s.unlisten = func() { unexec(); unlisten() }
+	// A fork child runs the application's code, not trampolines nobody
+	// reads or removes (the code cache stays mapped in it, unused).
+	unfork := b.OnForkChild(func(parent int) []ptrace.TextPatch {
+		if parent != proc.PID() || s.exited.Load() {
+			return nil // another process, or a program exec replaced
+		}
+		s.forkMu.Lock()
+		defer s.forkMu.Unlock()
+		return append([]ptrace.TextPatch(nil), s.patched...)
+	})
+	s.unlisten = func() { unexec(); unlisten(); unfork() }
 	return s, nil
 }
 
@@ -199,6 +216,12 @@ func (p *Probe) read() (uint64, error) {
 	}
 	return binary.LittleEndian.Uint64(b[:]), nil
 }
+
+// Snapshot keeps the counters' (and histograms', and rings') current values
+// as their final ones, for when the address space goes without a thread's
+// exit: call it where the program is about to exec (its execve), since at
+// the exec event the old memory is gone already.
+func (s *Set) Snapshot() { s.readFinal() }
 
 // readFinal keeps the counters' current values for after the process is
 // gone.
@@ -490,6 +513,11 @@ func (s *Set) patchIn(p *Probe, fn Function, sites []Site, dataLen int, hooks fu
 			}
 		}
 		p.patches, p.installed = pts, true
+		s.forkMu.Lock()
+		for _, pt := range pts {
+			s.patched = append(s.patched, ptrace.TextPatch{Addr: pt.site.Addr, Orig: pt.orig})
+		}
+		s.forkMu.Unlock()
 		s.addTranslations(h, "probe "+p.Location, pts)
 		s.publish(p)
 		return nil
