@@ -93,6 +93,7 @@ func (s *Server) stepIn(r *request) (any, error) {
 // program's entry point, a thread's clone frame (gdb's words; lldb-dap
 // answers "Could not create return address breakpoint."). The thread stays
 // where it is.
+//
 //lint:ignore ST1005 gdb's message, word for word (its period too)
 var errOutermost = errors.New(`"finish" not meaningful in the outermost frame.`)
 
