@@ -9,15 +9,9 @@ type TextPatch struct {
 	Orig []byte
 }
 
-// forkHooks are asked, at the first stop of a fork child, which ranges of
-// the parent's text they patched (OnForkChild).
-type forkHooks struct {
-	mu    sync.Mutex
-	next  int
-	hooks map[int]func(parentPID int) []TextPatch
-}
-
-var forkHooksByBackend sync.Map // *Backend -> *forkHooks
+// forkHooksByBackend holds the hooks asked, at the first stop of a fork
+// child, which ranges of the parent's text they patched (OnForkChild).
+var forkHooksByBackend sync.Map // *Backend -> *hookSet[func(parentPID int) []TextPatch]
 
 // OnForkChild registers f to be asked, on the tracer thread, when a traced
 // process forks, before the child runs its first instruction: the ranges of
@@ -29,35 +23,16 @@ var forkHooksByBackend sync.Map // *Backend -> *forkHooks
 // the parent's memory. f must not wait for the tracer thread. remove
 // unregisters it.
 func (b *Backend) OnForkChild(f func(parentPID int) []TextPatch) (remove func()) {
-	v, _ := forkHooksByBackend.LoadOrStore(b, &forkHooks{hooks: map[int]func(int) []TextPatch{}})
-	d := v.(*forkHooks)
-	d.mu.Lock()
-	id := d.next
-	d.next++
-	d.hooks[id] = f
-	d.mu.Unlock()
-	return func() {
-		d.mu.Lock()
-		delete(d.hooks, id)
-		d.mu.Unlock()
-	}
+	return hookSetOf[func(int) []TextPatch](&forkHooksByBackend, b).add(f)
 }
 
 // restoreForkPatches writes the application's bytes under the parent's
 // patched ranges (OnForkChild) into the fork child p's memory.
 func (b *Backend) restoreForkPatches(p *process) {
-	v, ok := forkHooksByBackend.Load(b)
-	if !ok || p.parent == nil || p.mem == nil {
+	if p.parent == nil || p.mem == nil {
 		return
 	}
-	d := v.(*forkHooks)
-	d.mu.Lock()
-	fs := make([]func(int) []TextPatch, 0, len(d.hooks))
-	for _, f := range d.hooks {
-		fs = append(fs, f)
-	}
-	d.mu.Unlock()
-	for _, f := range fs {
+	for _, f := range registered[func(int) []TextPatch](&forkHooksByBackend, b) {
 		for _, pt := range f(p.parent.pid) {
 			p.mem.WriteAt(pt.Orig, int64(pt.Addr))
 		}

@@ -76,33 +76,16 @@ func (b *Backend) haltAll(p *process) []*thread {
 	return held
 }
 
-// detachHooks are run (on the tracer thread, every thread stopped) before
-// the backend detaches from a process, so that patches it does not know
-// about (probes' jumps, code caches) go first.
-type detachHooks struct {
-	mu    sync.Mutex
-	next  int
-	hooks map[int]func(h *Halted) error
-}
-
-var hooksByBackend sync.Map // *Backend -> *detachHooks
+// detachHooksByBackend holds the hooks run (on the tracer thread, every
+// thread stopped) before the backend detaches from a process, so that
+// patches it does not know about (probes' jumps, code caches) go first.
+var detachHooksByBackend sync.Map // *Backend -> *hookSet[func(*Halted) error]
 
 // OnDetach registers f to run before the backend detaches from a process
 // (Detach, Close), with every thread of it stopped; an error it returns is
 // the detach's. remove unregisters it.
 func (b *Backend) OnDetach(f func(h *Halted) error) (remove func()) {
-	v, _ := hooksByBackend.LoadOrStore(b, &detachHooks{hooks: map[int]func(*Halted) error{}})
-	d := v.(*detachHooks)
-	d.mu.Lock()
-	id := d.next
-	d.next++
-	d.hooks[id] = f
-	d.mu.Unlock()
-	return func() {
-		d.mu.Lock()
-		delete(d.hooks, id)
-		d.mu.Unlock()
-	}
+	return hookSetOf[func(*Halted) error](&detachHooksByBackend, b).add(f)
 }
 
 // runDetachHooks runs the OnDetach hooks for p, whose threads are stopped,
@@ -111,21 +94,12 @@ func (b *Backend) OnDetach(f func(h *Halted) error) (remove func()) {
 // cache a hook could not free stays mapped in the program.
 func (b *Backend) runDetachHooks(p *process) error {
 	var errs []error
-	if v, ok := hooksByBackend.Load(b); ok {
-		d := v.(*detachHooks)
-		d.mu.Lock()
-		fs := make([]func(*Halted) error, 0, len(d.hooks))
-		for _, f := range d.hooks {
-			fs = append(fs, f)
-		}
-		d.mu.Unlock()
-		for _, f := range fs {
-			b.runSafely(func() {
-				if err := f(&Halted{b: b, p: p}); err != nil {
-					errs = append(errs, err)
-				}
-			})
-		}
+	for _, f := range registered[func(*Halted) error](&detachHooksByBackend, b) {
+		b.runSafely(func() {
+			if err := f(&Halted{b: b, p: p}); err != nil {
+				errs = append(errs, err)
+			}
+		})
 	}
 	if v, ok := generatedByBackend.Load(b); ok {
 		g := v.(*generated)
