@@ -339,8 +339,10 @@ function trialHarness(script, modes) {
 // vars (one variables reference's children by name, first wins), locals
 // (a frame's locals and arguments by name), evalResult and evalFull (an
 // evaluate's result text, or its whole body; a refusal as "<error …>"),
-// and base, where and valOf to print frames and values.
-function trialSteps(must, clientID, levels = 40) {
+// coreSession (attach to a core with a new session of the trial's Session
+// class, its stop's frames given to inspect, then disconnect), and base,
+// where and valOf to print frames and values.
+function trialSteps(must, clientID, levels, TrialSession) {
 	async function initialize(s) {
 		await s.start();
 		await s.ok('initialize', { clientID, adapterID: 'sonde', linesStartAt1: true, columnsStartAt1: true, pathFormat: 'path', supportsVariableType: true, supportsVariablePaging: true });
@@ -384,10 +386,26 @@ function trialSteps(must, clientID, levels = 40) {
 	async function evalResult(s, frameId, expression, context = 'watch') {
 		return (await evalFull(s, frameId, expression, context)).result;
 	}
+	async function coreSession(program, core, inspect) {
+		const s = new TrialSession();
+		try {
+			await initialize(s);
+			const attached = s.req('attach', { program, coreFile: core });
+			await s.next('initialized');
+			await s.ok('configurationDone', {});
+			const r = await attached;
+			must(r.success, `attach {program: ${path.basename(program)}, coreFile}`, r.message);
+			const { ev: e, fr } = await stop(s, 'core', 200);
+			await inspect(s, e, fr);
+			await s.ok('disconnect', {});
+		} finally {
+			await s.close();
+		}
+	}
 	const base = f => (f && f.source ? path.basename(f.source.path || f.source.name || '') : '');
 	const where = f => `${f.name}:${base(f)}:${f.line}`;
 	const valOf = (m, n) => (m.get(n) ? m.get(n).value : `<no ${n}>`);
-	return { initialize, start, stop, step, vars, locals, evalFull, evalResult, base, where, valOf };
+	return { initialize, start, stop, step, vars, locals, evalFull, evalResult, coreSession, base, where, valOf };
 }
 
 module.exports = { runMain, Failure, Skip, show, sleep, markers, procStatus, startTime, Proc, descendantsRunning, adapterDescendants, REQUEST_TIMEOUT, Session, trialHarness, trialSteps };

@@ -16,7 +16,7 @@ const { show } = shared;
 
 const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial4.js', 'jq|jsoncpp');
 
-const { start, stop, locals, evalResult: ev, base } = shared.trialSteps(must, 'sonde-trial4', 20);
+const { start, stop, locals, evalResult: ev, base } = shared.trialSteps(must, 'sonde-trial4', 20, Session);
 
 // jq: a breakpoint in a header's static function, a function breakpoint,
 // next/stepIn/stepOut against gdb's, the console's p/x and whatis, the exit

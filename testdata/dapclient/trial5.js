@@ -25,7 +25,7 @@ const { Skip, show } = shared;
 const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial5.js', 'rust|yaml|mujs|jqcore');
 function known(what) { console.log(`KNOWN ${what}`); }
 
-const { initialize, start, stop, step, vars, locals, evalResult: ev, base, where, valOf } = shared.trialSteps(must, 'sonde-trial5', 40);
+const { coreSession, start, stop, step, vars, locals, evalResult: ev, base, where, valOf } = shared.trialSteps(must, 'sonde-trial5', 40, Session);
 
 // ---- rust: fuzzy over Debian's strsim ------------------------------------------------
 
@@ -345,22 +345,6 @@ function gdbCore(program, core, frameNums, bt = 'bt') {
 	return { frames, vals };
 }
 
-async function coreSession(program, core, inspect) {
-	const s = new Session();
-	try {
-		await initialize(s);
-		const attached = s.req('attach', { program, coreFile: core });
-		await s.next('initialized');
-		await s.ok('configurationDone', {});
-		const r = await attached;
-		must(r.success, `attach {program: ${path.basename(program)}, coreFile}`, r.message);
-		const { ev: e, fr } = await stop(s, 'core', 200);
-		await inspect(s, e, fr);
-		await s.ok('disconnect', {});
-	} finally {
-		await s.close();
-	}
-}
 
 async function mujsScenario() {
 	const prog = path.join(opt.dir, 'mujs');

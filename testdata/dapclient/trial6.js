@@ -21,7 +21,7 @@ const { Failure, Skip, show } = shared;
 
 const { opt, check, must, Session, lineOf, counts } = shared.trialHarness('trial6.js', 'lz4|lz4core|fmt|fmtcore|rust|rustcore');
 function known(what) { console.log(`KNOWN ${what}`); }
-const { initialize, start, stop, step, vars, locals, evalFull, base, where, valOf } = shared.trialSteps(must, 'sonde-trial6', 60);
+const { coreSession, start, stop, step, vars, locals, evalFull, base, where, valOf } = shared.trialSteps(must, 'sonde-trial6', 60, Session);
 
 // ---- gdb at the same stop ----------------------------------------------------------
 
@@ -202,22 +202,6 @@ async function killedCore(program, args, ready, sig = 'SIGSEGV', files = {}) {
 
 function readingStdin(pid) { return /^0 0x0 /.test(fs.readFileSync(`/proc/${pid}/syscall`, 'utf8')); }
 
-async function coreSession(program, core, inspect) {
-	const s = new Session();
-	try {
-		await initialize(s);
-		const attached = s.req('attach', { program, coreFile: core });
-		await s.next('initialized');
-		await s.ok('configurationDone', {});
-		const r = await attached;
-		must(r.success, `attach {program: ${path.basename(program)}, coreFile}`, r.message);
-		const { ev: e, fr } = await stop(s, 'core', 200);
-		await inspect(s, e, fr);
-		await s.ok('disconnect', {});
-	} finally {
-		await s.close();
-	}
-}
 
 // coreAgainstGDB: every frame's function and line, and the scalar locals
 // and arguments of the frames with source, as gdb reads the same core.
