@@ -2,6 +2,7 @@ package dap
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -93,28 +94,39 @@ func TestRunInTerminalDisablesASLR(t *testing.T) {
 	}
 }
 
-// terminalLaunch sends launch with args (runInTerminal among them) and
-// plays the client's terminal: it runs the command the runInTerminal
-// request names, as a child of the test, until the test ends.
+// terminalLaunch sends launch with args (runInTerminal among them), plays
+// the client's terminal (terminalStart) and waits for the launch's answer
+// and the initialized event.
 func terminalLaunch(t *testing.T, c *client, args map[string]any) *exec.Cmd {
 	t.Helper()
-	seq := c.send("launch", args)
+	cmd, seq := terminalStart(t, c, args, nil)
+	c.response(seq)
+	c.event("initialized")
+	return cmd
+}
+
+// terminalStart sends launch with args and plays the client's terminal: it
+// runs the command the runInTerminal request names, as a child of the test
+// writing to stdout (nil: nowhere), until the test ends. seq is the
+// launch's, not yet answered.
+func terminalStart(t *testing.T, c *client, args map[string]any, stdout io.Writer) (cmd *exec.Cmd, seq int) {
+	t.Helper()
+	seq = c.send("launch", args)
 	req := c.wait("runInTerminal", func(m godap.Message) bool {
 		_, ok := m.(*godap.RunInTerminalRequest)
 		return ok
 	}).(*godap.RunInTerminalRequest)
 	a := req.Arguments
-	cmd := exec.Command(a.Args[0], a.Args[1:]...)
+	cmd = exec.Command(a.Args[0], a.Args[1:]...)
 	cmd.Dir = a.Cwd
 	cmd.Env = os.Environ()
 	for k, v := range a.Env {
 		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
 	}
+	cmd.Stdout = stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	c.response(seq)
-	c.event("initialized")
-	return cmd
+	return cmd, seq
 }

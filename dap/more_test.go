@@ -2,9 +2,6 @@ package dap
 
 import (
 	"encoding/base64"
-	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -280,24 +277,8 @@ func TestRunInTerminal(t *testing.T) {
 	prog := buildProg(t)
 	c := newClient(t)
 	c.request("initialize", map[string]any{"adapterID": "sonde", "linesStartAt1": true, "supportsRunInTerminalRequest": true})
-	seq := c.send("launch", map[string]any{"program": prog, "args": []string{"run"}, "runInTerminal": true, "env": map[string]string{"DAP_GREETING": "terminal"}})
-	req := c.wait("runInTerminal", func(m godap.Message) bool {
-		_, ok := m.(*godap.RunInTerminalRequest)
-		return ok
-	}).(*godap.RunInTerminalRequest)
-	a := req.Arguments
-	cmd := exec.Command(a.Args[0], a.Args[1:]...)
-	cmd.Dir = a.Cwd
-	cmd.Env = os.Environ()
-	for k, v := range a.Env {
-		cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
-	}
 	var term strings.Builder
-	cmd.Stdout = &term
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	cmd, seq := terminalStart(t, c, map[string]any{"program": prog, "args": []string{"run"}, "runInTerminal": true, "env": map[string]string{"DAP_GREETING": "terminal"}}, &term)
 	c.send("runInTerminal-response", nil) // an unknown request, answered with an error: the server reads on
 	c.response(seq)
 	c.event("initialized")
